@@ -1,0 +1,156 @@
+"""``BackendSpec``: every fact one attention backend declares, as data.
+
+Field defaults are vLLM 0.33.0's ``AttentionBackend`` base-class defaults
+(vllm/v1/attention/backend.py). They are not uniformly conservative:
+``kv_connector`` and the capability check default to True, an empty
+``head_sizes`` means any head size, and a ``None`` block size is always
+supported.
+
+A fact that vLLM computes from hidden state (the installed FlashAttention
+builds, the current config, the GPU) is a ``Rule``: a named function of one
+``Query`` whose ``doc`` says in words what it decides, for ``matrix`` and the
+docs. Static facts stay plain values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Generic, TypeVar, Union
+
+from attn_select.selector.config import AttentionType, Capability, Query
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class MultipleOf:
+    """vLLM ``MultipleOf``: any block size divisible by ``base``."""
+
+    base: int
+
+    def __str__(self) -> str:
+        return f"multiple of {self.base}"
+
+
+BlockSize = Union[int, MultipleOf]
+
+
+@dataclass(frozen=True)
+class Rule(Generic[T]):
+    """A fact computed from the query. ``doc`` is the one-line description
+    shown where a static value would be (matrix, docs)."""
+
+    doc: str
+    fn: Callable[[Query], T] = field(compare=False, repr=False)
+
+    def __call__(self, q: Query) -> T:
+        return self.fn(q)
+
+
+def rule(doc: str) -> Callable[[Callable[[Query], T]], Rule[T]]:
+    """Decorator: ``@rule("FA3 or FA4 resolves")`` turns a function into a Rule."""
+
+    def wrap(fn: Callable[[Query], T]) -> Rule[T]:
+        return Rule(doc, fn)
+
+    return wrap
+
+
+def resolve(value: T | Rule[T], q: Query) -> T:
+    """A static value as is, a Rule evaluated for this query."""
+    return value(q) if isinstance(value, Rule) else value
+
+
+@dataclass(frozen=True)
+class CapabilityRange:
+    """Compute-capability support as data: an inclusive range and/or a set
+    of majors (families). Both None/empty = any capability (vLLM's default)."""
+
+    min: Capability | None = None
+    max: Capability | None = None
+    majors: tuple[int, ...] = ()
+
+    def __call__(self, cap: Capability) -> bool:
+        if self.min is not None and cap < self.min:
+            return False
+        if self.max is not None and cap > self.max:
+            return False
+        return not self.majors or cap.major in self.majors
+
+    def __str__(self) -> str:
+        parts = []
+        if self.min is not None and self.max is not None:
+            parts.append(f"{self.min}-{self.max}")
+        elif self.min is not None:
+            parts.append(f">= {self.min}")
+        elif self.max is not None:
+            parts.append(f"<= {self.max}")
+        if self.majors:
+            parts.append("major " + "/".join(f"{m}.x" for m in self.majors))
+        return ", ".join(parts) or "any"
+
+
+ANY_CAPABILITY = CapabilityRange()
+DEFAULT_KV_CACHE_DTYPES = ("auto", "float16", "bfloat16")
+HALF_DTYPES = ("float16", "bfloat16")
+ALL_ATTN_TYPES = tuple(t.value for t in AttentionType)
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    """One backend of vLLM's ``AttentionBackendEnum``, as declared facts.
+
+    Fields are listed in the order ``validate_configuration`` checks them.
+    """
+
+    name: str
+    vllm_class: str  # dotted path, the enum value in vLLM's registry.py
+    family: str  # module family here: flash_attn, flashinfer, triton_attn, ..., mla
+    summary: str = ""
+
+    # 1. head_size: empty = any; a Rule replaces the list entirely
+    head_sizes: tuple[int, ...] | Rule[bool] = ()
+    # 2. activation dtypes
+    dtypes: tuple[str, ...] = HALF_DTYPES
+    # 3. KV-cache dtypes: empty tuple = any; a Rule replaces the membership test
+    kv_cache_dtypes: tuple[str, ...] = DEFAULT_KV_CACHE_DTYPES
+    kv_cache_dtype_rule: Rule[bool] | None = None
+    # 4. kernel block sizes (get_supported_kernel_block_sizes); a Rule when
+    #    they depend on the model/config. block_size_rule replaces the
+    #    divisibility test when a backend overrides supports_block_size.
+    kernel_block_sizes: tuple[BlockSize, ...] | Rule[tuple[BlockSize, ...]] = (MultipleOf(1),)
+    block_size_rule: Rule[bool] | None = None
+    # 5.-20. feature predicates (vLLM's supports_* / is_*)
+    mm_prefix: bool | Rule[bool] = False
+    is_mla: bool = False
+    sink: bool | Rule[bool] = False
+    is_sparse: bool = False
+    per_head_quant_scales: bool | Rule[bool] = False
+    capability: CapabilityRange | Rule[bool] = ANY_CAPABILITY
+    attn_types: tuple[str, ...] = (AttentionType.DECODER.value,)
+    sliding_window: bool = False
+    rswa: bool = False
+    non_causal: bool = False
+    non_causal_dcp: bool = False  # builder's supports_non_causal_multi_token_dcp
+    batch_invariance: bool = False
+    kv_connector: bool = True
+    pcp: bool = False  # impl's supports_pcp
+    dcp: bool = False  # impl's supports_dcp
+    device_cpu_query_lens_mismatch: bool | Rule[bool] = True
+    # 21. supports_combination: one reason or None
+    combination: Rule[str | None] | None = None
+
+    # Raised while vLLM imports the backend class, as "Type: message", or None.
+    # vLLM turns an ImportError/OSError there into the backend's only reason.
+    import_error: Rule[str | None] | None = None
+
+    # Not part of validation; reported per backend.
+    cudagraph_support: str | Rule[str] = "NEVER"  # AttentionCGSupport member name
+    kv_cache_shape: str = ""  # get_kv_cache_shape, symbolic
+    kv_cache_layouts: tuple[str, ...] | None = None  # supported_kv_cache_layouts
+    alibi_sqrt: bool = False
+    # Dotted path of the GPU run adapter in attn_select.backends.run, or None.
+    run_adapter: str | None = None
+
+    def block_sizes(self, q: Query) -> tuple[BlockSize, ...]:
+        return resolve(self.kernel_block_sizes, q)

@@ -1,0 +1,87 @@
+"""Every reason and error text vLLM 0.33.0's selection can produce, written
+once. Leaf module. Fixed strings are constants; templated ones are small
+functions. Backend-specific ``supports_combination`` strings live next to
+the backend that returns them (backends/<family>.py), since each is used once.
+"""
+
+from __future__ import annotations
+
+# AttentionBackend.validate_configuration (vllm/v1/attention/backend.py), in check order.
+HEAD_SIZE = "head_size not supported"
+DTYPE = "dtype not supported"
+KV_CACHE_DTYPE = "kv_cache_dtype not supported"
+BLOCK_SIZE = "block_size not supported"
+MM_PREFIX = "partial multimodal token full attention not supported"
+MLA = "MLA not supported"
+NON_MLA = "non-MLA not supported"
+SINK = "attention sinks not supported"
+SPARSE = "sparse not supported"
+NON_SPARSE = "non-sparse not supported"
+PER_HEAD_QUANT_SCALES = "per-head quant scales not supported"
+COMPUTE_CAPABILITY = "compute capability not supported"
+SLIDING_WINDOW = "sliding window not supported"
+RSWA = "R-SWA not supported"
+NON_CAUSAL = "non-causal attention not supported"
+NON_CAUSAL_MLA_DCP = "non-causal MLA attention with DCP not supported"
+BATCH_INVARIANCE = "batch invariance not supported"
+KV_CONNECTOR = "KV connector not supported"
+PCP = "PCP not supported"
+DCP = "DCP not supported"
+QUERY_LENS_MISMATCH = (
+    "device-cpu query lens mismatch not supported, "
+    "this is needed for adaptive verification"
+)
+
+
+def attn_type(attn_type: str) -> str:
+    """validate_configuration: f"attention type {attn_type} not supported"."""
+    return f"attention type {attn_type} not supported"
+
+
+def import_failure(exc_type: str, message: str) -> str:
+    """CudaPlatformBase.get_valid_backends: f"{type(e).__name__}: {e}"."""
+    return f"{exc_type}: {message}"
+
+
+# CudaPlatformBase.get_attn_backend_cls (vllm/platforms/cuda.py)
+def selected_invalid(backend_name: str, reasons: list[str]) -> str:
+    """An explicit backend that fails validation. vLLM formats the enum
+    member (``AttentionBackendEnum.NAME``) and the reasons list's repr."""
+    return (
+        f"Selected backend AttentionBackendEnum.{backend_name} is not valid for "
+        f"this configuration. Reason: {reasons!r}"
+    )
+
+
+def selected_import_failure(backend_name: str, reason: str) -> str:
+    """An explicit backend whose class failed to import."""
+    return (
+        f"Selected backend AttentionBackendEnum.{backend_name} is not valid for "
+        f"this configuration. Reason: [{reason}]"
+    )
+
+
+def no_valid_backend(config_repr: str, invalid: list[tuple[str, list[str]]]) -> str:
+    """Nothing valid: vLLM joins reasons without quotes, backends in priority order."""
+    reasons_str = (
+        "{" + ", ".join(f"{name}: [{', '.join(r)}]" for name, r in invalid) + "}"
+    )
+    return (
+        f"No valid attention backend found for cuda with {config_repr}. "
+        f"Reasons: {reasons_str}."
+    )
+
+
+def block_size_precluded(block_size: int, names: list[str], selected: str) -> str:
+    """The warning vLLM logs when --block-size alone excluded better backends."""
+    return (
+        f"--block-size {block_size} precluded higher-priority backend(s) "
+        f"{', '.join(names)}. Using {selected} instead, which may result in reduced "
+        "performance. Consider removing --block-size to auto-select the optimal "
+        "block size."
+    )
+
+
+# AttentionBackendEnum metaclass __getitem__ (registry.py)
+def unknown_backend(name: str, valid: list[str]) -> str:
+    return f"Unknown attention backend: '{name}'. Valid options are: {', '.join(valid)}"

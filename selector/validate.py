@@ -1,0 +1,111 @@
+"""One backend, one query -> the list of reasons it is invalid (empty = valid).
+
+Mirrors ``AttentionBackend.validate_configuration`` (vllm/v1/attention/backend.py)
+check for check, in its order, followed by the one ``supports_combination``
+string. The inputs are all in the ``Query``; nothing here probes anything.
+"""
+
+from __future__ import annotations
+
+from attn_select.backends.spec import BackendSpec, CapabilityRange, MultipleOf, resolve
+from attn_select.selector import reasons as R
+from attn_select.selector.config import Query
+
+
+def supports_head_size(spec: BackendSpec, q: Query) -> bool:
+    sizes = spec.head_sizes
+    if not isinstance(sizes, tuple):
+        return sizes(q)
+    return not sizes or q.cfg.head_size in sizes
+
+
+def supports_kv_cache_dtype(spec: BackendSpec, q: Query) -> bool:
+    if spec.kv_cache_dtype_rule is not None:
+        return spec.kv_cache_dtype_rule(q)
+    kv = q.cfg.kv_cache_dtype
+    if kv is None:
+        return True
+    return not spec.kv_cache_dtypes or kv in spec.kv_cache_dtypes
+
+
+def supports_block_size(spec: BackendSpec, q: Query) -> bool:
+    """Base rule: None always fits; otherwise the block size must be a
+    multiple of some kernel block size (hybrid blocks split a larger one)."""
+    if spec.block_size_rule is not None:
+        return spec.block_size_rule(q)
+    block_size = q.cfg.block_size
+    if block_size is None:
+        return True
+    sizes = spec.block_sizes(q)
+    if not sizes:
+        return True
+    return any(
+        block_size % (s.base if isinstance(s, MultipleOf) else s) == 0 for s in sizes
+    )
+
+
+def supports_capability(spec: BackendSpec, q: Query) -> bool:
+    check = spec.capability
+    # A CapabilityRange looks at the capability alone; a Rule at the whole query.
+    return check(q.cap) if isinstance(check, CapabilityRange) else check(q)
+
+
+def validate(spec: BackendSpec, q: Query) -> list[str]:
+    """The reasons ``spec`` cannot serve ``q``, in vLLM's order."""
+    cfg = q.cfg
+    out: list[str] = []
+    if not supports_head_size(spec, q):
+        out.append(R.HEAD_SIZE)
+    if cfg.dtype not in spec.dtypes:
+        out.append(R.DTYPE)
+    if not supports_kv_cache_dtype(spec, q):
+        out.append(R.KV_CACHE_DTYPE)
+    if not supports_block_size(spec, q):
+        out.append(R.BLOCK_SIZE)
+    if cfg.use_mm_prefix and not resolve(spec.mm_prefix, q):
+        out.append(R.MM_PREFIX)
+    if cfg.use_mla != spec.is_mla:
+        out.append(R.MLA if cfg.use_mla else R.NON_MLA)
+    if cfg.has_sink and not resolve(spec.sink, q):
+        out.append(R.SINK)
+    if cfg.use_sparse != spec.is_sparse:
+        out.append(R.SPARSE if cfg.use_sparse else R.NON_SPARSE)
+    if cfg.use_per_head_quant_scales and not resolve(spec.per_head_quant_scales, q):
+        out.append(R.PER_HEAD_QUANT_SCALES)
+    if not supports_capability(spec, q):
+        out.append(R.COMPUTE_CAPABILITY)
+    if cfg.attn_type not in spec.attn_types:
+        out.append(R.attn_type(cfg.attn_type))
+    if cfg.has_sliding_window and not spec.sliding_window:
+        out.append(R.SLIDING_WINDOW)
+    if cfg.use_rswa and not spec.rswa:
+        out.append(R.RSWA)
+    if cfg.use_non_causal and not spec.non_causal:
+        out.append(R.NON_CAUSAL)
+    if cfg.use_mla and cfg.use_non_causal and cfg.use_dcp and not spec.non_causal_dcp:
+        out.append(R.NON_CAUSAL_MLA_DCP)
+    if cfg.use_batch_invariant and not spec.batch_invariance:
+        out.append(R.BATCH_INVARIANCE)
+    if cfg.use_kv_connector and not spec.kv_connector:
+        out.append(R.KV_CONNECTOR)
+    if cfg.use_pcp and not spec.pcp:
+        out.append(R.PCP)
+    if cfg.use_dcp and not spec.dcp:
+        out.append(R.DCP)
+    if cfg.use_adaptive_verification and not resolve(spec.device_cpu_query_lens_mismatch, q):
+        out.append(R.QUERY_LENS_MISMATCH)
+    if spec.combination is not None:
+        reason = spec.combination(q)
+        if reason is not None:
+            out.append(reason)
+    return out
+
+
+def check(spec: BackendSpec, q: Query) -> list[str]:
+    """What vLLM's loop records for one backend: the import failure as the
+    only reason when its class cannot be imported, else ``validate``."""
+    if spec.import_error is not None:
+        failure = spec.import_error(q)
+        if failure is not None:
+            return [failure]
+    return validate(spec, q)
