@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import difflib
 
-from attn_select.backends.composite import TRITON_FLASH_ATTN, TRITON_FLASHINFER
+from attn_select.backends.triton_flash_attn import TRITON_FLASH_ATTN
+from attn_select.backends.triton_flashinfer import TRITON_FLASHINFER
 from attn_select.backends.flash_attn import FLASH_ATTN
 from attn_select.backends.flashinfer import FLASHINFER
 from attn_select.backends.flex_attention import FLEX_ATTENTION

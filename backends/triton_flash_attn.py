@@ -1,4 +1,3 @@
-"""Composite backends (placeholder)."""
+"""TRITON_FLASH_ATTN (placeholder until the FlashAttention family lands)."""
 from attn_select.backends.spec import BackendSpec
 TRITON_FLASH_ATTN = BackendSpec(name="TRITON_FLASH_ATTN", vllm_class="vllm.v1.attention.backends.triton_flash_attn.TritonFlashAttentionBackend", family="composite")
-TRITON_FLASHINFER = BackendSpec(name="TRITON_FLASHINFER", vllm_class="vllm.v1.attention.backends.triton_flashinfer.TritonFlashInferBackend", family="composite")
