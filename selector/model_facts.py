@@ -1,0 +1,76 @@
+"""What attn-select knows about a model, after parsing its config: plain
+frozen values that the selector turns into ``SelectorConfig``s.
+
+Produced by ``selector/model.py`` (config.json / folder / built-in profile)
+and consumed by ``selector/explain.py`` and ``backends/run``. No pydantic,
+no torch here: just the facts vLLM derives per attention layer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class LayerAttention:
+    """The facts of one attention layer that feed vLLM's ``get_attn_backend``
+    (and the run step's shapes). Head counts are per tensor-parallel rank."""
+
+    head_size: int  # vLLM's head_size argument (MLA: kv_lora_rank + qk_rope_head_dim)
+    head_size_v: int  # value head size (== head_size unless K/V differ)
+    num_heads: int  # query heads per rank
+    num_kv_heads: int  # KV heads per rank (MLA: 1)
+    attn_type: str = "decoder"  # AttentionType value
+    use_mla: bool = False
+    use_sparse: bool = False  # sparse MLA (DeepSeek-V3.2 index_topk)
+    has_sink: bool = False  # learned attention sinks (gpt-oss)
+    sliding_window: int | None = None  # window in tokens, None = full attention
+    logits_soft_cap: float | None = None  # per-layer soft cap (Gemma-2)
+    use_alibi: bool = False
+    use_mm_prefix: bool = False  # model_config.is_mm_prefix_lm (Gemma-3 PrefixLM)
+    use_per_head_quant_scales: bool = False  # kv_cache_scheme strategy "attn_head"
+    kv_cache_dtype: str | None = None  # per-layer override (kv_cache_dtype_skip_layers); None = run-wide
+    # MLA dims (0 when not MLA), for the MLA backends' model checks and the report
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    kv_lora_rank: int = 0
+
+
+@dataclass(frozen=True)
+class AttentionGroup:
+    """Layers that share one selection: equal ``LayerAttention``."""
+
+    name: str  # "full", "sliding", "cross", "encoder", ...
+    layers: tuple[int, ...]  # layer indices (model order)
+    attn: LayerAttention
+
+
+@dataclass(frozen=True)
+class OtherLayers:
+    """Layers that are not attention (linear attention, Mamba, ...): listed, not selected."""
+
+    kind: str  # "linear_attention", "mamba", "gated_deltanet", ...
+    layers: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    name: str  # profile name or path as given
+    architecture: str  # architectures[0] from config.json
+    model_type: str
+    dtype: str  # resolved activation dtype: float16 / bfloat16 / float32
+    num_layers: int
+    tp: int
+    groups: tuple[AttentionGroup, ...]
+    other_layers: tuple[OtherLayers, ...] = ()
+    # Model-level facts vLLM's predicates read from model_config:
+    head_size: int = 0  # model_config.get_head_size()
+    num_heads: int = 0  # model_config.get_num_attention_heads(parallel_config), per rank
+    num_kv_heads: int = 0  # model_config.get_num_kv_heads(parallel_config), per rank
+    attn_logit_softcapping: float | None = None  # hf_text_config.attn_logit_softcapping
+    is_mm_prefix_lm: bool = False
+    rswa_window: int | None = None
+    is_diffusion: bool = False
+    kv_cache_scheme: str | None = None  # quantization_config kv_cache_scheme -> "fp8" etc.
+    notes: tuple[str, ...] = field(default=())  # parsing decisions worth printing
