@@ -17,6 +17,7 @@ from attn_select.backends.flashinfer import FLASHINFER
 from attn_select.backends.flex_attention import FLEX_ATTENTION
 from attn_select.backends.mla import MLA_SPECS
 from attn_select.backends.spec import BackendSpec
+from attn_select.selector.errors import UserError
 from attn_select.backends.triton_attn import TRITON_ATTN
 from attn_select.backends.turboquant import TURBOQUANT
 
@@ -51,7 +52,7 @@ BACKENDS: dict[str, BackendSpec] = {
 assert tuple(BACKENDS) == ENUM_ORDER, sorted(set(ENUM_ORDER) ^ set(BACKENDS))
 
 
-class UnknownBackend(ValueError):
+class UnknownBackend(UserError):
     """An unknown backend name; the message suggests the closest valid one."""
 
 
