@@ -135,6 +135,13 @@ class Kernels:
     trtllm_cubins: bool = True  # has_nvidia_artifactory(): cubins downloadable or flashinfer-cubin
     flashmla: bool = True  # vllm._flashmla_C importable (FlashMLA dense and sparse kernels)
     source: str = "default"  # where these values came from, for the report
+    # Python packages the MLA backends import. Both are dependencies of vLLM's
+    # CUDA wheel, so present by default; not in NAMES (from_names keeps them).
+    # The flashinfer package is installed (importlib find_spec), whether or not
+    # has_flashinfer() also finds cubins or nvcc+ninja: a module-level
+    # ``import flashinfer`` needs only this.
+    flashinfer_python: bool = True
+    tokenspeed_mla: bool = True  # ``import tokenspeed_mla`` succeeds
 
     NAMES = ("fa2", "fa3", "fa4", "flashinfer", "trtllm-cubins", "flashmla")
 
@@ -255,6 +262,17 @@ class EngineContext:
     dcp_size: int = 1
     # envs.VLLM_BATCH_INVARIANT
     batch_invariant: bool = False
+    # parallel_config.prefill_context_parallel_size
+    pcp_size: int = 1
+    # MLA dims as attributes of hf_text_config, read by MLA backends'
+    # supports_combination. None = the attribute is absent (each backend then
+    # applies its own getattr default).
+    mla_qk_nope_head_dim: int | None = None
+    mla_qk_rope_head_dim: int | None = None
+    mla_v_head_dim: int | None = None
+    mla_kv_lora_rank: int | None = None
+    # hf_text_config.index_topk (sparse MLA, DeepSeek-V3.2); None = absent
+    mla_index_topk: int | None = None
 
     def changed(self) -> dict[str, object]:
         """Fields that differ from the defaults, for reports."""
