@@ -1,0 +1,108 @@
+"""JSON: a stable, documented document per report (README: "JSON output").
+
+Keys are sorted and nothing time-dependent is included, so the same input
+gives byte-identical output. Field names are vLLM's where vLLM has one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from functools import singledispatch
+
+from attn_select.selector.explain import Explanation, GroupExplanation
+
+EXPLAIN_SCHEMA = "attn-select.explain/1"
+
+
+def plain(value: object) -> object:
+    """Dataclasses, tuples and enums to JSON-ready values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "value") and hasattr(value, "name") and not isinstance(value, (int, str)):
+        return value.value
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def dumps(doc: object) -> str:
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"
+
+
+def fa_doc(fa) -> dict:
+    return {
+        "version": fa.version,
+        "trail": [dataclasses.asdict(s) for s in fa.trail],
+    }
+
+
+def group_doc(g: GroupExplanation) -> dict:
+    facts = {f.name: f for f in g.backend_facts}
+    sel = g.selection
+    return {
+        "name": g.name,
+        "layers": list(g.group.layers) if g.group else [],
+        "attention": plain(g.group.attn) if g.group else None,
+        "num_heads": g.num_heads,
+        "selector_config": {k: plain(v) for k, v in g.cfg._asdict().items()},
+        "backend": sel.backend,
+        "priority_order": list(sel.priority_order),
+        "candidates": [
+            {
+                "backend": c.name,
+                "priority": c.priority,
+                "valid": c.valid,
+                "reasons": list(c.reasons),
+                "cudagraph_support": facts[c.name].cudagraph_support,
+                "kernel_block_sizes": list(facts[c.name].kernel_block_sizes),
+                "kv_cache_shape": facts[c.name].kv_cache_shape,
+            }
+            for c in sel.candidates
+        ],
+        "selected": sel.selected,
+        "error": sel.error,
+        "warning": sel.warning,
+        "flash_attn_version": fa_doc(g.fa_version),
+        "flash_attn_version_noarg": fa_doc(g.fa_version_noarg),
+        "flashinfer_dispatch": plain(g.flashinfer) if g.flashinfer is not None else None,
+    }
+
+
+def explanation_doc(r: Explanation) -> dict:
+    m = r.model
+    return {
+        "schema": EXPLAIN_SCHEMA,
+        "engine": {"name": r.engine, "version": r.engine_version},
+        "model": None if m is None else {
+            "name": m.name, "architecture": m.architecture, "model_type": m.model_type,
+            "dtype": m.dtype, "num_layers": m.num_layers, "tp": m.tp,
+            "other_layers": plain(m.other_layers), "notes": list(m.notes),
+        },
+        "device": {
+            "name": r.device.name, "capability": str(r.device.capability),
+            "profile": r.device.profile, "source": r.device.source,
+        },
+        "kernels": {**{n: getattr(r.kernels, n.replace("-", "_")) for n in r.kernels.NAMES},
+                    "source": r.kernels.source},
+        "engine_context": plain(r.ctx),
+        "overrides": plain(r.overrides.given()),
+        "ok": r.ok,
+        "groups": [group_doc(g) for g in r.groups],
+    }
+
+
+@singledispatch
+def render(report: object) -> str:
+    if hasattr(report, "to_json"):
+        return dumps(report.to_json())
+    raise TypeError(f"no JSON format for {type(report).__name__}")
+
+
+@render.register
+def _(report: Explanation) -> str:
+    return dumps(explanation_doc(report))

@@ -1,0 +1,204 @@
+"""Terminal output with rich. Owns the Console factory and the styles.
+
+Every dynamic string (backend names, reasons, model names) passes through
+``escape``: a "[word]" would otherwise be read as rich markup.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import sys
+from functools import singledispatch
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from attn_select.selector.explain import Explanation, GroupExplanation
+
+STYLE_SELECTED = "bold green"
+STYLE_VALID = "green"
+STYLE_INVALID = "red"
+STYLE_DIM = "dim"
+STYLE_HEAD = "bold"
+STYLE_ERROR = "bold red"
+STYLE_WARN = "yellow"
+
+
+def make_console(buf: io.StringIO) -> Console:
+    """One Console for all text output: colour only on a terminal without
+    NO_COLOR; width from COLUMNS or the terminal, at least 100 columns."""
+    tty = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    width = int(os.environ.get("COLUMNS", 0)) or max(shutil.get_terminal_size((120, 40)).columns, 100)
+    return Console(
+        file=buf, width=width, force_terminal=tty, no_color=not tty,
+        color_system="auto" if tty else None, highlight=False, soft_wrap=False,
+    )
+
+
+def layer_ranges(layers: tuple[int, ...]) -> str:
+    """(0,1,2,5,7,8) -> "0-2, 5, 7-8"."""
+    if not layers:
+        return "-"
+    out, start, prev = [], layers[0], layers[0]
+    for n in layers[1:] + (None,):
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    text = ", ".join(out)
+    return text if len(text) <= 60 else f"{len(layers)} layers ({text[:50]}...)"
+
+
+def fa_line(g: GroupExplanation) -> str:
+    v = g.fa_version
+    head = f"FlashAttention {v.version}" if v.version is not None else "no usable FlashAttention build"
+    why = "; ".join(escape(s.why) for s in v.trail) or "-"
+    line = f"[{STYLE_HEAD}]FA version[/]  {head}  [{STYLE_DIM}]({why})[/]"
+    if g.fa_version_noarg.version != v.version:
+        line += (
+            f"\n            [{STYLE_WARN}]vLLM's no-argument call (sink and per-head-scale support) "
+            f"resolves FA {g.fa_version_noarg.version}, not {v.version}[/]"
+        )
+    return line
+
+
+def flashinfer_lines(g: GroupExplanation) -> list[str]:
+    d = g.flashinfer
+    if d is None:
+        return []
+    describe = getattr(d, "describe", None)
+    rows = describe() if callable(describe) else [str(d)]
+    return [f"[{STYLE_HEAD}]FlashInfer[/]  " + escape(rows[0])] + [
+        "            " + escape(r) for r in rows[1:]
+    ]
+
+
+def selector_line(g: GroupExplanation) -> str:
+    from attn_select.selector.config import SelectorConfig
+
+    defaults = SelectorConfig(0, "", None, None)._asdict()
+    shown = []
+    for k, v in g.cfg._asdict().items():
+        if k in ("head_size", "dtype", "kv_cache_dtype", "block_size") or v != defaults[k]:
+            shown.append(f"{k}={v}")
+    if g.num_heads is not None:
+        shown.append(f"num_heads={g.num_heads}")
+    return f"[{STYLE_DIM}]selector_config[/] " + escape(" ".join(shown)) + f" [{STYLE_DIM}](other fields default)[/]"
+
+
+def group_table(g: GroupExplanation) -> Table:
+    facts = {f.name: f for f in g.backend_facts}
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("backend", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    t.add_column("reasons")
+    t.add_column("cuda graphs", no_wrap=True, style=STYLE_DIM)
+    t.add_column("kernel blocks", no_wrap=True, style=STYLE_DIM)
+    sel = g.selection
+    for c in sel.candidates:
+        if c.name == sel.selected:
+            verdict, style = "selected", STYLE_SELECTED
+        elif c.valid:
+            verdict, style = "valid", STYLE_VALID
+        else:
+            verdict, style = "invalid", STYLE_INVALID
+        prio = "-" if c.priority < 0 else str(c.priority)
+        t.add_row(
+            prio,
+            f"[{style}]{escape(c.name)}[/]",
+            f"[{style}]{verdict}[/]",
+            escape("; ".join(c.reasons)) if c.reasons else "",
+            facts[c.name].cudagraph_support,
+            escape(", ".join(facts[c.name].kernel_block_sizes)),
+        )
+    return t
+
+
+def _group(console: Console, r: Explanation, g: GroupExplanation) -> None:
+    a = g.group.attn if g.group else None
+    title = f"[{STYLE_HEAD}]group {escape(g.name)}[/]"
+    if g.group is not None and a is not None:
+        title += f"  layers {layer_ranges(g.group.layers)}  head {a.head_size}"
+        if a.head_size_v != a.head_size:
+            title += f"/{a.head_size_v}"
+        title += f"  {a.num_heads} q / {a.num_kv_heads} kv heads"
+        extras = []
+        if a.use_mla:
+            extras.append("MLA" + (" sparse" if a.use_sparse else ""))
+        if a.sliding_window:
+            extras.append(f"sliding window {a.sliding_window}")
+        if a.has_sink:
+            extras.append("sinks")
+        if a.logits_soft_cap:
+            extras.append(f"soft cap {a.logits_soft_cap:g}")
+        if a.attn_type != "decoder":
+            extras.append(a.attn_type)
+        if extras:
+            title += "  (" + ", ".join(extras) + ")"
+    console.print(title)
+    console.print(selector_line(g))
+    console.print(group_table(g))
+    sel = g.selection
+    if sel.selected is not None:
+        facts = next(f for f in g.backend_facts if f.name == sel.selected)
+        how = "explicit --backend" if sel.backend else "highest-priority valid backend"
+        console.print(f"[{STYLE_SELECTED}]selected    {escape(sel.selected)}[/]  [{STYLE_DIM}]({how})[/]")
+        console.print(f"[{STYLE_HEAD}]KV cache[/]    {escape(facts.kv_cache_shape or '-')}")
+    else:
+        console.print(f"[{STYLE_ERROR}]error[/]       {escape(sel.error or '')}")
+    if sel.warning:
+        console.print(f"[{STYLE_WARN}]warning[/]     {escape(sel.warning)}")
+    console.print(fa_line(g))
+    for line in flashinfer_lines(g):
+        console.print(line)
+    console.print()
+
+
+def explanation_text(r: Explanation) -> str:
+    buf = io.StringIO()
+    console = make_console(buf)
+    console.print(f"[{STYLE_HEAD}]attn-select explain[/]  engine vLLM {r.engine_version}")
+    if r.model is not None:
+        m = r.model
+        console.print(
+            f"[{STYLE_HEAD}]model[/]    {escape(m.name)} ({escape(m.architecture)}), {m.dtype}, "
+            f"{m.num_layers} layers, tp {m.tp}"
+        )
+        for other in m.other_layers:
+            console.print(
+                f"         {len(other.layers)} {escape(other.kind)} layers (not attention: no backend selected)"
+            )
+    d = r.device
+    console.print(
+        f"[{STYLE_HEAD}]device[/]   {escape(d.name)}, capability {d.capability}  [{STYLE_DIM}]({escape(d.source)})[/]"
+    )
+    present = " ".join(r.kernels.present()) or "none"
+    console.print(f"[{STYLE_HEAD}]kernels[/]  {present}  [{STYLE_DIM}]({escape(r.kernels.source)})[/]")
+    ctx = r.ctx.changed()
+    if ctx:
+        console.print(
+            f"[{STYLE_HEAD}]engine[/]   " + escape(", ".join(f"{k}={v}" for k, v in ctx.items()))
+        )
+    for note in r.notes:
+        console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
+    console.print()
+    for g in r.groups:
+        _group(console, r, g)
+    return buf.getvalue()
+
+
+@singledispatch
+def render(report: object) -> str:
+    raise TypeError(f"no text format for {type(report).__name__}")
+
+
+@render.register
+def _(report: Explanation) -> str:
+    return explanation_text(report)

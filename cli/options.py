@@ -1,0 +1,56 @@
+"""Options shared by explain, run and lock: the what-if flags are named after
+vLLM's fields and flags, and each maps one for one onto ``Overrides``."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+
+
+_WHAT_IF = "What-if overrides (vLLM's names)"
+_RAW = "Raw AttentionSelectorConfig fields"
+_IN = "Inputs"
+
+DeviceOpt = Annotated[Optional[str], typer.Option("--device", help="Device profile (h100, b200, a100, ...). Default: the visible GPU.", rich_help_panel=_IN)]
+CapabilityOpt = Annotated[Optional[str], typer.Option("--capability", help="Compute capability X.Y instead of a device profile.", rich_help_panel=_IN)]
+KernelsOpt = Annotated[Optional[str], typer.Option("--kernels", help="Installed kernels, comma-separated, from fa2,fa3,fa4,flashinfer,trtllm-cubins,flashmla (or none). Default for a profile: all (what vLLM's wheel ships).", rich_help_panel=_IN)]
+FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+DtypeOpt = Annotated[Optional[str], typer.Option("--dtype", help="Activation dtype: bfloat16, float16, float32.", rich_help_panel=_WHAT_IF)]
+KvDtypeOpt = Annotated[Optional[str], typer.Option("--kv-cache-dtype", help="vLLM --kv-cache-dtype (auto, fp8, fp8_e4m3, fp8_e5m2, nvfp4, ...).", rich_help_panel=_WHAT_IF)]
+BlockSizeOpt = Annotated[Optional[int], typer.Option("--block-size", help="vLLM --block-size (user-specified, so it takes part in selection).", rich_help_panel=_WHAT_IF)]
+BackendOpt = Annotated[Optional[str], typer.Option("--backend", help="vLLM --attention-backend: validate this backend only, no fallback.", rich_help_panel=_WHAT_IF)]
+TpOpt = Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel size: heads per rank.", rich_help_panel=_WHAT_IF)]
+NumHeadsOpt = Annotated[Optional[int], typer.Option("--num-heads", help="Per-rank query heads passed to the MLA priority list.", rich_help_panel=_WHAT_IF)]
+FaVersionOpt = Annotated[Optional[int], typer.Option("--flash-attn-version", help="attention_config.flash_attn_version override (2, 3 or 4).", rich_help_panel=_WHAT_IF)]
+TrtllmOpt = Annotated[Optional[bool], typer.Option("--use-trtllm-attention/--no-use-trtllm-attention", help="attention_config.use_trtllm_attention (default: auto).", rich_help_panel=_WHAT_IF)]
+DcpOpt = Annotated[Optional[int], typer.Option("--dcp-size", help="Decode context parallel size.", rich_help_panel=_WHAT_IF)]
+
+
+def _flag(name: str) -> object:
+    return Annotated[Optional[bool], typer.Option(f"--{name}/--no-{name}", rich_help_panel=_RAW, show_default=False)]
+
+
+HeadSizeOpt = Annotated[Optional[int], typer.Option("--head-size", help="head_size.", rich_help_panel=_RAW)]
+AttnTypeOpt = Annotated[Optional[str], typer.Option("--attn-type", help="decoder, encoder, encoder_only, encoder_decoder.", rich_help_panel=_RAW)]
+UseMla = _flag("use-mla")
+HasSink = _flag("has-sink")
+UseSparse = _flag("use-sparse")
+UseMmPrefix = _flag("use-mm-prefix")
+UsePerHead = _flag("use-per-head-quant-scales")
+HasSlidingWindow = _flag("has-sliding-window")
+UseNonCausal = _flag("use-non-causal")
+UseBatchInvariant = _flag("use-batch-invariant")
+UseKvConnector = _flag("use-kv-connector")
+UsePcp = _flag("use-pcp")
+UseAdaptiveVerification = _flag("use-adaptive-verification")
+UseDcp = _flag("use-dcp")
+UseRswa = _flag("use-rswa")

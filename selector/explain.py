@@ -1,0 +1,351 @@
+"""From model + device + kernels + what-if overrides to one ``Explanation``:
+per attention group, the selector config vLLM builds, every candidate's
+reasons, the choice, the FlashAttention version and FlashInfer's dispatch.
+
+Data flows one way: ModelFacts -> SelectorConfig/EngineContext -> Selection
+-> Explanation. Nothing here renders; ``cli/`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+from attn_select.backends import registry
+from attn_select.backends.spec import BackendSpec, MultipleOf, resolve
+from attn_select.selector.config import (
+    SELECTOR_FIELDS,
+    AttentionType,
+    Capability,
+    EngineContext,
+    Kernels,
+    Query,
+    SelectorConfig,
+)
+from attn_select.selector.device import Device
+from attn_select.selector.errors import UserError
+from attn_select.selector.fa_version import FAVersion, resolve_fa_version
+from attn_select.selector.model_facts import AttentionGroup, LayerAttention, ModelFacts
+from attn_select.selector.select import Selection, select
+
+ENGINE = "vllm"
+ENGINE_VERSION = "0.33.0"
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What-if values, named after vLLM's fields and flags. None = not given."""
+
+    dtype: str | None = None
+    kv_cache_dtype: str | None = None
+    block_size: int | None = None  # --block-size (user-specified, so vLLM passes it)
+    backend: str | None = None  # --attention-backend
+    tp: int = 1
+    num_heads: int | None = None  # per-rank heads passed to MLA priorities
+    flash_attn_version: int | None = None  # --attention-config.flash_attn_version
+    use_trtllm_attention: bool | None = None  # --attention-config.use_trtllm_attention
+    dcp_size: int | None = None  # --decode-context-parallel-size
+    # Raw AttentionSelectorConfig fields; each replaces the derived value.
+    head_size: int | None = None
+    use_mla: bool | None = None
+    has_sink: bool | None = None
+    use_sparse: bool | None = None
+    use_mm_prefix: bool | None = None
+    use_per_head_quant_scales: bool | None = None
+    attn_type: str | None = None
+    has_sliding_window: bool | None = None
+    use_non_causal: bool | None = None
+    use_batch_invariant: bool | None = None
+    use_kv_connector: bool | None = None
+    use_pcp: bool | None = None
+    use_adaptive_verification: bool | None = None
+    use_dcp: bool | None = None
+    use_rswa: bool | None = None
+
+    def given(self) -> dict[str, object]:
+        """Overrides that were set, for the report and the lockfile."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "tp" and v == 1:
+                continue
+            if v is not None:
+                out[f.name] = v
+        return out
+
+
+# Raw selector fields that an Overrides value replaces one for one.
+_RAW_FIELDS = tuple(n for n in SELECTOR_FIELDS if n not in ("dtype", "kv_cache_dtype", "block_size"))
+
+
+@dataclass(frozen=True)
+class BackendFacts:
+    """Per-backend facts for this group, reported beside the verdict."""
+
+    name: str
+    cudagraph_support: str
+    kernel_block_sizes: tuple[str, ...]
+    kv_cache_shape: str
+
+
+@dataclass(frozen=True)
+class GroupExplanation:
+    group: AttentionGroup | None  # None when explaining a raw selector config
+    cfg: SelectorConfig
+    num_heads: int | None
+    selection: Selection
+    fa_version: FAVersion  # the call the FlashAttention layer makes for this group
+    fa_version_noarg: FAVersion  # the no-argument call (sink / per-head-scale support)
+    flashinfer: object | None  # FlashInferDispatch when FLASHINFER is valid here
+    backend_facts: tuple[BackendFacts, ...]
+
+    @property
+    def name(self) -> str:
+        return self.group.name if self.group else "config"
+
+
+@dataclass(frozen=True)
+class Explanation:
+    model: ModelFacts | None
+    device: Device
+    kernels: Kernels
+    ctx: EngineContext
+    overrides: Overrides
+    groups: tuple[GroupExplanation, ...]
+    engine: str = ENGINE
+    engine_version: str = ENGINE_VERSION
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return all(g.selection.selected is not None for g in self.groups)
+
+
+def engine_context(model: ModelFacts | None, ov: Overrides) -> EngineContext:
+    """The VllmConfig-level facts vLLM's predicates read, for this run."""
+    cache_dtype = ov.kv_cache_dtype or "auto"
+    if model is not None and model.kv_cache_scheme and cache_dtype == "auto":
+        # llm-compressor checkpoints declare an FP8 KV scheme; vLLM honours it
+        # only when the user did not pick a cache dtype.
+        cache_dtype = "fp8"
+    dcp = ov.dcp_size if ov.dcp_size is not None else (2 if ov.use_dcp else 1)
+    base = EngineContext(
+        cache_dtype=cache_dtype,
+        flash_attn_version=ov.flash_attn_version,
+        use_trtllm_attention=ov.use_trtllm_attention,
+        dcp_size=dcp,
+        batch_invariant=bool(ov.use_batch_invariant),
+    )
+    if model is None:
+        return base
+    return replace(
+        base,
+        has_model=True,
+        model_head_size=model.head_size,
+        model_num_heads=model.num_heads,
+        model_num_kv_heads=model.num_kv_heads,
+        attn_logit_softcapping=bool(model.attn_logit_softcapping),
+        is_mm_prefix_lm=model.is_mm_prefix_lm,
+        rswa_window=model.rswa_window,
+        is_diffusion=model.is_diffusion,
+        **_mla_context(model),
+    )
+
+
+def _mla_context(model: ModelFacts) -> dict[str, object]:
+    """MLA dims for backends whose checks read them from the model config,
+    passed only where EngineContext declares such fields."""
+    names = {f.name for f in fields(EngineContext)}
+    mla = next((g.attn for g in model.groups if g.attn.use_mla), None)
+    if mla is None:
+        return {}
+    dims = {
+        "mla_qk_nope_head_dim": mla.qk_nope_head_dim,
+        "mla_qk_rope_head_dim": mla.qk_rope_head_dim,
+        "mla_v_head_dim": mla.v_head_dim,
+        "mla_kv_lora_rank": mla.kv_lora_rank,
+    }
+    return {k: v for k, v in dims.items() if k in names}
+
+
+def selector_config(
+    attn: LayerAttention, dtype: str, ctx: EngineContext, ov: Overrides
+) -> tuple[SelectorConfig, int | None]:
+    """What vLLM's layer passes to ``get_attn_backend``, plus ``num_heads``.
+
+    MLA layers (``MLAAttention``) pass only use_mla/use_sparse/num_heads;
+    MHA layers pass sinks, mm-prefix, per-head scales, attn type and the
+    sliding window. The rest comes from the engine config for every layer.
+    """
+    # A layer in kv_cache_dtype_skip_layers keeps "auto" whatever the run-wide
+    # dtype; ctx.cache_dtype already holds --kv-cache-dtype.
+    kv = attn.kv_cache_dtype or ctx.cache_dtype
+    common = dict(
+        head_size=attn.head_size,
+        dtype=ov.dtype or dtype,
+        kv_cache_dtype=kv,
+        block_size=ov.block_size,
+        use_non_causal=False,
+        use_batch_invariant=ctx.batch_invariant,
+        use_dcp=ctx.dcp_size > 1,
+        use_rswa=ctx.rswa_window is not None,
+    )
+    if attn.use_mla:
+        cfg = SelectorConfig(use_mla=True, use_sparse=attn.use_sparse, **common)
+        num_heads: int | None = attn.num_heads
+    else:
+        cfg = SelectorConfig(
+            has_sink=attn.has_sink,
+            use_mm_prefix=attn.use_mm_prefix,
+            use_per_head_quant_scales=attn.use_per_head_quant_scales,
+            attn_type=attn.attn_type,
+            has_sliding_window=attn.sliding_window is not None,
+            **common,
+        )
+        num_heads = None
+    raw = {n: getattr(ov, n) for n in _RAW_FIELDS if getattr(ov, n) is not None}
+    if raw:
+        cfg = cfg._replace(**raw)
+    if ov.num_heads is not None:
+        num_heads = ov.num_heads
+    return cfg, num_heads
+
+
+def raw_selector_config(ov: Overrides) -> tuple[SelectorConfig, int | None]:
+    """``explain`` with no model: the config is exactly the flags."""
+    if ov.head_size is None:
+        raise UserError("explain needs a MODEL or --head-size (a raw selector config); see --help")
+    cfg = SelectorConfig(
+        head_size=ov.head_size,
+        dtype=ov.dtype or "bfloat16",
+        kv_cache_dtype=ov.kv_cache_dtype or "auto",
+        block_size=ov.block_size,
+    )
+    raw = {n: getattr(ov, n) for n in _RAW_FIELDS if getattr(ov, n) is not None}
+    cfg = cfg._replace(**raw)
+    if ov.use_dcp is None and ov.dcp_size is not None:
+        cfg = cfg._replace(use_dcp=ov.dcp_size > 1)
+    return cfg, ov.num_heads
+
+
+def check_values(cfg: SelectorConfig) -> None:
+    """Bad values become one-line user errors before anything is selected."""
+    from attn_select.selector.config import DTYPES, KV_CACHE_DTYPES
+
+    if cfg.head_size <= 0:
+        raise UserError(f"head size must be a positive integer, got {cfg.head_size}")
+    if cfg.dtype not in DTYPES:
+        raise UserError(f"unknown dtype {cfg.dtype!r}; choose from {', '.join(DTYPES)}")
+    if cfg.kv_cache_dtype is not None and cfg.kv_cache_dtype not in KV_CACHE_DTYPES:
+        raise UserError(
+            f"unknown KV-cache dtype {cfg.kv_cache_dtype!r}; choose from {', '.join(KV_CACHE_DTYPES)}"
+        )
+    if cfg.block_size is not None and cfg.block_size <= 0:
+        raise UserError(f"block size must be a positive integer, got {cfg.block_size}")
+    if cfg.attn_type not in {t.value for t in AttentionType}:
+        raise UserError(
+            f"unknown attention type {cfg.attn_type!r}; choose from "
+            + ", ".join(t.value for t in AttentionType)
+        )
+
+
+def _block_sizes_text(spec: BackendSpec, q: Query) -> tuple[str, ...]:
+    return tuple(str(s) if isinstance(s, MultipleOf) else str(s) for s in spec.block_sizes(q))
+
+
+def backend_facts(names: tuple[str, ...], q: Query) -> tuple[BackendFacts, ...]:
+    out = []
+    for name in names:
+        spec = registry.BACKENDS[name]
+        out.append(
+            BackendFacts(
+                name=name,
+                cudagraph_support=str(resolve(spec.cudagraph_support, q)),
+                kernel_block_sizes=_block_sizes_text(spec, q),
+                kv_cache_shape=spec.kv_cache_shape,
+            )
+        )
+    return tuple(out)
+
+
+def _fa_versions(
+    cfg: SelectorConfig, cap: Capability, kernels: Kernels, ctx: EngineContext,
+    attn: LayerAttention | None,
+) -> tuple[FAVersion, FAVersion]:
+    from attn_select.selector import fa_version as fa
+
+    noarg = resolve_fa_version(cap, kernels, ctx)
+    layer_call = getattr(fa, "layer_fa_version", None)
+    if layer_call is not None:
+        per_layer = layer_call(cfg, cap, kernels, ctx, attn)
+    else:
+        per_layer = resolve_fa_version(
+            cap, kernels, ctx, head_size=cfg.head_size, has_sinks=cfg.has_sink,
+            requires_alibi=bool(attn and attn.use_alibi),
+            requires_softcap=bool(attn and attn.logits_soft_cap),
+            kv_cache_block_size=cfg.block_size,
+        )
+    return per_layer, noarg
+
+
+def _flashinfer_dispatch(sel: Selection, attn: LayerAttention | None, q: Query) -> object | None:
+    """FlashInfer's inner kernels, when FLASHINFER is a valid candidate."""
+    if not any(c.name == "FLASHINFER" and c.valid for c in sel.candidates):
+        return None
+    try:
+        from attn_select.selector.flashinfer_dispatch import flashinfer_dispatch
+    except ImportError:  # module lands with the FlashInfer family
+        return None
+    heads = attn.num_heads if attn else (q.ctx.model_num_heads or 32)
+    kv_heads = attn.num_kv_heads if attn else (q.ctx.model_num_kv_heads or 8)
+    return flashinfer_dispatch(
+        q.cfg, q.cap, q.kernels, q.ctx,
+        num_qo_heads=heads, num_kv_heads=kv_heads, has_sinks=q.cfg.has_sink,
+    )
+
+
+def explain_group(
+    group: AttentionGroup | None,
+    cfg: SelectorConfig,
+    num_heads: int | None,
+    device: Device,
+    kernels: Kernels,
+    ctx: EngineContext,
+    backend: str | None,
+) -> GroupExplanation:
+    check_values(cfg)
+    sel = select(cfg, device.capability, kernels, ctx, num_heads, backend)
+    q = Query(cfg, device.capability, kernels, ctx)
+    attn = group.attn if group else None
+    per_layer, noarg = _fa_versions(cfg, device.capability, kernels, ctx, attn)
+    names = tuple(c.name for c in sel.candidates)
+    return GroupExplanation(
+        group=group,
+        cfg=cfg,
+        num_heads=num_heads,
+        selection=sel,
+        fa_version=per_layer,
+        fa_version_noarg=noarg,
+        flashinfer=_flashinfer_dispatch(sel, attn, q),
+        backend_facts=backend_facts(names, q),
+    )
+
+
+def explain(
+    model: ModelFacts | None, device: Device, kernels: Kernels, ov: Overrides
+) -> Explanation:
+    """The whole report for one deployment."""
+    if ov.backend is not None:
+        registry.get(ov.backend)  # unknown name -> user error with a suggestion
+    ctx = engine_context(model, ov)
+    groups: list[GroupExplanation] = []
+    if model is None:
+        cfg, num_heads = raw_selector_config(ov)
+        groups.append(explain_group(None, cfg, num_heads, device, kernels, ctx, ov.backend))
+    else:
+        for group in model.groups:
+            cfg, num_heads = selector_config(group.attn, model.dtype, ctx, ov)
+            groups.append(explain_group(group, cfg, num_heads, device, kernels, ctx, ov.backend))
+    return Explanation(
+        model=model, device=device, kernels=kernels, ctx=ctx, overrides=ov,
+        groups=tuple(groups), notes=model.notes if model else (),
+    )
