@@ -273,6 +273,11 @@ class EngineContext:
     mla_kv_lora_rank: int | None = None
     # hf_text_config.index_topk (sparse MLA, DeepSeek-V3.2); None = absent
     mla_index_topk: int | None = None
+    # Some attention layer of the model has a sliding window and no
+    # mm_prefix_clamp_sliding_window: MMPrefixAttentionRouting (the
+    # TRITON_FLASH_ATTN / TRITON_FLASHINFER composites) then reports NEVER
+    # for CUDA graphs instead of UNIFORM_SINGLE_TOKEN_DECODE.
+    unclamped_sliding_window: bool = False
 
     def changed(self) -> dict[str, object]:
         """Fields that differ from the defaults, for reports."""
