@@ -147,7 +147,8 @@ class BackendSpec:
     # Not part of validation; reported per backend.
     cudagraph_support: str | Rule[str] = "NEVER"  # AttentionCGSupport member name
     kv_cache_shape: str = ""  # get_kv_cache_shape, symbolic
-    kv_cache_layouts: tuple[str, ...] | None = None  # supported_kv_cache_layouts
+    # supported_kv_cache_layouts; a Rule when it depends on the GPU (FlashInfer)
+    kv_cache_layouts: tuple[str, ...] | None | Rule[tuple[str, ...] | None] = None
     alibi_sqrt: bool = False
     # Dotted path of the GPU run adapter in attn_select.backends.run, or None.
     run_adapter: str | None = None

@@ -273,6 +273,9 @@ class EngineContext:
     mla_kv_lora_rank: int | None = None
     # hf_text_config.index_topk (sparse MLA, DeepSeek-V3.2); None = absent
     mla_index_topk: int | None = None
+    # attention_config.disable_flashinfer_q_quantization: FlashInfer keeps the
+    # model dtype for Q with an fp8/nvfp4 cache (get_q_data_type)
+    disable_flashinfer_q_quantization: bool = False
     # Some attention layer of the model has a sliding window and no
     # mm_prefix_clamp_sliding_window: MMPrefixAttentionRouting (the
     # TRITON_FLASH_ATTN / TRITON_FLASHINFER composites) then reports NEVER
