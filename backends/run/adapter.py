@@ -1,0 +1,104 @@
+"""The contract every run adapter follows, and what it is told about the run.
+
+An adapter runs one backend's attention over a paged KV cache in the
+backend's own layout, as a serving engine does it:
+
+1. ``alloc_cache`` once per layer: the backend's cache tensor(s);
+   ``kv_views`` exposes them as [num_pages, page_size, Hkv, D] views so the
+   engine-neutral writer and the reference can read/write any layout;
+2. ``build(batch)`` once per step: the backend's own metadata (FlashInfer's
+   indptr/indices/last_page_len + plan(), our Triton work list, flex's block
+   mask, ...), timed on the host as the build cost c;
+3. ``run(plan, q, cache, sinks, out)`` once per layer, reusing the plan,
+   writing [T, Hq, Dv] into ``out``.
+
+``unavailable(env)`` says why the backend cannot execute here (not
+installed, not runnable on this GPU) or None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from attn_select.backends.run.batch import Batch
+from attn_select.backends.run.reference import AttnParams
+
+
+@dataclass
+class RunEnv:
+    """Facts an adapter may consult; built once by the runner."""
+
+    device: torch.device
+    capability: tuple[int, int] | None  # (9, 0) on an H200; None on CPU
+    dtype: torch.dtype  # activations
+    kv_cache_dtype: str  # "auto" or "fp8..." (vLLM spelling)
+    fa_version: int | None = None  # what vLLM would run for FLASH_ATTN (explain's answer)
+    trtllm_decode: str | None = None  # "xqa" / "trtllm-gen" when vLLM's rules pick it, else None
+    trtllm_why: str = ""  # one line: why (or why not) the trtllm-api decode kernel
+    progress: Callable[[str], None] = field(default=lambda msg: None)
+    workspace: dict[str, Any] = field(default_factory=dict)  # buffers shared across steps (FlashInfer workspace)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+
+class Adapter:
+    """Base class; see the module docstring for the call order."""
+
+    name = "?"
+    # Allocates its own cache layout [num_pages, 2, page_size, Hkv, D] unless overridden.
+
+    def __init__(self, env: RunEnv, p: AttnParams):
+        self.env = env
+        self.p = p
+
+    def unavailable(self) -> str | None:
+        return None
+
+    def alloc_cache(self, num_pages: int, page_size: int) -> torch.Tensor:
+        """Default layout (vLLM's FlashInfer/Triton NHD): [num_pages, 2, page_size, Hkv, D]."""
+        p = self.p
+        if p.head_size != p.head_size_v:
+            raise ValueError("this cache layout needs head_size == head_size_v")
+        return torch.empty(num_pages, 2, page_size, p.num_kv_heads, p.head_size,
+                           dtype=self.cache_torch_dtype(), device=self.env.device)
+
+    def kv_views(self, cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return cache[:, 0], cache[:, 1]
+
+    def cache_torch_dtype(self) -> torch.dtype:
+        return cache_dtype(self.env.kv_cache_dtype, self.env.dtype)
+
+    def build(self, batch: Batch) -> Any:
+        raise NotImplementedError
+
+    def run(self, plan: Any, q: torch.Tensor, cache: Any, sinks: torch.Tensor | None, out: torch.Tensor) -> None:
+        raise NotImplementedError
+
+    def kernel_name(self, plan: Any) -> str:
+        return ""
+
+    def close(self) -> None:
+        """Drop references to device buffers (the runner frees memory between backends)."""
+
+
+def cache_dtype(kv_cache_dtype: str, act: torch.dtype) -> torch.dtype:
+    if kv_cache_dtype in ("auto", None):
+        return act
+    if kv_cache_dtype in ("fp8", "fp8_e4m3"):
+        return torch.float8_e4m3fn
+    if kv_cache_dtype == "fp8_e5m2":
+        return torch.float8_e5m2
+    if kv_cache_dtype in ("float16", "half"):
+        return torch.float16
+    if kv_cache_dtype == "bfloat16":
+        return torch.bfloat16
+    raise ValueError(f"kv cache dtype {kv_cache_dtype!r} is not supported by attn-select run")
+
+
+class Unsupported(Exception):
+    """Raised by an adapter for a configuration it cannot run (reported as skipped)."""

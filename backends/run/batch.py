@@ -1,0 +1,231 @@
+"""One engine step's batch, engine-neutral, plus a shuffled paged KV cache.
+
+What a serving engine hands its attention backend for one forward step
+(vLLM's ``CommonAttentionMetadata``, in our own words):
+
+- ``query_start_loc``  int32 [B + 1]   token offsets of each request's new tokens
+- ``seq_lens``         int32 [B]       tokens in the cache after this step (context + new)
+- ``block_table``      int32 [B, P]    logical page -> physical page, per request
+- ``slot_mapping``     int64 [T]       cache slot (page * page_size + offset) of each new token
+
+Requests are ordered decodes first, then prefills, as vLLM's batch reorder
+leaves them. Physical pages are a random permutation of the pool, so pages
+of one request are neither contiguous nor in order: a backend that assumes
+either gives a wrong answer.
+
+torch is imported here; this module is only reached from ``attn-select run``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+# Batch shapes the issue names: (requests, new tokens each, cached tokens each).
+DECODE_DEFAULT = (32, 1, 4096)
+PREFILL_DEFAULT = (4, 512, 1024)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One batch shape. ``decodes`` requests with 1 new token on ``decode_context``
+    cached tokens, then ``prefills`` requests with ``prefill_new`` new tokens on
+    ``prefill_context`` cached tokens."""
+
+    kind: str  # "decode" | "prefill" | "mixed"
+    decodes: int = 0
+    decode_context: int = 0
+    prefills: int = 0
+    prefill_new: int = 0
+    prefill_context: int = 0
+
+    @property
+    def num_requests(self) -> int:
+        return self.decodes + self.prefills
+
+    @property
+    def num_tokens(self) -> int:
+        return self.decodes + self.prefills * self.prefill_new
+
+    def describe(self) -> str:
+        parts = []
+        if self.decodes:
+            parts.append(f"{self.decodes} x 1 new on {self.decode_context}")
+        if self.prefills:
+            parts.append(f"{self.prefills} x {self.prefill_new} new on {self.prefill_context}")
+        return " + ".join(parts)
+
+    def kv_tokens(self) -> int:
+        """Tokens every attention call must read from the cache (after the write)."""
+        return self.decodes * (self.decode_context + 1) + self.prefills * (
+            self.prefill_context + self.prefill_new
+        )
+
+
+def standard_shapes(
+    batch: int | None = None, context: int | None = None, kinds: tuple[str, ...] = ("decode", "prefill", "mixed")
+) -> list[Shape]:
+    """The three shapes of the issue. ``batch``/``context`` override the decode
+    request count / decode context (prefill keeps its own sizes, scaled down
+    when ``context`` is smaller than its cached length, for tiny CPU runs)."""
+    nd, _, ctx = DECODE_DEFAULT
+    npf, new, pctx = PREFILL_DEFAULT
+    if batch is not None:
+        nd = batch
+        npf = max(1, min(npf, batch))
+    if context is not None:
+        ctx = context
+        if context < pctx:
+            pctx = context
+            new = max(1, min(new, context // 2 or 1))
+    out = []
+    for kind in kinds:
+        if kind == "decode":
+            out.append(Shape("decode", decodes=nd, decode_context=ctx))
+        elif kind == "prefill":
+            out.append(Shape("prefill", prefills=npf, prefill_new=new, prefill_context=pctx))
+        elif kind == "mixed":
+            out.append(Shape("mixed", decodes=nd, decode_context=ctx, prefills=npf,
+                             prefill_new=new, prefill_context=pctx))
+        else:
+            raise ValueError(f"unknown batch kind {kind!r}")
+    return out
+
+
+@dataclass
+class Batch:
+    """Engine-neutral metadata of one step (see module docstring for shapes).
+    ``*_cpu`` are host copies, as engines keep them for planning."""
+
+    shape: Shape
+    page_size: int
+    num_pages: int  # pages in the pool (>= pages used)
+    query_start_loc: torch.Tensor  # int32 [B + 1], device
+    seq_lens: torch.Tensor  # int32 [B], device
+    block_table: torch.Tensor  # int32 [B, P], device; unused entries point at page 0
+    slot_mapping: torch.Tensor  # int64 [T], device
+    query_start_loc_cpu: torch.Tensor  # int32 [B + 1]
+    seq_lens_cpu: torch.Tensor  # int32 [B]
+    block_table_cpu: torch.Tensor  # int32 [B, P]
+    num_decodes: int  # requests with one new token, first in the batch
+    num_decode_tokens: int
+
+    @property
+    def num_requests(self) -> int:
+        return int(self.seq_lens_cpu.numel())
+
+    @property
+    def num_tokens(self) -> int:
+        return int(self.query_start_loc_cpu[-1])
+
+    @property
+    def max_seq_len(self) -> int:
+        return int(self.seq_lens_cpu.max())
+
+    @property
+    def max_query_len(self) -> int:
+        q = self.query_start_loc_cpu
+        return int((q[1:] - q[:-1]).max())
+
+    @property
+    def device(self) -> torch.device:
+        return self.seq_lens.device
+
+
+def make_batch(shape: Shape, page_size: int, device: torch.device | str, seed: int = 0,
+               spare_pages: int = 0) -> Batch:
+    """Block table over a shuffled page pool, ``slot_mapping`` for the new tokens.
+
+    Every request gets ``ceil(seq_len / page_size)`` pages drawn from a random
+    permutation of the pool; ``spare_pages`` unused pages are added to the pool
+    so that the used pages are not simply the whole pool."""
+    if page_size <= 0:
+        raise ValueError("page size must be positive")
+    g = torch.Generator().manual_seed(seed)
+    q_lens = [1] * shape.decodes + [shape.prefill_new] * shape.prefills
+    ctx = [shape.decode_context] * shape.decodes + [shape.prefill_context] * shape.prefills
+    seq = [c + n for c, n in zip(ctx, q_lens)]
+    pages_per = [-(-s // page_size) for s in seq]
+    used = sum(pages_per)
+    num_pages = used + spare_pages + 1  # +1: page 0 stays a never-used pad page
+    perm = torch.randperm(num_pages - 1, generator=g)[:used] + 1
+    width = max(pages_per)
+    bt = torch.zeros(len(seq), width, dtype=torch.int32)
+    slots = []
+    at = 0
+    for i, (n_pages, s, n_new) in enumerate(zip(pages_per, seq, q_lens)):
+        pages = perm[at:at + n_pages].to(torch.int32)
+        at += n_pages
+        bt[i, :n_pages] = pages
+        pos = torch.arange(s - n_new, s)
+        slots.append(pages[pos // page_size].to(torch.int64) * page_size + pos % page_size)
+    qsl = torch.zeros(len(seq) + 1, dtype=torch.int32)
+    qsl[1:] = torch.tensor(q_lens, dtype=torch.int32).cumsum(0)
+    seq_t = torch.tensor(seq, dtype=torch.int32)
+    slot_mapping = torch.cat(slots) if slots else torch.zeros(0, dtype=torch.int64)
+    dev = torch.device(device)
+    return Batch(
+        shape=shape,
+        page_size=page_size,
+        num_pages=num_pages,
+        query_start_loc=qsl.to(dev),
+        seq_lens=seq_t.to(dev),
+        block_table=bt.to(dev),
+        slot_mapping=slot_mapping.to(dev),
+        query_start_loc_cpu=qsl,
+        seq_lens_cpu=seq_t,
+        block_table_cpu=bt,
+        num_decodes=shape.decodes,
+        num_decode_tokens=shape.decodes,
+    )
+
+
+@dataclass
+class StepInputs:
+    """The per-layer tensors of one step: new tokens' Q/K/V and the model's sinks.
+
+    - ``q``      [T, Hq, D]   activation dtype
+    - ``k_new``  [T, Hkv, D]  activation dtype (written into the cache through slot_mapping)
+    - ``v_new``  [T, Hkv, Dv]
+    - ``sinks``  float32 [Hq] or None (gpt-oss learned sink logits)
+    """
+
+    q: torch.Tensor
+    k_new: torch.Tensor
+    v_new: torch.Tensor
+    sinks: torch.Tensor | None
+
+
+def random_inputs(batch: Batch, num_heads: int, num_kv_heads: int, head_size: int, head_size_v: int,
+                  dtype: torch.dtype, has_sink: bool, generator: torch.Generator | None = None) -> StepInputs:
+    """Fresh random Q/K/V for the new tokens (never zeros: they hide unwritten outputs)."""
+    t, dev = batch.num_tokens, batch.device
+
+    def rnd(*shape):
+        return torch.randn(*shape, generator=generator, dtype=torch.float32, device="cpu").to(dev, dtype)
+
+    sinks = None
+    if has_sink:
+        sinks = (torch.randn(num_heads, generator=generator) * 2.0).to(dev, torch.float32)
+    return StepInputs(rnd(t, num_heads, head_size), rnd(t, num_kv_heads, head_size),
+                      rnd(t, num_kv_heads, head_size_v), sinks)
+
+
+def fill_random_(t: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Fill a cache tensor with N(0, 1) values in its own dtype (in place)."""
+    if t.is_cuda or generator is None:
+        return t.normal_()
+    return t.copy_(torch.randn(t.shape, generator=generator, dtype=torch.float32).to(t.dtype))
+
+
+def write_new_tokens(k_pages: torch.Tensor, v_pages: torch.Tensor, batch: Batch, inputs: StepInputs) -> None:
+    """Write the new tokens' K/V into the cache through ``slot_mapping``.
+
+    ``k_pages``/``v_pages`` are [num_pages, page_size, Hkv, D] views of the
+    backend's own cache tensor (any strides), so one writer serves every layout
+    that keeps (token, head, dim) order inside a page."""
+    page = batch.slot_mapping // batch.page_size
+    off = batch.slot_mapping % batch.page_size
+    k_pages[page, off] = inputs.k_new.to(k_pages.dtype)
+    v_pages[page, off] = inputs.v_new.to(v_pages.dtype)

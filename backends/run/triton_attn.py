@@ -1,0 +1,191 @@
+"""TRITON_ATTN run adapter: our own Triton kernel (``triton_kernel.py``).
+
+Cache layout: vLLM's TRITON_ATTN one, [num_pages, 2, page_size, Hkv, D].
+
+``build(batch)`` turns the engine-neutral batch into the kernel's work list
+(host arithmetic on the CPU copies, one host->device copy); ``run`` launches
+the attention kernel and, when some query block was split over its context,
+the merge kernel. Both are reused by every layer of the step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from attn_select.backends.run.adapter import Adapter
+from attn_select.backends.run.batch import Batch
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (int(n) - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """Launch choices. Decode (every request one token) and the rest differ."""
+
+    block_m: int  # rows per program: BLOCK_Q tokens x G_PAD heads
+    block_n: int  # KV tokens per inner step
+    num_warps: int
+    num_stages: int
+    target_programs: int  # split long contexts until about this many programs run
+    min_split_tokens: int  # never cut a split shorter than this
+
+
+# Chosen from the sweep in benchmarks/run_triton_sweep.py on an H200 (see BENCHMARKS.md).
+DECODE_CONFIG = KernelConfig(block_m=16, block_n=64, num_warps=4, num_stages=3,
+                             target_programs=132 * 8, min_split_tokens=256)
+PREFILL_CONFIG = KernelConfig(block_m=64, block_n=64, num_warps=4, num_stages=2,
+                              target_programs=132 * 4, min_split_tokens=512)
+
+
+@dataclass
+class TritonPlan:
+    """Per-step metadata (device tensors, int32 unless noted).
+
+    - ``work``: [5, W]  rows: request, first query token in request, split index,
+      splits of this block, first partial row (split blocks only)
+    - ``red_token`` [Ns], ``red_nsplit`` [Ns]: merge list (tokens of split blocks)
+    - ``part_acc`` float32 [S, Ns, Hq, Dv_pad], ``part_m`` / ``part_l`` float32 [S, Ns, Hq]
+    """
+
+    batch: Batch
+    cfg: KernelConfig
+    block_q: int
+    work: torch.Tensor
+    num_items: int
+    red_token: torch.Tensor
+    red_nsplit: torch.Tensor
+    num_split_tokens: int
+    max_splits: int
+    part_acc: torch.Tensor | None
+    part_m: torch.Tensor | None
+    part_l: torch.Tensor | None
+
+
+def plan_work(q_lens: torch.Tensor, seq_lens: torch.Tensor, block_q: int, num_kv_heads: int,
+              cfg: KernelConfig, max_splits: int = 64) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+    """Host arithmetic of ``build``: the work list and merge list (CPU int32 tensors).
+
+    A request whose new tokens fit one query block (decode) is cut into
+    splits when the grid would otherwise be too small to fill the GPU;
+    longer requests get one item per query block."""
+    n_blocks = (q_lens + block_q - 1) // block_q
+    base_programs = int(n_blocks.sum()) * num_kv_heads
+    single = n_blocks == 1
+    want = max(1, -(-cfg.target_programs // max(1, base_programs)))
+    by_len = (seq_lens + cfg.min_split_tokens - 1) // cfg.min_split_tokens
+    nsplit = torch.where(single, by_len.clamp(max=min(want, max_splits)).clamp(min=1), torch.ones_like(n_blocks))
+    items = n_blocks * nsplit
+    total = int(items.sum())
+    req = torch.repeat_interleave(torch.arange(len(q_lens), dtype=torch.int32), items)
+    first = torch.cumsum(items, 0) - items
+    within = torch.arange(total, dtype=torch.int64) - torch.repeat_interleave(first, items)
+    ns_item = nsplit[req.long()]
+    qstart = (within // ns_item) * block_q
+    split = within % ns_item
+    is_split = nsplit > 1
+    split_q = torch.where(is_split, q_lens, torch.zeros_like(q_lens))
+    part_base = torch.cumsum(split_q, 0) - split_q
+    work = torch.stack([req, qstart.to(torch.int32), split.to(torch.int32), ns_item.to(torch.int32),
+                        part_base[req.long()].to(torch.int32)])
+    # merge list: every token of a split request, in order
+    red_req = torch.repeat_interleave(torch.arange(len(q_lens)), split_q)
+    qsl = torch.cumsum(q_lens, 0) - q_lens
+    red_token = qsl[red_req] + (torch.arange(int(split_q.sum())) - part_base[red_req])
+    red_nsplit = nsplit[red_req]
+    return work, red_token.to(torch.int32), red_nsplit.to(torch.int32), int(nsplit.max()) if len(nsplit) else 1
+
+
+class TritonAttnAdapter(Adapter):
+    name = "TRITON_ATTN"
+
+    def unavailable(self) -> str | None:
+        try:
+            import triton  # noqa: F401
+        except Exception as e:  # pragma: no cover - triton is a test dependency
+            return f"triton not importable: {type(e).__name__}: {e}"
+        if not self.env.is_cuda:
+            import os
+            if os.environ.get("TRITON_INTERPRET") != "1":
+                return "Triton needs a GPU, or TRITON_INTERPRET=1 on CPU"
+        return None
+
+    def build(self, batch: Batch, cfg: KernelConfig | None = None) -> TritonPlan:
+        p = self.p
+        g_pad = _next_pow2(p.group)
+        decode_only = batch.max_query_len == 1
+        cfg = cfg or (DECODE_CONFIG if decode_only else PREFILL_CONFIG)
+        block_m = max(cfg.block_m, g_pad, 16)
+        if p.head_size > 128:  # keep the K/V tiles within shared memory
+            cfg = KernelConfig(block_m, min(cfg.block_n, 32), cfg.num_warps, cfg.num_stages,
+                               cfg.target_programs, cfg.min_split_tokens)
+        block_q = max(1, block_m // g_pad)
+        qsl = batch.query_start_loc_cpu.to(torch.int64)
+        q_lens = qsl[1:] - qsl[:-1]
+        work, red_token, red_nsplit, max_splits = plan_work(
+            q_lens, batch.seq_lens_cpu.to(torch.int64), block_q, p.num_kv_heads, cfg)
+        dev = batch.device
+        packed = torch.cat([work.flatten(), red_token, red_nsplit])
+        if dev.type == "cuda":
+            packed = packed.pin_memory().to(dev, non_blocking=True)
+        n_items, n_red = work.shape[1], red_token.numel()
+        work_d = packed[: 5 * n_items].view(5, n_items)
+        red_token_d = packed[5 * n_items: 5 * n_items + n_red]
+        red_nsplit_d = packed[5 * n_items + n_red:]
+        part_acc = part_m = part_l = None
+        if n_red:
+            dvp = _next_pow2(p.head_size_v)
+            part_acc = torch.empty(max_splits, n_red, p.num_heads, dvp, dtype=torch.float32, device=dev)
+            part_m = torch.empty(max_splits, n_red, p.num_heads, dtype=torch.float32, device=dev)
+            part_l = torch.empty_like(part_m)
+        return TritonPlan(batch, cfg, block_q, work_d, n_items, red_token_d, red_nsplit_d, n_red,
+                          max_splits, part_acc, part_m, part_l)
+
+    def run(self, plan: TritonPlan, q: torch.Tensor, cache: torch.Tensor, sinks: torch.Tensor | None,
+            out: torch.Tensor) -> None:
+        from attn_select.backends.run import triton_kernel as tk
+
+        p, b, cfg = self.p, plan.batch, plan.cfg
+        k, v = self.kv_views(cache)
+        g_pad = _next_pow2(p.group)
+        dvp = _next_pow2(p.head_size_v)
+        dummy = out  # never read when the flag that would use it is off
+        pa = plan.part_acc if plan.part_acc is not None else dummy
+        pm = plan.part_m if plan.part_m is not None else dummy
+        pl = plan.part_l if plan.part_l is not None else dummy
+        ps = plan.part_acc.stride()[:3] if plan.part_acc is not None else (0, 0, 0)
+        w = plan.work
+        tk.paged_attention_kernel[(plan.num_items, p.num_kv_heads)](
+            q, k, v, out, pa, pm, pl,
+            b.block_table, b.seq_lens, b.query_start_loc, sinks if sinks is not None else dummy,
+            w[0], w[1], w[2], w[3], w[4],
+            q.stride(0), q.stride(1),
+            k.stride(0), k.stride(1), k.stride(2),
+            v.stride(0), v.stride(1), v.stride(2),
+            out.stride(0), out.stride(1),
+            b.block_table.stride(0),
+            ps[0], ps[1], ps[2],
+            p.scale, float(p.soft_cap or 0.0), int(p.sliding_window or 0),
+            G=p.group, G_PAD=g_pad, BLOCK_Q=plan.block_q,
+            HEAD=p.head_size, HEAD_PAD=_next_pow2(p.head_size), HEAD_V=p.head_size_v, HEAD_V_PAD=dvp,
+            PAGE=b.page_size, BLOCK_N=cfg.block_n,
+            HAS_SOFTCAP=bool(p.soft_cap), HAS_WINDOW=p.sliding_window is not None,
+            HAS_SINK=sinks is not None, NUM_STAGES=cfg.num_stages,
+            num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+        )
+        if plan.num_split_tokens:
+            tk.merge_splits_kernel[(plan.num_split_tokens, p.num_heads)](
+                out, pa, pm, pl, plan.red_token, plan.red_nsplit,
+                out.stride(0), out.stride(1), ps[0], ps[1], ps[2],
+                HEAD_V=p.head_size_v, HEAD_V_PAD=dvp, SPLIT_PAD=max(2, _next_pow2(plan.max_splits)),
+                num_warps=4,
+            )
+
+    def kernel_name(self, plan: TritonPlan) -> str:
+        c = plan.cfg
+        splits = f", split-KV up to {plan.max_splits}" if plan.num_split_tokens else ""
+        return (f"attn-select paged kernel (BLOCK_M={plan.block_q * _next_pow2(self.p.group)}, "
+                f"BLOCK_N={c.block_n}{splits})")
