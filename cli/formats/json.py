@@ -11,6 +11,7 @@ import json
 from functools import singledispatch
 
 from attn_select.selector.explain import Explanation, GroupExplanation
+from attn_select.selector.matrix import Column, FeatureMatrix, Row
 
 EXPLAIN_SCHEMA = "attn-select.explain/1"
 
@@ -106,3 +107,37 @@ def render(report: object) -> str:
 @render.register
 def _(report: Explanation) -> str:
     return dumps(explanation_doc(report))
+
+
+# --- matrix (attn-select matrix) ---------------------------------------------
+
+MATRIX_SCHEMA = "attn-select.matrix/1"
+
+
+def _matrix_row(columns: tuple[Column, ...], row: Row) -> dict:
+    return {
+        "backend": row.backend,
+        "vllm_class": row.vllm_class,
+        "summary": row.summary,
+        "facts": {
+            col.key: {"value": c.value, "rule": c.rule, "field": c.field}
+            for col, c in zip(columns, row.cells)
+        },
+    }
+
+
+def matrix_doc(m: FeatureMatrix) -> dict:
+    return {
+        "schema": MATRIX_SCHEMA,
+        "engine": {"name": "vllm", "version": m.engine_version},
+        "capability": None if m.capability is None else str(m.capability),
+        "columns": [{"key": c.key, "title": c.title, "fields": list(c.fields)} for c in m.columns],
+        "backends": [_matrix_row(m.columns, r) for r in m.rows],
+        "unsupported": [r.backend for r in m.unsupported],
+        "priorities": [{"label": p.label, "backends": list(p.backends)} for p in m.priorities],
+    }
+
+
+@render.register
+def _(report: FeatureMatrix) -> str:
+    return dumps(matrix_doc(report))

@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from attn_select.selector.explain import Explanation, GroupExplanation
+from attn_select.selector.matrix import FeatureMatrix
 
 STYLE_SELECTED = "bold green"
 STYLE_VALID = "green"
@@ -202,3 +203,37 @@ def render(report: object) -> str:
 @render.register
 def _(report: Explanation) -> str:
     return explanation_text(report)
+
+
+# --- matrix (attn-select matrix) ---------------------------------------------
+
+
+def matrix_text(m: FeatureMatrix) -> str:
+    """One block per backend: a table this wide does not fit a terminal."""
+    buf = io.StringIO()
+    console = make_console(buf)
+    where = f"  capability {m.capability}" if m.capability is not None else ""
+    console.print(f"[{STYLE_HEAD}]attn-select matrix[/]  engine vLLM {m.engine_version}{where}")
+    console.print(f"[{STYLE_DIM}](rule) = computed per configuration; the text describes the rule[/]")
+    console.print()
+    width = max(len(c.title) for c in m.columns) + 2
+    for r in m.rows:
+        console.print(f"[{STYLE_HEAD}]{escape(r.backend)}[/]  [{STYLE_DIM}]{escape(r.vllm_class)}[/]")
+        for col, c in zip(m.columns, r.cells):
+            mark = f"[{STYLE_DIM}](rule)[/] " if c.rule else ""
+            console.print(f"  {col.title:<{width}}{mark}{escape(c.text)}")
+        console.print()
+    if m.unsupported:
+        console.print(
+            f"[{STYLE_INVALID}]not supported on {m.capability}[/]  "
+            + escape(", ".join(r.backend for r in m.unsupported))
+        )
+        console.print()
+    for p in m.priorities:
+        console.print(f"[{STYLE_HEAD}]priority[/] {escape(p.label)}: " + escape(" > ".join(p.backends)))
+    return buf.getvalue()
+
+
+@render.register
+def _(report: FeatureMatrix) -> str:
+    return matrix_text(report)

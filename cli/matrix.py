@@ -1,0 +1,45 @@
+"""`attn-select matrix`: vLLM 0.33.0's feature-support table for every
+backend, read from the same declarations the selector uses."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from attn_select.cli import options as o
+
+app = typer.Typer()
+
+
+@app.command("matrix")
+def matrix_cmd(
+    capability: Annotated[Optional[str], typer.Option("--capability", help="Narrow to one GPU (X.Y): evaluate capability checks there and add its priority lists.")] = None,
+    kernels: Annotated[Optional[str], typer.Option("--kernels", help="Installed kernels for capability rules (with --capability), comma-separated from fa2,fa3,fa4,flashinfer,trtllm-cubins,flashmla. Default: all.")] = None,
+    fmt: o.FormatOpt = o.Format.text,
+) -> None:
+    """Feature-support table of every attention backend (dtypes, KV-cache
+    dtypes, block sizes, head sizes, capability, sinks, sparse, MLA,
+    multimodal prefix, attention types, CUDA graphs).
+
+    A computed fact shows the rule's description. `--format markdown` is
+    what docs/matrix.md holds.
+    """
+    from attn_select.cli.formats import render
+    from attn_select.cli.inputs import resolve_kernels
+    from attn_select.selector.config import Capability
+    from attn_select.selector.errors import UserError
+    from attn_select.selector.matrix import build_matrix
+
+    cap = None
+    if capability is not None:
+        try:
+            cap = Capability.parse(capability)
+        except ValueError:
+            raise UserError(
+                f"--capability {capability!r} is not a compute capability; write it as X.Y, e.g. 9.0"
+            ) from None
+    elif kernels is not None:
+        raise UserError("--kernels only matters with --capability (it feeds capability rules)")
+    kern = resolve_kernels(kernels, probed_device=False)
+    typer.echo(render(build_matrix(cap, kern), fmt.value), nl=False)
