@@ -34,20 +34,19 @@ def deepseek_v3(tp: int = 8, **changes) -> EngineContext:
 
 
 def deepseek_v32(tp: int = 8, **changes) -> EngineContext:
-    return deepseek_v3(tp, mla_index_topk=2048, **changes)
+    return deepseek_v3(tp, **{"mla_index_topk": 2048, **changes})
 
 
 def glm_nope(tp: int = 8, **changes) -> EngineContext:
     """A rope-free sparse MLA model (qk_rope_head_dim 0): head_size 512."""
-    return deepseek_v3(
-        tp,
-        model_head_size=512,
-        mla_qk_nope_head_dim=256,
-        mla_qk_rope_head_dim=0,
-        mla_v_head_dim=256,
-        mla_index_topk=2048,
-        **changes,
-    )
+    nope = {
+        "model_head_size": 512,
+        "mla_qk_nope_head_dim": 256,
+        "mla_qk_rope_head_dim": 0,
+        "mla_v_head_dim": 256,
+        "mla_index_topk": 2048,
+    }
+    return deepseek_v3(tp, **{**nope, **changes})
 
 
 def mla_cfg(
