@@ -74,3 +74,8 @@ class ModelFacts:
     is_diffusion: bool = False
     kv_cache_scheme: str | None = None  # quantization_config kv_cache_scheme -> "fp8" etc.
     notes: tuple[str, ...] = field(default=())  # parsing decisions worth printing
+    # Added by the config parser (selector/model.py):
+    config_dtype: str | None = None  # dtype read from config.json / weights, before "auto" resolution
+    runner: str = "generate"  # vLLM runner type ("generate" / "pooling"); pooling prefers float16 under auto
+    index_topk: int | None = None  # hf_text_config.index_topk (sparse MLA, DeepSeek-V3.2); None = absent
+    source: str | None = None  # where the config came from: HF repo of a profile, or the file read
