@@ -204,3 +204,15 @@ def test_float32_has_no_mla_backend():
     assert sel.selected is None
     assert all(R.DTYPE in c.reasons for c in sel.candidates)
     assert sel.error.startswith("No valid attention backend found for cuda with ")
+
+
+def test_odd_latent_head_size_only_triton():
+    # kv_lora_rank 256 + qk_rope_head_dim 32 (MiniCPM3-style): not one of
+    # MLACommonBackend's 320/512/576; TRITON_MLA declares no head-size list.
+    ctx = deepseek_v3(model_head_size=288, mla_kv_lora_rank=256, mla_qk_rope_head_dim=32,
+                      mla_qk_nope_head_dim=64, mla_v_head_dim=64)
+    sel = run(mla_cfg("auto", head_size=288), H100, ctx=ctx)
+    r = reasons(sel)
+    assert r["FLASH_ATTN_MLA"] == [R.HEAD_SIZE]
+    assert r["FLASHMLA"] == [R.HEAD_SIZE]
+    assert sel.selected == "TRITON_MLA"
