@@ -62,28 +62,25 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console entry point: user errors become one line on stderr and exit 2."""
+    """Console entry point: user errors become one line on stderr and exit 2.
+
+    click handles usage errors itself in standalone mode (message, exit 2);
+    everything else that escapes the command lands here.
+    """
     from attn_select.selector.errors import UserError
 
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
-        result = app(args=argv, standalone_mode=False)
+        app(args=argv, standalone_mode=True)
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else ExitCode.USAGE)
     except UserError as exc:
         if debug:
             raise
         typer.echo(f"error: {exc}", err=True)
         return ExitCode.USAGE
-    except typer.Exit as exc:
-        return exc.exit_code
-    except typer.Abort:
-        typer.echo("aborted", err=True)
-        return ExitCode.USAGE
-    except Exception as exc:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
+    except Exception as exc:
         if debug:
             raise
         typer.echo(
@@ -91,8 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             err=True,
         )
         return ExitCode.INTERNAL
-    # click returns the code of a typer.Exit raised by the command
-    return result if isinstance(result, int) else ExitCode.OK
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

@@ -101,4 +101,6 @@ def probe_kernels() -> Kernels | None:
     trtllm = cubin or not offline
     source = "probe (installed vLLM" + ("" if cubin else "; trtllm cubins assumed reachable") + ")"
     return Kernels(fa2=fa2, fa3=fa3, fa4=fa4, flashinfer=flashinfer,
-                   trtllm_cubins=trtllm, flashmla=flashmla, source=source)
+                   trtllm_cubins=trtllm, flashmla=flashmla, source=source,
+                   flashinfer_python=importlib.util.find_spec("flashinfer") is not None,
+                   tokenspeed_mla=importlib.util.find_spec("tokenspeed_mla") is not None)

@@ -133,6 +133,7 @@ def engine_context(model: ModelFacts | None, ov: Overrides) -> EngineContext:
         flash_attn_version=ov.flash_attn_version,
         use_trtllm_attention=ov.use_trtllm_attention,
         dcp_size=dcp,
+        pcp_size=2 if ov.use_pcp else 1,
         batch_invariant=bool(ov.use_batch_invariant),
     )
     if model is None:
@@ -155,10 +156,11 @@ def _mla_context(model: ModelFacts) -> dict[str, object]:
     """MLA dims for backends whose checks read them from the model config,
     passed only where EngineContext declares such fields."""
     names = {f.name for f in fields(EngineContext)}
+    topk = {"mla_index_topk": model.index_topk} if "mla_index_topk" in names else {}
     mla = next((g.attn for g in model.groups if g.attn.use_mla), None)
     if mla is None:
-        return {}
-    dims = {
+        return topk
+    dims = {**topk,
         "mla_qk_nope_head_dim": mla.qk_nope_head_dim,
         "mla_qk_rope_head_dim": mla.qk_rope_head_dim,
         "mla_v_head_dim": mla.v_head_dim,
