@@ -135,15 +135,17 @@ class Kernels:
     trtllm_cubins: bool = True  # has_nvidia_artifactory(): cubins downloadable or flashinfer-cubin
     flashmla: bool = True  # vllm._flashmla_C importable (FlashMLA dense and sparse kernels)
     source: str = "default"  # where these values came from, for the report
-    # Python packages the MLA backends import. Both are dependencies of vLLM's
-    # CUDA wheel, so present by default; not in NAMES (from_names keeps them).
-    # The flashinfer package is installed (importlib find_spec), whether or not
-    # has_flashinfer() also finds cubins or nvcc+ninja: a module-level
-    # ``import flashinfer`` needs only this.
+    # The flashinfer package is importable (find_spec). A module-level
+    # ``import flashinfer`` in vLLM's backends needs only this, while
+    # has_flashinfer() (``flashinfer`` above) also needs cubins or nvcc+ninja.
     flashinfer_python: bool = True
-    tokenspeed_mla: bool = True  # ``import tokenspeed_mla`` succeeds
+    tokenspeed_mla: bool = True  # ``import tokenspeed_mla`` succeeds (a vLLM dependency)
 
-    NAMES = ("fa2", "fa3", "fa4", "flashinfer", "trtllm-cubins", "flashmla")
+    # Names for --kernels and reports. "flashinfer" implies the package;
+    # "flashinfer-python" alone is the package without cubins or a JIT
+    # toolchain (has_flashinfer() False, the backend modules still import).
+    NAMES = ("fa2", "fa3", "fa4", "flashinfer", "trtllm-cubins", "flashmla",
+             "flashinfer-python", "tokenspeed-mla")
 
     @classmethod
     def from_names(cls, names: list[str] | tuple[str, ...], source: str) -> Kernels:
@@ -162,11 +164,18 @@ class Kernels:
             flashinfer="flashinfer" in present,
             trtllm_cubins="trtllm-cubins" in present,
             flashmla="flashmla" in present,
+            flashinfer_python="flashinfer" in present or "flashinfer-python" in present,
+            tokenspeed_mla="tokenspeed-mla" in present,
             source=source,
         )
 
     def present(self) -> list[str]:
-        return [n for n in self.NAMES if getattr(self, n.replace("-", "_"))]
+        """Names that are present; the package alone is listed only when
+        has_flashinfer() is False."""
+        out = [n for n in self.NAMES if getattr(self, n.replace("-", "_"))]
+        if self.flashinfer and "flashinfer-python" in out:
+            out.remove("flashinfer-python")
+        return out
 
     def key(self) -> tuple[bool, ...]:
         """Identity for caching and comparison: the flags, not the source."""
