@@ -1,0 +1,145 @@
+"""Measuring: device time per call, host time of the build, first-call (JIT)
+time with a progress ticker, and the copy ceiling.
+
+Device time: warm-up first, then the calls are launched back to back between
+two CUDA events (captured into a CUDA graph and replayed when capture works,
+which removes launch gaps), and the median over many such windows is kept.
+Synchronising around every call would add ~60 us of host round trip to each.
+"""
+
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_us: float  # per call
+    min_us: float
+    samples: int  # windows measured
+    calls_per_sample: int
+    method: str  # "cuda-graph" | "events" | "wall"
+
+
+def time_device(fn: Callable[[], None], device: torch.device, calls: int = 8, samples: int = 25,
+                warmup: int = 3, max_seconds: float = 3.0, use_graph: bool = True) -> Timing:
+    """Median per-call device time of ``fn`` (which must launch the same work each call)."""
+    if device.type != "cuda":
+        for _ in range(max(1, warmup)):
+            fn()
+        ts = []
+        t_end = time.perf_counter() + max_seconds
+        for _ in range(samples):
+            t0 = time.perf_counter()
+            fn()
+            ts.append((time.perf_counter() - t0) * 1e6)
+            if time.perf_counter() > t_end:
+                break
+        return Timing(statistics.median(ts), min(ts), len(ts), 1, "wall")
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize(device)
+    replay: Callable[[], None] | None = None
+    method = "events"
+    if use_graph:
+        try:
+            stream = torch.cuda.Stream(device)
+            stream.wait_stream(torch.cuda.current_stream(device))
+            with torch.cuda.stream(stream):
+                fn()  # one more warm-up on the side stream, as capture requires
+            torch.cuda.current_stream(device).wait_stream(stream)
+            torch.cuda.synchronize(device)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                for _ in range(calls):
+                    fn()
+            graph.replay()
+            torch.cuda.synchronize(device)
+            replay = graph.replay
+            method = "cuda-graph"
+        except Exception:
+            torch.cuda.synchronize(device)
+            replay = None
+    if replay is None:
+        def replay():
+            for _ in range(calls):
+                fn()
+
+    # size the number of windows to the time budget
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    replay()
+    stop.record()
+    stop.synchronize()
+    one = max(start.elapsed_time(stop) / 1000.0, 1e-6)
+    n = max(5, min(samples, int(max_seconds / one)))
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+    for a, b in events:
+        a.record()
+        replay()
+        b.record()
+    torch.cuda.synchronize(device)
+    per = sorted(a.elapsed_time(b) * 1000.0 / calls for a, b in events)
+    return Timing(statistics.median(per), per[0], n, calls, method)
+
+
+def time_host(fn: Callable[[], object], device: torch.device, repeats: int = 15) -> float:
+    """Median host wall time (us) of ``fn`` (the once-per-step metadata build)."""
+    ts = []
+    for _ in range(repeats):
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1e6)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return statistics.median(ts)
+
+
+class Ticker:
+    """Calls ``progress`` every ``every`` seconds while a slow first call (JIT) runs."""
+
+    def __init__(self, progress: Callable[[str], None], what: str, every: float = 10.0):
+        self.progress, self.what, self.every = progress, what, every
+        self._stop = threading.Event()
+        self._t0 = 0.0
+
+    def __enter__(self) -> "Ticker":
+        self._t0 = time.perf_counter()
+        self.progress(f"{self.what}: first call (JIT compile / autotune if any) ...")
+
+        def tick():
+            while not self._stop.wait(self.every):
+                self.progress(f"{self.what}: still compiling, {time.perf_counter() - self._t0:.0f} s")
+
+        self._thread = threading.Thread(target=tick, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(timeout=1)
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.perf_counter() - self._t0
+
+
+def copy_ceiling(device: torch.device, nbytes: int = 1 << 30) -> float | None:
+    """Device-to-device copy bandwidth in bytes/s, counting bytes read plus written."""
+    if device.type != "cuda":
+        return None
+    src = torch.empty(nbytes // 2, dtype=torch.uint8, device=device).random_(0, 255).view(torch.int16)
+    dst = torch.empty_like(src)
+    t = time_device(lambda: dst.copy_(src), device, calls=4, samples=20, use_graph=False)
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * (nbytes // 2) / (t.median_us * 1e-6)

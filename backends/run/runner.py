@@ -1,0 +1,309 @@
+"""``attn-select run``: for each attention group, one real forward step per
+batch shape through every backend that can execute here, checked against the
+float32 reference and timed.
+
+Per (group, shape, backend): skipped (no adapter / not valid for this config
+per the selector / not installed / not runnable here), failed (one-line
+error: import error, JIT failure, CUDA OOM, ...), or ran (relative errors,
+first-call time, per-layer device time, KV-read bandwidth, build cost,
+projection). A failure in one backend never stops the others; GPU memory is
+freed between backends.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from attn_select.backends.run import ADAPTERS
+from attn_select.backends.run.adapter import Adapter, RunEnv, Unsupported
+from attn_select.backends.run.batch import Batch, Shape, fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.backends.run.harness import Ticker, copy_ceiling, time_device, time_host
+from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error, tolerance
+from attn_select.backends.run.report import (
+    FAILED, RAN, SKIPPED, BackendRow, Check, GroupRun, Perf, RunReport, fastest_per_shape,
+)
+
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+# Run order of the backends attn-select can execute (vLLM enum order).
+RUNNABLE = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
+
+
+@dataclass
+class RunOptions:
+    device: str = "cuda"
+    shapes: list[Shape] = field(default_factory=list)
+    page_size: int = 16
+    dtype: str | None = None  # None: the model's
+    kv_cache_dtype: str = "auto"
+    backends: tuple[str, ...] | None = None  # restrict
+    checks: int = 2  # fresh-input checks per backend and shape
+    timing: bool = True
+    time_budget_s: float = 2.0  # device time spent timing one row
+    timed_cache_bytes: int = 1 << 30  # distinct layer caches cycled in a timed window (beats the L2)
+    progress: Callable[[str], None] = field(default=lambda msg: None)
+    seed: int = 0
+
+
+def one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    msg = text[0] if text else ""
+    if isinstance(e, torch.cuda.OutOfMemoryError):
+        return "CUDA out of memory: " + msg[:160]
+    return f"{type(e).__name__}: {msg}"[:240]
+
+
+def load_adapter(name: str, env: RunEnv, p: AttnParams, **kw: Any) -> Adapter:
+    module, cls = ADAPTERS[name].split(":")
+    return getattr(importlib.import_module(module), cls)(env, p, **kw)
+
+
+def attn_params(attn: Any) -> AttnParams:
+    """From a ModelFacts LayerAttention."""
+    return AttnParams(
+        num_heads=attn.num_heads, num_kv_heads=attn.num_kv_heads, head_size=attn.head_size,
+        head_size_v=attn.head_size_v, scale=attn.head_size ** -0.5, sliding_window=attn.sliding_window,
+        soft_cap=attn.logits_soft_cap, has_sink=attn.has_sink)
+
+
+def kv_bytes(batch: Batch, p: AttnParams, elem: int) -> int:
+    """KV bytes one layer must read: each request's visible keys (window-limited), K and V."""
+    seq = batch.seq_lens_cpu.to(torch.int64)
+    qsl = batch.query_start_loc_cpu.to(torch.int64)
+    q = qsl[1:] - qsl[:-1]
+    vis = seq if p.sliding_window is None else torch.minimum(seq, q + p.sliding_window - 1)
+    return int(vis.sum()) * p.num_kv_heads * (p.head_size + p.head_size_v) * elem
+
+
+def _free(device: torch.device) -> None:
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.empty_cache()
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def run_backend(row: BackendRow, adapter: Adapter, batch: Batch, p: AttnParams, env: RunEnv,
+                opts: RunOptions, num_layers: int, ceiling: float | None, seed: int) -> None:
+    """Fill ``row``: checks with fresh inputs, then timing. Raises nothing."""
+    dev = env.device
+    tol = tolerance(str(env.dtype).removeprefix("torch."), env.kv_cache_dtype)
+    errors: list[float] = []
+    unwritten = 0
+    first_s = 0.0
+    plan = None
+    try:
+        for c in range(max(1, opts.checks)):
+            gen = torch.Generator().manual_seed(seed * 1000 + c)
+            cache = adapter.alloc_cache(batch.num_pages, batch.page_size)
+            fill_random_(cache, gen)
+            k, v = adapter.kv_views(cache)
+            inp = random_inputs(batch, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, env.dtype,
+                                p.has_sink, gen)
+            write_new_tokens(k, v, batch, inp)
+            out = torch.full((batch.num_tokens, p.num_heads, p.head_size_v), float("nan"), dtype=env.dtype,
+                             device=dev)
+            if c == 0:
+                with Ticker(env.progress, f"{row.label} {row.group}/{row.shape}") as t:
+                    plan = adapter.build(batch)
+                    adapter.run(plan, inp.q, cache, inp.sinks, out)
+                    _sync(dev)
+                first_s = t.elapsed_s
+                row.kernel = adapter.kernel_name(plan)
+            else:
+                plan = adapter.build(batch)
+                adapter.run(plan, inp.q, cache, inp.sinks, out)
+                _sync(dev)
+            unwritten += int(torch.isnan(out).sum())
+            ref = reference_attention(inp.q, k, v, batch, p, inp.sinks)
+            errors.append(relative_error(out, ref))
+            del cache, k, v, out, ref
+        row.check = Check(errors, tol, unwritten)
+        row.status = RAN
+        if not row.check.ok:
+            row.reason = (f"wrong result: rel. error {max(errors):.2e} > {tol:.0e}" if unwritten == 0
+                          else f"wrong result: {unwritten} output elements never written")
+        if opts.timing:
+            row.perf = _time(adapter, plan, batch, p, env, opts, num_layers, ceiling, first_s)
+    except Unsupported as e:
+        row.status, row.reason = SKIPPED, f"not runnable here: {e}"
+    except Exception as e:  # one backend's failure must not stop the others
+        row.status, row.reason = FAILED, one_line(e)
+        if row.check is not None:  # failed while timing: keep the check
+            row.reason = "timing failed: " + row.reason
+    finally:
+        plan = None
+        _free(dev)
+
+
+def _time(adapter: Adapter, plan: Any, batch: Batch, p: AttnParams, env: RunEnv, opts: RunOptions,
+          num_layers: int, ceiling: float | None, first_s: float) -> Perf:
+    dev = env.device
+    elem = torch.empty(0, dtype=adapter.cache_torch_dtype()).element_size()
+    layer_bytes = batch.num_pages * batch.page_size * p.num_kv_heads * (p.head_size + p.head_size_v) * elem
+    n = max(1, min(num_layers, math.ceil(opts.timed_cache_bytes / max(1, layer_bytes))))
+    if dev.type != "cuda":
+        n = 1
+    caches = []
+    for _ in range(n):
+        c = adapter.alloc_cache(batch.num_pages, batch.page_size)
+        fill_random_(c)
+        caches.append(c)
+    gen = torch.Generator().manual_seed(opts.seed + 7)
+    inp = random_inputs(batch, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, env.dtype, p.has_sink, gen)
+    out = torch.empty(batch.num_tokens, p.num_heads, p.head_size_v, dtype=env.dtype, device=dev)
+
+    def step_layers():
+        for c in caches:
+            adapter.run(plan, inp.q, c, inp.sinks, out)
+
+    t = time_device(step_layers, dev, calls=max(1, 8 // n) if dev.type == "cuda" else 1,
+                    max_seconds=opts.time_budget_s, samples=30 if dev.type == "cuda" else 3)
+    per_layer = t.median_us / n
+    build_us = time_host(lambda: adapter.build(batch), dev, repeats=15 if dev.type == "cuda" else 3)
+    nbytes = kv_bytes(batch, p, elem)
+    bw = nbytes / (per_layer * 1e-6)
+    step = build_us + num_layers * per_layer
+    del caches
+    return Perf(per_layer_us=per_layer, min_us=t.min_us / n, method=t.method, samples=t.samples,
+                layers_timed=n, first_call_s=first_s, build_us=build_us, kv_bytes=nbytes, kv_read_tbs=bw / 1e12,
+                ceiling_fraction=(bw / ceiling) if ceiling else None, num_layers=num_layers, step_us=step,
+                build_share=build_us / step if step else 0.0)
+
+
+def _validity(name: str, gexp: Any) -> tuple[bool, str]:
+    """(valid, reasons) for backend ``name`` per the selector, for this group."""
+    if gexp is None:
+        return True, ""
+    for c in gexp.selection.candidates:
+        if c.name == name:
+            return c.valid, "; ".join(c.reasons)
+    from attn_select.backends import registry
+    from attn_select.selector.config import Query
+    from attn_select.selector.validate import check
+
+    sel = gexp.selection
+    reasons = check(registry.BACKENDS[name], Query(sel.cfg, sel.cap, sel.kernels, sel.ctx))
+    return not reasons, "; ".join(reasons)
+
+
+def _decode_kernel(gexp: Any) -> str | None:
+    fi = getattr(gexp, "flashinfer", None) if gexp is not None else None
+    k = getattr(fi, "decode_kernel", None)
+    return None if k in (None, "native") else k
+
+
+def run_group(name: str, attn: Any, num_layers: int, gexp: Any, env: RunEnv, opts: RunOptions,
+              ceiling: float | None) -> GroupRun:
+    p = attn_params(attn)
+    selected = gexp.selection.selected if gexp is not None else None
+    fa_v = gexp.fa_version.version if gexp is not None else None
+    g = GroupRun(
+        name=name, layers=num_layers,
+        attention=dict(num_heads=p.num_heads, num_kv_heads=p.num_kv_heads, head_size=p.head_size,
+                       head_size_v=p.head_size_v, sliding_window=p.sliding_window, soft_cap=p.soft_cap,
+                       has_sink=p.has_sink, use_mla=bool(getattr(attn, "use_mla", False))),
+        selected=selected, selection_error=gexp.selection.error if gexp is not None else None,
+        fa_version=fa_v, flashinfer_decode=_decode_kernel(gexp))
+    env.fa_version = fa_v
+    env.trtllm_decode = g.flashinfer_decode
+    names = list(RUNNABLE)
+    if gexp is not None:  # other candidates of the priority list: listed, no adapter
+        names += [c.name for c in gexp.selection.candidates if c.name not in RUNNABLE]
+    if opts.backends:
+        names = [n for n in names if n in opts.backends]
+    for si, shape in enumerate(opts.shapes):
+        batch = make_batch(shape, opts.page_size, env.device, seed=opts.seed + si, spare_pages=64)
+        for bi, bname in enumerate(names):
+            variants = [("", {})]
+            if bname == "FLASHINFER" and env.trtllm_decode and shape.decodes:
+                variants.append(("native decode", {"force_native_decode": True}))
+            for variant, kw in variants:
+                row = BackendRow(group=name, shape=shape.kind, backend=bname, variant=variant,
+                                 selected=(bname == selected and not variant))
+                g.rows.append(row)
+                if getattr(attn, "use_mla", False):
+                    row.reason = "MLA layers: attn-select run has no MLA adapters"
+                    continue
+                if bname not in ADAPTERS:
+                    row.reason = "attn-select run has no adapter for this backend"
+                    continue
+                valid, why = _validity(bname, gexp)
+                if not valid:
+                    row.reason = f"not valid for this config per the selector: {why}"
+                    continue
+                try:
+                    adapter = load_adapter(bname, env, p, **kw)
+                    missing = adapter.unavailable()
+                except Exception as e:
+                    adapter, missing = None, f"adapter failed to load: {one_line(e)}"
+                if missing:
+                    row.reason = missing
+                    continue
+                env.progress(f"{name}/{shape.kind}: {row.label}")
+                run_backend(row, adapter, batch, p, env, opts, num_layers, ceiling, seed=opts.seed + 31 * si + bi)
+                adapter.close()
+                del adapter
+                _free(env.device)
+        del batch
+    g.fastest = fastest_per_shape(g.rows)
+    _verdict(g)
+    return g
+
+
+def _verdict(g: GroupRun) -> None:
+    if g.selected is None:
+        g.verdict, g.verdict_detail = "not-selected", g.selection_error or "explain selected no backend"
+        return
+    mine = [r for r in g.rows if r.backend == g.selected and not r.variant]
+    if not mine:
+        g.verdict, g.verdict_detail = "missing", f"{g.selected} was not run (filtered out)"
+        return
+    failed = [r for r in mine if r.status == FAILED]
+    wrong = [r for r in mine if r.status == RAN and not r.correct]
+    skipped = [r for r in mine if r.status == SKIPPED]
+    if failed:
+        g.verdict, g.verdict_detail = "failed", f"{failed[0].shape}: {failed[0].reason}"
+    elif wrong:
+        g.verdict, g.verdict_detail = "wrong", f"{wrong[0].shape}: {wrong[0].reason}"
+    elif skipped:
+        g.verdict, g.verdict_detail = "missing", skipped[0].reason
+    else:
+        kernels = sorted({r.kernel for r in mine if r.kernel})
+        g.verdict, g.verdict_detail = "confirmed", f"{g.selected} ran and was correct ({'; '.join(kernels)})"
+
+
+def make_env(opts: RunOptions, dtype_name: str, progress: Callable[[str], None]) -> RunEnv:
+    dev = torch.device(opts.device)
+    cap = torch.cuda.get_device_capability(dev) if dev.type == "cuda" else None
+    return RunEnv(device=dev, capability=cap, dtype=DTYPES[dtype_name], kv_cache_dtype=opts.kv_cache_dtype,
+                  progress=progress)
+
+
+def run_model(model: Any, explanation: Any, opts: RunOptions, device_name: str,
+              kernels_source: str = "") -> RunReport:
+    """Every group of ``model`` (ModelFacts); ``explanation`` from selector.explain (or None)."""
+    dtype_name = opts.dtype or model.dtype
+    env = make_env(opts, dtype_name, opts.progress)
+    ceiling = copy_ceiling(env.device) if opts.timing else None
+    rep = RunReport(
+        model=model.name, device=device_name,
+        capability=f"{env.capability[0]}.{env.capability[1]}" if env.capability else None,
+        torch=torch.__version__, dtype=dtype_name, kv_cache_dtype=opts.kv_cache_dtype, page_size=opts.page_size,
+        shapes={s.kind: s.describe() for s in opts.shapes},
+        copy_ceiling_tbs=ceiling / 1e12 if ceiling else None, kernels_source=kernels_source)
+    gexps = list(explanation.groups) if explanation is not None else [None] * len(model.groups)
+    for group, gexp in zip(model.groups, gexps):
+        rep.groups.append(run_group(group.name, group.attn, len(group.layers), gexp, env, opts, ceiling))
+    env.workspace.clear()
+    _free(env.device)
+    return rep
