@@ -10,7 +10,8 @@ import dataclasses
 import json
 from functools import singledispatch
 
-from attn_select.selector.explain import Explanation, GroupExplanation
+from attn_select.selector.explain import ENGINE_VERSION, Explanation, GroupExplanation
+from attn_select.selector.lock import CheckReport
 from attn_select.selector.matrix import Column, FeatureMatrix, Row
 
 EXPLAIN_SCHEMA = "attn-select.explain/1"
@@ -141,3 +142,40 @@ def matrix_doc(m: FeatureMatrix) -> dict:
 @render.register
 def _(report: FeatureMatrix) -> str:
     return dumps(matrix_doc(report))
+
+
+# --- check (attn-select check) ------------------------------------------------
+
+CHECK_SCHEMA = "attn-select.check/1"
+
+
+def check_doc(r: CheckReport) -> dict:
+    failed = {(d.deployment, d.group) for d in r.diffs}
+    return {
+        "schema": CHECK_SCHEMA,
+        "engine": {"name": "vllm", "version": ENGINE_VERSION},
+        "lockfile": r.lockfile,
+        "inputs": r.inputs,
+        "ok": r.ok,
+        "deployments": len({c[0] for c in r.cases}),
+        "groups": len(r.cases),
+        "failed_groups": len([c for c in r.cases if c in failed]),
+        "differences": [
+            {
+                "deployment": d.deployment,
+                "group": d.group,
+                "field": d.field,
+                "locked": d.locked,
+                "new": d.new,
+                "line": line,
+                "detail": d.detail,
+                "message": d.message(),
+            }
+            for d, line in zip(r.diffs, r.lines)
+        ],
+    }
+
+
+@render.register
+def _(report: CheckReport) -> str:
+    return dumps(check_doc(report))

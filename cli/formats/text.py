@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from attn_select.selector.explain import Explanation, GroupExplanation
+from attn_select.selector.lock import CheckReport, show_value
 from attn_select.selector.matrix import FeatureMatrix
 
 STYLE_SELECTED = "bold green"
@@ -237,3 +238,51 @@ def matrix_text(m: FeatureMatrix) -> str:
 @render.register
 def _(report: FeatureMatrix) -> str:
     return matrix_text(report)
+
+
+# --- check (attn-select check) -----------------------------------------------
+
+
+def check_text(r: CheckReport) -> str:
+    """Failures grouped by deployment and group, each with its lockfile
+    line; then one summary line. Passing groups are only counted."""
+    buf = io.StringIO()
+    console = make_console(buf)
+    console.soft_wrap = True  # one line per difference: the terminal wraps, rich does not
+    by_case: dict[tuple[str, str | None], list[int]] = {}
+    for i, d in enumerate(r.diffs):
+        by_case.setdefault((d.deployment, d.group), []).append(i)
+    width = max((len(d.field) for d in r.diffs), default=0) + 2
+    for (dep, group), idx in by_case.items():
+        where = f"{r.lockfile}:{min(r.lines[i] for i in idx)}"
+        title = escape(dep) + (f" / {escape(group)}" if group is not None else "")
+        console.print(f"[{STYLE_ERROR}]FAIL[/]  [{STYLE_HEAD}]{title}[/]  [{STYLE_DIM}]{escape(where)}[/]")
+        for i in idx:
+            d = r.diffs[i]
+            locked, new = show_value(d.field, d.locked), show_value(d.field, d.new)
+            console.print(
+                f"      {escape(d.field):<{width}}[{STYLE_INVALID}]{escape(locked)}[/] -> "
+                f"[{STYLE_VALID}]{escape(new)}[/]"
+            )
+            if d.detail:
+                console.print(f"      {'':<{width}}[{STYLE_DIM}]{escape(d.detail)}[/]")
+    failed = len({c for c in by_case if c[1] is not None})
+    deps = len({c[0] for c in r.cases})
+    source = "inputs embedded in the lock" if r.inputs == "embedded" else f"inputs from {r.inputs}"
+    if r.ok:
+        console.print(
+            f"[{STYLE_SELECTED}]ok[/]  {len(r.cases)} attention groups in {deps} deployments match "
+            f"{escape(r.lockfile)}  [{STYLE_DIM}]({escape(source)})[/]"
+        )
+    else:
+        console.print(
+            f"[{STYLE_ERROR}]{len(r.diffs)} differences[/] in {failed} of {len(r.cases)} attention groups "
+            f"({len({c[0] for c in by_case})} of {deps} deployments) against {escape(r.lockfile)}  "
+            f"[{STYLE_DIM}]({escape(source)}; accept with: attn-select lock DEPLOYMENTS -o {escape(r.lockfile)})[/]"
+        )
+    return buf.getvalue()
+
+
+@render.register
+def _(report: CheckReport) -> str:
+    return check_text(report)

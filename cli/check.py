@@ -1,0 +1,52 @@
+"""`attn-select check`: the CI gate. Recompute every locked deployment and
+compare with the lockfile."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from attn_select.cli.exit import ExitCode
+
+app = typer.Typer()
+
+
+class CheckFormat(str, Enum):
+    text = "text"
+    json = "json"
+    junit = "junit"
+    github = "github"
+
+
+@app.command("check")
+def check_cmd(
+    lockfile: Annotated[str, typer.Argument(help="Lockfile written by `attn-select lock`.", show_default=False)],
+    deployments: Annotated[Optional[str], typer.Option("--deployments", "-d", help="Recompute from this deployments file (matched by name) instead of the inputs embedded in the lock; changed inputs are differences too.")] = None,
+    fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="text, json, junit (XML) or github (workflow annotations on the lockfile lines).")] = CheckFormat.text,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
+) -> None:
+    """Check that every deployment still selects what the lockfile says.
+
+    Only the fields present in a locked group are compared (reasons as
+    ordered lists, errors as exact text). Exit 0 when all match, 1 when any
+    differ, 2 for bad input.
+    """
+    from attn_select.cli.formats import render
+    from attn_select.cli.lock import read_text
+    from attn_select.selector.lock import parse_deployments, parse_lockfile, run_check
+
+    lock, doc = parse_lockfile(read_text(lockfile, "lockfile"), lockfile)
+    deps = None
+    if deployments is not None:
+        dep_file, dep_doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
+        deps = (dep_file, dep_doc, Path(deployments).parent)
+    report = run_check(lock, doc, Path(lockfile).parent, deps)
+    text = render(report, fmt.value)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+    raise typer.Exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)

@@ -1,0 +1,52 @@
+"""GitHub Actions workflow commands: one ``::error`` annotation per
+difference, on the lockfile line it concerns, then a plain summary line.
+
+Escaping follows actions/toolkit (packages/core/src/command.ts): message
+data escapes ``%``, CR and LF; property values also ``:`` and ``,``.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from attn_select.selector.lock import CheckReport
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(name: str, message: str, **props: object) -> str:
+    """``::name k=v,k=v::message`` with both parts escaped."""
+    args = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v is not None)
+    return f"::{name}{' ' + args if args else ''}::{escape_data(message)}"
+
+
+def check_github(r: CheckReport) -> str:
+    out = []
+    for d, line in zip(r.diffs, r.lines):
+        where = d.deployment + (f" / {d.group}" if d.group is not None else "")
+        message = d.message() + (f"\n{d.detail}" if d.detail else "")
+        out.append(command("error", message, file=r.lockfile, line=line, title=f"attn-select check: {where}"))
+    if r.ok:
+        out.append(f"attn-select check: {len(r.cases)} attention groups match {r.lockfile}")
+    else:
+        out.append(
+            f"attn-select check: {len(r.diffs)} differences against {r.lockfile}; "
+            f"accept them with: attn-select lock DEPLOYMENTS -o {r.lockfile}"
+        )
+    return "\n".join(out) + "\n"
+
+
+@singledispatch
+def render(report: object) -> str:
+    raise TypeError(f"no GitHub annotation format for {type(report).__name__}")
+
+
+@render.register
+def _(report: CheckReport) -> str:
+    return check_github(report)

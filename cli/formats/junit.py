@@ -1,0 +1,68 @@
+"""JUnit XML for CI test reports (built with xml.etree.ElementTree).
+
+`attn-select check`: one testcase per (deployment, attention group), named
+after the group with the deployment as its class; each difference is one
+line of the failure text. Differences that belong to no group (changed
+inputs, a removed deployment, another engine version) get a testcase of
+their own, named ``(deployment)`` or ``(lockfile)``.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from functools import singledispatch
+
+from attn_select.selector.lock import CheckReport, Diff
+
+SUITE = "attn-select check"
+
+
+def _failure_text(diffs: list[tuple[Diff, int]], lockfile: str) -> str:
+    lines = []
+    for d, line in diffs:
+        lines.append(f"{lockfile}:{line}: {d.message()}")
+        if d.detail:
+            lines.append(f"    {d.detail}")
+    return "\n".join(lines) + "\n"
+
+
+def check_junit(r: CheckReport) -> str:
+    by_case: dict[tuple[str, str | None], list[tuple[Diff, int]]] = {}
+    for d, line in zip(r.diffs, r.lines):
+        by_case.setdefault((d.deployment, d.group), []).append((d, line))
+    cases: list[tuple[str, str | None]] = list(r.cases)
+    cases += [c for c in by_case if c not in set(r.cases)]  # group-less differences
+    failures = sum(1 for c in cases if c in by_case)
+
+    root = ET.Element("testsuites", name=SUITE, tests=str(len(cases)), failures=str(failures), errors="0")
+    suite = ET.SubElement(
+        root, "testsuite", name=r.lockfile, tests=str(len(cases)), failures=str(failures),
+        errors="0", skipped="0",
+    )
+    ET.SubElement(ET.SubElement(suite, "properties"), "property", name="inputs", value=r.inputs)
+    for dep, group in cases:
+        case = ET.SubElement(
+            suite, "testcase", classname=dep,
+            name=group if group is not None else ("(lockfile)" if dep == "(lockfile)" else "(deployment)"),
+            file=r.lockfile,
+        )
+        found = by_case.get((dep, group))
+        if found:
+            case.set("line", str(found[0][1]))
+            failure = ET.SubElement(
+                case, "failure", type="LockMismatch",
+                message=found[0][0].message() + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""),
+            )
+            failure.text = _failure_text(found, r.lockfile)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+@singledispatch
+def render(report: object) -> str:
+    raise TypeError(f"no JUnit format for {type(report).__name__}")
+
+
+@render.register
+def _(report: CheckReport) -> str:
+    return check_junit(report)

@@ -1,0 +1,55 @@
+"""`attn-select lock`: evaluate a deployments file and write the lockfile
+that `attn-select check` verifies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+app = typer.Typer()
+
+
+def read_text(path: str, what: str) -> str:
+    """A file's text, or a one-line user error."""
+    from attn_select.selector.errors import UserError
+
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise UserError(f"{what} is a folder, not a file: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {what} {path}: {exc}") from None
+
+
+@app.command("lock")
+def lock_cmd(
+    deployments: Annotated[str, typer.Argument(help="Deployments file (YAML); see profiles/lock/deployments.yaml.", show_default=False)],
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the lockfile here (default: stdout).")] = None,
+) -> None:
+    """Record, per deployment and attention group, the backend vLLM 0.33.0
+    selects, its FlashAttention version and every candidate's reasons.
+
+    The same input gives a byte-identical file. Each deployment's inputs are
+    embedded, so `attn-select check LOCKFILE` needs nothing else.
+    Exit 0 when written, 2 for bad input.
+    """
+    from attn_select.selector.lock import dump_lock, lock_deployments, parse_deployments
+
+    dep_file, doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
+    lock_dir = Path(output).parent if output else Path.cwd()
+    lock, paths = lock_deployments(dep_file, doc, Path(deployments).parent, lock_dir)
+    text = dump_lock(lock, paths)
+    groups = [g for d in lock.deployments for g in d.groups]
+    failed = sum(1 for g in groups if g.selected is None)
+    summary = f"{len(lock.deployments)} deployments, {len(groups)} attention groups"
+    if failed:
+        summary += f" ({failed} with no backend: vLLM would raise; recorded with its error)"
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}: {summary}", err=True)
