@@ -384,3 +384,40 @@ def test_layer_call_matches_impl_arguments():
     assert [k.arg for k in calls[0].keywords] == [
         "requires_alibi", "head_size", "has_sinks", "requires_softcap", "supports_fa4_hd256",
     ]
+
+
+def _class(rel: str, name: str) -> ast.ClassDef:
+    tree = ast.parse((SRC / rel).read_text())
+    return next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+
+
+def _version_calls(fn: ast.FunctionDef) -> list[list[str]]:
+    calls = [
+        n for n in ast.walk(fn)
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "get_flash_attn_version"
+    ]
+    # ast.walk is breadth-first: put the calls back in source order.
+    return [[k.arg for k in n.keywords] for n in sorted(calls, key=lambda n: (n.lineno, n.col_offset))]
+
+
+def test_builder_calls_match_builder_fa_version():
+    builder = _class("v1/attention/backends/flash_attn.py", "FlashAttentionMetadataBuilder")
+    init = next(n for n in builder.body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    # The no-argument call (FA3 ahead-of-time scheduling), then builder_fa_version's.
+    assert _version_calls(init) == [
+        [], ["head_size", "head_size_v", "kv_cache_block_size", "supports_fa4_hd256"],
+    ]
+
+
+def test_impl_stub_attributes_match_source():
+    # The oracle's FlashAttentionImpl stand-in: supports_dcp True, supports_pcp
+    # inherited (False) from AttentionImpl.
+    impl = _class("v1/attention/backends/flash_attn.py", "FlashAttentionImpl")
+    assigned = {
+        n.target.id: ast.literal_eval(n.value)
+        for n in impl.body
+        if isinstance(n, ast.AnnAssign) and n.value is not None
+    }
+    assert assigned.get("supports_dcp") is True
+    assert "supports_pcp" not in assigned
+    assert [b.id for b in impl.bases] == ["AttentionImpl"]
