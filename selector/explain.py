@@ -148,6 +148,11 @@ def engine_context(model: ModelFacts | None, ov: Overrides) -> EngineContext:
         is_mm_prefix_lm=model.is_mm_prefix_lm,
         rswa_window=model.rswa_window,
         is_diffusion=model.is_diffusion,
+        # Only Gemma-4's sliding layers clamp the window to the mm prefix
+        # (mm_prefix_clamp_sliding_window); any other sliding layer is unclamped.
+        unclamped_sliding_window=any(
+            g.attn.sliding_window is not None for g in model.groups
+        ) and not model.model_type.startswith("gemma4"),
         **_mla_context(model),
     )
 
