@@ -23,7 +23,7 @@ from attn_select.selector.config import (
 )
 from attn_select.selector.device import Device
 from attn_select.selector.errors import UserError
-from attn_select.selector.fa_version import FAVersion, resolve_fa_version
+from attn_select.selector.fa_version import FAVersion, layer_fa_version, resolve_fa_version
 from attn_select.selector.model_facts import AttentionGroup, LayerAttention, ModelFacts
 from attn_select.selector.select import Selection, select
 
@@ -97,6 +97,9 @@ class GroupExplanation:
     fa_version_noarg: FAVersion  # the no-argument call (sink / per-head-scale support)
     flashinfer: object | None  # FlashInferDispatch when FLASHINFER is valid here
     backend_facts: tuple[BackendFacts, ...]
+    # What the selected backend's layer raises after selection passed (vLLM
+    # checks some combinations only in the impl's __init__), or None.
+    layer_error: str | None = None
 
     @property
     def name(self) -> str:
@@ -117,7 +120,7 @@ class Explanation:
 
     @property
     def ok(self) -> bool:
-        return all(g.selection.selected is not None for g in self.groups)
+        return all(g.selection.selected is not None and g.layer_error is None for g in self.groups)
 
 
 def engine_context(model: ModelFacts | None, ov: Overrides) -> EngineContext:
@@ -278,20 +281,8 @@ def _fa_versions(
     cfg: SelectorConfig, cap: Capability, kernels: Kernels, ctx: EngineContext,
     attn: LayerAttention | None,
 ) -> tuple[FAVersion, FAVersion]:
-    from attn_select.selector import fa_version as fa
-
-    noarg = resolve_fa_version(cap, kernels, ctx)
-    layer_call = getattr(fa, "layer_fa_version", None)
-    if layer_call is not None:
-        per_layer = layer_call(cfg, cap, kernels, ctx, attn)
-    else:
-        per_layer = resolve_fa_version(
-            cap, kernels, ctx, head_size=cfg.head_size, has_sinks=cfg.has_sink,
-            requires_alibi=bool(attn and attn.use_alibi),
-            requires_softcap=bool(attn and attn.logits_soft_cap),
-            kv_cache_block_size=cfg.block_size,
-        )
-    return per_layer, noarg
+    """The version the FlashAttention layer runs, and vLLM's no-argument call."""
+    return layer_fa_version(cfg, cap, kernels, ctx, attn), resolve_fa_version(cap, kernels, ctx)
 
 
 def _flashinfer_dispatch(sel: Selection, attn: LayerAttention | None, q: Query) -> object | None:
@@ -325,6 +316,11 @@ def explain_group(
     attn = group.attn if group else None
     per_layer, noarg = _fa_versions(cfg, device.capability, kernels, ctx, attn)
     names = tuple(c.name for c in sel.candidates)
+    layer_error = None
+    if sel.selected == "FLASH_ATTN":
+        from attn_select.selector.fa_version import layer_init_error
+
+        layer_error = layer_init_error(cfg, device.capability, kernels, ctx, attn)
     return GroupExplanation(
         group=group,
         cfg=cfg,
@@ -334,6 +330,7 @@ def explain_group(
         fa_version_noarg=noarg,
         flashinfer=_flashinfer_dispatch(sel, attn, q),
         backend_facts=backend_facts(names, q),
+        layer_error=layer_error,
     )
 
 

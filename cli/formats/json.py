@@ -69,6 +69,7 @@ def group_doc(g: GroupExplanation) -> dict:
         "selected": sel.selected,
         "error": sel.error,
         "warning": sel.warning,
+        "layer_error": g.layer_error,
         "flash_attn_version": fa_doc(g.fa_version),
         "flash_attn_version_noarg": fa_doc(g.fa_version_noarg),
         "flashinfer_dispatch": plain(g.flashinfer) if g.flashinfer is not None else None,

@@ -155,6 +155,8 @@ def _group(console: Console, r: Explanation, g: GroupExplanation) -> None:
         console.print(f"[{STYLE_HEAD}]KV cache[/]    {escape(facts.kv_cache_shape or '-')}")
     else:
         console.print(f"[{STYLE_ERROR}]error[/]       {escape(sel.error or '')}")
+    if g.layer_error:
+        console.print(f"[{STYLE_ERROR}]layer error[/] {escape(g.layer_error)}  [{STYLE_DIM}](raised when vLLM builds the layer)[/]")
     if sel.warning:
         console.print(f"[{STYLE_WARN}]warning[/]     {escape(sel.warning)}")
     console.print(fa_line(g))
