@@ -20,10 +20,10 @@ import os
 import typing
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Annotated, Any, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
 
 from attn_select.backends import registry
 from attn_select.selector.config import (
@@ -374,6 +374,10 @@ def _backend_name(value: Any) -> Any:
     return value
 
 
+# A backend name of vLLM's enum; an unknown one is reported at its own line.
+BackendName = Annotated[str, AfterValidator(_backend_name)]
+
+
 class LockGroup(BaseModel):
     """One attention group's expected selection. Fields left out of the
     file are not compared."""
@@ -381,23 +385,11 @@ class LockGroup(BaseModel):
     model_config = ConfigDict(**_STRICT)
 
     group: str
-    selected: Optional[str] = None
+    selected: Optional[BackendName] = None
     flash_attn_version: Optional[int] = None
     error: Optional[str] = None
     warning: Optional[str] = None
-    candidates: Optional[dict[str, list[str]]] = None  # backend -> reasons, priority order
-
-    @field_validator("selected")
-    @classmethod
-    def _selected(cls, value: Any) -> Any:
-        return _backend_name(value)
-
-    @field_validator("candidates")
-    @classmethod
-    def _candidates(cls, value: Any) -> Any:
-        for name in value or {}:
-            _backend_name(name)
-        return value
+    candidates: Optional[dict[BackendName, list[str]]] = None  # backend -> reasons, priority order
 
     def present(self) -> tuple[str, ...]:
         return tuple(f for f in GROUP_FIELDS if f in self.model_fields_set)
@@ -573,7 +565,8 @@ def lock_deployments(
     ev = Evaluator()
     entries, paths = [], {}
     for i, d in enumerate(deployments.deployments):
-        entries.append((d.name, d, ev.groups(d, base_dir, doc, ("deployments", i))))
+        inputs = DeploymentInputs.model_validate(d.model_dump(exclude={"name"}, exclude_unset=True))
+        entries.append((d.name, inputs, ev.groups(d, base_dir, doc, ("deployments", i))))
         if d.model is not None:
             paths[d.name] = relative_model_path(d.model, base_dir, lock_dir)
     return make_lock(entries), paths
