@@ -1,0 +1,184 @@
+"""Built-in model and device profiles (YAML under ``profiles/``), and the
+one entry point that turns a MODEL argument into ``ModelFacts``.
+
+Only the one profile file asked for is read and parsed; listing names only
+lists the folder. A model profile holds a ``config:`` mapping in config.json
+form, so profiles and files go through the same parser (selector/model.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+import attn_select.profiles as _profiles_pkg
+from attn_select.selector.config import Capability
+from attn_select.selector.device import Device
+from attn_select.selector.errors import UserError
+from attn_select.selector.model_facts import ModelFacts
+
+PROFILES_DIR = Path(_profiles_pkg.__file__).resolve().parent
+MODELS_DIR = PROFILES_DIR / "models"
+DEVICES_DIR = PROFILES_DIR / "devices"
+
+
+class ModelProfile(BaseModel):
+    """profiles/models/<name>.yaml"""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    source: str  # Hugging Face repo the config values come from
+    description: str | None = None
+    # dtype of the published weights, for configs that name none (vLLM then
+    # reads it from the safetensors headers, which a profile cannot)
+    weights_dtype: str | None = None
+    config: dict[str, Any]
+
+
+class DeviceProfile(BaseModel):
+    """profiles/devices/<name>.yaml"""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    name: str  # as torch.cuda.get_device_name reports it
+    capability: str  # "9.0"
+    memory_gib: float = Field(gt=0)
+    bandwidth_tbs: float = Field(gt=0)  # peak memory bandwidth, TB/s
+    source: str | None = None  # where the numbers come from
+
+
+def _names(folder: Path) -> list[str]:
+    return sorted(p.stem for p in folder.glob("*.yaml"))
+
+
+def model_profile_names() -> list[str]:
+    return _names(MODELS_DIR)
+
+
+def device_profile_names() -> list[str]:
+    return _names(DEVICES_DIR)
+
+
+def _key(name: str) -> str:
+    """Spelling-insensitive key: "RTX-4090", "rtx_4090" and "rtx4090" match."""
+    return "".join(ch for ch in name.lower() if ch.isalnum() or ch == ".")
+
+
+def _find(name: str, folder: Path, kind: str) -> Path:
+    names = _names(folder)
+    wanted = _key(name)
+    for candidate in names:
+        if _key(candidate) == wanted:
+            return folder / f"{candidate}.yaml"
+    import difflib
+
+    close = difflib.get_close_matches(name.strip().lower(), names, n=1, cutoff=0.5)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    raise UserError(f"unknown {kind} profile {name!r}; {hint}profiles: {', '.join(names)}")
+
+
+def _load_yaml(path: Path) -> Any:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (safe loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise UserError(f"{where}: invalid YAML: {exc.problem}") from None
+    except (OSError, yaml.YAMLError) as exc:
+        raise UserError(f"cannot read profile {path}: {exc}") from None
+
+
+def _validate(model: type[BaseModel], data: Any, path: Path) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise UserError(f"{path}: field {loc!r}: {err['msg']}") from None
+
+
+def load_device(name: str) -> Device:
+    path = _find(name, DEVICES_DIR, "device")
+    prof: DeviceProfile = _validate(DeviceProfile, _load_yaml(path), path)
+    try:
+        cap = Capability.parse(prof.capability)
+    except ValueError:
+        raise UserError(f"{path}: capability {prof.capability!r} is not X.Y") from None
+    return Device(
+        name=prof.name, capability=cap, memory_gib=prof.memory_gib, bandwidth_tbs=prof.bandwidth_tbs,
+        source=f"profile {path.stem}", profile=path.stem,
+    )
+
+
+def load_model_profile(name: str) -> tuple[str, ModelProfile]:
+    path = _find(name, MODELS_DIR, "model")
+    return path.stem, _validate(ModelProfile, _load_yaml(path), path)
+
+
+def _profile_for_repo(repo: str) -> str | None:
+    """A built-in profile whose ``source:`` is this Hugging Face repo id
+    (matched on the raw text, no YAML parsing)."""
+    wanted = repo.strip().lower()
+    for path in sorted(MODELS_DIR.glob("*.yaml")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("source:"):
+                if line.split(":", 1)[1].strip().strip("'\"").lower() == wanted:
+                    return path.stem
+                break
+    return None
+
+
+def load_model(
+    spec: str,
+    *,
+    tp: int = 1,
+    dtype: str = "auto",
+    capability: Capability | None = None,
+    mm_inputs: bool = True,
+    disable_sliding_window: bool = False,
+) -> ModelFacts:
+    """MODEL -> ModelFacts. ``spec`` is a profile name, a config.json, or a
+    folder holding one; a Hugging Face repo id matching a profile's source
+    uses that profile (nothing is downloaded).
+
+    ``dtype`` is vLLM's --dtype and ``capability`` the target GPU (the
+    "auto" dtype depends on it; None assumes >= 8.0).
+    """
+    from attn_select.selector import model as parser
+
+    options = dict(tp=tp, dtype=dtype, capability=capability, mm_inputs=mm_inputs,
+                   disable_sliding_window=disable_sliding_window)
+    text = spec.strip()
+    if not text:
+        raise UserError("empty MODEL; give a profile name, a config.json or a model folder")
+    path = Path(text).expanduser()
+    if path.exists():
+        return parser.facts_from_path(path, name=spec, **options)
+    looks_like_path = text.endswith(".json") or text.startswith((".", "/", "~")) or "\\" in text
+    if "/" in text and not looks_like_path:
+        matched = _profile_for_repo(text)
+        if matched is not None:
+            return _facts_from_profile(matched, options)
+        raise UserError(
+            f"{spec!r} is not a local file or folder, and no built-in profile comes from that repo; "
+            f"attn-select does not download: pass a local config.json or model folder, or a profile "
+            f"({', '.join(model_profile_names())})"
+        )
+    if looks_like_path:
+        raise UserError(f"{spec}: no such file or folder; pass a config.json, a model folder or a profile name")
+    return _facts_from_profile(text, options)
+
+
+def _facts_from_profile(name: str, options: dict[str, Any]) -> ModelFacts:
+    from attn_select.selector import model as parser
+
+    stem, prof = load_model_profile(name)
+    return parser.model_facts(
+        prof.config, name=stem, where=f"profile {stem}", weights=prof.weights_dtype,
+        source=prof.source, **options,
+    )
