@@ -1,0 +1,101 @@
+"""TRITON_ATTN (Triton interpreter) and FLEX_ATTENTION (eager) on CPU, on tiny
+paged batches, against the float32 reference: GQA, sliding window, soft cap,
+sinks, decode / prefill / mixed, split-KV and unsplit."""
+
+import pytest
+import torch
+
+from attn_select.backends.run.adapter import RunEnv
+from attn_select.backends.run.batch import Shape, fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
+from tests.backends.run.conftest import needs_interpreter
+
+SHAPES = {
+    "decode": Shape("decode", decodes=3, decode_context=29),
+    "prefill": Shape("prefill", prefills=2, prefill_new=9, prefill_context=6),
+    "mixed": Shape("mixed", decodes=2, decode_context=21, prefills=1, prefill_new=7, prefill_context=4),
+}
+PARAMS = {
+    "gqa": AttnParams(4, 2, 16, 16, 0.25),
+    "window+sinks": AttnParams(6, 2, 16, 16, 0.25, sliding_window=5, has_sink=True),
+    "softcap+mqa": AttnParams(4, 1, 32, 32, 32 ** -0.5, soft_cap=2.0),
+}
+
+
+def _check(adapter_cls, p, shape, seed, **build_kw):
+    env = RunEnv(torch.device("cpu"), None, torch.float32, "auto")
+    a = adapter_cls(env, p)
+    assert a.unavailable() is None
+    b = make_batch(shape, 4, "cpu", seed=seed, spare_pages=3)
+    gen = torch.Generator().manual_seed(seed)
+    cache = a.alloc_cache(b.num_pages, 4)
+    fill_random_(cache, gen)
+    k, v = a.kv_views(cache)
+    inp = random_inputs(b, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, torch.float32, p.has_sink, gen)
+    write_new_tokens(k, v, b, inp)
+    plan = a.build(b, **build_kw)
+    out = torch.full_like(inp.q, float("nan"))
+    a.run(plan, inp.q, cache, inp.sinks, out)
+    assert not torch.isnan(out).any(), "unwritten output elements"
+    ref = reference_attention(inp.q, k, v, b, p, inp.sinks)
+    return relative_error(out, ref), plan
+
+
+@needs_interpreter
+@pytest.mark.parametrize("pname", list(PARAMS))
+@pytest.mark.parametrize("kind", list(SHAPES))
+def test_triton_kernel_matches_reference(pname, kind):
+    from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
+
+    # tiny target/min split so decode rows really take the split-KV + merge path
+    cfg = KernelConfig(16, 16, 4, 1, target_programs=64, min_split_tokens=8)
+    err, plan = _check(TritonAttnAdapter, PARAMS[pname], SHAPES[kind], seed=11, cfg=cfg)
+    assert err < 1e-4
+    if kind == "decode":
+        assert plan.max_splits > 1 and plan.num_split_tokens == 3
+
+
+@needs_interpreter
+def test_triton_kernel_unsplit_path():
+    from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
+
+    cfg = KernelConfig(16, 16, 4, 1, target_programs=1, min_split_tokens=1 << 20)
+    err, plan = _check(TritonAttnAdapter, PARAMS["window+sinks"], SHAPES["decode"], seed=3, cfg=cfg)
+    assert err < 1e-4 and plan.num_split_tokens == 0
+
+
+def test_triton_work_list():
+    from attn_select.backends.run.triton_attn import KernelConfig, plan_work
+
+    cfg = KernelConfig(16, 16, 4, 1, target_programs=20, min_split_tokens=10)
+    q_lens = torch.tensor([1, 1, 20])
+    seq = torch.tensor([40, 5, 30])
+    work, red_tok, red_ns, max_s = plan_work(q_lens, seq, block_q=8, num_kv_heads=1, cfg=cfg)
+    # 5 base programs, 20 wanted: request 0 gets 4 splits (40 tokens / 10), request 1: 1 split (5 tokens), request 2: 3 query blocks
+    assert work[0].tolist() == [0, 0, 0, 0, 1, 2, 2, 2]
+    assert work[2].tolist() == [0, 1, 2, 3, 0, 0, 0, 0]
+    assert work[1].tolist() == [0, 0, 0, 0, 0, 0, 8, 16]
+    assert red_tok.tolist() == [0] and red_ns.tolist() == [4] and max_s == 4
+
+
+@pytest.mark.parametrize("pname", list(PARAMS))
+@pytest.mark.parametrize("kind", list(SHAPES))
+def test_flex_attention_matches_reference(pname, kind):
+    pytest.importorskip("torch.nn.attention.flex_attention")
+    from attn_select.backends.run.flex_attention import FlexAttentionAdapter
+
+    err, _ = _check(FlexAttentionAdapter, PARAMS[pname], SHAPES[kind], seed=5)
+    assert err < 1e-4
+
+
+def test_flashinfer_csr_from_block_table():
+    from attn_select.backends.run.flashinfer import paged_kv_csr
+
+    b = make_batch(Shape("mixed", decodes=2, decode_context=9, prefills=1, prefill_new=3, prefill_context=2), 4,
+                   "cpu", seed=2)
+    indptr, indices, last = paged_kv_csr(b, 0, 3)
+    assert indptr.tolist() == [0, 3, 6, 8]  # 10, 10, 5 tokens on pages of 4
+    assert last.tolist() == [2, 2, 1]
+    assert indices.tolist() == b.block_table[0, :3].tolist() + b.block_table[1, :3].tolist() + b.block_table[2, :2].tolist()
+    indptr2, _, _ = paged_kv_csr(b, 2, 3)  # the prefill part alone
+    assert indptr2.tolist() == [0, 2]
