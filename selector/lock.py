@@ -88,6 +88,9 @@ def load_yaml(text: str, source: str) -> Located:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
         problem = exc.problem or exc.context or "invalid YAML"
+        if exc.problem and exc.context and exc.context_mark is not None:
+            # Where the unfinished construct began, often the line to fix.
+            problem += f" ({exc.context} started at line {exc.context_mark.line + 1})"
         raise BadInput(f"{source}:{line}: YAML syntax error: {problem}") from None
     except yaml.YAMLError as exc:
         raise BadInput(f"{source}:1: YAML error: {str(exc).splitlines()[0]}") from None
@@ -475,16 +478,18 @@ class Evaluator:
     one device load per name, one explanation per distinct input."""
 
     def __init__(self) -> None:
-        self._models: dict[tuple[str, int], Any] = {}
+        self._models: dict[tuple[str, int, Capability], Any] = {}
         self._devices: dict[str, Device] = {}
         self._groups: dict[tuple[Any, ...], tuple[LockGroup, ...]] = {}
 
-    def _model(self, spec: str, tp: int) -> Any:
-        key = (spec, tp)
+    def _model(self, spec: str, tp: int, cap: Capability) -> Any:
+        # The capability matters to the model: vLLM's "auto" dtype falls
+        # back to float16 where bfloat16 is unsupported.
+        key = (spec, tp, cap)
         if key not in self._models:
             from attn_select.selector.profiles import load_model
 
-            self._models[key] = load_model(spec, tp=tp)
+            self._models[key] = load_model(spec, tp=tp, capability=cap)
         return self._models[key]
 
     def _device(self, inputs: DeploymentInputs) -> Device:
@@ -515,7 +520,7 @@ class Evaluator:
         if hit is not None:
             return hit
         try:
-            model = self._model(model_spec, ov.tp) if model_spec is not None else None
+            model = self._model(model_spec, ov.tp, device.capability) if model_spec is not None else None
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
         try:
@@ -663,7 +668,10 @@ def _selected_detail(locked: str | None, new: LockGroup) -> str | None:
     if reasons:
         return f"{locked} is now invalid: {'; '.join(reasons)}"
     if new.selected is not None:
-        return f"{locked} is still valid, but {new.selected} now ranks first: {' > '.join(cands)}"
+        return (
+            f"{locked} is still valid, but {new.selected} now comes before it "
+            f"(priority order: {' > '.join(cands)})"
+        )
     return None
 
 

@@ -213,7 +213,8 @@ def test_invalidated_selection_shows_its_reasons():
 def test_outranked_selection_says_so():
     now = NOW.model_copy(update={"candidates": {"FLASHINFER": [], "FLASH_ATTN": []}})
     (d,) = L.compare_group("d", _group(selected="FLASH_ATTN"), now, ())
-    assert "still valid" in d.detail and "FLASHINFER > FLASH_ATTN" in d.detail
+    assert d.detail == ("FLASH_ATTN is still valid, but FLASHINFER now comes before it "
+                        "(priority order: FLASHINFER > FLASH_ATTN)")
 
 
 def test_group_changes_are_diffs():

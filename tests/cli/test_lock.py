@@ -1,0 +1,116 @@
+"""`attn-select lock`: deterministic lockfiles, embedded inputs, model
+paths relative to the lockfile, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from attn_select.cli.app import main
+from attn_select.selector.profiles import MODELS_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "profiles" / "lock" / "deployments.yaml"
+EXAMPLE_LOCK = ROOT / "profiles" / "lock" / "attn-select.lock"
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_same_input_gives_byte_identical_lockfile(tmp_path, capsys):
+    a, b = tmp_path / "a.lock", tmp_path / "b.lock"
+    assert run(capsys, "lock", EXAMPLE, "-o", a)[0] == 0
+    rc, _, err = run(capsys, "lock", EXAMPLE, "-o", b)
+    assert rc == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert err.startswith(f"wrote {b}: 8 deployments, ")
+    # Nothing time-dependent; the engine version is recorded.
+    text = a.read_text()
+    assert not re.search(r"20\d\d-\d\d-\d\d", text)
+    assert yaml.safe_load(text)["engine"] == {"name": "vllm", "version": "0.33.0"}
+
+
+def test_stdout_equals_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run(capsys, "lock", EXAMPLE, "-o", "x.lock")
+    rc, out, _ = run(capsys, "lock", EXAMPLE)
+    assert rc == 0 and out == (tmp_path / "x.lock").read_text()
+
+
+def test_lock_embeds_inputs_and_every_group_field(tmp_path, capsys):
+    lock = tmp_path / "x.lock"
+    run(capsys, "lock", EXAMPLE, "-o", lock)
+    doc = yaml.safe_load(lock.read_text())
+    source = yaml.safe_load(EXAMPLE.read_text())["deployments"]
+    assert [d["name"] for d in doc["deployments"]] == [d["name"] for d in source]
+    for d, s in zip(doc["deployments"], source):
+        assert d["inputs"] == {k: v for k, v in s.items() if k != "name"}
+        for g in d["groups"]:
+            assert list(g) == ["group", "selected", "flash_attn_version", "error", "warning", "candidates"]
+            assert all(isinstance(r, list) for r in g["candidates"].values())
+
+
+def test_example_lockfile_is_current(capsys):
+    """profiles/lock/attn-select.lock is what `lock` writes for the example
+    (regenerate: attn-select lock profiles/lock/deployments.yaml -o profiles/lock/attn-select.lock)."""
+    rc, out, _ = run(capsys, "check", EXAMPLE_LOCK, "--deployments", EXAMPLE)
+    assert rc == 0, out
+
+
+def test_model_paths_are_relative_to_the_lockfile(tmp_path, capsys, monkeypatch):
+    profile = yaml.safe_load((MODELS_DIR / "llama-3.1-8b.yaml").read_text())
+    model_dir = tmp_path / "models" / "llama"
+    model_dir.mkdir(parents=True)
+    (model_dir / "config.json").write_text(json.dumps(profile["config"]))
+    (tmp_path / "deploy").mkdir()
+    deps = tmp_path / "deploy" / "d.yaml"
+    deps.write_text(
+        "deployments:\n"
+        "  - name: file\n    model: ../models/llama/config.json\n    capability: '9.0'\n"
+        "  - name: folder\n    model: ../models/llama\n    capability: '9.0'\n"
+    )
+    (tmp_path / "ci").mkdir()
+    lock = tmp_path / "ci" / "x.lock"
+    monkeypatch.chdir(tmp_path / "deploy")  # the cwd must not matter
+    rc, _, err = run(capsys, "lock", deps, "-o", lock)
+    assert rc == 0, err
+    inputs = [d["inputs"]["model"] for d in yaml.safe_load(lock.read_text())["deployments"]]
+    assert inputs == ["../models/llama/config.json", "../models/llama"]
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "check", lock)[0] == 0
+    assert run(capsys, "check", lock, "-d", deps)[0] == 0
+
+
+@pytest.mark.parametrize(
+    "body, line, words",
+    [
+        ("deployments:\n  - name: a\n    model: llama-9b\n    device: h100\n", 3, "unknown model profile 'llama-9b'"),
+        ("deployments:\n  - name: a\n    model: llama-3.1-8b\n    device: h1000\n", 4, "unknown device profile 'h1000'"),
+        ("deployments:\n  - name: a\n    model: llama-3.1-8b\n    device: h100\n    overrides: {backnd: X}\n", 5,
+         "unknown field 'backnd'; did you mean 'backend'?"),
+        ("deployments:\n  - name: a\n    model: llama-3.1-8b\n    device: h100\n  - oops\n", 5, "valid dictionary"),
+        ("deployments:\n  - name: a\n    model: llama-3.1-8b\n    device: h100\n    overrides: {tp: 0}\n", 5,
+         "tp must be a positive integer"),
+        ("deployments:\n  - name: a\n    model: llama-3.1-8b\n    device: h100\n  name: b\n", 5, "YAML syntax error"),
+    ],
+)
+def test_bad_deployments_file_is_one_line(tmp_path, capsys, body, line, words):
+    deps = tmp_path / "d.yaml"
+    deps.write_text(body)
+    rc, out, err = run(capsys, "lock", deps, "-o", tmp_path / "x.lock")
+    assert rc == 2 and out == ""
+    assert err.startswith(f"error: {deps}:{line}: "), err
+    assert words in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "x.lock").exists()
+
+
+def test_missing_deployments_file(tmp_path, capsys):
+    rc, _, err = run(capsys, "lock", tmp_path / "none.yaml")
+    assert rc == 2 and err == f"error: deployments file not found: {tmp_path / 'none.yaml'}\n"

@@ -1,0 +1,1 @@
+"""Tests of the selector (a package so its module names stay unique)."""
