@@ -24,13 +24,14 @@ SM = 132
 
 def configs(kind: str):
     if kind == "decode":
-        for bn, w, st in itertools.product((32, 64, 128), (4, 8), (2, 3, 4)):
-            yield KernelConfig(16, bn, w, st, SM * 8, 256)
+        for bn, st in itertools.product((32, 64, 128), (2, 3, 4)):
+            yield KernelConfig(16, bn, 4, st, SM * 8, 256)
+        yield KernelConfig(16, 64, 8, 3, SM * 8, 256)
         for tp, ms in ((SM * 2, 256), (SM * 4, 256), (SM * 16, 256), (SM * 8, 512), (SM * 32, 128)):
             yield KernelConfig(16, 64, 4, 3, tp, ms)
     else:
-        for bm, bn, w, st in itertools.product((64, 128), (32, 64, 128), (4, 8), (2, 3)):
-            yield KernelConfig(bm, bn, w, st, SM * 4, 512)
+        for bm, bn, w in itertools.product((64, 128), (32, 64, 128), (4, 8)):
+            yield KernelConfig(bm, bn, w, 3, SM * 4, 512)
 
 
 def sweep(out: Path, log) -> dict:

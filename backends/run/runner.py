@@ -44,7 +44,7 @@ class RunOptions:
     backends: tuple[str, ...] | None = None  # restrict
     checks: int = 2  # fresh-input checks per backend and shape
     timing: bool = True
-    time_budget_s: float = 2.0  # device time spent timing one row
+    time_budget_s: float = 1.5  # device time spent timing one row
     timed_cache_bytes: int = 1 << 30  # distinct layer caches cycled in a timed window (beats the L2)
     progress: Callable[[str], None] = field(default=lambda msg: None)
     seed: int = 0
