@@ -1,0 +1,447 @@
+"""config.json -> ModelFacts, checked against what vLLM 0.33.0's model files
+pass to their attention layers, on real public configs (tests/fixtures)."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from attn_select.selector.config import Capability
+from attn_select.selector.errors import UserError
+from attn_select.selector.model import facts_from_path, model_facts, resolve_dtype, weights_dtype
+
+CONFIGS = Path(__file__).resolve().parents[1] / "fixtures" / "configs"
+H100, T4 = Capability(9, 0), Capability(7, 5)
+
+
+def load(name: str, **kw):
+    return facts_from_path(CONFIGS / name, name=name, **kw)
+
+
+def cfg(name: str) -> dict:
+    return json.loads((CONFIGS / name / "config.json").read_text())
+
+
+def groups(facts):
+    return {g.name: g for g in facts.groups}
+
+
+# --- real configs ----------------------------------------------------------
+
+
+def test_llama_31_8b_one_full_group():
+    f = load("llama-3.1-8b", capability=H100)
+    assert f.architecture == "LlamaForCausalLM" and f.model_type == "llama"
+    assert [g.name for g in f.groups] == ["full"]
+    g = f.groups[0]
+    assert g.layers == tuple(range(32))
+    a = g.attn
+    assert (a.head_size, a.head_size_v, a.num_heads, a.num_kv_heads) == (128, 128, 32, 8)
+    assert a.attn_type == "decoder" and a.sliding_window is None and not a.has_sink and not a.use_mla
+    assert (f.head_size, f.num_heads, f.num_kv_heads, f.num_layers) == (128, 32, 8, 32)
+    assert f.dtype == "bfloat16" and f.config_dtype == "bfloat16" and f.runner == "generate"
+    assert f.other_layers == () and f.kv_cache_scheme is None
+
+
+@pytest.mark.parametrize("tp,heads,kv", [(1, 32, 8), (2, 16, 4), (8, 4, 1), (16, 2, 1)])
+def test_llama_tensor_parallel_splits_heads(tp, heads, kv):
+    f = load("llama-3.1-8b", tp=tp)
+    a = f.groups[0].attn
+    assert (a.num_heads, a.num_kv_heads) == (heads, kv)
+    assert (f.num_heads, f.num_kv_heads, f.tp) == (heads, kv, tp)
+
+
+def test_tp_that_does_not_divide_heads_is_a_user_error():
+    with pytest.raises(UserError, match="does not divide the 32 attention heads"):
+        load("llama-3.1-8b", tp=3)
+
+
+def test_gemma3_27b_sliding_and_full_with_mm_prefix():
+    f = load("gemma-3-27b-it", capability=H100)
+    assert f.architecture == "Gemma3ForConditionalGeneration" and f.model_type == "gemma3"
+    g = groups(f)
+    assert list(g) == ["sliding", "full"]
+    full = tuple(range(5, 62, 6))  # sliding_window_pattern 6: every 6th layer is global
+    assert g["full"].layers == full
+    assert g["sliding"].layers == tuple(i for i in range(62) if i not in full)
+    assert len(g["sliding"].layers) == 52
+    assert g["sliding"].attn.sliding_window == 1024 and g["full"].attn.sliding_window is None
+    for grp in g.values():
+        a = grp.attn
+        assert (a.head_size, a.num_heads, a.num_kv_heads) == (128, 32, 16)
+        assert a.use_mm_prefix and a.logits_soft_cap is None
+    assert f.is_mm_prefix_lm and f.attn_logit_softcapping is None
+    assert f.dtype == "bfloat16"
+
+
+def test_gemma3_text_only_deployment_clears_mm_prefix():
+    f = load("gemma-3-27b-it", mm_inputs=False)
+    assert not f.is_mm_prefix_lm
+    assert not any(g.attn.use_mm_prefix for g in f.groups)
+
+
+def test_gemma3_text_model_type_is_not_mm_prefix():
+    text = cfg("gemma-3-27b-it")["text_config"]
+    f = model_facts({**text, "architectures": ["Gemma3ForCausalLM"], "torch_dtype": "bfloat16"}, name="t")
+    assert not f.is_mm_prefix_lm
+    assert [g.name for g in f.groups] == ["sliding", "full"]
+
+
+def test_gemma3_refuses_float16():
+    with pytest.raises(UserError, match="'gemma3' does not support float16"):
+        load("gemma-3-27b-it", dtype="half")
+
+
+def test_gemma3_on_t4_runs_float32():
+    # sm75 has no bfloat16; gemma3 excludes float16 -> float32 is all that is left
+    assert load("gemma-3-27b-it", capability=T4).dtype == "float32"
+
+
+def test_gpt_oss_20b_sinks_everywhere_sliding_on_even_layers():
+    f = load("gpt-oss-20b", capability=H100)
+    g = groups(f)
+    assert list(g) == ["sliding", "full"]
+    assert g["sliding"].layers == tuple(range(0, 24, 2))
+    assert g["full"].layers == tuple(range(1, 24, 2))
+    assert g["sliding"].attn.sliding_window == 128 and g["full"].attn.sliding_window is None
+    for grp in g.values():
+        a = grp.attn
+        assert a.has_sink and (a.head_size, a.num_heads, a.num_kv_heads) == (64, 64, 8)
+    # no torch_dtype in this config and no weights here: vLLM's float32 fallback, then auto -> bf16
+    assert f.config_dtype == "float32" and f.dtype == "bfloat16"
+
+
+def test_gpt_oss_window_follows_layer_index_not_layer_types():
+    c = cfg("gpt-oss-20b")
+    c["layer_types"] = ["full_attention"] * 24  # OAIAttention ignores layer_types
+    g = groups(model_facts(c, name="x"))
+    assert g["sliding"].layers == tuple(range(0, 24, 2))
+
+
+def test_gpt_oss_tp_beyond_kv_heads_fails_like_vllm():
+    with pytest.raises(UserError, match="0 KV heads per rank"):
+        load("gpt-oss-20b", tp=16)
+
+
+def test_deepseek_v3_mla():
+    f = load("deepseek-v3", capability=H100)
+    assert [g.name for g in f.groups] == ["mla"]
+    a = f.groups[0].attn
+    assert a.use_mla and not a.use_sparse
+    assert (a.head_size, a.num_heads, a.num_kv_heads) == (576, 128, 1)
+    assert (a.kv_lora_rank, a.qk_rope_head_dim, a.qk_nope_head_dim, a.v_head_dim) == (512, 64, 128, 128)
+    assert a.sliding_window is None and not a.has_sink and not a.use_mm_prefix
+    assert (f.head_size, f.num_heads, f.num_kv_heads) == (576, 128, 1)
+    assert f.groups[0].layers == tuple(range(61))
+
+
+def test_deepseek_v3_tp8():
+    f = load("deepseek-v3", tp=8)
+    assert f.groups[0].attn.num_heads == 16 and f.groups[0].attn.num_kv_heads == 1
+    assert f.num_kv_heads == 1
+
+
+def test_deepseek_non_causal_drops_mla():
+    # ModelConfig.use_mla is False for is_causal=False; DeepseekV2Attention then
+    # runs MHA over qk_nope + qk_rope with EncoderOnlyAttention
+    c = {**cfg("deepseek-v3"), "is_causal": False}
+    f = model_facts(c, name="x")
+    a = f.groups[0].attn
+    assert not a.use_mla and a.attn_type == "encoder_only"
+    assert (a.head_size, a.num_heads, a.num_kv_heads) == (192, 128, 128)
+
+
+def test_deepseek_v32_sparse_from_index_topk():
+    c = {**cfg("deepseek-v3"), "architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32",
+         "index_topk": 2048, "index_n_heads": 64, "index_head_dim": 128}
+    f = model_facts(c, name="v32")
+    assert [g.name for g in f.groups] == ["sparse_mla"]
+    assert f.groups[0].attn.use_sparse and f.groups[0].attn.head_size == 576
+    assert f.index_topk == 2048
+
+
+def test_whisper_small_decoder_cross_and_encoder():
+    f = load("whisper-small", capability=H100)
+    g = groups(f)
+    assert list(g) == ["decoder", "cross"]
+    assert g["decoder"].attn.attn_type == "decoder" and g["cross"].attn.attn_type == "encoder_decoder"
+    for grp in g.values():
+        assert grp.layers == tuple(range(12))
+        a = grp.attn
+        assert (a.head_size, a.num_heads, a.num_kv_heads) == (64, 12, 12)
+        assert a.sliding_window is None
+    # encoder self-attention is MMEncoderAttention: not a get_attn_backend selection
+    assert [(o.kind, o.layers) for o in f.other_layers] == [("mm_encoder_attention", tuple(range(12)))]
+    assert f.config_dtype == "float32" and f.dtype == "bfloat16"
+    assert (f.head_size, f.num_heads, f.num_layers) == (64, 12, 12)
+
+
+def test_bert_base_encoder_only_pooling_float16():
+    f = load("bert-base-uncased", capability=H100)
+    assert [g.name for g in f.groups] == ["encoder"]
+    a = f.groups[0].attn
+    assert a.attn_type == "encoder_only" and (a.head_size, a.num_heads, a.num_kv_heads) == (64, 12, 12)
+    # pooling runner + float32 weights: "auto" prefers float16
+    assert f.runner == "pooling" and f.dtype == "float16"
+
+
+def test_bert_dtype_from_safetensors_headers(tmp_path):
+    (tmp_path / "config.json").write_text((CONFIGS / "bert-base-uncased" / "config.json").read_text())
+    write_safetensors(tmp_path / "model.safetensors", {"a": "F32", "b": "F32"})
+    f = facts_from_path(tmp_path, name="bert")
+    assert f.config_dtype == "float32"
+    assert any("weights are float32" in n for n in f.notes)
+
+
+def write_safetensors(path: Path, dtypes: dict[str, str]) -> None:
+    header = {name: {"dtype": dt, "shape": [1], "data_offsets": [0, 4]} for name, dt in dtypes.items()}
+    header["__metadata__"] = {"format": "pt"}
+    blob = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(blob)) + blob + b"\0" * 4)
+
+
+@pytest.mark.parametrize(
+    "dtypes,expected",
+    [({"w": "BF16", "blocks": "U8"}, "bfloat16"), ({"a": "BF16", "b": "F32"}, "float32"),
+     ({"a": "F16"}, "float16"), ({"a": "F8_E4M3", "s": "F32"}, "float32")],
+)
+def test_weights_dtype_is_common_lossless_dtype(tmp_path, dtypes, expected):
+    write_safetensors(tmp_path / "model.safetensors", dtypes)
+    assert weights_dtype(tmp_path) == expected
+
+
+# --- profiles of other architectures, through the same parser ---------------
+
+
+def test_mistral_window_on_every_layer():
+    from attn_select.selector.profiles import load_model
+
+    f = load_model("mistral-7b")
+    assert [g.name for g in f.groups] == ["sliding"]
+    assert f.groups[0].attn.sliding_window == 4096 and len(f.groups[0].layers) == 32
+
+
+def test_disable_sliding_window():
+    from attn_select.selector.profiles import load_model
+
+    f = load_model("mistral-7b", disable_sliding_window=True)
+    assert [g.name for g in f.groups] == ["full"] and f.groups[0].attn.sliding_window is None
+
+
+def test_gemma2_alternates_and_soft_caps():
+    from attn_select.selector.profiles import load_model
+
+    f = load_model("gemma-2-9b")
+    g = groups(f)
+    assert g["sliding"].layers == tuple(range(0, 42, 2)) and g["full"].layers == tuple(range(1, 42, 2))
+    assert g["sliding"].attn.sliding_window == 4096
+    assert all(x.attn.logits_soft_cap == 50.0 for x in f.groups)
+    assert f.attn_logit_softcapping == 50.0
+    assert (g["full"].attn.head_size, g["full"].attn.num_heads, g["full"].attn.num_kv_heads) == (256, 16, 8)
+
+
+def test_qwen3_next_hybrid():
+    from attn_select.selector.profiles import load_model
+
+    f = load_model("qwen3-next-80b-a3b")
+    assert [g.name for g in f.groups] == ["full"]
+    g = f.groups[0]
+    assert g.layers == tuple(range(3, 48, 4))
+    assert (g.attn.head_size, g.attn.num_heads, g.attn.num_kv_heads) == (256, 16, 2)
+    assert [(o.kind, len(o.layers)) for o in f.other_layers] == [("gated_deltanet", 36)]
+    assert 0 in f.other_layers[0].layers and 3 not in f.other_layers[0].layers
+
+
+def test_phi3_mini_window_and_head_96():
+    from attn_select.selector.profiles import load_model
+
+    a = load_model("phi-3-mini").groups[0].attn
+    assert a.sliding_window == 2047 and a.head_size == 96 and a.num_kv_heads == 32
+
+
+# --- Qwen2/3 sliding-window rules -------------------------------------------
+
+QWEN3 = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 4096, "head_dim": 128,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 36, "torch_dtype": "bfloat16"}
+
+
+def test_qwen_use_sliding_window_false_drops_window():
+    f = model_facts({**QWEN3, "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 28},
+                    name="q")
+    assert [g.name for g in f.groups] == ["full"]
+    assert any("use_sliding_window is false" in n for n in f.notes)
+
+
+def test_qwen_partial_sliding_is_rejected_like_vllm():
+    with pytest.raises(UserError, match="some but not all layers"):
+        model_facts({**QWEN3, "use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 28},
+                    name="q")
+
+
+def test_qwen_sliding_from_max_window_layers_equal_layers_is_full():
+    # every layer "full_attention" by Qwen3Config's rule -> no model-level window
+    f = model_facts({**QWEN3, "use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 36},
+                    name="q")
+    assert f.groups[0].attn.sliding_window is None
+
+
+def test_qwen2_head_size_ignores_head_dim():
+    c = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
+         "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 28, "torch_dtype": "bfloat16"}
+    f = model_facts(c, name="q2")
+    assert f.groups[0].attn.head_size == 128  # qwen2.py: hidden_size // num_heads
+    assert f.head_size == 64  # model_config.get_head_size reads head_dim
+
+
+# --- generic rules -----------------------------------------------------------
+
+LLAMA = json.loads((CONFIGS / "llama-3.1-8b" / "config.json").read_text())
+
+
+def test_is_causal_false_builds_encoder_only():
+    f = model_facts({**LLAMA, "is_causal": False}, name="x")
+    assert [g.name for g in f.groups] == ["encoder"] and f.groups[0].attn.attn_type == "encoder_only"
+
+
+def test_llama_layer_types_give_per_layer_windows():
+    types = ["sliding_attention", "sliding_attention", "full_attention"] * 10 + ["full_attention"] * 2
+    f = model_facts({**LLAMA, "layer_types": types, "sliding_window": 512}, name="x")
+    g = groups(f)
+    assert g["sliding"].attn.sliding_window == 512 and len(g["sliding"].layers) == 20
+    assert g["full"].attn.sliding_window is None and len(g["full"].layers) == 12
+
+
+def test_sliding_window_zero_means_none():
+    f = model_facts({**LLAMA, "model_type": "mistral", "architectures": ["MistralForCausalLM"], "sliding_window": 0},
+                    name="x")
+    assert f.groups[0].attn.sliding_window is None
+
+
+def test_compressed_tensors_kv_scheme_per_head_scales():
+    q = {"quant_method": "compressed-tensors",
+         "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "attn_head", "dynamic": False}}
+    f = model_facts({**LLAMA, "quantization_config": q}, name="x")
+    assert f.kv_cache_scheme == "fp8" and f.groups[0].attn.use_per_head_quant_scales
+
+
+def test_modelopt_fp8_kv_cache():
+    q = {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}}
+    f = model_facts({**LLAMA, "quantization_config": q}, name="x")
+    assert f.kv_cache_scheme == "fp8_e4m3" and not f.groups[0].attn.use_per_head_quant_scales
+
+
+def test_rswa_and_diffusion_flags():
+    f = model_facts({**LLAMA, "rswa_window": 1024, "canvas_length": 32}, name="x")
+    assert f.rswa_window == 1024 and f.is_diffusion
+
+
+def test_unknown_architecture_is_derived_generically():
+    c = {"architectures": ["FooForCausalLM"], "model_type": "foo", "hidden_size": 2048, "num_attention_heads": 16,
+         "num_kv_heads": 4, "num_hidden_layers": 4, "torch_dtype": "float16",
+         "layer_types": ["full_attention", "mamba", "full_attention", "mamba"]}
+    f = model_facts(c, name="foo")
+    assert f.groups[0].layers == (0, 2) and f.groups[0].attn.num_kv_heads == 4
+    assert f.other_layers[0].kind == "mamba" and f.other_layers[0].layers == (1, 3)
+    assert f.dtype == "float16" and any("no dedicated mirror" in n for n in f.notes)
+
+
+# --- dtype resolution (vLLM _get_and_verify_dtype) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "config_dtype,model_type,requested,cap,pooling,expected",
+    [
+        ("bfloat16", "llama", "auto", H100, False, "bfloat16"),
+        ("float16", "llama", "auto", H100, False, "float16"),
+        ("float32", "llama", "auto", H100, False, "bfloat16"),
+        ("float32", "bert", "auto", H100, True, "float16"),
+        ("bfloat16", "llama", "auto", T4, False, "float16"),
+        ("float32", "gemma2", "auto", T4, False, "float32"),
+        ("bfloat16", "llama", "float32", H100, False, "float32"),
+        ("bfloat16", "llama", "half", H100, False, "float16"),
+    ],
+)
+def test_resolve_dtype(config_dtype, model_type, requested, cap, pooling, expected):
+    assert resolve_dtype(config_dtype, model_type, requested, capability=cap, pooling=pooling)[0] == expected
+
+
+# --- bad input: one-line UserErrors ------------------------------------------
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "config.json"
+    p.write_text(text)
+    return p
+
+
+def expect_error(match: str, fn, *a, **kw) -> str:
+    with pytest.raises(UserError, match=match) as info:
+        fn(*a, **kw)
+    msg = str(info.value)
+    assert "\n" not in msg
+    return msg
+
+
+def test_malformed_json_names_file_line_and_column(tmp_path):
+    p = write(tmp_path, '{\n  "architectures": ["LlamaForCausalLM"],\n  "model_type": "llama",,\n}')
+    msg = expect_error("invalid JSON", facts_from_path, p, name="x")
+    assert f"{p}:3:" in msg
+
+
+def test_json_that_is_not_an_object(tmp_path):
+    expect_error("expected a JSON object", facts_from_path, write(tmp_path, "[1, 2]"), name="x")
+
+
+def test_missing_architectures():
+    c = dict(LLAMA)
+    del c["architectures"]
+    expect_error("no 'architectures'", model_facts, c, name="x")
+
+
+def test_missing_model_type():
+    c = dict(LLAMA)
+    del c["model_type"]
+    expect_error("no 'model_type'", model_facts, c, name="x")
+
+
+def test_missing_heads_for_unknown_model_type():
+    c = {"architectures": ["FooForCausalLM"], "model_type": "foo", "hidden_size": 64, "num_hidden_layers": 2}
+    expect_error("num_attention_heads", model_facts, c, name="x")
+
+
+def test_wrong_field_type_names_the_field():
+    expect_error("'num_attention_heads'", model_facts, {**LLAMA, "num_attention_heads": "many"}, name="x")
+
+
+@pytest.mark.parametrize("head_dim", [0, -64])
+def test_non_positive_head_size(head_dim):
+    c = {**cfg("gpt-oss-20b"), "head_dim": head_dim}
+    expect_error("head size is", model_facts, c, name="x")
+
+
+def test_negative_llama_head_dim():
+    expect_error("head size is -8", model_facts, {**LLAMA, "head_dim": -8}, name="x")
+
+
+def test_unknown_torch_dtype():
+    expect_error("torch_dtype 'bf16'", model_facts, {**LLAMA, "torch_dtype": "bf16"}, name="x")
+
+
+def test_unknown_requested_dtype():
+    expect_error("unknown dtype 'fp8'", model_facts, LLAMA, name="x", dtype="fp8")
+
+
+def test_layer_types_too_short():
+    expect_error("layer_types has 2 entries for 32 layers", model_facts,
+                 {**LLAMA, "layer_types": ["full_attention"] * 2}, name="x")
+
+
+def test_folder_without_config(tmp_path):
+    expect_error("has no config.json", facts_from_path, tmp_path, name="x")
+
+
+def test_bad_tp():
+    expect_error("tensor parallel size must be a positive integer", model_facts, LLAMA, name="x", tp=0)
