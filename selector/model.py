@@ -554,8 +554,8 @@ class _Stack:
 
 def _per_rank(total: int, tp: int, what: str) -> int:
     # vLLM asserts total_num_heads % tp_size == 0 in every attention module
-    if total <= 0:
-        raise UserError(f"{what} is {total}; the config needs a positive head count")
+    if not isinstance(total, int) or total <= 0:
+        raise UserError(f"the config gives {total!r} {what}; it needs a positive head count")
     if total % tp:
         raise UserError(f"tensor parallel size {tp} does not divide the {total} {what}; pick a divisor")
     return total // tp
@@ -564,8 +564,8 @@ def _per_rank(total: int, tp: int, what: str) -> int:
 def _kv_per_rank(total: int, tp: int) -> int:
     """KV heads per rank: partitioned when >= tp (must divide), replicated
     when fewer (tp must be a multiple); at least one (QKVParallelLinear)."""
-    if total <= 0:
-        raise UserError(f"the config gives {total} key/value heads; it needs a positive count")
+    if not isinstance(total, int) or total <= 0:
+        raise UserError(f"the config gives {total!r} key/value heads; it needs a positive count")
     if total >= tp and total % tp:
         raise UserError(f"tensor parallel size {tp} does not divide the {total} KV heads; pick a divisor")
     if total < tp and tp % total:
@@ -738,7 +738,7 @@ def _gpt_oss(ctx: _Ctx) -> _Stack:
     t, n, tp = ctx.text, _n_layers(ctx), ctx.tp
     heads = _per_rank(_heads(ctx), tp, "attention heads")
     kv_total = t.get("num_key_value_heads")
-    kv = kv_total // tp
+    kv = _kv_per_rank(kv_total, 1) // tp
     if kv == 0:
         raise UserError(
             f"tensor parallel size {tp} exceeds gpt-oss's {kv_total} KV heads; vLLM's OAIAttention "
@@ -814,6 +814,9 @@ def _bert(ctx: _Ctx) -> _Stack:
     """bert.py BertSelfAttention: EncoderOnlyAttention, hidden // heads,
     KV heads = query heads."""
     total = _heads(ctx)
+    if ctx.text.get("position_embedding_type", "absolute") != "absolute":
+        # bert.py BertEmbedding raises for anything else
+        raise UserError("vLLM's BERT supports only position_embedding_type 'absolute'")
     heads = _per_rank(total, ctx.tp, "attention heads")
     head = _check_head_size(_hidden_over(ctx.text, total), "hidden_size // num_attention_heads")
     layer = _bare(heads, _kv_per_rank(total, ctx.tp), head, "encoder_only")
@@ -830,6 +833,8 @@ def _whisper(ctx: _Ctx) -> tuple[_Stack, _Stack]:
     dec_total = t.get("decoder_attention_heads")
     dec_heads = _per_rank(dec_total, tp, "decoder attention heads")
     kv = _kv_per_rank(dec_total, tp)
+    if not isinstance(d_model, int):
+        raise UserError(f"d_model is {d_model!r}; Whisper configs need the model width")
     head = _check_head_size(d_model // dec_total, "d_model // decoder_attention_heads")
     if head * dec_total != d_model:
         raise UserError(f"d_model {d_model} is not divisible by decoder_attention_heads {dec_total}")
@@ -1116,6 +1121,9 @@ def model_facts(
             notes.append(f"layer_types not in config.json: {view.hf_class} derives them ({', '.join(kinds)})")
         if "sliding_window_dropped" in view.defaulted:
             notes.append(f"sliding_window ignored: use_sliding_window is false ({view.hf_class})")
+    if isinstance(hf.get("vision_config"), dict):
+        notes.append("vision tower attention runs MMEncoderAttention (get_vit_attn_backend), "
+                     "outside these groups")
     if arch == "DeepseekV32ForCausalLM":
         notes.append("DeepseekV32ForCausalLM turns --kv-cache-dtype bfloat16 into auto")
 

@@ -445,3 +445,22 @@ def test_folder_without_config(tmp_path):
 
 def test_bad_tp():
     expect_error("tensor parallel size must be a positive integer", model_facts, LLAMA, name="x", tp=0)
+
+
+@pytest.mark.parametrize("name,field", [("gemma-3-27b-it", "num_key_value_heads"),
+                                        ("whisper-small", "decoder_attention_heads"), ("whisper-small", "d_model")])
+def test_null_sizes_are_user_errors(name, field):
+    c = cfg(name)
+    (c["text_config"] if "text_config" in c else c)[field] = None
+    expect_error(r"None", model_facts, c, name="x")
+
+
+def test_bert_relative_positions_rejected_like_vllm():
+    expect_error("position_embedding_type", model_facts,
+                 {**cfg("bert-base-uncased"), "position_embedding_type": "relative_key"}, name="x")
+
+
+def test_gpt_oss_null_kv_heads_default_to_query_heads():
+    # GptOssConfig.__post_init__: num_key_value_heads None -> num_attention_heads
+    f = model_facts({**cfg("gpt-oss-20b"), "num_key_value_heads": None}, name="x")
+    assert f.groups[0].attn.num_kv_heads == 64
