@@ -772,6 +772,12 @@ class CheckReport:
         return {(d.deployment, d.group) for d in self.diffs}
 
 
+def accept_command(r: CheckReport) -> str:
+    """The command that rewrites the lock to accept what check found."""
+    deployments = "DEPLOYMENTS" if r.inputs == "embedded" else r.inputs
+    return f"attn-select lock {deployments} -o {r.lockfile}"
+
+
 def inputs_view(inputs: DeploymentInputs, base_dir: Path) -> dict[str, Any]:
     """The inputs with the model resolved, so a lock and a deployments file
     in different folders compare equal when they name the same file."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import singledispatch
 
-from attn_select.selector.lock import CheckReport
+from attn_select.selector.lock import CheckReport, accept_command
 
 
 def escape_data(text: str) -> str:
@@ -37,7 +37,7 @@ def check_github(r: CheckReport) -> str:
     else:
         out.append(
             f"attn-select check: {len(r.diffs)} differences against {r.lockfile}; "
-            f"accept them with: attn-select lock DEPLOYMENTS -o {r.lockfile}"
+            f"accept them with: {accept_command(r)}"
         )
     return "\n".join(out) + "\n"
 

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from attn_select.selector.explain import Explanation, GroupExplanation
-from attn_select.selector.lock import CheckReport, show_value
+from attn_select.selector.lock import CheckReport, accept_command, show_value
 from attn_select.selector.matrix import FeatureMatrix
 
 STYLE_SELECTED = "bold green"
@@ -254,7 +254,8 @@ def check_text(r: CheckReport) -> str:
     by_case: dict[tuple[str, str | None], list[int]] = {}
     for i, d in enumerate(r.diffs):
         by_case.setdefault((d.deployment, d.group), []).append(i)
-    width = max((len(d.field) for d in r.diffs), default=0) + 2
+    # Align values after the field names; a rare long name just pushes its line.
+    width = min(max((len(d.field) for d in r.diffs), default=0), 28) + 2
     for (dep, group), idx in by_case.items():
         where = f"{r.lockfile}:{min(r.lines[i] for i in idx)}"
         title = escape(dep) + (f" / {escape(group)}" if group is not None else "")
@@ -263,11 +264,11 @@ def check_text(r: CheckReport) -> str:
             d = r.diffs[i]
             locked, new = show_value(d.field, d.locked), show_value(d.field, d.new)
             console.print(
-                f"      {escape(d.field):<{width}}[{STYLE_INVALID}]{escape(locked)}[/] -> "
+                f"      {escape(d.field):<{width}} [{STYLE_INVALID}]{escape(locked)}[/] -> "
                 f"[{STYLE_VALID}]{escape(new)}[/]"
             )
             if d.detail:
-                console.print(f"      {'':<{width}}[{STYLE_DIM}]{escape(d.detail)}[/]")
+                console.print(f"      {'':<{width}} [{STYLE_DIM}]{escape(d.detail)}[/]")
     failed = len({c for c in by_case if c[1] is not None})
     deps = len({c[0] for c in r.cases})
     source = "inputs embedded in the lock" if r.inputs == "embedded" else f"inputs from {r.inputs}"
@@ -280,7 +281,7 @@ def check_text(r: CheckReport) -> str:
         console.print(
             f"[{STYLE_ERROR}]{len(r.diffs)} differences[/] in {failed} of {len(r.cases)} attention groups "
             f"({len({c[0] for c in by_case})} of {deps} deployments) against {escape(r.lockfile)}  "
-            f"[{STYLE_DIM}]({escape(source)}; accept with: attn-select lock DEPLOYMENTS -o {escape(r.lockfile)})[/]"
+            f"[{STYLE_DIM}]({escape(source)}; accept with: {escape(accept_command(r))})[/]"
         )
     return buf.getvalue()
 
