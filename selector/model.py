@@ -69,6 +69,8 @@ class RawConfig(BaseModel):
     use_sliding_window: bool | None = None
     max_window_layers: int | None = None
     layer_types: list[str] | None = None
+    layers_block_type: list[str] | None = None  # Jamba-style hybrids
+    hybrid_override_pattern: str | None = None  # Nemotron-H: one character per layer
     sliding_window_pattern: int | None = None
     full_attention_interval: int | None = None
     use_bidirectional_attention: bool | str | None = None
@@ -861,15 +863,36 @@ def _generic(ctx: _Ctx) -> _Stack:
     total = _heads(ctx)
     heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(total_kv_heads(t), ctx.tp)
     head = _check_head_size(model_head_size(t), "head size")
-    types, causal = _layer_types(ctx, n), t.get("is_causal", True) is not False
+    causal = t.get("is_causal", True) is not False
+    # which layers attend: Jamba's layers_block_type, Nemotron-H's pattern
+    # string (one character per layer), else layer_types
+    kinds: list[str] | None = None
+    types = None
+    if t.get("layers_block_type"):
+        kinds = list(t.get("layers_block_type"))
+    elif t.get("hybrid_override_pattern"):
+        kinds = [_PATTERN_KINDS.get(ch, ch) for ch in t.get("hybrid_override_pattern")]
+        n = len(kinds)
+    else:
+        types = _layer_types(ctx, n)
+        kinds = types
+    if kinds is not None and len(kinds) < n:
+        raise UserError(f"the config lists {len(kinds)} layer kinds for {n} layers; give one per layer")
     stack = _Stack()
     for i in range(n):
-        kind = types[i] if types else "full_attention"
-        if kind in ("full_attention", "sliding_attention", "attention", "indexed_attention"):
+        kind = kinds[i] if kinds else "full_attention"
+        if kind in _ATTENTION_KINDS:
             stack.add(i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i)))
         else:
             stack.add(i, kind)
     return stack
+
+
+# layer kinds that build an attention layer (layer_types, layers_block_type;
+# "hybrid" is Zamba2's shared attention block)
+_ATTENTION_KINDS = frozenset({"full_attention", "sliding_attention", "attention", "indexed_attention", "hybrid"})
+# Nemotron-H hybrid_override_pattern characters (nemotron_h.py ALL_DECODER_LAYER_TYPES)
+_PATTERN_KINDS = {"*": "attention", "M": "mamba", "-": "mlp", "E": "moe"}
 
 
 # architectures[0] -> (layer builder, runner); the vLLM model file each mirrors

@@ -464,3 +464,20 @@ def test_gpt_oss_null_kv_heads_default_to_query_heads():
     # GptOssConfig.__post_init__: num_key_value_heads None -> num_attention_heads
     f = model_facts({**cfg("gpt-oss-20b"), "num_key_value_heads": None}, name="x")
     assert f.groups[0].attn.num_kv_heads == 64
+
+
+def test_generic_hybrid_pattern_lists_mamba_layers():
+    c = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 4096,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 6,
+         "hybrid_override_pattern": "M-M*-E", "torch_dtype": "bfloat16"}
+    f = model_facts(c, name="nh")
+    assert f.groups[0].layers == (3,) and f.groups[0].attn.head_size == 128
+    assert {o.kind: o.layers for o in f.other_layers} == {"mamba": (0, 2), "mlp": (1, 4), "moe": (5,)}
+
+
+def test_generic_layers_block_type():
+    c = {"architectures": ["JambaForCausalLM"], "model_type": "jamba", "hidden_size": 4096,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 4,
+         "layers_block_type": ["mamba", "mamba", "attention", "mamba"], "torch_dtype": "bfloat16"}
+    f = model_facts(c, name="j")
+    assert f.groups[0].layers == (2,) and f.other_layers[0].layers == (0, 1, 3)
