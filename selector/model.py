@@ -920,6 +920,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "DeepseekV2ForCausalLM": (_deepseek, "generate"),
     "DeepseekV3ForCausalLM": (_deepseek, "generate"),
     "DeepseekV32ForCausalLM": (_deepseek_v32, "generate"),
+    "GlmMoeDsaForCausalLM": (_deepseek_v32, "generate"),  # same CUDA module as DeepSeek-V3.2
     "BertModel": (_bert, "pooling"),
     "BertForMaskedLM": (_bert, "pooling"),
     "BertForSequenceClassification": (_bert, "pooling"),
@@ -1149,6 +1150,8 @@ def model_facts(
                      "outside these groups")
     if arch == "DeepseekV32ForCausalLM":
         notes.append("DeepseekV32ForCausalLM turns --kv-cache-dtype bfloat16 into auto")
+    if arch == "GlmMoeDsaForCausalLM":
+        notes.append("GlmMoeDsaForCausalLM turns kv-cache dtype auto into fp8_e4m3 on SM10x")
 
     return ModelFacts(
         name=name, architecture=arch, model_type=hf.model_type, dtype=resolved,
