@@ -1,0 +1,644 @@
+"""Differential oracle: vLLM 0.33.0's OWN attention-backend selection, run on a
+CPU-only machine, one JSON case in, one JSON result out.
+
+Run it with the python of a venv that has ``vllm==0.33.0`` installed (never
+with attn-select's python; this file never imports attn_select):
+
+    /tmp/vllm-venv/bin/python tests/vllm_oracle/oracle.py < cases.json > results.json
+
+Input: a JSON list of cases::
+
+    {"capability": [9, 0],
+     "selector_config": {the 18 AttentionSelectorConfig fields; dtype "bfloat16"},
+     "num_heads": 16 | null,
+     "backend": "FLASH_ATTN" | null,
+     "kernels": {"fa2", "fa3", "fa4", "flashinfer", "trtllm_cubins", "flashmla": bool},
+     "context": {EngineContext fields that differ from their defaults}}
+
+Output: a JSON list, one result per case, in order::
+
+    {"priorities": [names from _get_backend_priorities],
+     "reasons": {name: [what get_valid_backends records]},  # [] = valid
+     "selected": name | null, "error": ValueError text | null,
+     "warning": the "--block-size precluded ..." warning | null,
+     "fa_version": {"default": get_flash_attn_version(),
+                    "head_size": get_flash_attn_version(head_size=cfg.head_size)},
+     "oracle_error": null | why this case could not be put to vLLM}
+
+How each input reaches vLLM (the same way a real run does):
+
+* capability: ``vllm.platforms._current_platform`` is a ``NonNvmlCudaPlatform``
+  subclass whose ``get_device_capability`` returns the case's value.
+* kernels fa2 / fa3 / flashmla: whether ``vllm.vllm_flash_attn._vllm_fa2_C``,
+  ``_vllm_fa3_C`` and ``vllm._flashmla_C`` / ``vllm._flashmla_extension_C``
+  can be imported. That is decided at import time, so cases are grouped by
+  these three flags and each group runs in its own worker process in which
+  the absent modules fail to import exactly as a missing file would
+  (``ModuleNotFoundError: No module named ...``).
+* kernels fa4: ``FA4_AVAILABLE`` / ``FA4_UNAVAILABLE_REASON`` in
+  ``vllm.vllm_flash_attn.flash_attn_interface`` are set per case to what the
+  module computes when ``cute/interface.py`` is missing.
+* kernels flashinfer / trtllm_cubins: ``vllm.utils.flashinfer.has_flashinfer``
+  and ``has_nvidia_artifactory`` are replaced (in that module and wherever
+  they were imported by name) by cached functions returning the case's flags.
+  The FlashInfer feature probes derived from them (``has_flashinfer_sm90_nope_mla``
+  and friends) then run for real against the installed flashinfer-python.
+* context: a real ``VllmConfig`` set with ``set_current_vllm_config``:
+  ``cache_config`` (cache_dtype; block_size as user-specified when the
+  selector config has one), ``attention_config`` (flash_attn_version,
+  use_trtllm_attention), ``parallel_config`` (decode_context_parallel_size;
+  tensor_parallel_size is set equal to it, as vLLM requires tp % dcp == 0),
+  and, when ``has_model``, a real ``ModelConfig`` built from a generated
+  ``config.json`` (LlamaForCausalLM; head_dim, heads and KV heads multiplied
+  by the TP size so the per-GPU numbers are the ones given;
+  ``attn_logit_softcapping``, ``is_mm_prefix_lm``, ``rswa_window`` and
+  ``canvas_length`` (diffusion) as HF config keys). ``batch_invariant`` is the
+  ``VLLM_BATCH_INVARIANT`` environment variable.
+  ``model_head_size_v`` has no ModelConfig counterpart in vLLM 0.33.0 (the
+  backends read ``head_size_v`` from their class or KV-cache spec), so a
+  value different from ``model_head_size`` is reported as an oracle_error.
+* ``attn_type`` is passed as vLLM's ``AttentionType`` member, as the model
+  layers pass it; its f-string text therefore is whatever this Python prints
+  for a str-mixin Enum.
+
+All ``functools`` caches of vLLM modules are cleared before every case.
+``cutlass_mla`` allocates a CUDA workspace at import: that one allocation is
+sent to the ``meta`` device while the module is imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.abc
+import json
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# The backend names _get_backend_priorities can return on CUDA, plus nothing
+# else: only these are imported up front (others import lazily if asked for).
+CUDA_BACKENDS = (
+    "FLASH_ATTN", "TRITON_ATTN", "TRITON_FLASH_ATTN", "FLASHINFER", "TRITON_FLASHINFER",
+    "FLASHINFER_MLA", "TOKENSPEED_MLA", "FLASHINFER_MLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM120",
+    "FLASHINFER_MLA_SPARSE_SM90", "TRITON_MLA", "CUTLASS_MLA", "FLASHMLA", "FLASHMLA_SPARSE",
+    "FLASH_ATTN_MLA", "FLASH_ATTN_MLA_SPARSE", "FLASH_ATTN_MLA_SPARSE_FA4", "FLEX_ATTENTION",
+    "TURBOQUANT",
+)
+
+# Extension modules whose import decides a Kernels flag (decided at import time).
+IMPORT_TIME_KERNELS = {
+    "fa2": ("vllm.vllm_flash_attn._vllm_fa2_C",),
+    "fa3": ("vllm.vllm_flash_attn._vllm_fa3_C",),
+    "flashmla": ("vllm._flashmla_C", "vllm._flashmla_extension_C"),
+    "flashinfer_python": ("flashinfer",),  # the package and its submodules
+    "tokenspeed_mla": ("tokenspeed_mla",),
+}
+KERNEL_FLAGS = ("fa2", "fa3", "fa4", "flashinfer", "trtllm_cubins", "flashmla",
+                "flashinfer_python", "tokenspeed_mla")
+
+# EngineContext fields this oracle knows how to express, with their defaults.
+CONTEXT_DEFAULTS = {
+    "has_model": False,
+    "model_head_size": None,
+    "model_head_size_v": None,
+    "model_num_heads": None,
+    "model_num_kv_heads": None,
+    "cache_dtype": "auto",
+    "flash_attn_version": None,
+    "use_trtllm_attention": None,
+    "attn_logit_softcapping": False,
+    "is_mm_prefix_lm": False,
+    "rswa_window": None,
+    "is_diffusion": False,
+    "dcp_size": 1,
+    "batch_invariant": False,
+    "pcp_size": 1,
+    "mla_qk_nope_head_dim": None,
+    "mla_qk_rope_head_dim": None,
+    "mla_v_head_dim": None,
+    "mla_kv_lora_rank": None,
+    "mla_index_topk": None,
+    "disable_flashinfer_q_quantization": False,
+    # A property of the model's layers read only for CUDA-graph support, not
+    # by selection: accepted and not expressed.
+    "unclamped_sliding_window": False,
+}
+# HF config.json keys for the MLA dims (attributes of hf_text_config).
+MLA_HF_KEYS = {
+    "mla_qk_nope_head_dim": "qk_nope_head_dim",
+    "mla_qk_rope_head_dim": "qk_rope_head_dim",
+    "mla_v_head_dim": "v_head_dim",
+    "mla_kv_lora_rank": "kv_lora_rank",
+    "mla_index_topk": "index_topk",
+}
+
+# vLLM's loggers write to stdout by default; results go to the real stdout only.
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def _import_key(case: dict) -> tuple[bool, ...]:
+    k = case["kernels"]
+    return tuple(bool(k.get(name, True)) for name in IMPORT_TIME_KERNELS)
+
+
+# --------------------------------------------------------------------------
+# Parent: group cases by import-time kernels, one worker process per group.
+# --------------------------------------------------------------------------
+
+def run_grouped(cases: list[dict], jobs: int) -> list[dict]:
+    groups: dict[tuple[bool, ...], list[int]] = {}
+    for i, case in enumerate(cases):
+        groups.setdefault(_import_key(case), []).append(i)
+    results: list[dict | None] = [None] * len(cases)
+
+    def work(key: tuple[bool, ...]) -> None:
+        idx = groups[key]
+        flags = ",".join(f"{n}={int(v)}" for n, v in zip(IMPORT_TIME_KERNELS, key))
+        proc = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--worker", flags],
+            input=json.dumps([cases[i] for i in idx]),
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode != 0:
+            sys.stderr.write(proc.stderr[-6000:])
+            raise RuntimeError(f"oracle worker for {flags} failed (rc {proc.returncode})")
+        out = json.loads(proc.stdout)
+        for i, r in zip(idx, out):
+            results[i] = r
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for f in [pool.submit(work, key) for key in groups]:
+            f.result()
+    return results  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------
+# Worker: one vLLM import, many cases.
+# --------------------------------------------------------------------------
+
+class _Hiding(importlib.abc.MetaPathFinder):
+    """Wraps one ``sys.meta_path`` finder so that it does not see the hidden
+    modules. With every finder wrapped, a hidden module is exactly a missing
+    one: ``import`` raises ``ModuleNotFoundError: No module named ...`` and
+    ``importlib.util.find_spec`` returns None."""
+
+    def __init__(self, inner, hidden: tuple[str, ...]) -> None:
+        self.inner = inner
+        self.hidden = hidden
+
+    def _is_hidden(self, fullname: str) -> bool:
+        return any(fullname == h or fullname.startswith(h + ".") for h in self.hidden)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if self._is_hidden(fullname):
+            return None
+        find = getattr(self.inner, "find_spec", None)
+        return find(fullname, path, target) if find is not None else None
+
+    def invalidate_caches(self) -> None:
+        inv = getattr(self.inner, "invalidate_caches", None)
+        if inv is not None:
+            inv()
+
+    def __getattr__(self, name: str):
+        # find_distributions (importlib.metadata) and anything else: the
+        # wrapped finder's own. Package metadata is deliberately left visible.
+        return getattr(self.inner, name)
+
+
+def hide_modules(hidden: tuple[str, ...]) -> None:
+    if hidden:
+        sys.meta_path[:] = [_Hiding(f, hidden) for f in sys.meta_path]
+
+
+class Oracle:
+    def __init__(self, import_flags: dict[str, bool]) -> None:
+        self.import_flags = import_flags
+        hide_modules(tuple(
+            m for flag, mods in IMPORT_TIME_KERNELS.items() if not import_flags[flag] for m in mods
+        ))
+        self._load_libcuda()
+        self._install_platform()
+        self._import_backends()
+        self._install_kernel_switches()
+        self._install_warning_capture()
+        self._cache_clearers: list = []
+        self._modules_seen = 0
+        self._model_dirs: dict[tuple, str] = {}
+        self._tmp = tempfile.TemporaryDirectory(prefix="vllm-oracle-models-")
+
+    # -- setup ------------------------------------------------------------
+
+    def _load_libcuda(self) -> None:
+        import ctypes
+
+        sys.path.insert(0, str(HERE))
+        from build_libcuda_stub import build  # sibling helper, stdlib only
+
+        ctypes.CDLL(str(build()), mode=ctypes.RTLD_GLOBAL)
+
+    def _install_platform(self) -> None:
+        import vllm.platforms as platforms
+        import vllm.platforms.cuda as cuda
+        from vllm.platforms.interface import DeviceCapability
+
+        if platforms._current_platform is not None:
+            raise RuntimeError("current_platform was resolved before the oracle could set it")
+
+        class OraclePlatform(cuda.NonNvmlCudaPlatform):
+            """The CUDA platform with the case's capability; placeholders for
+            the properties that would need a driver."""
+
+            capability = DeviceCapability(9, 0)
+
+            @classmethod
+            def get_device_capability(cls, device_id: int = 0):
+                return cls.capability
+
+            @classmethod
+            def get_device_name(cls, device_id: int = 0) -> str:
+                c = cls.capability
+                return f"NVIDIA oracle sm_{c.major}{c.minor}"
+
+            @classmethod
+            def get_device_total_memory(cls, device_id: int = 0) -> int:
+                return 80 << 30
+
+            @classmethod
+            def num_compute_units(cls, device_id: int = 0) -> int:
+                return 132
+
+            @classmethod
+            def device_count(cls) -> int:
+                # An 8-GPU node, so tensor_parallel_size = dcp_size > 1 validates.
+                return 8
+
+        platforms._current_platform = OraclePlatform()
+        self.platform_cls = OraclePlatform
+        self.DeviceCapability = DeviceCapability
+        self.cuda = cuda
+
+    def _import_backends(self) -> None:
+        import torch
+
+        from vllm.v1.attention.backends.registry import AttentionBackendEnum
+
+        self.Enum = AttentionBackendEnum
+        self.import_errors: dict[str, str] = {}
+        real_empty = torch.empty
+
+        def empty_on_meta(*args, **kwargs):
+            # cutlass_mla's module-level SM100 workspace: allocate on meta.
+            if str(kwargs.get("device", "")).startswith("cuda"):
+                kwargs["device"] = "meta"
+            return real_empty(*args, **kwargs)
+
+        for name in CUDA_BACKENDS:
+            torch.empty = empty_on_meta if name == "CUTLASS_MLA" else real_empty
+            try:
+                AttentionBackendEnum[name].get_class()
+            except (ImportError, OSError) as e:
+                # Recorded again, per case, by vLLM's own loop.
+                self.import_errors[name] = f"{type(e).__name__}: {e}"
+            finally:
+                torch.empty = real_empty
+
+    def _install_kernel_switches(self) -> None:
+        import vllm.utils.flashinfer as fi
+
+        self.kernels: dict[str, bool] = {k: True for k in KERNEL_FLAGS}
+        originals = {"has_flashinfer": fi.has_flashinfer, "has_nvidia_artifactory": fi.has_nvidia_artifactory}
+        kernels = self.kernels
+
+        @functools.cache
+        def has_flashinfer() -> bool:
+            return kernels["flashinfer"]
+
+        @functools.cache
+        def has_nvidia_artifactory() -> bool:
+            return kernels["trtllm_cubins"]
+
+        replacements = {"has_flashinfer": has_flashinfer, "has_nvidia_artifactory": has_nvidia_artifactory}
+        self._fn_originals = originals
+        self._fn_replacements = replacements
+        self._patch_imported_names()
+        try:
+            import vllm.vllm_flash_attn.flash_attn_interface as fai
+        except ImportError:
+            fai = None  # neither FA2 nor FA3: the package itself does not import
+        self.fai = fai
+        if fai is not None:
+            self._fa4_real = (fai.FA4_AVAILABLE, fai.FA4_UNAVAILABLE_REASON)
+
+    def _patch_imported_names(self) -> None:
+        """Replace has_flashinfer / has_nvidia_artifactory in every vLLM module
+        that holds the original function under any name."""
+        for mod_name, mod in list(sys.modules.items()):
+            if mod is None or not mod_name.startswith("vllm"):
+                continue
+            d = getattr(mod, "__dict__", None)
+            if not d:
+                continue
+            for attr, value in list(d.items()):
+                for key, orig in self._fn_originals.items():
+                    if value is orig:
+                        setattr(mod, attr, self._fn_replacements[key])
+
+    def _install_warning_capture(self) -> None:
+        self.warnings: list[str] = []
+        oracle = self
+
+        class Capture(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                msg = record.getMessage()
+                if msg.startswith("--block-size"):
+                    oracle.warnings.append(msg)
+
+        log = logging.getLogger("vllm.platforms.cuda")
+        log.setLevel(logging.WARNING)
+        log.propagate = False
+        log.addHandler(Capture())
+
+    # -- per case -----------------------------------------------------------
+
+    def _clear_caches(self) -> None:
+        if len(sys.modules) != self._modules_seen:
+            self._modules_seen = len(sys.modules)
+            self._patch_imported_names()
+            clearers = []
+            seen: set[int] = set()
+
+            def add(obj) -> None:
+                if isinstance(obj, (classmethod, staticmethod)):
+                    obj = obj.__func__
+                if isinstance(obj, functools._lru_cache_wrapper) and id(obj) not in seen:
+                    seen.add(id(obj))
+                    clearers.append(obj.cache_clear)
+
+            for mod_name, mod in list(sys.modules.items()):
+                if mod is None or not mod_name.startswith("vllm"):
+                    continue
+                for value in list(getattr(mod, "__dict__", {}).values()):
+                    add(value)
+                    if isinstance(value, type) and value.__module__ == mod_name:
+                        for member in list(value.__dict__.values()):
+                            add(member)
+            for fn in self._fn_replacements.values():
+                add(fn)
+            self._cache_clearers = clearers
+        for clear in self._cache_clearers:
+            clear()
+        import vllm.envs as envs
+
+        if envs._is_envs_cache_enabled():
+            envs.disable_envs_cache()
+
+    def _set_kernels(self, kernels: dict) -> None:
+        for name in KERNEL_FLAGS:  # absent keys: the vLLM wheel's default, present
+            self.kernels[name] = bool(kernels.get(name, True))
+        if self.fai is not None:
+            if kernels["fa4"]:
+                self.fai.FA4_AVAILABLE, self.fai.FA4_UNAVAILABLE_REASON = self._fa4_real
+            else:
+                # What flash_attn_interface computes when cute/interface.py is absent.
+                self.fai.FA4_AVAILABLE = False
+                self.fai.FA4_UNAVAILABLE_REASON = "vllm.vllm_flash_attn.cute.interface not found"
+
+    def _model_dir(self, ctx: dict, dtype: str, tp: int) -> str:
+        head = ctx["model_head_size"]
+        heads = ctx["model_num_heads"]
+        kv_heads = ctx["model_num_kv_heads"]
+        if head is None or heads is None or kv_heads is None:
+            raise ValueError("has_model needs model_head_size, model_num_heads and model_num_kv_heads")
+        key = (head, heads, kv_heads, dtype, tp, ctx["attn_logit_softcapping"],
+               ctx["is_mm_prefix_lm"], ctx["rswa_window"], ctx["is_diffusion"],
+               *(ctx[k] for k in MLA_HF_KEYS))
+        if key in self._model_dirs:
+            return self._model_dirs[key]
+        cfg = {
+            "architectures": ["LlamaForCausalLM"],
+            "model_type": "llama",
+            "head_dim": head,
+            "num_attention_heads": heads * tp,
+            # get_num_kv_heads = max(1, total // tp): one KV head stays one.
+            "num_key_value_heads": kv_heads * tp if kv_heads > 1 else 1,
+            "hidden_size": head * heads * tp,
+            "intermediate_size": 256,
+            "num_hidden_layers": 1,
+            "vocab_size": 1024,
+            "max_position_embeddings": 4096,
+            "rms_norm_eps": 1e-5,
+            "torch_dtype": dtype,
+        }
+        if ctx["attn_logit_softcapping"]:
+            cfg["attn_logit_softcapping"] = 50.0
+        if ctx["is_mm_prefix_lm"]:
+            cfg["is_mm_prefix_lm"] = True
+        if ctx["rswa_window"] is not None:
+            cfg["rswa_window"] = ctx["rswa_window"]
+        if ctx["is_diffusion"]:
+            cfg["canvas_length"] = 32
+        for field, hf_key in MLA_HF_KEYS.items():
+            if ctx[field] is not None:
+                cfg[hf_key] = ctx[field]
+        folder = Path(self._tmp.name) / f"m{len(self._model_dirs)}"
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(cfg))
+        self._model_dirs[key] = str(folder)
+        return str(folder)
+
+    def _vllm_config(self, sel: dict, ctx: dict):
+        from vllm.config import AttentionConfig, CacheConfig, ModelConfig, ParallelConfig, VllmConfig
+
+        dcp = int(ctx["dcp_size"])
+        pcp = int(ctx["pcp_size"])
+        # DCP reuses the TP ranks (vLLM requires tp % dcp == 0 without PCP).
+        tp = dcp if pcp == 1 else 1
+        cache = CacheConfig(block_size=sel["block_size"], cache_dtype=ctx["cache_dtype"])
+        attention = AttentionConfig(
+            flash_attn_version=ctx["flash_attn_version"],
+            use_trtllm_attention=ctx["use_trtllm_attention"],
+            disable_flashinfer_q_quantization=ctx["disable_flashinfer_q_quantization"],
+        )
+        parallel = ParallelConfig(
+            tensor_parallel_size=tp,
+            decode_context_parallel_size=dcp,
+            prefill_context_parallel_size=pcp,
+        )
+        model = None
+        if ctx["has_model"]:
+            hv = ctx["model_head_size_v"]
+            if hv is not None and hv != ctx["model_head_size"]:
+                raise ValueError("model_head_size_v != model_head_size has no vLLM ModelConfig counterpart")
+            model = ModelConfig(
+                model=self._model_dir(ctx, sel["dtype"], tp),
+                skip_tokenizer_init=True,
+                dtype=sel["dtype"],
+            )
+        # VllmConfig's model_config defaults to None but rejects an explicit None.
+        with_model = {"model_config": model} if model is not None else {}
+        return VllmConfig(
+            **with_model,
+            cache_config=cache,
+            attention_config=attention,
+            parallel_config=parallel,
+        )
+
+    def run_case(self, case: dict) -> dict:
+        import torch
+
+        from vllm.config import set_current_vllm_config
+        from vllm.v1.attention.backend import AttentionType
+        from vllm.v1.attention.selector import AttentionSelectorConfig
+
+        result: dict = {
+            "priorities": None, "reasons": None, "selected": None, "error": None,
+            "warning": None, "fa_version": None, "oracle_error": None,
+        }
+        ctx = dict(CONTEXT_DEFAULTS)
+        unknown = set(case.get("context", {})) - set(CONTEXT_DEFAULTS)
+        if unknown:
+            result["oracle_error"] = f"context field(s) the oracle cannot express: {sorted(unknown)}"
+            return result
+        ctx.update(case.get("context", {}))
+        sel = dict(case["selector_config"])
+
+        major, minor = case["capability"]
+        self.platform_cls.capability = self.DeviceCapability(int(major), int(minor))
+        self._set_kernels(case["kernels"])
+        os.environ["VLLM_BATCH_INVARIANT"] = "1" if ctx["batch_invariant"] else "0"
+        self._clear_caches()
+
+        try:
+            vllm_config = self._vllm_config(sel, ctx)
+        except Exception as e:  # the inputs cannot be expressed as a VllmConfig
+            result["oracle_error"] = f"VllmConfig: {type(e).__name__}: {e}"
+            return result
+        # Building the config may have consulted cached helpers: start clean.
+        self._clear_caches()
+
+        cfg = AttentionSelectorConfig(
+            **{
+                **sel,
+                "dtype": getattr(torch, sel["dtype"]),
+                "attn_type": AttentionType(sel["attn_type"]),
+            }
+        )
+        cap = self.platform_cls.capability
+        num_heads = case.get("num_heads")
+        backend = case.get("backend")
+        current = __import__("vllm.platforms", fromlist=["current_platform"]).current_platform
+
+        with set_current_vllm_config(vllm_config):
+            priorities = self.cuda._get_backend_priorities(
+                use_mla=cfg.use_mla,
+                device_capability=cap,
+                num_heads=num_heads,
+                kv_cache_dtype=cfg.kv_cache_dtype,
+                use_non_causal=cfg.use_non_causal,
+                head_size=cfg.head_size,
+                use_mm_prefix=cfg.use_mm_prefix,
+            )
+            result["priorities"] = [b.name for b in priorities]
+            valid, invalid = current.get_valid_backends(
+                device_capability=cap, attn_selector_config=cfg, num_heads=num_heads
+            )
+            reasons = {b.name: [] for b in priorities}
+            for b, (_, why) in invalid.items():
+                reasons[b.name] = list(why)
+            if backend is not None and backend not in reasons:
+                # An explicit backend outside the priority list: its own check.
+                try:
+                    reasons[backend] = list(
+                        self.Enum[backend].get_class().validate_configuration(
+                            device_capability=cap, **cfg._asdict()
+                        )
+                    )
+                except (ImportError, OSError) as e:
+                    reasons[backend] = [f"{type(e).__name__}: {e}"]
+            result["reasons"] = reasons
+
+            self.warnings.clear()
+            try:
+                path = current.get_attn_backend_cls(
+                    self.Enum[backend] if backend is not None else None,
+                    attn_selector_config=cfg,
+                    num_heads=num_heads,
+                )
+                if backend is not None:
+                    result["selected"] = backend
+                else:
+                    by_path = [
+                        c.backend.name for c in sorted(valid, key=lambda c: c.priority)
+                        if self.cuda._backend_cls_path(c.backend_class) == path
+                    ]
+                    result["selected"] = by_path[0] if by_path else f"<unknown class {path}>"
+            except ValueError as e:
+                result["error"] = str(e)
+            result["warning"] = self.warnings[0] if self.warnings else None
+
+            try:
+                from vllm.v1.attention.backends.fa_utils import get_flash_attn_version
+
+                result["fa_version"] = {
+                    "default": get_flash_attn_version(),
+                    "head_size": get_flash_attn_version(head_size=cfg.head_size),
+                }
+            except ImportError as e:
+                result["fa_version"] = {"default": None, "head_size": None,
+                                        "import_error": f"{type(e).__name__}: {e}"}
+        return result
+
+
+def worker(flags_text: str) -> int:
+    flags = {k: v == "1" for k, v in (p.split("=") for p in flags_text.split(","))}
+    cases = json.load(sys.stdin)
+    # Everything vLLM, torch or C code prints goes to stderr; only the JSON
+    # result reaches the real stdout.
+    real_stdout = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    oracle = Oracle(flags)
+    results = []
+    for case in cases:
+        try:
+            results.append(oracle.run_case(case))
+        except Exception as e:
+            results.append({
+                "priorities": None, "reasons": None, "selected": None, "error": None,
+                "warning": None, "fa_version": None,
+                "oracle_error": f"crash: {type(e).__name__}: {e}\n{traceback.format_exc(limit=6)}",
+            })
+    json.dump(results, real_stdout)
+    real_stdout.flush()
+    return 0
+
+
+def main() -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="vLLM 0.33.0 selection oracle (JSON cases on stdin)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                    help="worker processes run at once (one per import-time kernel set)")
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args.worker)
+    cases = json.load(sys.stdin)
+    json.dump(run_grouped(cases, args.jobs), sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
