@@ -1137,7 +1137,7 @@ def model_facts(
                        if text.get(k, hf.get(k)) is not None)
     if defaulted:
         cls_name = text.hf_class if text is not hf else hf.hf_class
-        notes.append(f"not in config.json, {cls_name} defaults used: " + ", ".join(
+        notes.append(f"not in config.json, set by {cls_name} (class default or __post_init__): " + ", ".join(
             f"{k}={text.get(k, hf.get(k))}" for k in defaulted))
     for view in {id(hf): hf, id(text): text}.values():
         if "layer_types" in view.defaulted:
