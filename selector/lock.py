@@ -324,18 +324,13 @@ class Deployment(DeploymentInputs):
     name: str
 
 
-def _unique(names: list[str], what: str) -> None:
+def _check_unique(names: list[str], doc: Located, loc: Loc, key: str, what: str) -> None:
+    """Names must be unique: the second use is reported at its line."""
     seen: set[str] = set()
     for i, n in enumerate(names):
         if n in seen:
-            raise _AtIndex(i, f"duplicate {what} {n!r}")
+            raise doc.error(loc + (i, key), f"duplicate {what} {n!r}")
         seen.add(n)
-
-
-class _AtIndex(ValueError):
-    def __init__(self, index: int, message: str) -> None:
-        super().__init__(message)
-        self.index = index
 
 
 class DeploymentsFile(BaseModel):
@@ -355,10 +350,7 @@ def parse_deployments(text: str, source: str) -> tuple[DeploymentsFile, Located]
         parsed = DeploymentsFile.model_validate(doc.data)
     except ValidationError as exc:
         raise validation_error(exc, doc) from None
-    try:
-        _unique([d.name for d in parsed.deployments], "deployment name")
-    except _AtIndex as exc:
-        raise doc.error(("deployments", exc.index, "name"), str(exc)) from None
+    _check_unique([d.name for d in parsed.deployments], doc, ("deployments",), "name", "deployment name")
     return parsed, doc
 
 
@@ -440,15 +432,9 @@ def parse_lockfile(text: str, source: str) -> tuple[Lockfile, Located]:
         lock = Lockfile.model_validate(doc.data)
     except ValidationError as exc:
         raise validation_error(exc, doc) from None
-    try:
-        _unique([d.name for d in lock.deployments], "deployment name")
-    except _AtIndex as exc:
-        raise doc.error(("deployments", exc.index, "name"), str(exc)) from None
+    _check_unique([d.name for d in lock.deployments], doc, ("deployments",), "name", "deployment name")
     for i, d in enumerate(lock.deployments):
-        try:
-            _unique([g.group for g in d.groups], "group")
-        except _AtIndex as exc:
-            raise doc.error(("deployments", i, "groups", exc.index, "group"), str(exc)) from None
+        _check_unique([g.group for g in d.groups], doc, ("deployments", i, "groups"), "group", "group")
     return lock, doc
 
 

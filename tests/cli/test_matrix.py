@@ -70,3 +70,18 @@ def test_bad_capability_is_exit_2(capsys):
 def test_kernels_needs_capability(capsys):
     rc, _, err = run(capsys, "matrix", "--kernels", "fa2")
     assert rc == 2 and "--kernels only matters with --capability" in err
+
+
+def test_matrix_imports_nothing_heavy():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom attn_select.cli.app import main\n"
+        "rc = main(['matrix', '--capability', '9.0', '--format', 'markdown'])\n"
+        "heavy = [m for m in ('torch', 'triton', 'flashinfer', 'numpy', 'vllm') if m in sys.modules]\n"
+        "print('HEAVY=' + ','.join(heavy))\nsys.exit(rc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "HEAVY="

@@ -276,3 +276,14 @@ def test_explain_errors_point_at_the_deployment(monkeypatch):
     deps, doc = L.parse_deployments(DEPLOYMENTS, "d.yaml")
     with pytest.raises(L.BadInput, match=r"^d\.yaml:2: deployments\[0\]: head size"):
         L.lock_deployments(deps, doc, Path("."), Path("."))
+
+
+def test_duplicate_group_in_lock_is_reported_at_its_line():
+    text = (
+        "schema: attn-select.lock/1\nengine: {name: vllm, version: 0.33.0}\ndeployments:\n"
+        "- name: a\n  inputs: {selector: {head_size: 128}, capability: '9.0'}\n  groups:\n"
+        "  - group: full\n    selected: FLASH_ATTN\n"
+        "  - group: full\n    selected: FLASHINFER\n"
+    )
+    with pytest.raises(L.BadInput, match=r"^x\.lock:9: deployments\[0\]\.groups\[1\]\.group: duplicate group 'full'$"):
+        L.parse_lockfile(text, "x.lock")
