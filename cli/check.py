@@ -35,7 +35,7 @@ def check_cmd(
     differ, 2 for bad input.
     """
     from attn_select.cli.formats import render
-    from attn_select.cli.lock import read_text
+    from attn_select.cli.lock import read_text, write_text
     from attn_select.selector.lock import parse_deployments, parse_lockfile, run_check
 
     lock, doc = parse_lockfile(read_text(lockfile, "lockfile"), lockfile)
@@ -48,5 +48,5 @@ def check_cmd(
     if output is None:
         typer.echo(text, nl=False)
     else:
-        Path(output).write_text(text, encoding="utf-8")
+        write_text(output, text, "report")
     raise typer.Exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)

@@ -25,6 +25,16 @@ def read_text(path: str, what: str) -> str:
         raise UserError(f"cannot read {what} {path}: {exc}") from None
 
 
+def write_text(path: str, text: str, what: str) -> None:
+    """Write a file, or a one-line user error (missing folder, no permission)."""
+    from attn_select.selector.errors import UserError
+
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
+
+
 @app.command("lock")
 def lock_cmd(
     deployments: Annotated[str, typer.Argument(help="Deployments file (YAML); see profiles/lock/deployments.yaml.", show_default=False)],
@@ -51,5 +61,5 @@ def lock_cmd(
     if output is None:
         typer.echo(text, nl=False)
     else:
-        Path(output).write_text(text, encoding="utf-8")
+        write_text(output, text, "lockfile")
         typer.echo(f"wrote {output}: {summary}", err=True)

@@ -114,3 +114,9 @@ def test_bad_deployments_file_is_one_line(tmp_path, capsys, body, line, words):
 def test_missing_deployments_file(tmp_path, capsys):
     rc, _, err = run(capsys, "lock", tmp_path / "none.yaml")
     assert rc == 2 and err == f"error: deployments file not found: {tmp_path / 'none.yaml'}\n"
+
+
+def test_unwritable_output_is_exit_2(tmp_path, capsys):
+    target = tmp_path / "missing-folder" / "x.lock"
+    rc, _, err = run(capsys, "lock", EXAMPLE, "-o", target)
+    assert rc == 2 and err == f"error: cannot write lockfile {target}: No such file or directory\n"
