@@ -70,7 +70,8 @@ def explain_cmd(
     if model is not None:
         from attn_select.selector.profiles import load_model
 
-        facts = load_model(model, tp=tp)
+        # vLLM's "auto" dtype depends on the GPU (no bfloat16 before 8.0).
+        facts = load_model(model, tp=tp, dtype=dtype or "auto", capability=dev.capability)
     report = explain(facts, dev, kern, ov)
 
     from attn_select.cli.formats import render
