@@ -22,6 +22,6 @@ FLEX_ATTENTION = BackendSpec(
     # Flex flattens the (block, token) axes into one token axis, which only
     # the LBNHC layout's strides allow as a zero-copy view.
     kv_cache_layouts=("LBNHC",),
-    kv_cache_shape="(num_blocks, 2, block_size, num_kv_heads, head_size)",
+    kv_cache_shape="(num_blocks, num_kv_heads, block_size, head_size + head_size_v)",
     run_adapter="attn_select.backends.run.flex_attention",
 )

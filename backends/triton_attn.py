@@ -38,6 +38,6 @@ TRITON_ATTN = BackendSpec(
     batch_invariance=True,
     alibi_sqrt=True,
     cudagraph_support="ALWAYS",
-    kv_cache_shape="(num_blocks, 2, block_size, num_kv_heads, head_size)",
+    kv_cache_shape="(num_blocks, num_kv_heads, block_size, head_size + head_size_v)",
     run_adapter="attn_select.backends.run.triton_attn",
 )

@@ -34,5 +34,5 @@ TURBOQUANT = BackendSpec(
     kernel_block_sizes=(16, 32, 64, 128),
     cudagraph_support="UNIFORM_BATCH",
     kv_cache_layouts=("LBNHC",),
-    kv_cache_shape="(num_blocks, block_size, num_kv_heads, packed_slot_bytes)",
+    kv_cache_shape="(num_blocks, num_kv_heads, block_size, packed K+V slot bytes)",
 )
