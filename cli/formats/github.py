@@ -7,9 +7,12 @@ data escapes ``%``, CR and LF; property values also ``:`` and ``,``.
 
 from __future__ import annotations
 
-from functools import singledispatch
+from typing import TYPE_CHECKING
 
-from attn_select.selector.lock import CheckReport, accept_command
+from attn_select.cli.formats import by_report_type
+
+if TYPE_CHECKING:
+    from attn_select.selector.lock import CheckReport
 
 
 def escape_data(text: str) -> str:
@@ -27,6 +30,8 @@ def command(name: str, message: str, **props: object) -> str:
 
 
 def check_github(r: CheckReport) -> str:
+    from attn_select.selector.lock import accept_command
+
     out = []
     for d, line in zip(r.diffs, r.lines):
         where = d.deployment + (f" / {d.group}" if d.group is not None else "")
@@ -42,11 +47,4 @@ def check_github(r: CheckReport) -> str:
     return "\n".join(out) + "\n"
 
 
-@singledispatch
-def render(report: object) -> str:
-    raise TypeError(f"no GitHub annotation format for {type(report).__name__}")
-
-
-@render.register
-def _(report: CheckReport) -> str:
-    return check_github(report)
+render = by_report_type("GitHub annotation", CheckReport=check_github)

@@ -6,13 +6,18 @@ gives byte-identical output. Field names are vLLM's where vLLM has one.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import dataclasses
 import json
-from functools import singledispatch
 
 from attn_select.selector.explain import ENGINE_VERSION, Explanation, GroupExplanation
-from attn_select.selector.lock import CheckReport
-from attn_select.selector.matrix import Column, FeatureMatrix, Row
+from attn_select.cli.formats import by_report_type
+
+if TYPE_CHECKING:
+    from attn_select.selector.lock import CheckReport
+    from attn_select.selector.matrix import Column, FeatureMatrix, Row
+
 
 EXPLAIN_SCHEMA = "attn-select.explain/1"
 
@@ -99,18 +104,6 @@ def explanation_doc(r: Explanation) -> dict:
     }
 
 
-@singledispatch
-def render(report: object) -> str:
-    if hasattr(report, "to_json"):
-        return dumps(report.to_json())
-    raise TypeError(f"no JSON format for {type(report).__name__}")
-
-
-@render.register
-def _(report: Explanation) -> str:
-    return dumps(explanation_doc(report))
-
-
 # --- matrix (attn-select matrix) ---------------------------------------------
 
 MATRIX_SCHEMA = "attn-select.matrix/1"
@@ -138,11 +131,6 @@ def matrix_doc(m: FeatureMatrix) -> dict:
         "unsupported": [r.backend for r in m.unsupported],
         "priorities": [{"label": p.label, "backends": list(p.backends)} for p in m.priorities],
     }
-
-
-@render.register
-def _(report: FeatureMatrix) -> str:
-    return dumps(matrix_doc(report))
 
 
 # --- check (attn-select check) ------------------------------------------------
@@ -177,6 +165,5 @@ def check_doc(r: CheckReport) -> dict:
     }
 
 
-@render.register
-def _(report: CheckReport) -> str:
-    return dumps(check_doc(report))
+render = by_report_type("JSON", Explanation=lambda r: dumps(explanation_doc(r)),
+                        FeatureMatrix=lambda r: dumps(matrix_doc(r)), CheckReport=lambda r: dumps(check_doc(r)))

@@ -10,9 +10,12 @@ their own, named ``(deployment)`` or ``(lockfile)``.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from functools import singledispatch
+from typing import TYPE_CHECKING
 
-from attn_select.selector.lock import CheckReport, Diff
+from attn_select.cli.formats import by_report_type
+
+if TYPE_CHECKING:
+    from attn_select.selector.lock import CheckReport, Diff
 
 SUITE = "attn-select check"
 
@@ -58,11 +61,4 @@ def check_junit(r: CheckReport) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-@singledispatch
-def render(report: object) -> str:
-    raise TypeError(f"no JUnit format for {type(report).__name__}")
-
-
-@render.register
-def _(report: CheckReport) -> str:
-    return check_junit(report)
+render = by_report_type("JUnit", CheckReport=check_junit)

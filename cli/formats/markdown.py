@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from functools import singledispatch
+from typing import TYPE_CHECKING
+
 
 from attn_select.selector.explain import Explanation
-from attn_select.selector.matrix import Cell as MatrixCell
-from attn_select.selector.matrix import FeatureMatrix
+from attn_select.cli.formats import by_report_type
+
+if TYPE_CHECKING:
+    from attn_select.selector.matrix import Cell as MatrixCell
+    from attn_select.selector.matrix import FeatureMatrix
 
 
 def cell(text: object) -> str:
@@ -45,16 +49,6 @@ def explanation_md(r: Explanation) -> str:
             out.append(f"| {prio} | `{c.name}` | {verdict} | {cell('; '.join(c.reasons))} |")
         out.append("")
     return "\n".join(out)
-
-
-@singledispatch
-def render(report: object) -> str:
-    raise TypeError(f"no markdown format for {type(report).__name__}")
-
-
-@render.register
-def _(report: Explanation) -> str:
-    return explanation_md(report)
 
 
 # --- matrix (attn-select matrix; docs/matrix.md) ------------------------------
@@ -98,6 +92,4 @@ def matrix_md(m: FeatureMatrix) -> str:
     return "\n".join(out)
 
 
-@render.register
-def _(report: FeatureMatrix) -> str:
-    return matrix_md(report)
+render = by_report_type("markdown", Explanation=explanation_md, FeatureMatrix=matrix_md)

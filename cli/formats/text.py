@@ -6,11 +6,12 @@ Every dynamic string (backend names, reasons, model names) passes through
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import io
 import os
 import shutil
 import sys
-from functools import singledispatch
 
 from rich import box
 from rich.console import Console
@@ -18,8 +19,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from attn_select.selector.explain import Explanation, GroupExplanation
-from attn_select.selector.lock import CheckReport, accept_command, show_value
-from attn_select.selector.matrix import FeatureMatrix
+from attn_select.cli.formats import by_report_type
+
+if TYPE_CHECKING:
+    from attn_select.selector.lock import CheckReport, accept_command, show_value
+    from attn_select.selector.matrix import FeatureMatrix
+
 
 STYLE_SELECTED = "bold green"
 STYLE_VALID = "green"
@@ -198,16 +203,6 @@ def explanation_text(r: Explanation) -> str:
     return buf.getvalue()
 
 
-@singledispatch
-def render(report: object) -> str:
-    raise TypeError(f"no text format for {type(report).__name__}")
-
-
-@render.register
-def _(report: Explanation) -> str:
-    return explanation_text(report)
-
-
 # --- matrix (attn-select matrix) ---------------------------------------------
 
 
@@ -237,17 +232,14 @@ def matrix_text(m: FeatureMatrix) -> str:
     return buf.getvalue()
 
 
-@render.register
-def _(report: FeatureMatrix) -> str:
-    return matrix_text(report)
-
-
 # --- check (attn-select check) -----------------------------------------------
 
 
 def check_text(r: CheckReport) -> str:
     """Failures grouped by deployment and group, each with its lockfile
     line; then one summary line. Passing groups are only counted."""
+    from attn_select.selector.lock import accept_command, show_value
+
     buf = io.StringIO()
     console = make_console(buf)
     console.soft_wrap = True  # one line per difference: the terminal wraps, rich does not
@@ -286,6 +278,4 @@ def check_text(r: CheckReport) -> str:
     return buf.getvalue()
 
 
-@render.register
-def _(report: CheckReport) -> str:
-    return check_text(report)
+render = by_report_type("text", Explanation=explanation_text, FeatureMatrix=matrix_text, CheckReport=check_text)
