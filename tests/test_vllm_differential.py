@@ -429,10 +429,25 @@ class Divergence:
                 parts.append(f"ours only {only_o}")
             return "; ".join(parts)
         if self.field in ("error", "warning"):
-            return f"{self.field} text differs"
+            if isinstance(self.ours, str) and isinstance(self.vllm, str):
+                a, b = _text_diff(self.ours, self.vllm)
+                return f"{self.field} text: ours {a!r} vs vLLM {b!r}"
+            return f"{self.field}: ours={_short(self.ours)} vLLM={_short(self.vllm)}"
         if self.field == "fa_version":
             return f"{self.backend}: ours={self.ours} vLLM={self.vllm}"
         return f"ours={_short(self.ours)} vLLM={_short(self.vllm)}"
+
+
+def _text_diff(a: str, b: str, context: int = 12) -> tuple[str, str]:
+    """The differing middle of two texts, with a little context either side."""
+    p = 0
+    while p < min(len(a), len(b)) and a[p] == b[p]:
+        p += 1
+    q = 0
+    while q < min(len(a), len(b)) - p and a[-1 - q] == b[-1 - q]:
+        q += 1
+    lo = max(0, p - context)
+    return a[lo:len(a) - q + context][:120], b[lo:len(b) - q + context][:120]
 
 
 def _short(value: object, width: int = 110) -> str:
@@ -508,9 +523,17 @@ class Report:
             if len(sigs) > 8:
                 lines.append(f"           ... and {len(sigs) - 8} more causes")
         lines.append("")
-        lines.append(f"First {min(show, len(bad_cases))} diverging cases, grouped by backend:")
-        first = sorted(bad_cases)[:show]
-        rows = [d for d in divs if d.index in set(first)]
+        # One case per cause first (most frequent cause first), then the rest in order.
+        picked: dict[int, None] = {}
+        for _, ds_all in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            by_sig: dict[str, int] = {}
+            for d in ds_all:
+                by_sig.setdefault(d.signature(), d.index)
+            picked.update(dict.fromkeys(by_sig.values()))
+        picked.update(dict.fromkeys(sorted(bad_cases)))
+        first = set(list(picked)[:show])
+        lines.append(f"{len(first)} diverging cases (one per cause first), grouped by backend:")
+        rows = [d for d in divs if d.index in first]
         rows.sort(key=lambda d: (d.group(), d.index))
         last = None
         for d in rows:
@@ -518,8 +541,11 @@ class Report:
                 lines.append(f"  [{d.group()}]")
                 last = d.group()
             lines.append(f"    #{d.index:<5d} {d.field:<10s} {self.cases[d.index].label()}")
-            lines.append(f"           ours: {_short(d.ours, 150)}")
-            lines.append(f"           vLLM: {_short(d.vllm, 150)}")
+            a, b = d.ours, d.vllm
+            if isinstance(a, str) and isinstance(b, str) and len(a) + len(b) > 200:
+                a, b = (f"...{x}..." for x in _text_diff(a, b))
+            lines.append(f"           ours: {_short(a, 150)}")
+            lines.append(f"           vLLM: {_short(b, 150)}")
         return "\n".join(lines)
 
 

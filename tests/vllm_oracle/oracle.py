@@ -12,7 +12,8 @@ Input: a JSON list of cases::
      "selector_config": {the 18 AttentionSelectorConfig fields; dtype "bfloat16"},
      "num_heads": 16 | null,
      "backend": "FLASH_ATTN" | null,
-     "kernels": {"fa2", "fa3", "fa4", "flashinfer", "trtllm_cubins", "flashmla": bool},
+     "kernels": {"fa2", "fa3", "fa4", "flashinfer", "trtllm_cubins", "flashmla",
+                 "flashinfer_python", "tokenspeed_mla": bool; absent = True},
      "context": {EngineContext fields that differ from their defaults}}
 
 Output: a JSON list, one result per case, in order::
@@ -29,12 +30,15 @@ How each input reaches vLLM (the same way a real run does):
 
 * capability: ``vllm.platforms._current_platform`` is a ``NonNvmlCudaPlatform``
   subclass whose ``get_device_capability`` returns the case's value.
-* kernels fa2 / fa3 / flashmla: whether ``vllm.vllm_flash_attn._vllm_fa2_C``,
-  ``_vllm_fa3_C`` and ``vllm._flashmla_C`` / ``vllm._flashmla_extension_C``
-  can be imported. That is decided at import time, so cases are grouped by
-  these three flags and each group runs in its own worker process in which
-  the absent modules fail to import exactly as a missing file would
-  (``ModuleNotFoundError: No module named ...``).
+* kernels fa2 / fa3 / flashmla / flashinfer_python / tokenspeed_mla: whether
+  ``vllm.vllm_flash_attn._vllm_fa2_C``, ``_vllm_fa3_C``, ``vllm._flashmla_C``
+  (with ``vllm._flashmla_extension_C``), the ``flashinfer`` package and the
+  ``tokenspeed_mla`` package can be imported. That is decided at import time,
+  so cases are grouped by these flags and each group runs in its own worker
+  process in which every ``sys.meta_path`` finder is wrapped so that it does
+  not see the absent modules: ``import`` fails exactly as for a missing file
+  and ``importlib.util.find_spec`` returns None. (Package metadata stays
+  visible.)
 * kernels fa4: ``FA4_AVAILABLE`` / ``FA4_UNAVAILABLE_REASON`` in
   ``vllm.vllm_flash_attn.flash_attn_interface`` are set per case to what the
   module computes when ``cute/interface.py`` is missing.
@@ -44,19 +48,29 @@ How each input reaches vLLM (the same way a real run does):
   The FlashInfer feature probes derived from them (``has_flashinfer_sm90_nope_mla``
   and friends) then run for real against the installed flashinfer-python.
 * context: a real ``VllmConfig`` set with ``set_current_vllm_config``:
-  ``cache_config`` (cache_dtype; block_size as user-specified when the
+  ``cache_config`` (cache_dtype; block_size, user-specified, when the
   selector config has one), ``attention_config`` (flash_attn_version,
-  use_trtllm_attention), ``parallel_config`` (decode_context_parallel_size;
-  tensor_parallel_size is set equal to it, as vLLM requires tp % dcp == 0),
-  and, when ``has_model``, a real ``ModelConfig`` built from a generated
-  ``config.json`` (LlamaForCausalLM; head_dim, heads and KV heads multiplied
-  by the TP size so the per-GPU numbers are the ones given;
-  ``attn_logit_softcapping``, ``is_mm_prefix_lm``, ``rswa_window`` and
-  ``canvas_length`` (diffusion) as HF config keys). ``batch_invariant`` is the
-  ``VLLM_BATCH_INVARIANT`` environment variable.
-  ``model_head_size_v`` has no ModelConfig counterpart in vLLM 0.33.0 (the
-  backends read ``head_size_v`` from their class or KV-cache spec), so a
-  value different from ``model_head_size`` is reported as an oracle_error.
+  use_trtllm_attention, disable_flashinfer_q_quantization), ``parallel_config``
+  (decode_context_parallel_size and prefill_context_parallel_size;
+  tensor_parallel_size = dcp_size, as vLLM requires tp % dcp == 0 and
+  decode CP reuses the TP ranks) and, when ``has_model``, a real
+  ``ModelConfig`` built from a generated ``config.json`` (LlamaForCausalLM;
+  head_dim; heads and KV heads multiplied by the TP size so the per-GPU
+  numbers are the ones given; ``attn_logit_softcapping``, ``is_mm_prefix_lm``,
+  ``rswa_window``, ``canvas_length`` (= is_diffusion) and the MLA dims
+  ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``, ``kv_lora_rank``,
+  ``index_topk`` as HF config keys, read back as ``hf_text_config``
+  attributes). ``batch_invariant`` is the ``VLLM_BATCH_INVARIANT`` environment
+  variable. ``model_head_size_v`` has no ModelConfig counterpart in vLLM
+  0.33.0 (backends read ``head_size_v`` from their class or KV-cache spec), so
+  a value other than ``model_head_size`` is reported as an oracle_error.
+  ``unclamped_sliding_window`` is not a selection input and is ignored.
+  A context vLLM itself rejects (e.g. DCP with more KV heads than TP ranks)
+  comes back as an oracle_error with vLLM's message.
+* GPU facts that would need a driver are placeholders of the fake platform:
+  device name, 80 GiB memory, 132 SMs, 8 GPUs in the node. Model Runner V2
+  is pinned (``VLLM_USE_V2_MODEL_RUNNER=1``), which is what VllmConfig picks
+  on a GPU machine where Triton works.
 * ``attn_type`` is passed as vLLM's ``AttentionType`` member, as the model
   layers pass it; its f-string text therefore is whatever this Python prints
   for a str-mixin Enum.
@@ -143,6 +157,10 @@ MLA_HF_KEYS = {
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# On a GPU machine Triton is usable and VllmConfig picks Model Runner V2; here
+# Triton finds no driver, vLLM would fall back to V1 and reject V1-unsupported
+# configs (diffusion models, prefill context parallel). Pin what a GPU run does.
+os.environ.setdefault("VLLM_USE_V2_MODEL_RUNNER", "1")
 
 
 def _import_key(case: dict) -> tuple[bool, ...]:
