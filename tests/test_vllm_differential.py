@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -310,7 +311,15 @@ def build_grid(seed: int = 0) -> list[Case]:
             out.append(replace(c, ctx=model_ctx(c, rng)))
             c = replace(c, cfg=c.cfg._replace(use_dcp=True))
             out.append(replace(c, ctx=model_ctx(c, rng, dcp_size=2)))
-    # 10. every backend named explicitly on sampled cases
+    # 10. MLA models (DeepSeek-R1 dims; index_topk when sparse) on every capability
+    for cap in CAPS:
+        for kv in MLA_KV:
+            for heads in (16, 128):
+                for sparse in (False, True):
+                    c = Case(cap, mla(kv=kv, block=rng.choice((None, 64)), sparse=sparse),
+                             num_heads=heads)
+                    out.append(replace(c, ctx=model_ctx(c, rng)))
+    # 11. every backend named explicitly on sampled cases
     for name in registry.BACKENDS:
         for case in rng.sample(dense_base, 12) + rng.sample(mla_base, 12):
             out.append(replace(case, backend=name))
@@ -418,6 +427,11 @@ class Divergence:
         """What differs, without the case: divergences with one signature
         usually share one cause."""
         if self.field == "reasons" and isinstance(self.ours, list) and isinstance(self.vllm, list):
+            # An import failure replaces every other reason: one cause, however
+            # many ordinary reasons the other side lists.
+            for side, mine, other in (("vLLM", self.vllm, self.ours), ("ours", self.ours, self.vllm)):
+                if _is_import_failure(mine) and not _is_import_failure(other):
+                    return f"import fails only in {side}: {mine[0]}"
             only_v = [r for r in self.vllm if r not in self.ours]
             only_o = [r for r in self.ours if r not in self.vllm]
             if not only_v and not only_o:
@@ -436,6 +450,11 @@ class Divergence:
         if self.field == "fa_version":
             return f"{self.backend}: ours={self.ours} vLLM={self.vllm}"
         return f"ours={_short(self.ours)} vLLM={_short(self.vllm)}"
+
+
+def _is_import_failure(reasons: list[str]) -> bool:
+    """get_valid_backends' "Type: message" entry for a class that failed to import."""
+    return len(reasons) == 1 and re.match(r"^[A-Z]\w*(Error|Exception): ", reasons[0]) is not None
 
 
 def _text_diff(a: str, b: str, context: int = 12) -> tuple[str, str]:
