@@ -197,7 +197,9 @@ def model_ctx(case: Case, rng: random.Random, **extra) -> EngineContext:
         kv_heads = rng.choice((1, 8))
         fields = dict(model_head_size=cfg.head_size, model_num_heads=rng.choice((8, 32, 64)),
                       model_num_kv_heads=kv_heads)
-    fields["cache_dtype"] = cfg.kv_cache_dtype or "auto"
+    kv = cfg.kv_cache_dtype or "auto"
+    # vLLM rejects a float KV cache dtype other than the model's own dtype.
+    fields["cache_dtype"] = "auto" if kv in ("float16", "bfloat16") and kv != cfg.dtype else kv
     fields.update(extra)
     if fields.get("dcp_size", 1) > 1 and not cfg.use_mla:
         fields["model_num_kv_heads"] = 1  # vLLM: DCP needs tp > the total KV heads
@@ -614,6 +616,31 @@ def test_grid_is_broad() -> None:
         sent = c.to_json()
         assert list(sent["selector_config"]) == list(SelectorConfig._fields)
         assert len(sent["kernels"]) == len(Kernels.NAMES)
+
+
+def test_compare_finds_each_kind_of_divergence() -> None:
+    """The comparison itself, on our own answer and doctored copies (no vLLM needed)."""
+    case = Case(Capability(9, 0), dense(128, kv="fp8"))
+    mine = ours(case)
+    assert compare(0, mine, json.loads(json.dumps(mine))) == []
+
+    theirs = json.loads(json.dumps(mine))
+    name = mine["priorities"][-1]
+    theirs["reasons"][name] = theirs["reasons"][name] + ["made-up reason"]
+    theirs["error"] = "different text"
+    divs = compare(0, mine, theirs)
+    assert [(d.field, d.backend) for d in divs] == [("reasons", name)]  # error not double-counted
+    assert divs[0].signature() == "vLLM only ['made-up reason']"
+
+    theirs = json.loads(json.dumps(mine))
+    theirs["selected"], theirs["fa_version"]["head_size"] = "TRITON_ATTN", 99
+    theirs["reasons"][name] = ["ImportError: gone"]
+    fields = {(d.field, d.backend) for d in compare(0, mine, theirs)}
+    assert fields == {("selected", "TRITON_ATTN"), ("fa_version", "head_size"), ("reasons", name)}
+    assert compare(0, mine, theirs)[0].signature() == "import fails only in vLLM: ImportError: gone"
+    assert compare(0, mine, {"oracle_error": "boom"})[0].field == "oracle"
+    assert _text_diff("x attn_type=decoder, y", "x attn_type=AttentionType.DECODER, y", 2) == (
+        "e=decoder, ", "e=AttentionType.DECODER, ")
 
 
 def test_oracle_answers_every_case(report: Report) -> None:
