@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from attn_select.backends.flash_attn import import_error as fa_package_import_error
 from attn_select.backends.spec import BackendSpec, MultipleOf
 
 FLEX_ATTENTION = BackendSpec(
@@ -24,4 +25,8 @@ FLEX_ATTENTION = BackendSpec(
     kv_cache_layouts=("LBNHC",),
     kv_cache_shape="(num_blocks, num_kv_heads, block_size, head_size + head_size_v)",
     run_adapter="attn_select.backends.run.flex_attention",
+    # flex_attention.py imports vllm.model_executor.layers.attention, whose
+    # mm_encoder_attention imports fa_utils -> vllm.vllm_flash_attn: without
+    # the FA2/FA3 extensions the module fails to import.
+    import_error=fa_package_import_error,
 )

@@ -7,6 +7,7 @@ It is last in every MHA priority list and only accepts its own
 
 from __future__ import annotations
 
+from attn_select.backends.flash_attn import import_error as fa_package_import_error
 from attn_select.backends.spec import BackendSpec, Rule
 from attn_select.selector.config import Query
 
@@ -35,4 +36,7 @@ TURBOQUANT = BackendSpec(
     cudagraph_support="UNIFORM_BATCH",
     kv_cache_layouts=("LBNHC",),
     kv_cache_shape="(num_blocks, num_kv_heads, block_size, packed K+V slot bytes)",
+    # turboquant_attn.py imports fa_utils, which imports vllm.vllm_flash_attn:
+    # without the FA2/FA3 extensions the module fails to import.
+    import_error=fa_package_import_error,
 )

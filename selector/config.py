@@ -24,8 +24,12 @@ class AttentionType(str, Enum):
     ENCODER_ONLY = "encoder_only"
     ENCODER_DECODER = "encoder_decoder"
 
-    def __str__(self) -> str:  # vLLM's str-enum prints as its value in f-strings
-        return self.value
+
+def attn_type_text(value: str) -> str:
+    """How vLLM's texts print an attention type. Its layers pass
+    ``AttentionType`` members, and on Python >= 3.11 an f-string of a str
+    mixin Enum gives "AttentionType.DECODER", not the value."""
+    return f"AttentionType.{AttentionType(value).name}"
 
 
 # Activation dtypes the selector knows, as vLLM spells them after "torch.".
@@ -210,8 +214,8 @@ class SelectorConfig(NamedTuple):
 
         Its field order differs from the declaration (use_adaptive_verification
         comes before use_pcp) and vLLM's error messages embed it, so it is
-        reproduced exactly. ``attn_type`` prints through ``str()`` of a str
-        enum whose value vLLM passes, i.e. the bare value ("decoder").
+        reproduced exactly. ``attn_type`` prints as the enum member
+        ("AttentionType.DECODER"), see ``attn_type_text``.
         """
         return (
             f"AttentionSelectorConfig(head_size={self.head_size}, "
@@ -223,7 +227,7 @@ class SelectorConfig(NamedTuple):
             f"use_sparse={self.use_sparse}, "
             f"use_mm_prefix={self.use_mm_prefix}, "
             f"use_per_head_quant_scales={self.use_per_head_quant_scales}, "
-            f"attn_type={self.attn_type}, "
+            f"attn_type={attn_type_text(self.attn_type)}, "
             f"has_sliding_window={self.has_sliding_window}, "
             f"use_non_causal={self.use_non_causal}, "
             f"use_batch_invariant={self.use_batch_invariant}, "

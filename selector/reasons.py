@@ -34,8 +34,11 @@ QUERY_LENS_MISMATCH = (
 
 
 def attn_type(attn_type: str) -> str:
-    """validate_configuration: f"attention type {attn_type} not supported"."""
-    return f"attention type {attn_type} not supported"
+    """validate_configuration: f"attention type {attn_type} not supported",
+    with the enum member as vLLM formats it ("AttentionType.ENCODER")."""
+    from attn_select.selector.config import attn_type_text
+
+    return f"attention type {attn_type_text(attn_type)} not supported"
 
 
 def import_failure(exc_type: str, message: str) -> str:

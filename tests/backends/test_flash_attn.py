@@ -262,7 +262,7 @@ def test_composite_keeps_base_class_defaults():
         "per-head quant scales not supported",
     ]
     assert reasons(TRITON_FLASH_ATTN, H100, 256, attn_type="encoder_only") == [
-        "attention type encoder_only not supported",
+        "attention type AttentionType.ENCODER_ONLY not supported",
     ]
     assert reasons(TRITON_FLASH_ATTN, H100, 256, use_non_causal=True) == [
         "non-causal attention not supported",

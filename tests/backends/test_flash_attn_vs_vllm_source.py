@@ -337,9 +337,10 @@ SELECTOR_CONFIGS = [
 
 
 def _theirs(cls, cfg: SelectorConfig, oracle) -> list[str]:
-    return cls.validate_configuration(
-        device_capability=oracle.platform.cap, **cfg._asdict()
-    )
+    # vLLM's layers pass AttentionType members, not their string values.
+    args = cfg._asdict()
+    args["attn_type"] = oracle.ns["AttentionType"](cfg.attn_type)
+    return cls.validate_configuration(device_capability=oracle.platform.cap, **args)
 
 
 def _block_sizes(sizes, oracle):

@@ -177,7 +177,7 @@ def test_sliding_window_and_non_causal_yes_rswa_and_mm_prefix_no():
     assert reasons(use_rswa=True) == ["R-SWA not supported"]
     assert reasons(use_mm_prefix=True) == ["partial multimodal token full attention not supported"]
     assert reasons(use_batch_invariant=True) == ["batch invariance not supported"]
-    assert reasons(attn_type="encoder_only") == ["attention type encoder_only not supported"]
+    assert reasons(attn_type="encoder_only") == ["attention type AttentionType.ENCODER_ONLY not supported"]
 
 
 def test_adaptive_verification_needs_trtllm_gen_decode():
@@ -271,7 +271,7 @@ def test_composite_keeps_attention_backend_defaults():
     assert tf(use_non_causal=True) == ["non-causal attention not supported"]
     assert tf(use_batch_invariant=True) == ["batch invariance not supported"]
     assert tf(use_rswa=True) == ["R-SWA not supported"]  # FlashInfer lacks it
-    assert tf(attn_type="encoder_only") == ["attention type encoder_only not supported"]
+    assert tf(attn_type="encoder_only") == ["attention type AttentionType.ENCODER_ONLY not supported"]
 
 
 def test_composite_overrides_to_false():

@@ -48,7 +48,7 @@ def test_nothing_valid_gives_vllms_text(specs):
     assert s.error == (
         "No valid attention backend found for cuda with AttentionSelectorConfig(head_size=128, "
         "dtype=torch.bfloat16, kv_cache_dtype=auto, block_size=None, use_mla=False, has_sink=False, "
-        "use_sparse=False, use_mm_prefix=False, use_per_head_quant_scales=False, attn_type=decoder, "
+        "use_sparse=False, use_mm_prefix=False, use_per_head_quant_scales=False, attn_type=AttentionType.DECODER, "
         "has_sliding_window=False, use_non_causal=False, use_batch_invariant=False, "
         "use_kv_connector=False, use_adaptive_verification=False, use_pcp=False, use_dcp=False, "
         "use_rswa=False). Reasons: {FLASH_ATTN: [dtype not supported], FLASHINFER: [dtype not "

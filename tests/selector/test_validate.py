@@ -49,7 +49,7 @@ def test_every_flag_in_vllm_order():
     assert got == [
         R.HEAD_SIZE, R.DTYPE, R.KV_CACHE_DTYPE, R.BLOCK_SIZE, R.MM_PREFIX, R.MLA, R.SINK,
         R.SPARSE, R.PER_HEAD_QUANT_SCALES, R.COMPUTE_CAPABILITY,
-        "attention type encoder not supported", R.SLIDING_WINDOW, R.RSWA, R.NON_CAUSAL,
+        "attention type AttentionType.ENCODER not supported", R.SLIDING_WINDOW, R.RSWA, R.NON_CAUSAL,
         R.NON_CAUSAL_MLA_DCP, R.BATCH_INVARIANCE, R.KV_CONNECTOR, R.PCP, R.DCP,
         R.QUERY_LENS_MISMATCH, "combo reason",
     ]
