@@ -51,4 +51,4 @@ def resolve_kernels(kernels: str | None, probed_device: bool) -> Kernels:
         if found is not None:
             return found
         return Kernels(source="default: vLLM is not installed here, assuming what its wheel ships")
-    return Kernels(source="default: what vLLM's wheel ships")
+    return Kernels(source="default: all that vLLM's wheel ships")

@@ -21,7 +21,7 @@ _IN = "Inputs"
 
 DeviceOpt = Annotated[Optional[str], typer.Option("--device", help="Device profile (h100, b200, a100, ...). Default: the visible GPU.", rich_help_panel=_IN)]
 CapabilityOpt = Annotated[Optional[str], typer.Option("--capability", help="Compute capability X.Y instead of a device profile.", rich_help_panel=_IN)]
-KernelsOpt = Annotated[Optional[str], typer.Option("--kernels", help="Installed kernels, comma-separated, from fa2,fa3,fa4,flashinfer,trtllm-cubins,flashmla (or none). Default for a profile: all (what vLLM's wheel ships).", rich_help_panel=_IN)]
+KernelsOpt = Annotated[Optional[str], typer.Option("--kernels", help="Installed kernels, comma-separated, from fa2,fa3,fa4,flashinfer,trtllm-cubins,flashmla,flashinfer-python,tokenspeed-mla (or none). Default with --device/--capability: all that vLLM's wheel ships; on a live GPU: probed.", rich_help_panel=_IN)]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
 DtypeOpt = Annotated[Optional[str], typer.Option("--dtype", help="Activation dtype: bfloat16, float16, float32.", rich_help_panel=_WHAT_IF)]

@@ -96,7 +96,7 @@ def selector_line(g: GroupExplanation) -> str:
             shown.append(f"{k}={v}")
     if g.num_heads is not None:
         shown.append(f"num_heads={g.num_heads}")
-    return f"[{STYLE_DIM}]selector_config[/] " + escape(" ".join(shown)) + f" [{STYLE_DIM}](other fields default)[/]"
+    return f"[{STYLE_DIM}]selector_config[/] " + escape(" ".join(shown)) + f" [{STYLE_DIM}](rest default)[/]"
 
 
 def group_table(g: GroupExplanation) -> Table:
