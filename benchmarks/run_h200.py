@@ -71,10 +71,9 @@ def apply_tuned(path: Path) -> None:
     from attn_select.backends.run import triton_attn as ta
 
     best = json.loads(path.read_text())
-    if "decode" in best:
-        ta.DECODE_CONFIG = ta.KernelConfig(**best["decode"])
-    if "prefill" in best:
-        ta.PREFILL_CONFIG = ta.KernelConfig(**best["prefill"])
+    for kind in ("decode", "prefill", "mixed"):
+        if kind in best:
+            setattr(ta, f"{kind.upper()}_CONFIG", ta.KernelConfig(**best[kind]))
     log(f"tuned Triton configs: {best}")
 
 

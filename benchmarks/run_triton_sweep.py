@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import torch
@@ -17,21 +17,25 @@ from attn_select.backends.run.batch import fill_random_, make_batch, random_inpu
 from attn_select.backends.run.harness import copy_ceiling, time_device
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
 from attn_select.backends.run.runner import kv_bytes
-from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
+from attn_select.backends.run.triton_attn import TritonAttnAdapter
 
 SM = 132
 
 
 def configs(kind: str):
+    from attn_select.backends.run import triton_attn as ta
+
     if kind == "decode":
-        for bn, st in itertools.product((32, 64, 128), (2, 3, 4)):
-            yield KernelConfig(16, bn, 4, st, SM * 8, 256)
-        yield KernelConfig(16, 64, 8, 3, SM * 8, 256)
-        for tp, ms in ((SM * 2, 256), (SM * 4, 256), (SM * 16, 256), (SM * 8, 512), (SM * 32, 128)):
-            yield KernelConfig(16, 64, 4, 3, tp, ms)
+        yield ta.DECODE_CONFIG
+        for bn, st, tp in ((64, 2, SM * 4), (128, 2, SM * 4), (128, 3, SM * 4), (64, 3, SM * 6)):
+            yield replace(ta.DECODE_CONFIG, small_n=bn, small_stages=st, target_programs=tp)
+    elif kind == "prefill":
+        yield ta.PREFILL_CONFIG
     else:
-        for bm, bn, w in itertools.product((64, 128), (32, 64, 128), (4, 8)):
-            yield KernelConfig(bm, bn, w, 3, SM * 4, 512)
+        yield ta.MIXED_CONFIG
+        yield replace(ta.PREFILL_CONFIG, min_split_tokens=256)  # one large-tile path for everything
+        for bm, bn, w in itertools.product((64, 128), (32, 64), (4, 8)):
+            yield replace(ta.MIXED_CONFIG, block_m=bm, block_n=bn, num_warps=w)
 
 
 def sweep(out: Path, log) -> dict:
@@ -42,7 +46,7 @@ def sweep(out: Path, log) -> dict:
     ceiling = copy_ceiling(dev)
     log(f"copy ceiling {ceiling / 1e12:.2f} TB/s")
     results, best = [], {}
-    for shape in standard_shapes(kinds=("decode", "prefill")):
+    for shape in standard_shapes(kinds=("decode", "prefill", "mixed")):
         b = make_batch(shape, 16, dev, seed=3, spare_pages=64)
         caches = []
         for _ in range(2):

@@ -100,5 +100,40 @@ def cache_dtype(kv_cache_dtype: str, act: torch.dtype) -> torch.dtype:
     raise ValueError(f"kv cache dtype {kv_cache_dtype!r} is not supported by attn-select run")
 
 
+class HostStaging:
+    """One reusable pinned host buffer for the per-step metadata upload.
+
+    ``upload`` packs int32 CPU tensors into it and issues one async copy to the
+    device; pinning fresh memory every step would cost more than the build
+    itself. Before the buffer is rewritten, the previous copy is waited for."""
+
+    def __init__(self) -> None:
+        self.buf: torch.Tensor | None = None
+        self.done: Any = None
+
+    def upload(self, parts: list[torch.Tensor], device: torch.device) -> list[torch.Tensor]:
+        flat = [t.reshape(-1).to(torch.int32) for t in parts]
+        if device.type != "cuda":
+            return [f.view(t.shape) for f, t in zip(flat, parts)]
+        n = sum(f.numel() for f in flat)
+        if self.done is not None:
+            self.done.synchronize()
+        if self.buf is None or self.buf.numel() < n:
+            self.buf = torch.empty(max(n, 2 * (self.buf.numel() if self.buf is not None else 0), 1024),
+                                   dtype=torch.int32, pin_memory=True)
+        at = 0
+        for f in flat:
+            self.buf[at:at + f.numel()].copy_(f)
+            at += f.numel()
+        dev = self.buf[:n].to(device, non_blocking=True)
+        self.done = torch.cuda.Event()
+        self.done.record()
+        out, at = [], 0
+        for f, t in zip(flat, parts):
+            out.append(dev[at:at + f.numel()].view(t.shape))
+            at += f.numel()
+        return out
+
+
 class Unsupported(Exception):
     """Raised by an adapter for a configuration it cannot run (reported as skipped)."""

@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from attn_select.backends.run.adapter import Adapter
+from attn_select.backends.run.adapter import Adapter, HostStaging
 from attn_select.backends.run.batch import Batch
 
 Q_BLOCK = 16
@@ -56,7 +56,7 @@ def _compiled_flex():
 class FlexPlan:
     """Per-step metadata.
 
-    - ``dest``      int64 [T]     padded row of each new token
+    - ``dest``      int32 [T]     padded row of each new token
     - ``row_req``   int32 [Tpad]  request of each padded row (-1: padding)
     - ``row_pos``   int32 [Tpad]  absolute position of each padded row (-1: padding)
     - ``page_req``  int32 [num_pages]  request owning each physical page (-1: unused)
@@ -76,6 +76,10 @@ class FlexPlan:
 
 class FlexAttentionAdapter(Adapter):
     name = "FLEX_ATTENTION"
+
+    def __init__(self, env, p):
+        super().__init__(env, p)
+        self.staging = HostStaging()
 
     def unavailable(self) -> str | None:
         try:
@@ -133,9 +137,8 @@ class FlexAttentionAdapter(Adapter):
         kv_idx = torch.zeros(len(qb_req), batch.num_pages, dtype=torch.int32)
         kv_idx[:, : bt.shape[1]] = bt[qb_req].to(torch.int32)
 
-        dev = batch.device
-        to = (lambda t: t.pin_memory().to(dev, non_blocking=True)) if dev.type == "cuda" else (lambda t: t)
-        row_req_d, row_pos_d, page_req_d, page_lpos_d = to(row_req), to(row_pos), to(page_req), to(page_lpos)
+        row_req_d, row_pos_d, page_req_d, page_lpos_d, kv_num_d, kv_idx_d, dest_d = self.staging.upload(
+            [row_req, row_pos, page_req, page_lpos, kv_num, kv_idx, dest], batch.device)
         window = p.sliding_window
 
         def mask_mod(b, h, q_idx, kv_idx):
@@ -149,11 +152,11 @@ class FlexAttentionAdapter(Adapter):
 
         args = dict(BLOCK_SIZE=(Q_BLOCK, ps), mask_mod=mask_mod, seq_lengths=(n_rows, batch.num_pages * ps))
         try:  # forward only: skip the transposed (backward) block lists where torch allows it
-            block_mask = BlockMask.from_kv_blocks(to(kv_num)[None, None], to(kv_idx)[None, None],
+            block_mask = BlockMask.from_kv_blocks(kv_num_d[None, None], kv_idx_d[None, None],
                                                   compute_q_blocks=False, **args)
         except TypeError:
-            block_mask = BlockMask.from_kv_blocks(to(kv_num)[None, None], to(kv_idx)[None, None], **args)
-        return FlexPlan(batch, n_rows, to(dest), row_req_d, row_pos_d, page_req_d, page_lpos_d, block_mask)
+            block_mask = BlockMask.from_kv_blocks(kv_num_d[None, None], kv_idx_d[None, None], **args)
+        return FlexPlan(batch, n_rows, dest_d, row_req_d, row_pos_d, page_req_d, page_lpos_d, block_mask)
 
     def run(self, plan: FlexPlan, q: torch.Tensor, cache: torch.Tensor, sinks: torch.Tensor | None,
             out: torch.Tensor) -> None:

@@ -90,8 +90,10 @@ def time_device(fn: Callable[[], None], device: torch.device, calls: int = 8, sa
     return Timing(statistics.median(per), per[0], n, calls, method)
 
 
-def time_host(fn: Callable[[], object], device: torch.device, repeats: int = 15) -> float:
-    """Median host wall time (us) of ``fn`` (the once-per-step metadata build)."""
+def time_host(fn: Callable[[], object], device: torch.device, repeats: int = 15, warmup: int = 3) -> float:
+    """Median host wall time (us) of ``fn`` (the once-per-step metadata build), after warm-up calls."""
+    for _ in range(warmup):
+        fn()
     ts = []
     for _ in range(repeats):
         if device.type == "cuda":

@@ -169,7 +169,8 @@ def _time(adapter: Adapter, plan: Any, batch: Batch, p: AttnParams, env: RunEnv,
     t = time_device(step_layers, dev, calls=max(1, 8 // n) if dev.type == "cuda" else 1,
                     max_seconds=opts.time_budget_s, samples=30 if dev.type == "cuda" else 3)
     per_layer = t.median_us / n
-    build_us = time_host(lambda: adapter.build(batch), dev, repeats=15 if dev.type == "cuda" else 3)
+    build_us = time_host(lambda: adapter.build(batch), dev, repeats=31 if dev.type == "cuda" else 3,
+                         warmup=5 if dev.type == "cuda" else 0)
     nbytes = kv_bytes(batch, p, elem)
     bw = nbytes / (per_layer * 1e-6)
     step = build_us + num_layers * per_layer

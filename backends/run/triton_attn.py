@@ -10,11 +10,11 @@ the merge kernel. Both are reused by every layer of the step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
-from attn_select.backends.run.adapter import Adapter
+from attn_select.backends.run.adapter import Adapter, HostStaging
 from attn_select.backends.run.batch import Batch
 
 
@@ -24,21 +24,28 @@ def _next_pow2(n: int) -> int:
 
 @dataclass(frozen=True)
 class KernelConfig:
-    """Launch choices. Decode (every request one token) and the rest differ."""
+    """Launch choices. ``block_m`` rows (BLOCK_Q tokens x G_PAD heads) for the
+    large-tile path, ``small_m`` for the small-tile (decode) path; 0 leaves that
+    path out of the compiled kernel."""
 
-    block_m: int  # rows per program: BLOCK_Q tokens x G_PAD heads
-    block_n: int  # KV tokens per inner step
-    num_warps: int
+    block_m: int  # large tiles: rows per program (0: no large path)
+    block_n: int  # large tiles: KV tokens per inner step
     num_stages: int
-    target_programs: int  # split long contexts until about this many programs run
+    small_m: int  # small tiles: rows per program (0: no small path)
+    small_n: int
+    small_stages: int
+    num_warps: int
+    target_programs: int  # split decode contexts until about this many programs run
     min_split_tokens: int  # never cut a split shorter than this
 
 
 # Chosen from the sweep in benchmarks/run_triton_sweep.py on an H200 (see BENCHMARKS.md).
-DECODE_CONFIG = KernelConfig(block_m=16, block_n=64, num_warps=4, num_stages=3,
-                             target_programs=132 * 8, min_split_tokens=256)
-PREFILL_CONFIG = KernelConfig(block_m=64, block_n=64, num_warps=4, num_stages=2,
-                              target_programs=132 * 4, min_split_tokens=512)
+DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=3,
+                             num_warps=4, target_programs=132 * 4, min_split_tokens=256)
+PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=3, small_m=0, small_n=0, small_stages=0,
+                              num_warps=8, target_programs=132 * 4, min_split_tokens=512)
+MIXED_CONFIG = KernelConfig(block_m=128, block_n=32, num_stages=3, small_m=16, small_n=64, small_stages=3,
+                            num_warps=4, target_programs=132 * 4, min_split_tokens=256)
 
 
 @dataclass
@@ -53,7 +60,8 @@ class TritonPlan:
 
     batch: Batch
     cfg: KernelConfig
-    block_q: int
+    block_q: int  # tokens per large query block (0: no large path)
+    small_q: int  # requests with at most this many new tokens take the small path (0: none)
     work: torch.Tensor
     num_items: int
     red_token: torch.Tensor
@@ -65,19 +73,25 @@ class TritonPlan:
     part_l: torch.Tensor | None
 
 
-def plan_work(q_lens: torch.Tensor, seq_lens: torch.Tensor, block_q: int, num_kv_heads: int,
+def plan_work(q_lens: torch.Tensor, seq_lens: torch.Tensor, block_q: int, small_q: int, num_kv_heads: int,
               cfg: KernelConfig, max_splits: int = 64) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
     """Host arithmetic of ``build``: the work list and merge list (CPU int32 tensors).
 
-    A request whose new tokens fit one query block (decode) is cut into
-    splits when the grid would otherwise be too small to fill the GPU;
-    longer requests get one item per query block."""
-    n_blocks = (q_lens + block_q - 1) // block_q
-    base_programs = int(n_blocks.sum()) * num_kv_heads
-    single = n_blocks == 1
+    A request with at most ``small_q`` new tokens (a decode) is one small query
+    block, cut into KV splits until the decode part of the grid alone has about
+    ``target_programs`` programs; a longer request gets one item per query
+    block of ``block_q`` tokens (split only when it is a single block and the
+    whole grid is too small)."""
+    small = q_lens <= small_q if small_q > 0 else torch.zeros_like(q_lens, dtype=torch.bool)
+    n_blocks = torch.where(small, torch.ones_like(q_lens), (q_lens + max(block_q, 1) - 1) // max(block_q, 1))
+    splittable = small | (n_blocks == 1)
+    if bool(small.any()):
+        base_programs = int(small.sum()) * num_kv_heads
+    else:
+        base_programs = int(n_blocks.sum()) * num_kv_heads
     want = max(1, -(-cfg.target_programs // max(1, base_programs)))
     by_len = (seq_lens + cfg.min_split_tokens - 1) // cfg.min_split_tokens
-    nsplit = torch.where(single, by_len.clamp(max=min(want, max_splits)).clamp(min=1), torch.ones_like(n_blocks))
+    nsplit = torch.where(splittable, by_len.clamp(max=min(want, max_splits)).clamp(min=1), torch.ones_like(n_blocks))
     items = n_blocks * nsplit
     total = int(items.sum())
     req = torch.repeat_interleave(torch.arange(len(q_lens), dtype=torch.int32), items)
@@ -113,35 +127,45 @@ class TritonAttnAdapter(Adapter):
                 return "Triton needs a GPU, or TRITON_INTERPRET=1 on CPU"
         return None
 
+    def __init__(self, env, p):
+        super().__init__(env, p)
+        self.staging = HostStaging()
+
+    def choose(self, batch: Batch) -> KernelConfig:
+        """Decode-only, prefill-only or mixed launch config for this batch."""
+        g_pad = _next_pow2(self.p.group)
+        small_q = max(1, max(DECODE_CONFIG.small_m, g_pad) // g_pad)
+        qsl = batch.query_start_loc_cpu
+        q_lens = qsl[1:] - qsl[:-1]
+        if int(q_lens.max()) <= small_q:
+            return DECODE_CONFIG
+        if int(q_lens.min()) > small_q:
+            return PREFILL_CONFIG
+        return MIXED_CONFIG
+
     def build(self, batch: Batch, cfg: KernelConfig | None = None) -> TritonPlan:
         p = self.p
         g_pad = _next_pow2(p.group)
-        decode_only = batch.max_query_len == 1
-        cfg = cfg or (DECODE_CONFIG if decode_only else PREFILL_CONFIG)
-        block_m = max(cfg.block_m, g_pad, 16)
+        cfg = cfg or self.choose(batch)
         if p.head_size > 128:  # keep the K/V tiles within shared memory
-            cfg = KernelConfig(block_m, min(cfg.block_n, 32), cfg.num_warps, cfg.num_stages,
-                               cfg.target_programs, cfg.min_split_tokens)
-        block_q = max(1, block_m // g_pad)
+            cfg = replace(cfg, block_n=min(cfg.block_n, 32), small_n=min(cfg.small_n, 32))
+        block_q = max(1, max(cfg.block_m, g_pad, 16) // g_pad) if cfg.block_m else 0
+        small_q = max(1, max(cfg.small_m, g_pad, 16) // g_pad) if cfg.small_m else 0
         qsl = batch.query_start_loc_cpu.to(torch.int64)
         q_lens = qsl[1:] - qsl[:-1]
+        if block_q == 0 and int(q_lens.max()) > small_q:
+            raise ValueError(f"decode-only config given a batch with {int(q_lens.max())}-token requests")
         work, red_token, red_nsplit, max_splits = plan_work(
-            q_lens, batch.seq_lens_cpu.to(torch.int64), block_q, p.num_kv_heads, cfg)
-        dev = batch.device
-        packed = torch.cat([work.flatten(), red_token, red_nsplit])
-        if dev.type == "cuda":
-            packed = packed.pin_memory().to(dev, non_blocking=True)
-        n_items, n_red = work.shape[1], red_token.numel()
-        work_d = packed[: 5 * n_items].view(5, n_items)
-        red_token_d = packed[5 * n_items: 5 * n_items + n_red]
-        red_nsplit_d = packed[5 * n_items + n_red:]
+            q_lens, batch.seq_lens_cpu.to(torch.int64), block_q, small_q, p.num_kv_heads, cfg)
+        work_d, red_token_d, red_nsplit_d = self.staging.upload([work, red_token, red_nsplit], batch.device)
+        n_red = red_token.numel()
         part_acc = part_m = part_l = None
         if n_red:
             dvp = _next_pow2(p.head_size_v)
-            part_acc = torch.empty(max_splits, n_red, p.num_heads, dvp, dtype=torch.float32, device=dev)
-            part_m = torch.empty(max_splits, n_red, p.num_heads, dtype=torch.float32, device=dev)
+            part_acc = torch.empty(max_splits, n_red, p.num_heads, dvp, dtype=torch.float32, device=batch.device)
+            part_m = torch.empty(max_splits, n_red, p.num_heads, dtype=torch.float32, device=batch.device)
             part_l = torch.empty_like(part_m)
-        return TritonPlan(batch, cfg, block_q, work_d, n_items, red_token_d, red_nsplit_d, n_red,
+        return TritonPlan(batch, cfg, block_q, small_q, work_d, work.shape[1], red_token_d, red_nsplit_d, n_red,
                           max_splits, part_acc, part_m, part_l)
 
     def run(self, plan: TritonPlan, q: torch.Tensor, cache: torch.Tensor, sinks: torch.Tensor | None,
@@ -169,12 +193,13 @@ class TritonAttnAdapter(Adapter):
             b.block_table.stride(0),
             ps[0], ps[1], ps[2],
             p.scale, float(p.soft_cap or 0.0), int(p.sliding_window or 0),
-            G=p.group, G_PAD=g_pad, BLOCK_Q=plan.block_q,
+            G=p.group, G_PAD=g_pad,
             HEAD=p.head_size, HEAD_PAD=_next_pow2(p.head_size), HEAD_V=p.head_size_v, HEAD_V_PAD=dvp,
-            PAGE=b.page_size, BLOCK_N=cfg.block_n,
-            HAS_SOFTCAP=bool(p.soft_cap), HAS_WINDOW=p.sliding_window is not None,
-            HAS_SINK=sinks is not None, NUM_STAGES=cfg.num_stages,
-            num_warps=cfg.num_warps, num_stages=cfg.num_stages,
+            PAGE=b.page_size,
+            HAS_SOFTCAP=bool(p.soft_cap), HAS_WINDOW=p.sliding_window is not None, HAS_SINK=sinks is not None,
+            BLOCK_Q=plan.block_q, BLOCK_N=cfg.block_n, NUM_STAGES=cfg.num_stages,
+            SMALL_Q=plan.small_q, SMALL_N=cfg.small_n, SMALL_STAGES=cfg.small_stages,
+            num_warps=cfg.num_warps, num_stages=max(cfg.num_stages, cfg.small_stages),
         )
         if plan.num_split_tokens:
             tk.merge_splits_kernel[(plan.num_split_tokens, p.num_heads)](
@@ -185,7 +210,11 @@ class TritonAttnAdapter(Adapter):
             )
 
     def kernel_name(self, plan: TritonPlan) -> str:
-        c = plan.cfg
+        c, g = plan.cfg, _next_pow2(self.p.group)
+        tiles = []
+        if plan.small_q:
+            tiles.append(f"decode tiles {plan.small_q * g}x{c.small_n}")
+        if plan.block_q:
+            tiles.append(f"prefill tiles {plan.block_q * g}x{c.block_n}")
         splits = f", split-KV up to {plan.max_splits}" if plan.num_split_tokens else ""
-        return (f"attn-select paged kernel (BLOCK_M={plan.block_q * _next_pow2(self.p.group)}, "
-                f"BLOCK_N={c.block_n}{splits})")
+        return f"attn-select paged kernel ({', '.join(tiles)}{splits})"

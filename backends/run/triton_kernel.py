@@ -37,37 +37,21 @@ def _tanh(x):
 
 
 @triton.jit
-def paged_attention_kernel(
-    q_ptr, k_ptr, v_ptr, out_ptr,
-    part_acc_ptr, part_m_ptr, part_l_ptr,
-    block_table_ptr, seq_lens_ptr, query_start_ptr, sinks_ptr,
-    work_req_ptr, work_qstart_ptr, work_split_ptr, work_nsplit_ptr, work_part_ptr,
-    stride_qt, stride_qh,
-    stride_kp, stride_kt, stride_kh,
-    stride_vp, stride_vt, stride_vh,
-    stride_ot, stride_oh,
-    stride_bt,
-    stride_ps, stride_pt, stride_ph,  # partial acc [S, Ns, Hq, Dv] (m/l: [S, Ns, Hq], same first 3 strides / Dv)
-    sm_scale, soft_cap, window,  # window: sliding window in tokens, 0 = full
+def _attend_block(
+    q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
+    block_table_ptr, sinks_ptr, work_part_ptr,
+    item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
+    stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
+    stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
+    sm_scale, soft_cap, window,
     G: tl.constexpr, G_PAD: tl.constexpr, BLOCK_Q: tl.constexpr,
     HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, HEAD_V: tl.constexpr, HEAD_V_PAD: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SINK: tl.constexpr,
     NUM_STAGES: tl.constexpr,
 ):
+    """One (query block, KV split, KV head): the whole attention of that tile."""
     BLOCK_M: tl.constexpr = BLOCK_Q * G_PAD
-    item = tl.program_id(0)
-    kvh = tl.program_id(1)
-
-    req = tl.load(work_req_ptr + item)
-    q_first = tl.load(work_qstart_ptr + item)  # index of the block's first token within the request
-    split = tl.load(work_split_ptr + item)
-    nsplit = tl.load(work_nsplit_ptr + item)
-
-    tok0 = tl.load(query_start_ptr + req)
-    q_len = tl.load(query_start_ptr + req + 1) - tok0
-    seq_len = tl.load(seq_lens_ptr + req)
-    ctx_len = seq_len - q_len  # cached tokens before the new ones
 
     rows = tl.arange(0, BLOCK_M)
     row_tok = q_first + rows // G_PAD  # token index within the request
@@ -148,6 +132,88 @@ def paged_attention_kernel(
         ml = (split * stride_ps + prow * stride_pt + row_head * stride_ph) // HEAD_V_PAD
         tl.store(part_m_ptr + ml, m_i, mask=row_valid)
         tl.store(part_l_ptr + ml, l_i, mask=row_valid)
+
+
+
+
+@triton.jit
+def paged_attention_kernel(
+    q_ptr, k_ptr, v_ptr, out_ptr,
+    part_acc_ptr, part_m_ptr, part_l_ptr,
+    block_table_ptr, seq_lens_ptr, query_start_ptr, sinks_ptr,
+    work_req_ptr, work_qstart_ptr, work_split_ptr, work_nsplit_ptr, work_part_ptr,
+    stride_qt, stride_qh,
+    stride_kp, stride_kt, stride_kh,
+    stride_vp, stride_vt, stride_vh,
+    stride_ot, stride_oh,
+    stride_bt,
+    stride_ps, stride_pt, stride_ph,  # partial acc [S, Ns, Hq, Dv] (m/l: [S, Ns, Hq], same first 3 strides / Dv)
+    sm_scale, soft_cap, window,  # window: sliding window in tokens, 0 = full
+    G: tl.constexpr, G_PAD: tl.constexpr,
+    HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, HEAD_V: tl.constexpr, HEAD_V_PAD: tl.constexpr,
+    PAGE: tl.constexpr,
+    HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SINK: tl.constexpr,
+    # large tiles (prefill blocks); BLOCK_Q == 0: no large path compiled
+    BLOCK_Q: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
+    # small tiles (requests with <= SMALL_Q new tokens: decode); SMALL_Q == 0: none
+    SMALL_Q: tl.constexpr, SMALL_N: tl.constexpr, SMALL_STAGES: tl.constexpr,
+):
+    """Grid (work items, KV heads). A request with at most SMALL_Q new tokens
+    takes the small-tile path (few rows, long context, split-KV); the others
+    the large-tile path. A batch with only one kind compiles only that path."""
+    item = tl.program_id(0)
+    kvh = tl.program_id(1)
+
+    req = tl.load(work_req_ptr + item)
+    q_first = tl.load(work_qstart_ptr + item)  # index of the block's first token within the request
+    split = tl.load(work_split_ptr + item)
+    nsplit = tl.load(work_nsplit_ptr + item)
+
+    tok0 = tl.load(query_start_ptr + req)
+    q_len = tl.load(query_start_ptr + req + 1) - tok0
+    seq_len = tl.load(seq_lens_ptr + req)
+    ctx_len = seq_len - q_len  # cached tokens before the new ones
+
+    if SMALL_Q == 0:
+        _attend_block(
+            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
+            block_table_ptr, sinks_ptr, work_part_ptr,
+            item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
+            stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
+            stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
+            sm_scale, soft_cap, window,
+            G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES)
+    elif BLOCK_Q == 0:
+        _attend_block(
+            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
+            block_table_ptr, sinks_ptr, work_part_ptr,
+            item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
+            stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
+            stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
+            sm_scale, soft_cap, window,
+            G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES)
+    elif q_len <= SMALL_Q:  # runtime: this request is a decode
+        _attend_block(
+            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
+            block_table_ptr, sinks_ptr, work_part_ptr,
+            item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
+            stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
+            stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
+            sm_scale, soft_cap, window,
+            G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES)
+    else:
+        _attend_block(
+            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
+            block_table_ptr, sinks_ptr, work_part_ptr,
+            item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
+            stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
+            stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
+            sm_scale, soft_cap, window,
+            G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES)
 
 
 @triton.jit

@@ -47,8 +47,10 @@ def _check(adapter_cls, p, shape, seed, **build_kw):
 def test_triton_kernel_matches_reference(pname, kind):
     from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
 
-    # tiny target/min split so decode rows really take the split-KV + merge path
-    cfg = KernelConfig(16, 16, 4, 1, target_programs=64, min_split_tokens=8)
+    # both tile paths compiled, tiny target/min split so decode rows really take
+    # the split-KV + merge path
+    cfg = KernelConfig(block_m=16, block_n=16, num_stages=1, small_m=16, small_n=16, small_stages=1,
+                       num_warps=4, target_programs=64, min_split_tokens=8)
     err, plan = _check(TritonAttnAdapter, PARAMS[pname], SHAPES[kind], seed=11, cfg=cfg)
     assert err < 1e-4
     if kind == "decode":
@@ -56,10 +58,24 @@ def test_triton_kernel_matches_reference(pname, kind):
 
 
 @needs_interpreter
+@pytest.mark.parametrize("kind", list(SHAPES))
+def test_triton_kernel_default_configs(kind):
+    """The shipped decode-only / prefill-only / mixed configs (one tile path or both)."""
+    from attn_select.backends.run.triton_attn import (
+        DECODE_CONFIG, MIXED_CONFIG, PREFILL_CONFIG, TritonAttnAdapter,
+    )
+
+    err, plan = _check(TritonAttnAdapter, PARAMS["window+sinks"], SHAPES[kind], seed=2)
+    assert err < 1e-4
+    assert plan.cfg == {"decode": DECODE_CONFIG, "prefill": PREFILL_CONFIG, "mixed": MIXED_CONFIG}[kind]
+
+
+@needs_interpreter
 def test_triton_kernel_unsplit_path():
     from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
 
-    cfg = KernelConfig(16, 16, 4, 1, target_programs=1, min_split_tokens=1 << 20)
+    cfg = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=16, small_stages=1, num_warps=4,
+                       target_programs=1, min_split_tokens=1 << 20)
     err, plan = _check(TritonAttnAdapter, PARAMS["window+sinks"], SHAPES["decode"], seed=3, cfg=cfg)
     assert err < 1e-4 and plan.num_split_tokens == 0
 
@@ -67,11 +83,13 @@ def test_triton_kernel_unsplit_path():
 def test_triton_work_list():
     from attn_select.backends.run.triton_attn import KernelConfig, plan_work
 
-    cfg = KernelConfig(16, 16, 4, 1, target_programs=20, min_split_tokens=10)
+    cfg = KernelConfig(block_m=16, block_n=16, num_stages=1, small_m=16, small_n=16, small_stages=1, num_warps=4,
+                       target_programs=8, min_split_tokens=10)
     q_lens = torch.tensor([1, 1, 20])
     seq = torch.tensor([40, 5, 30])
-    work, red_tok, red_ns, max_s = plan_work(q_lens, seq, block_q=8, num_kv_heads=1, cfg=cfg)
-    # 5 base programs, 20 wanted: request 0 gets 4 splits (40 tokens / 10), request 1: 1 split (5 tokens), request 2: 3 query blocks
+    work, red_tok, red_ns, max_s = plan_work(q_lens, seq, block_q=8, small_q=2, num_kv_heads=1, cfg=cfg)
+    # the 2 decodes alone are 2 programs, 8 wanted: request 0 gets 4 splits (40 tokens / 10),
+    # request 1 one (5 tokens); request 2 (20 tokens > small_q) gets 3 query blocks of 8
     assert work[0].tolist() == [0, 0, 0, 0, 1, 2, 2, 2]
     assert work[2].tolist() == [0, 1, 2, 3, 0, 0, 0, 0]
     assert work[1].tolist() == [0, 0, 0, 0, 0, 0, 8, 16]
