@@ -7,7 +7,8 @@ Run with the python of a venv holding ``vllm==0.33.0`` (see
     /tmp/vllm-venv/bin/python tests/selector/model_oracle.py < cases.json > results.json
 
 Input: a JSON list of ``{"config": {config.json}, "capability": [9, 0],
-"dtype": "auto"}``. Output, one per case: ``{"model": {ModelConfig facts},
+"dtype": "auto", "weights": {tensor: safetensors dtype} (optional),
+"language_model_only": false, "disable_sliding_window": false}``. Output, one per case: ``{"model": {ModelConfig facts},
 "calls": [every get_attn_backend call, with the calling layer's prefix],
 "layers": [attributes of every Attention / MLAAttention module],
 "error": null | text}``.
@@ -168,11 +169,17 @@ def main() -> None:
             folder = Path(tmp) / f"m{i}"
             folder.mkdir()
             (folder / "config.json").write_text(json.dumps(case["config"]))
+            if case.get("weights"):  # safetensors header only: vLLM reads dtypes from it
+                header = {n: {"dtype": dt, "shape": [1], "data_offsets": [0, 1]} for n, dt in case["weights"].items()}
+                blob = json.dumps(header).encode()
+                (folder / "model.safetensors").write_bytes(len(blob).to_bytes(8, "little") + blob + b"\0")
             platform_cls.capability = DeviceCapability(*case.get("capability", [9, 0]))
             calls.clear()
             try:
                 args = EngineArgs(model=str(folder), skip_tokenizer_init=True, load_format="dummy",
-                                  dtype=case.get("dtype", "auto"), max_model_len=case.get("max_model_len"))
+                                  dtype=case.get("dtype", "auto"), max_model_len=case.get("max_model_len"),
+                                  language_model_only=case.get("language_model_only", False),
+                                  disable_sliding_window=case.get("disable_sliding_window", False))
                 vc = args.create_engine_config()
                 mc, pc = vc.model_config, vc.parallel_config
                 text = mc.hf_text_config

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from attn_select.selector.config import Capability
-from attn_select.selector.model import model_facts
+from attn_select.selector.model import facts_from_path, model_facts
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -45,13 +45,14 @@ def _cases() -> list[dict]:
         cases.append({"name": folder, "config": _load(folder)})
     for path in sorted((ROOT / "profiles" / "models").glob("*.yaml")):
         config, weights = _profile(path.stem)
-        if weights is None:  # the oracle has no weight files to read a dtype from
-            case = {"name": f"profile {path.stem}", "config": config}
-            if config["architectures"] == ["Qwen3NextForCausalLM"]:
-                # its mamba ops filter Triton configs at import on sm90, which the
-                # CPU stand-in for Triton cannot do; sm100 skips that filter
-                case["capability"] = [10, 0]
-            cases.append(case)
+        case = {"name": f"profile {path.stem}", "config": config}
+        if weights is not None:  # a weights header with that dtype, as the published files have
+            case["weights"] = {"w": {"bfloat16": "BF16", "float32": "F32"}[weights], "blocks": "U8"}
+        if config["architectures"] == ["Qwen3NextForCausalLM"]:
+            # its mamba ops filter Triton configs at import on sm90, which the
+            # CPU stand-in for Triton cannot do; sm100 skips that filter
+            case["capability"] = [10, 0]
+        cases.append(case)
     llama = _load("llama-3.1-8b")
     deepseek_small = {**_load("deepseek-v3"), "num_hidden_layers": 4, "first_k_dense_replace": 1}
     qwen3 = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024, "head_dim": 128,
@@ -84,6 +85,12 @@ def _cases() -> list[dict]:
         {"name": "gemma-2 on T4", "config": {**_profile("gemma-2-9b")[0], "num_hidden_layers": 4},
          "capability": [7, 5]},
         {"name": "llama float32 requested", "config": {**llama, "num_hidden_layers": 2}, "dtype": "float32"},
+        {"name": "gemma3 --language-model-only", "config": {**_load("gemma-3-27b-it")}, "language_model_only": True},
+        {"name": "gemma-2 --disable-sliding-window", "config": {**_profile("gemma-2-9b")[0], "num_hidden_layers": 4},
+         "disable_sliding_window": True},
+        {"name": "mistral --disable-sliding-window", "config": {
+            **llama, "architectures": ["MistralForCausalLM"], "model_type": "mistral", "num_hidden_layers": 2,
+            "sliding_window": 4096}, "disable_sliding_window": True},
     ]
     return cases
 
@@ -103,9 +110,19 @@ def _index(prefix: str) -> int:
     return int(re.findall(r"\d+", prefix)[0])
 
 
-def _ours(case: dict):
-    cap = Capability(*case.get("capability", [9, 0]))
-    return model_facts(case["config"], name=case["name"], capability=cap, dtype=case.get("dtype", "auto"))
+def _ours(case: dict, tmp: Path):
+    options = dict(capability=Capability(*case.get("capability", [9, 0])), dtype=case.get("dtype", "auto"),
+                   mm_inputs=not case.get("language_model_only", False),
+                   disable_sliding_window=case.get("disable_sliding_window", False))
+    if not case.get("weights"):
+        return model_facts(case["config"], name=case["name"], **options)
+    folder = tmp / re.sub(r"\W+", "_", case["name"])
+    folder.mkdir(exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(case["config"]))
+    header = {n: {"dtype": dt, "shape": [1], "data_offsets": [0, 1]} for n, dt in case["weights"].items()}
+    blob = json.dumps(header).encode()
+    (folder / "model.safetensors").write_bytes(len(blob).to_bytes(8, "little") + blob + b"\0")
+    return facts_from_path(folder, name=case["name"], **options)
 
 
 def test_every_case_builds_in_vllm(oracle):
@@ -113,9 +130,9 @@ def test_every_case_builds_in_vllm(oracle):
     assert not failed
 
 
-def test_model_level_facts_match(oracle):
+def test_model_level_facts_match(oracle, tmp_path):
     for case, res in oracle:
-        f, m = _ours(case), res["model"]
+        f, m = _ours(case, tmp_path), res["model"]
         ours = {"dtype": f.dtype, "head_size": f.head_size, "num_heads": f.num_heads, "num_kv_heads": f.num_kv_heads,
                 "num_layers": f.num_layers, "is_mm_prefix_lm": f.is_mm_prefix_lm, "rswa_window": f.rswa_window,
                 "is_diffusion": f.is_diffusion, "runner": f.runner,
@@ -124,10 +141,10 @@ def test_model_level_facts_match(oracle):
         assert ours == theirs, case["name"]
 
 
-def test_get_attn_backend_calls_match(oracle):
+def test_get_attn_backend_calls_match(oracle, tmp_path):
     """Each layer's selector inputs, exactly as vLLM's layer classes pass them."""
     for case, res in oracle:
-        f = _ours(case)
+        f = _ours(case, tmp_path)
         ours = {}
         for g in f.groups:
             a = g.attn
@@ -147,10 +164,10 @@ def test_get_attn_backend_calls_match(oracle):
         assert ours == theirs, case["name"]
 
 
-def test_attention_modules_match(oracle):
+def test_attention_modules_match(oracle, tmp_path):
     """Sizes, windows, sinks and soft caps of the modules vLLM builds."""
     for case, res in oracle:
-        f = _ours(case)
+        f = _ours(case, tmp_path)
         by_key = {(i, g.attn.attn_type): g.attn for g in f.groups for i in g.layers}
         assert len(res["layers"]) == len(by_key), case["name"]
         for layer in res["layers"]:
