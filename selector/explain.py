@@ -23,7 +23,7 @@ from attn_select.selector.config import (
 )
 from attn_select.selector.device import Device
 from attn_select.selector.errors import UserError
-from attn_select.selector.fa_version import FAVersion, layer_fa_version, resolve_fa_version
+from attn_select.selector.fa_version import FAVersion, TrailStep, layer_fa_version, resolve_fa_version
 from attn_select.selector.model_facts import AttentionGroup, LayerAttention, ModelFacts
 from attn_select.selector.select import Selection, select
 
@@ -281,8 +281,17 @@ def _fa_versions(
     cfg: SelectorConfig, cap: Capability, kernels: Kernels, ctx: EngineContext,
     attn: LayerAttention | None,
 ) -> tuple[FAVersion, FAVersion]:
-    """The version the FlashAttention layer runs, and vLLM's no-argument call."""
-    return layer_fa_version(cfg, cap, kernels, ctx, attn), resolve_fa_version(cap, kernels, ctx)
+    """The version the FlashAttention layer runs, and vLLM's no-argument call.
+
+    MLA layers never run the MHA FlashAttention path, so there is no
+    per-layer version to report: the MLA backends pin their own.
+    """
+    noarg = resolve_fa_version(cap, kernels, ctx)
+    if cfg.use_mla:
+        why = ("MLA layers do not run FLASH_ATTN: FLASH_ATTN_MLA and FLASH_ATTN_MLA_SPARSE "
+               "pin FA3, FLASH_ATTN_MLA_SPARSE_FA4 pins FA4")
+        return FAVersion(None, (TrailStep("mla", None, None, why),)), noarg
+    return layer_fa_version(cfg, cap, kernels, ctx, attn), noarg
 
 
 def _flashinfer_dispatch(sel: Selection, attn: LayerAttention | None, q: Query) -> object | None:

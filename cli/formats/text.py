@@ -64,6 +64,8 @@ def layer_ranges(layers: tuple[int, ...]) -> str:
 
 def fa_line(g: GroupExplanation) -> str:
     v = g.fa_version
+    if g.cfg.use_mla:
+        return f"[{STYLE_HEAD}]FA version[/]  n/a  [{STYLE_DIM}]({escape(v.trail[0].why)})[/]"
     head = f"FlashAttention {v.version}" if v.version is not None else "no usable FlashAttention build"
     why = "; ".join(escape(s.why) for s in v.trail) or "-"
     line = f"[{STYLE_HEAD}]FA version[/]  {head}  [{STYLE_DIM}]({why})[/]"
