@@ -127,9 +127,10 @@ def engine_context(model: ModelFacts | None, ov: Overrides) -> EngineContext:
     """The VllmConfig-level facts vLLM's predicates read, for this run."""
     cache_dtype = ov.kv_cache_dtype or "auto"
     if model is not None and model.kv_cache_scheme and cache_dtype == "auto":
-        # llm-compressor checkpoints declare an FP8 KV scheme; vLLM honours it
-        # only when the user did not pick a cache dtype.
-        cache_dtype = "fp8"
+        # A quantized checkpoint's KV scheme (compressed-tensors -> fp8,
+        # ModelOpt -> fp8_e4m3 / nvfp4) is what "auto" resolves to; vLLM
+        # honours it only when the user did not pick a cache dtype.
+        cache_dtype = model.kv_cache_scheme
     dcp = ov.dcp_size if ov.dcp_size is not None else (2 if ov.use_dcp else 1)
     base = EngineContext(
         cache_dtype=cache_dtype,
