@@ -9,16 +9,21 @@ from attn_select.selector.device import Device
 from attn_select.selector.errors import UserError
 
 
+def parse_capability(text: str) -> Capability:
+    """--capability X.Y, or a one-line user error."""
+    try:
+        return Capability.parse(text)
+    except ValueError:
+        raise UserError(
+            f"--capability {text!r} is not a compute capability; write it as X.Y, e.g. 9.0"
+        ) from None
+
+
 def resolve_device(device: str | None, capability: str | None) -> Device:
     if device is not None and capability is not None:
         raise UserError("give either --device or --capability, not both")
     if capability is not None:
-        try:
-            cap = Capability.parse(capability)
-        except ValueError:
-            raise UserError(
-                f"--capability {capability!r} is not a compute capability; write it as X.Y, e.g. 9.0"
-            ) from None
+        cap = parse_capability(capability)
         return Device(name=f"SM{cap.to_int()}", capability=cap, source=f"--capability {cap}")
     from attn_select.selector import profiles
 

@@ -26,19 +26,13 @@ def matrix_cmd(
     what docs/matrix.md holds.
     """
     from attn_select.cli.formats import render
-    from attn_select.cli.inputs import resolve_kernels
-    from attn_select.selector.config import Capability
+    from attn_select.cli.inputs import parse_capability, resolve_kernels
     from attn_select.selector.errors import UserError
     from attn_select.selector.matrix import build_matrix
 
     cap = None
     if capability is not None:
-        try:
-            cap = Capability.parse(capability)
-        except ValueError:
-            raise UserError(
-                f"--capability {capability!r} is not a compute capability; write it as X.Y, e.g. 9.0"
-            ) from None
+        cap = parse_capability(capability)
     elif kernels is not None:
         raise UserError("--kernels only matters with --capability (it feeds capability rules)")
     kern = resolve_kernels(kernels, probed_device=False)
