@@ -69,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     """
     from attn_select.selector.errors import UserError
 
+    # attn-select validates only its own inputs with pydantic; scanning every
+    # installed distribution for pydantic plugins costs ~10 ms per process
+    # (typer's own adapters switch plugins off the same way).
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
         app(args=argv, standalone_mode=True)
