@@ -1163,7 +1163,16 @@ def model_facts(
         is_diffusion=hf.get("canvas_length") is not None,
         kv_cache_scheme=kv_scheme, notes=tuple(notes), config_dtype=config_dtype, runner=runner,
         index_topk=text.get("index_topk"), source=source,
+        architectures=tuple(str(a) for a in archs),
+        config_attrs=_engine_attrs(hf), text_config_attrs=_engine_attrs(text),
     )
+
+
+def _engine_attrs(view: HFView) -> tuple[tuple[str, object], ...]:
+    """The ENGINE_CONFIG_KEYS this config object has (for the SGLang engine)."""
+    from attn_select.selector.model_facts import ENGINE_CONFIG_KEYS, freeze_config_value
+
+    return tuple((k, freeze_config_value(view.attrs[k])) for k in ENGINE_CONFIG_KEYS if k in view.attrs)
 
 
 # defaulted fields worth a note (they change head sizes or windows)

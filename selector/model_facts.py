@@ -79,3 +79,28 @@ class ModelFacts:
     runner: str = "generate"  # vLLM runner type ("generate" / "pooling"); pooling prefers float16 under auto
     index_topk: int | None = None  # hf_text_config.index_topk (sparse MLA, DeepSeek-V3.2); None = absent
     source: str | None = None  # where the config came from: HF repo of a profile, or the file read
+    # Added for the SGLang engine (selector/sglang/model.py): SGLang keys its
+    # model-specific rules on the full architectures list and reads a few raw
+    # config values (ENGINE_CONFIG_KEYS) from hf_config and hf_text_config.
+    architectures: tuple[str, ...] = ()  # config.json "architectures", in order
+    config_attrs: tuple[tuple[str, object], ...] = ()  # ENGINE_CONFIG_KEYS present in the top-level config
+    text_config_attrs: tuple[tuple[str, object], ...] = ()  # the same keys in the text config (== top level without one)
+
+
+# Raw config values another engine reads besides the facts above (after the
+# transformers class defaults the parser applies). Lists become tuples.
+ENGINE_CONFIG_KEYS: tuple[str, ...] = (
+    "head_dim", "v_head_dim", "swa_head_dim", "swa_v_head_dim", "hidden_size", "num_attention_heads",
+    "learnable_sink", "add_swa_attention_sink_bias", "add_full_attention_sink_bias", "kv_lora_rank",
+    "use_mla", "index_topk", "index_kpool", "sliding_window_pattern", "layer_types",
+    "has_minicpm_sparse_attention", "has_lightning_layers", "prefix_lm", "mamba_chunk_size",
+)
+
+
+def freeze_config_value(value: object) -> object:
+    """A config value as a hashable one: lists and dicts become tuples."""
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze_config_value(v) for v in value)
+    if isinstance(value, dict):
+        return tuple((str(k), freeze_config_value(v)) for k, v in value.items())
+    return value
