@@ -40,11 +40,11 @@ class KernelConfig:
 
 
 # Chosen from the sweep in benchmarks/run_triton_sweep.py on an H200 (see BENCHMARKS.md).
-DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=3,
+DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=128, small_stages=2,
                              num_warps=4, target_programs=132 * 4, min_split_tokens=256)
 PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=3, small_m=0, small_n=0, small_stages=0,
                               num_warps=8, target_programs=132 * 4, min_split_tokens=512)
-MIXED_CONFIG = KernelConfig(block_m=128, block_n=32, num_stages=3, small_m=16, small_n=64, small_stages=3,
+MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=3, small_m=16, small_n=64, small_stages=3,
                             num_warps=4, target_programs=132 * 4, min_split_tokens=256)
 
 
