@@ -147,7 +147,8 @@ def resolve(flags: ServerFlags, platform: Platform, model: SGLangModel) -> Resol
     if rule is None:
         skipped = _why_skipped(s, before if consulted else None, flags)
     final = {k: s.get(k) for k in FOLLOWED_FIELDS}
-    return Resolution(flags, platform, model, rule, skipped, final, tuple(s.trail), error)
+    trail = tuple(st for st in s.trail if st.field in FOLLOWED_FIELDS)
+    return Resolution(flags, platform, model, rule, skipped, final, trail, error)
 
 
 def _why_skipped(s: State, before: dict | None, flags: ServerFlags) -> str:
