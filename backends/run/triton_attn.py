@@ -199,6 +199,7 @@ class TritonAttnAdapter(Adapter):
             HAS_SOFTCAP=bool(p.soft_cap), HAS_WINDOW=p.sliding_window is not None, HAS_SINK=sinks is not None,
             BLOCK_Q=plan.block_q, BLOCK_N=cfg.block_n, NUM_STAGES=cfg.num_stages,
             SMALL_Q=plan.small_q, SMALL_N=cfg.small_n, SMALL_STAGES=cfg.small_stages,
+            DOT_F32=not q.is_cuda,
             num_warps=cfg.num_warps, num_stages=max(cfg.num_stages, cfg.small_stages),
         )
         if plan.num_split_tokens:

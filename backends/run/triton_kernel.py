@@ -48,7 +48,7 @@ def _attend_block(
     HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, HEAD_V: tl.constexpr, HEAD_V_PAD: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SINK: tl.constexpr,
-    NUM_STAGES: tl.constexpr,
+    NUM_STAGES: tl.constexpr, DOT_F32: tl.constexpr,
 ):
     """One (query block, KV split, KV head): the whole attention of that tile."""
     BLOCK_M: tl.constexpr = BLOCK_Q * G_PAD
@@ -64,6 +64,8 @@ def _attend_block(
     dv = tl.arange(0, HEAD_V_PAD)
     q_ptrs = q_ptr + (tok0 + row_tok)[:, None] * stride_qt + row_head[:, None] * stride_qh + d[None, :]
     q = tl.load(q_ptrs, mask=row_valid[:, None] & (d[None, :] < HEAD), other=0.0)
+    if DOT_F32:  # the CPU interpreter gets 16-bit tl.dot wrong: compute the dots in float32 there
+        q = q.to(tl.float32)
 
     # Visible KV range of this block: [lo, hi), then this split's slice of it.
     last_tok = tl.minimum(q_first + BLOCK_Q, q_len) - 1
@@ -157,6 +159,7 @@ def paged_attention_kernel(
     BLOCK_Q: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
     # small tiles (requests with <= SMALL_Q new tokens: decode); SMALL_Q == 0: none
     SMALL_Q: tl.constexpr, SMALL_N: tl.constexpr, SMALL_STAGES: tl.constexpr,
+    DOT_F32: tl.constexpr = False,  # True only under TRITON_INTERPRET (see _attend_block)
 ):
     """Grid (work items, KV heads). A request with at most SMALL_Q new tokens
     takes the small-tile path (few rows, long context, split-KV); the others
@@ -183,7 +186,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, DOT_F32)
     elif BLOCK_Q == 0:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
@@ -193,7 +196,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, DOT_F32)
     elif q_len <= SMALL_Q:  # runtime: this request is a decode
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
@@ -203,7 +206,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, DOT_F32)
     else:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
@@ -213,7 +216,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, DOT_F32)
 
 
 @triton.jit

@@ -1,0 +1,181 @@
+"""FLASH_ATTN's four call paths (vllm_flash_attn, FA3, FA4, FA2) on CPU, each
+against a fake module with the real function's signature that computes
+attention from exactly the arguments it is given (paged, varlen, causal
+bottom-right, window, soft cap, sinks), so a wrong argument gives a wrong result."""
+
+from __future__ import annotations
+
+import math
+import types
+
+import pytest
+import torch
+
+from attn_select.backends.run.adapter import RunEnv, Unsupported
+from attn_select.backends.run.batch import Shape, fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.backends.run.flash_attn import IMPLS, FlashAttnAdapter
+from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
+
+
+def _attend(q, k_cache, v_cache, q_starts, kv_lens, pages, scale, causal, left, softcap, sinks):
+    """What every fake computes: paged varlen attention from its own arguments."""
+    assert causal
+    out = torch.empty(q.shape[0], q.shape[1], v_cache.shape[-1])
+    ps, hkv = k_cache.shape[1], k_cache.shape[2]
+    g = q.shape[1] // hkv
+    for r in range(len(kv_lens)):
+        a, b, n = int(q_starts[r]), int(q_starts[r + 1]), int(kv_lens[r])
+        k = k_cache[pages[r, : math.ceil(n / ps)].long()].reshape(-1, hkv, k_cache.shape[-1])[:n].repeat_interleave(g, 1)
+        v = v_cache[pages[r, : math.ceil(n / ps)].long()].reshape(-1, hkv, v_cache.shape[-1])[:n].repeat_interleave(g, 1)
+        s = torch.einsum("qhd,khd->hqk", q[a:b].float(), k.float()) * scale
+        if softcap:
+            s = softcap * torch.tanh(s / softcap)
+        qpos = torch.arange(n - (b - a), n)[:, None]
+        kpos = torch.arange(n)[None]
+        ok = kpos <= qpos
+        if left is not None and left >= 0:
+            ok &= kpos >= qpos - left
+        s = s.masked_fill(~ok, float("-inf"))
+        if sinks is not None:
+            s = torch.cat([s, sinks.float()[:, None, None].expand(-1, b - a, 1)], -1)
+            p = torch.softmax(s, -1)[..., :-1]
+        else:
+            p = torch.softmax(s, -1)
+        out[a:b] = torch.einsum("hqk,khd->qhd", p, v.float())
+    return out
+
+
+def fake_vllm_fa(calls):
+    def flash_attn_varlen_func(q, k, v, max_seqlen_q, cu_seqlens_q, max_seqlen_k, cu_seqlens_k=None,
+                               seqused_k=None, q_v=None, dropout_p=0.0, softmax_scale=None, causal=False,
+                               window_size=None, softcap=0.0, alibi_slopes=None, deterministic=False,
+                               return_attn_probs=False, block_table=None, return_softmax_lse=False, out=None,
+                               scheduler_metadata=None, q_descale=None, k_descale=None, v_descale=None,
+                               num_splits=0, output_scale=None, fa_version=2, s_aux=None, cp_world_size=1,
+                               cp_rank=0, cp_tot_seqused_k=None, mask_mod=None, block_sparse_tensors=None,
+                               aux_tensors=None, aux_tensor_leading_dims=None, dynamic_causal=None,
+                               gather_kv_indices=None, gather_kv_valid_length=None):
+        calls.append(fa_version)
+        assert out is not None and cu_seqlens_k is None
+        out.copy_(_attend(q, k, v, cu_seqlens_q, seqused_k, block_table, softmax_scale, causal, window_size[0],
+                          softcap, s_aux))
+        return out
+
+    return types.SimpleNamespace(flash_attn_varlen_func=flash_attn_varlen_func)
+
+
+def fake_fa3():
+    def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, qv=None, rotary_cos=None, rotary_sin=None,
+                                cache_seqlens=None, cache_batch_idx=None, cache_leftpad=None, page_table=None,
+                                cu_seqlens_q=None, cu_seqlens_k_new=None, max_seqlen_q=None, rotary_seqlens=None,
+                                q_descale=None, k_descale=None, v_descale=None, softmax_scale=None, causal=False,
+                                window_size=(-1, -1), attention_chunk=0, softcap=0.0, rotary_interleaved=True,
+                                scheduler_metadata=None, num_splits=0, pack_gqa=None, sm_margin=0,
+                                return_softmax_lse=False):
+        return _attend(q, k_cache, v_cache, cu_seqlens_q, cache_seqlens, page_table, softmax_scale, causal,
+                       window_size[0], softcap, None)
+
+    return types.SimpleNamespace(flash_attn_with_kvcache=flash_attn_with_kvcache)
+
+
+def fake_fa4():
+    def flash_attn_varlen_func(q, k, v, qv=None, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
+                               max_seqlen_k=None, min_seqlen_k=None, seqused_q=None, seqused_k=None,
+                               gather_kv_indices=None, page_table=None, softmax_scale=None, causal=False,
+                               window_size=(None, None), learnable_sink=None, softcap=0.0, num_splits=1,
+                               pack_gqa=None, deterministic=False, score_mod=None, score_mod_bwd=None,
+                               mask_mod=None, block_sparse_tensors=None, aux_tensors=None, aux_scalars=None,
+                               return_lse=False, scheduler_metadata=None, seqlen_k_per_split=None,
+                               disable_scheduler_metadata=False, gather_bwd_recompute_p=False,
+                               gather_bwd_token_chunk=None):
+        assert page_table.dtype == torch.int32 and cu_seqlens_k is None
+        o = _attend(q, k, v, cu_seqlens_q, seqused_k, page_table, softmax_scale, causal, window_size[0], softcap,
+                    learnable_sink)
+        return o, None
+
+    return types.SimpleNamespace(flash_attn_varlen_func=flash_attn_varlen_func)
+
+
+def fake_fa2():
+    def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, dropout_p=0.0,
+                               softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
+                               alibi_slopes=None, deterministic=False, return_attn_probs=False, block_table=None):
+        kv_lens = cu_seqlens_k[1:] - cu_seqlens_k[:-1]
+        return _attend(q, k, v, cu_seqlens_q, kv_lens, block_table, softmax_scale, causal, window_size[0], softcap,
+                       None)
+
+    return types.SimpleNamespace(flash_attn_varlen_func=flash_attn_varlen_func)
+
+
+SHAPE = Shape("mixed", decodes=2, decode_context=13, prefills=1, prefill_new=5, prefill_context=3)
+
+
+def _run(key, module, p, page=4, fa_version=3, importer=None):
+    env = RunEnv(torch.device("cpu"), (9, 0), torch.float32, "auto", fa_version=fa_version)
+    impl = next(i for i in IMPLS if i.key == key)
+    a = FlashAttnAdapter(env, p, impls=(impl,), importer=importer or (lambda name: module))
+    b = make_batch(SHAPE, page, "cpu", seed=7, spare_pages=2)
+    cache = a.alloc_cache(b.num_pages, page)
+    fill_random_(cache, torch.Generator().manual_seed(1))
+    k, v = a.kv_views(cache)
+    inp = random_inputs(b, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, torch.float32, p.has_sink,
+                        torch.Generator().manual_seed(2))
+    write_new_tokens(k, v, b, inp)
+    plan = a.build(b)
+    out = torch.full_like(inp.q, float("nan"))
+    a.run(plan, inp.q, cache, inp.sinks, out)
+    ref = reference_attention(inp.q, k, v, b, p, inp.sinks)
+    return relative_error(out, ref), a, plan
+
+
+SINKS = AttnParams(4, 2, 8, 8, 8 ** -0.5, sliding_window=6, soft_cap=5.0, has_sink=True)
+NO_SINKS = AttnParams(4, 2, 8, 8, 8 ** -0.5, sliding_window=6, soft_cap=5.0)
+
+
+def test_vllm_flash_attn_path_passes_explains_fa_version():
+    calls = []
+    err, a, plan = _run("vllm_fa", fake_vllm_fa(calls), SINKS, fa_version=3)
+    assert err < 1e-5 and calls == [3]
+    assert a.kernel_name(plan) == "vllm.vllm_flash_attn FA3"
+
+
+def test_fa3_path():
+    err, a, plan = _run("fa3", fake_fa3(), NO_SINKS)
+    assert err < 1e-5
+    assert a.kernel_name(plan) == "FA3 (flash_attn_interface)"
+
+
+def test_fa3_refuses_sinks():
+    with pytest.raises(Unsupported):
+        _run("fa3", fake_fa3(), SINKS)
+
+
+def test_fa4_path_says_it_differs_from_vllms_version():
+    err, a, plan = _run("fa4", fake_fa4(), SINKS, fa_version=3)
+    assert err < 1e-5
+    assert a.kernel_name(plan) == "FA4 (flash_attn.cute); vLLM would use FA3"
+
+
+def test_fa2_needs_pages_of_256():
+    err, _, _ = _run("fa2", fake_fa2(), NO_SINKS, page=256)
+    assert err < 1e-5
+    with pytest.raises(Unsupported, match="multiple of 256"):
+        _run("fa2", fake_fa2(), NO_SINKS, page=16)
+
+
+def test_order_falls_through_import_failures():
+    env = RunEnv(torch.device("cpu"), (9, 0), torch.float32, "auto", fa_version=3)
+    mods = {"flash_attn.cute": fake_fa4()}
+
+    def importer(name):
+        if name not in mods:
+            raise ImportError(name)
+        return mods[name]
+
+    a = FlashAttnAdapter(env, SINKS, importer=importer)
+    assert a.unavailable() is None
+    assert a.chosen[0].key == "fa4"
+    assert a.tried == ["vllm.vllm_flash_attn: not importable (ImportError)",
+                       "FA3 (flash_attn_interface): not importable (ImportError)"]
+    mods.clear()
+    assert "no FlashAttention build importable" in a.unavailable()

@@ -1,0 +1,103 @@
+"""`attn-select run`: usage errors, no-GPU exit, and a real CPU run on a tiny
+model (reference + FLEX_ATTENTION + TRITON_ATTN under TRITON_INTERPRET=1)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from attn_select.cli.app import main  # noqa: E402
+
+TINY = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 128,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "num_hidden_layers": 2,
+    "torch_dtype": "float32", "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 256,
+}
+interpreter = pytest.mark.skipif(
+    importlib.util.find_spec("triton") is None or importlib.util.find_spec("numpy") is None,
+    reason="Triton interpreter needs triton and numpy",
+)
+
+
+@pytest.fixture
+def tiny_model(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(TINY))
+    return str(path)
+
+
+@pytest.fixture(autouse=True)
+def _interpret(monkeypatch):
+    if not torch.cuda.is_available():
+        monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is visible")
+def test_no_gpu_is_exit_2_with_one_line(tiny_model, capsys):
+    assert main(["run", tiny_model]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("no CUDA device visible") and "\n" not in err
+
+
+@pytest.mark.parametrize("args", [
+    ["--device", "cpu", "--shapes", "decode,bogus"],
+    ["--device", "cpu", "--backend", "NOPE_ATTN"],
+    ["--device", "tpu"],
+    ["--device", "cpu", "--dtype", "int8"],
+])
+def test_bad_usage_is_exit_2(tiny_model, args):
+    assert main(["run", tiny_model, *args]) == 2
+
+
+@interpreter
+def test_cpu_run_checks_flex_and_triton(tiny_model, capsys):
+    code = main(["run", tiny_model, "--device", "cpu", "--no-timing", "--checks", "1",
+                 "--shapes", "decode,mixed", "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    rows = {(r["shape"], r["backend"]): r for g in out["groups"] for r in g["rows"]}
+    for shape in ("decode", "mixed"):
+        for backend in ("TRITON_ATTN", "FLEX_ATTENTION"):
+            r = rows[(shape, backend)]
+            assert r["status"] == "ran" and r["correct"], r
+            assert max(r["check"]["rel_errors"]) <= r["check"]["tolerance"] and r["check"]["unwritten"] == 0
+        fa = rows[(shape, "FLASH_ATTN")]
+        assert fa["status"] == "skipped" and fa["selected"]
+    # the selected backend (FLASH_ATTN for SM90) cannot run on a CPU: exit 1 ...
+    assert code == 1 and out["exit_code"] == 1
+    assert out["groups"][0]["verdict"] == "missing"
+
+
+@interpreter
+def test_allow_missing_turns_missing_into_a_warning(tiny_model, capsys):
+    code = main(["run", tiny_model, "--device", "cpu", "--no-timing", "--checks", "1", "--shapes", "decode",
+                 "--backend", "FLASH_ATTN,TRITON_ATTN", "--allow-missing"])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert "warning: full: selected backend FLASH_ATTN not run here" in text
+    assert "TRITON_ATTN" in text
+
+
+@interpreter
+def test_cpu_run_confirms_a_selected_backend_that_runs(tiny_model, capsys):
+    # --backend with one name is vLLM's --attention-backend: TRITON_ATTN is selected and runs here
+    code = main(["run", tiny_model, "--device", "cpu", "--no-timing", "--checks", "1", "--shapes", "prefill",
+                 "--backend", "TRITON_ATTN", "--format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, out["summary"]
+    assert out["groups"][0]["verdict"] == "confirmed"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_gpu_run_triton_and_flex(tiny_model, capsys):
+    os.environ.pop("TRITON_INTERPRET", None)
+    code = main(["run", tiny_model, "--backend", "TRITON_ATTN,FLEX_ATTENTION", "--batch", "4", "--context", "256",
+                 "--format", "json", "--allow-missing"])
+    out = json.loads(capsys.readouterr().out)
+    ran = [r for g in out["groups"] for r in g["rows"] if r["status"] == "ran"]
+    assert ran and all(r["correct"] for r in ran) and code == 0
