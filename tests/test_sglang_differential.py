@@ -92,6 +92,12 @@ def _dense(arch: str, model_type: str, **extra) -> dict:
     return cfg
 
 
+# A small DeepSeek-style MLA text config (R1's latent dims).
+_MLA = {"hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 2,
+        "intermediate_size": 2048, "moe_intermediate_size": 256, "vocab_size": 1024, "kv_lora_rank": 512,
+        "q_lora_rank": 256, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+        "n_routed_experts": 4, "num_experts_per_tok": 2, "torch_dtype": "bfloat16"}
+
 SYNTHETIC: dict[str, dict] = {
     "exaone4-swa": _dense("Exaone4ForCausalLM", "exaone4", sliding_window=128, sliding_window_pattern=4),
     "olmo2": _dense("Olmo2ForCausalLM", "olmo2", num_key_value_heads=16),
@@ -99,13 +105,26 @@ SYNTHETIC: dict[str, dict] = {
     "llama4-text": _dense("Llama4ForCausalLM", "llama4_text", num_local_experts=2, num_experts_per_tok=1,
                           intermediate_size_mlp=2048, interleave_moe_layer_step=1),
     "lfm2": _dense("Lfm2ForCausalLM", "lfm2", layer_types=["conv", "full_attention", "conv", "full_attention"]),
-    "glm-dsa": {"architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa", "hidden_size": 1024,
-                "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 2,
-                "intermediate_size": 2048, "moe_intermediate_size": 256, "vocab_size": 1024,
-                "kv_lora_rank": 512, "q_lora_rank": 256, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
-                "v_head_dim": 128, "n_routed_experts": 4, "num_experts_per_tok": 2, "index_topk": 2048,
-                "index_head_dim": 128, "index_n_heads": 32, "torch_dtype": "bfloat16"},
+    "glm-dsa": {**_MLA, "architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa",
+                "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32},
     "mistral-asym-kv": _dense("MistralForCausalLM", "mistral", v_head_dim=32),
+    "olmo3-swa": _dense("Olmo2ForCausalLM", "olmo3", sliding_window=128,
+                        layer_types=["sliding_attention"] * 3 + ["full_attention"]),
+    "step3p5": _dense("Step3p5ForCausalLM", "step3p5", sliding_window=128,
+                      layer_types=["sliding_attention", "full_attention"] * 2),
+    "embedding-gemma2": _dense("EmbeddingGemma2Model", "embedding_gemma2"),
+    "nemotron-h": _dense("NemotronHForCausalLM", "nemotron_h", hybrid_override_pattern="M*M-",
+                         mamba_num_heads=16, mamba_head_dim=64, ssm_state_size=64, n_groups=2),
+    "falcon-h1": _dense("FalconH1ForCausalLM", "falcon_h1", num_hidden_layers=2, mamba_d_ssm=1024,
+                        mamba_n_heads=16, mamba_d_head=64, mamba_d_state=64, mamba_n_groups=1),
+    "granite-hybrid": _dense("GraniteMoeHybridForCausalLM", "granitemoehybrid", num_local_experts=0,
+                             layer_types=["mamba", "attention"] * 2, shared_intermediate_size=1024,
+                             mamba_n_heads=32, mamba_d_head=64, mamba_d_state=64, mamba_n_groups=1),
+    "deepseek-v2-lite": {**_MLA, "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
+                         "q_lora_rank": None},
+    "kimi-k25": {"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25",
+                 "torch_dtype": "bfloat16",
+                 "text_config": {**_MLA, "model_type": "deepseek_v3"}},
 }
 
 
