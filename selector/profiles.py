@@ -47,6 +47,9 @@ class DeviceProfile(BaseModel):
     memory_gib: float = Field(gt=0)
     bandwidth_tbs: float = Field(gt=0)  # peak memory bandwidth, TB/s
     source: str | None = None  # where the numbers come from
+    # CUDA version the engine's torch was built with (SGLang's Hopper and
+    # Blackwell rules compare it): the default for --cuda-version.
+    cuda_version: str | None = None
 
 
 def _names(folder: Path) -> list[str]:
@@ -111,7 +114,7 @@ def load_device(name: str) -> Device:
         raise UserError(f"{path}: capability {prof.capability!r} is not X.Y") from None
     return Device(
         name=prof.name, capability=cap, memory_gib=prof.memory_gib, bandwidth_tbs=prof.bandwidth_tbs,
-        source=f"profile {path.stem}", profile=path.stem,
+        source=f"profile {path.stem}", profile=path.stem, cuda_version=prof.cuda_version,
     )
 
 
