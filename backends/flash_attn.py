@@ -243,6 +243,7 @@ FLASH_ATTN = BackendSpec(
     import_error=import_error,
     cudagraph_support=cudagraph_support,
     kv_cache_shape=KV_CACHE_SHAPE,
+    run_adapter="attn_select.backends.run.flash_attn:FlashAttnAdapter",
     kv_cache_layouts=None,  # no supported_kv_cache_layouts override: any layout
     alibi_sqrt=False,
 )

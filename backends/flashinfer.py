@@ -285,6 +285,7 @@ FLASHINFER = BackendSpec(
         "(num_blocks, num_kv_heads, block_size, head_size + head_size_v); "
         "nvfp4: (num_blocks, 2 * num_kv_heads, block_size, packed fp4 + fp8 scales)"
     ),
+    run_adapter="attn_select.backends.run.flashinfer:FlashInferAdapter",
     kv_cache_layouts=Rule(
         "10.x: LBHNC, BLHNC (HND); else no preference (LBNHC/NHD first)",
         _kv_cache_layouts,

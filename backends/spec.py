@@ -150,7 +150,8 @@ class BackendSpec:
     # supported_kv_cache_layouts; a Rule when it depends on the GPU (FlashInfer)
     kv_cache_layouts: tuple[str, ...] | None | Rule[tuple[str, ...] | None] = None
     alibi_sqrt: bool = False
-    # Dotted path of the GPU run adapter in attn_select.backends.run, or None.
+    # "module:Class" of the GPU run adapter in attn_select.backends.run, or None
+    # (attn-select run has no adapter for this backend).
     run_adapter: str | None = None
 
     def block_sizes(self, q: Query) -> tuple[BlockSize, ...]:

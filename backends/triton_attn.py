@@ -39,5 +39,5 @@ TRITON_ATTN = BackendSpec(
     alibi_sqrt=True,
     cudagraph_support="ALWAYS",
     kv_cache_shape="(num_blocks, num_kv_heads, block_size, head_size + head_size_v)",
-    run_adapter="attn_select.backends.run.triton_attn",
+    run_adapter="attn_select.backends.run.triton_attn:TritonAttnAdapter",
 )

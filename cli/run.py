@@ -144,7 +144,8 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
             from attn_select.selector.profiles import load_model
         except ImportError:
             raise UserError("model profiles are not available in this build") from None
-        facts = load_model(model, tp=tp)
+        # vLLM's "auto" dtype depends on the GPU (no bfloat16 before 8.0).
+        facts = load_model(model, tp=tp, dtype=dtype or "auto", capability=dev.capability)
     if kv_cache_dtype not in (None, "auto") and not kv_cache_dtype.startswith("fp8"):
         raise UserError(f"attn-select run supports --kv-cache-dtype auto or fp8*, got {kv_cache_dtype!r}")
     ov = Overrides(dtype=dtype, kv_cache_dtype=kv_cache_dtype, block_size=block_size,

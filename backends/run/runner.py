@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import torch
 
-from attn_select.backends.run import ADAPTERS
+from attn_select.backends import registry
 from attn_select.backends.run.adapter import Adapter, RunEnv, Unsupported
 from attn_select.backends.run.batch import Batch, Shape, fill_random_, make_batch, random_inputs, write_new_tokens
 from attn_select.backends.run.harness import Ticker, copy_ceiling, time_device, time_host
@@ -59,7 +59,9 @@ def one_line(e: BaseException) -> str:
 
 
 def load_adapter(name: str, env: RunEnv, p: AttnParams, **kw: Any) -> Adapter:
-    module, cls = ADAPTERS[name].split(":")
+    path = registry.BACKENDS[name].run_adapter
+    assert path is not None, name
+    module, cls = path.split(":")
     return getattr(importlib.import_module(module), cls)(env, p, **kw)
 
 
@@ -188,7 +190,6 @@ def _validity(name: str, gexp: Any) -> tuple[bool, str]:
     for c in gexp.selection.candidates:
         if c.name == name:
             return c.valid, "; ".join(c.reasons)
-    from attn_select.backends import registry
     from attn_select.selector.config import Query
     from attn_select.selector.validate import check
 
@@ -235,7 +236,7 @@ def run_group(name: str, attn: Any, num_layers: int, gexp: Any, env: RunEnv, opt
                 if getattr(attn, "use_mla", False):
                     row.reason = "MLA layers: attn-select run has no MLA adapters"
                     continue
-                if bname not in ADAPTERS:
+                if registry.BACKENDS[bname].run_adapter is None:
                     row.reason = "attn-select run has no adapter for this backend"
                     continue
                 valid, why = _validity(bname, gexp)
