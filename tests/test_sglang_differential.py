@@ -49,6 +49,8 @@ from attn_select.selector.sglang.model_overrides import NOT_MODELLED
 from attn_select.selector.sglang.platform import Platform, parse_cuda_version
 from attn_select.selector.sglang.resolve import FOLLOWED_FIELDS, resolve
 
+pytestmark = pytest.mark.sglang
+
 
 
 ORACLE = Path(__file__).resolve().parent / "sglang_oracle" / "oracle.py"
