@@ -33,7 +33,7 @@ KINDS = ("decode", "prefill", "mixed")
 @app.command("run")
 def run_cmd(
     model: Annotated[str, typer.Argument(help="Built-in model profile, config.json, or a folder holding one.")],
-    device: Annotated[Optional[str], typer.Option("--device", help="cuda (default: the visible GPU) or cpu (reference, FLEX_ATTENTION and TRITON_ATTN under TRITON_INTERPRET=1, small shapes).")] = None,
+    device: Annotated[Optional[str], typer.Option("--device", help="cuda (default: the visible GPU) or cpu (reference, FLEX_ATTENTION and TRITON_ATTN in Triton's interpreter, small shapes).")] = None,
     tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel size: heads per rank.")] = 1,
     dtype: Annotated[Optional[str], typer.Option("--dtype", help="Activation dtype: bfloat16, float16, float32.")] = None,
     kv_cache_dtype: Annotated[Optional[str], typer.Option("--kv-cache-dtype", help="vLLM --kv-cache-dtype (auto, fp8, ...).")] = None,
@@ -115,6 +115,12 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     run_backends = _parse_backends(backend)
     cpu = device == "cpu"
     shape_list = _shapes(shapes, batch, context, cpu)
+    if cpu and "triton" not in sys.modules:
+        # On a CPU, Triton kernels run only in its interpreter, which must be
+        # chosen before triton is imported; an explicit TRITON_INTERPRET wins.
+        import os
+
+        os.environ.setdefault("TRITON_INTERPRET", "1")
 
     import torch  # only now: the run path
 
