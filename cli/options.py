@@ -15,6 +15,12 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
+class Engine(str, Enum):
+    vllm = "vllm"
+    sglang = "sglang"
+    both = "both"
+
+
 _WHAT_IF = "What-if overrides (vLLM's names)"
 _RAW = "Raw AttentionSelectorConfig fields"
 _IN = "Inputs"
@@ -33,6 +39,20 @@ NumHeadsOpt = Annotated[Optional[int], typer.Option("--num-heads", help="Per-ran
 FaVersionOpt = Annotated[Optional[int], typer.Option("--flash-attn-version", help="attention_config.flash_attn_version override (2, 3 or 4).", rich_help_panel=_WHAT_IF)]
 TrtllmOpt = Annotated[Optional[bool], typer.Option("--use-trtllm-attention/--no-use-trtllm-attention", help="attention_config.use_trtllm_attention (default: auto).", rich_help_panel=_WHAT_IF)]
 DcpOpt = Annotated[Optional[int], typer.Option("--dcp-size", help="Decode context parallel size.", rich_help_panel=_WHAT_IF)]
+
+# --engine sglang|both: SGLang 0.5.23's server flags, under SGLang's names.
+_SGL = "SGLang server flags (--engine sglang|both)"
+EngineOpt = Annotated[Engine, typer.Option("--engine", help="Which engine's selection: vllm (0.33.0), sglang (0.5.23), or both side by side.")]
+AttentionBackendOpt = Annotated[Optional[str], typer.Option("--attention-backend", help="SGLang --attention-backend (fa3, fa4, flashinfer, triton, trtllm_mha, trtllm_mla, flashmla, ...).", rich_help_panel=_SGL)]
+PrefillBackendOpt = Annotated[Optional[str], typer.Option("--prefill-attention-backend", help="SGLang --prefill-attention-backend.", rich_help_panel=_SGL)]
+DecodeBackendOpt = Annotated[Optional[str], typer.Option("--decode-attention-backend", help="SGLang --decode-attention-backend.", rich_help_panel=_SGL)]
+PageSizeOpt = Annotated[Optional[int], typer.Option("--page-size", help="SGLang --page-size.", rich_help_panel=_SGL)]
+SpecAlgoOpt = Annotated[Optional[str], typer.Option("--speculative-algorithm", help="SGLang --speculative-algorithm: EAGLE, EAGLE3, NEXTN, STANDALONE, NGRAM.", rich_help_panel=_SGL)]
+SpecTopkOpt = Annotated[Optional[int], typer.Option("--speculative-eagle-topk", help="SGLang --speculative-eagle-topk.", rich_help_panel=_SGL)]
+SpecStepsOpt = Annotated[Optional[int], typer.Option("--speculative-num-steps", help="SGLang --speculative-num-steps.", rich_help_panel=_SGL)]
+SpecDraftOpt = Annotated[Optional[int], typer.Option("--speculative-num-draft-tokens", help="SGLang --speculative-num-draft-tokens.", rich_help_panel=_SGL)]
+DeterministicOpt = Annotated[bool, typer.Option("--enable-deterministic-inference", help="SGLang --enable-deterministic-inference.", rich_help_panel=_SGL)]
+CudaVersionOpt = Annotated[Optional[str], typer.Option("--cuda-version", help="CUDA version SGLang's torch was built with (its Hopper and Blackwell rules read it). Default: the device profile's, else 12.9.", rich_help_panel=_SGL)]
 
 
 def _flag(name: str) -> object:

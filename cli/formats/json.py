@@ -165,5 +165,73 @@ def check_doc(r: CheckReport) -> dict:
     }
 
 
+# --- SGLang (explain --engine sglang / both; docs/sglang.md) ------------------
+
+SGLANG_SCHEMA = "attn-select.explain-sglang/1"
+BOTH_SCHEMA = "attn-select.explain-both/1"
+
+
+def sglang_doc(e) -> dict:
+    r = e.resolution
+    kv = r.kv_cache_dtype_rewrite()
+    final = r.final
+    return {
+        "schema": SGLANG_SCHEMA,
+        "engine": {"name": e.engine, "version": e.engine_version},
+        "model": {
+            "name": e.model.name, "architectures": list(e.sgl_model.architectures),
+            "attention": "MLA" if e.sgl_model.use_mla else "MHA",
+            "has_attention_sinks": e.sgl_model.has_attention_sinks,
+            "has_asymmetric_kv": e.sgl_model.has_asymmetric_kv,
+            "is_deepseek_dsa": e.sgl_model.is_deepseek_dsa,
+            "tp": e.model.tp,
+        },
+        "device": {
+            "name": e.device.name, "capability": str(e.device.capability), "profile": e.device.profile,
+            "source": e.device.source, "cuda_version": e.platform.cuda_text(),
+            "cuda_version_source": e.platform.cuda_version_source, "has_flashinfer": e.platform.has_flashinfer,
+            "gpu_memory_mib": e.platform.gpu_memory_mib,
+        },
+        "flags": plain(e.flags),
+        "notes": list(e.notes),
+        "default_rule": None if r.default_rule is None else plain(r.default_rule),
+        "default_rule_skipped": r.default_rule_skipped,
+        "trail": [plain(st) for st in r.trail],
+        "attention_backend": r.attention_backend,
+        "prefill_backend": r.prefill_backend,
+        "decode_backend": r.decode_backend,
+        "hybrid": r.hybrid,
+        "page_size": r.page_size,
+        "page_size_source": r.page_size_source(),
+        "kv_cache_dtype": final["kv_cache_dtype"],
+        "kv_cache_dtype_rewrite": None if kv is None else {"from": kv.old, "to": kv.new, "source": kv.source},
+        "dsa_backends": None if final["dsa_prefill_backend"] is None else {
+            "prefill": final["dsa_prefill_backend"], "decode": final["dsa_decode_backend"]},
+        "speculative": None if final["speculative_algorithm"] is None else {
+            "algorithm": final["speculative_algorithm"], "num_steps": final["speculative_num_steps"],
+            "eagle_topk": final["speculative_eagle_topk"], "num_draft_tokens": final["speculative_num_draft_tokens"],
+            "draft_attention_backend": final["speculative_draft_attention_backend"]},
+        "resolved": {k: plain(v) for k, v in final.items()},
+        "error": None if r.error is None else {"kind": r.error.kind, "message": r.error.message,
+                                               "source": r.error.source},
+        "ok": e.ok,
+    }
+
+
+def comparison_doc(c) -> dict:
+    return {
+        "schema": BOTH_SCHEMA,
+        "engines": [{"name": c.vllm.engine, "version": c.vllm.engine_version},
+                    {"name": c.sglang.engine, "version": c.sglang.engine_version}],
+        "rows": [plain(row) for row in c.rows],
+        "differences": list(c.differences),
+        "ok": c.ok,
+        "vllm": explanation_doc(c.vllm),
+        "sglang": sglang_doc(c.sglang),
+    }
+
+
 render = by_report_type("JSON", Explanation=lambda r: dumps(explanation_doc(r)),
-                        FeatureMatrix=lambda r: dumps(matrix_doc(r)), CheckReport=lambda r: dumps(check_doc(r)))
+                        FeatureMatrix=lambda r: dumps(matrix_doc(r)), CheckReport=lambda r: dumps(check_doc(r)),
+                        SGLangExplanation=lambda r: dumps(sglang_doc(r)),
+                        EngineComparison=lambda r: dumps(comparison_doc(r)))

@@ -92,4 +92,68 @@ def matrix_md(m: FeatureMatrix) -> str:
     return "\n".join(out)
 
 
-render = by_report_type("markdown", Explanation=explanation_md, FeatureMatrix=matrix_md)
+# --- SGLang (explain --engine sglang / both) ---------------------------------
+
+
+def _sglang_result_md(e) -> list[str]:
+    r = e.resolution
+    out = []
+    if r.default_rule is not None:
+        out.append(f"Default rule: `{r.default_rule.backend}` ({cell(r.default_rule.branch)})")
+    else:
+        out.append(f"Default rule: not consulted ({cell(r.default_rule_skipped)})")
+    out.append("")
+    if r.trail:
+        out += ["| # | pass | field | old -> new | why |", "|---:|---|---|---|---|"]
+        for i, st in enumerate(r.trail, 1):
+            out.append(f"| {i} | `{cell(st.source)}` | `{st.field}` | {cell(st.old)} -> {cell(st.new)} | {cell(st.why)} |")
+        out.append("")
+    if r.error is not None:
+        out.append(f"**Error:** `{cell(r.error.text())}` (raised by `{cell(r.error.source)}`)")
+    else:
+        kv = r.kv_cache_dtype_rewrite()
+        out += [
+            f"**Attention backend: `{r.attention_backend}`** (prefill `{r.prefill_backend}`, decode "
+            f"`{r.decode_backend}`{', hybrid' if r.hybrid else ''})",
+            "",
+            f"Page size: {r.page_size} (set by `{cell(r.page_size_source())}`)",
+            "",
+            f"KV-cache dtype: `{r.final['kv_cache_dtype']}`"
+            + (f" (rewritten from `{kv.old}` by `{kv.source}`)" if kv is not None else ""),
+        ]
+    out.append("")
+    return out
+
+
+def sglang_md(e) -> str:
+    out = [f"# attn-select explain (SGLang {e.engine_version})", ""]
+    out.append(f"- **model**: {cell(e.model.name)} ({cell(', '.join(e.sgl_model.architectures))}): "
+               f"{cell(e.sgl_model.describe())}")
+    out.append(f"- **device**: {cell(e.device.name)}, capability {e.device.capability}, CUDA "
+               f"{e.platform.cuda_text()}, flashinfer {'installed' if e.platform.has_flashinfer else 'not installed'}")
+    given = e.flags.given()
+    out.append("- **flags**: " + (", ".join(f"`{k}={v}`" for k, v in given.items()) or "SGLang defaults"))
+    out.append("")
+    return "\n".join(out + _sglang_result_md(e))
+
+
+def comparison_md(c) -> str:
+    v, s = c.vllm, c.sglang
+    out = [f"# attn-select explain (vLLM {v.engine_version} and SGLang {s.engine_version})", "",
+           f"- **model**: {cell(s.model.name)} ({cell(s.model.architecture)})",
+           f"- **device**: {cell(s.device.name)}, capability {s.device.capability}", "",
+           "| group | layers | vLLM backend | vLLM kernels | block | SGLang backend | SGLang kernels | page |",
+           "|---|---:|---|---|---:|---|---|---:|"]
+    for row in c.rows:
+        out.append(f"| {cell(row.group)} | {row.layers} | `{cell(row.vllm.backend)}` | {cell(row.vllm.family)} | "
+                   f"{row.vllm.page_size} | `{cell(row.sglang.backend)}` | {cell(row.sglang.family)} | {row.sglang.page_size} |")
+    out.append("")
+    if c.differences:
+        out += ["## Differences", ""] + [f"- {cell(d)}" for d in c.differences] + [""]
+    else:
+        out += ["No differences.", ""]
+    return "\n".join(out)
+
+
+render = by_report_type("markdown", Explanation=explanation_md, FeatureMatrix=matrix_md,
+                        SGLangExplanation=sglang_md, EngineComparison=comparison_md)

@@ -280,4 +280,121 @@ def check_text(r: CheckReport) -> str:
     return buf.getvalue()
 
 
-render = by_report_type("text", Explanation=explanation_text, FeatureMatrix=matrix_text, CheckReport=check_text)
+# --- SGLang (explain --engine sglang / both) ------------------------------------
+
+
+def _sglang_header(console: Console, e) -> None:
+    m, d, p = e.model, e.device, e.platform
+    console.print(f"[{STYLE_HEAD}]attn-select explain[/]  engine SGLang {e.engine_version}")
+    archs = ", ".join(e.sgl_model.architectures)
+    console.print(f"[{STYLE_HEAD}]model[/]    {escape(m.name)} ({escape(archs)}): {escape(e.sgl_model.describe())}")
+    fi = "flashinfer installed" if p.has_flashinfer else "flashinfer not installed"
+    console.print(
+        f"[{STYLE_HEAD}]device[/]   {escape(d.name)}, capability {d.capability}, CUDA {p.cuda_text()} "
+        f"[{STYLE_DIM}]({escape(p.cuda_version_source)})[/], {fi}  [{STYLE_DIM}]({escape(d.source)})[/]"
+    )
+    given = e.flags.given()
+    flags = " ".join(f"--{k.replace('_', '-')} {v}" if v is not True else f"--{k.replace('_', '-')}"
+                     for k, v in given.items())
+    console.print(f"[{STYLE_HEAD}]flags[/]    {escape(flags) if flags else 'SGLang defaults'}")
+    for note in e.notes:
+        console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
+
+
+def _show(v: object) -> str:
+    return "None" if v is None else str(v)
+
+
+def sglang_text(e) -> str:
+    buf = io.StringIO()
+    console = make_console(buf)
+    _sglang_header(console, e)
+    console.print()
+    r = e.resolution
+    if r.default_rule is not None:
+        console.print(f"[{STYLE_HEAD}]default rule[/]  {escape(r.default_rule.backend)}  "
+                      f"[{STYLE_DIM}]({escape(r.default_rule.branch)})[/]")
+    else:
+        console.print(f"[{STYLE_HEAD}]default rule[/]  not consulted  [{STYLE_DIM}]({escape(r.default_rule_skipped or '')})[/]")
+    if r.trail:
+        t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+        t.add_column("#", justify="right", no_wrap=True)
+        t.add_column("pass", no_wrap=True)
+        t.add_column("field", no_wrap=True)
+        t.add_column("old -> new", no_wrap=True)
+        t.add_column("why")
+        prev = None
+        for i, st in enumerate(r.trail, 1):
+            # One declaration setting several fields: its reason once.
+            why = "" if (st.source, st.why) == prev else st.why
+            prev = (st.source, st.why)
+            t.add_row(str(i), escape(st.source), escape(st.field),
+                      escape(f"{_show(st.old)} -> {_show(st.new)}"), escape(why))
+        console.print(t)
+    else:
+        console.print(f"[{STYLE_DIM}]no pass changed an attention field[/]")
+    console.print()
+    if r.error is not None:
+        console.print(f"[{STYLE_ERROR}]error[/]             {escape(r.error.text())}  "
+                      f"[{STYLE_DIM}](raised by {escape(r.error.source)}; SGLang does not start)[/]")
+        return buf.getvalue()
+    console.print(f"[{STYLE_SELECTED}]attention backend  {escape(_show(r.attention_backend))}[/]")
+    kind = "hybrid" if r.hybrid else "not hybrid"
+    console.print(f"[{STYLE_HEAD}]prefill / decode[/]   {escape(_show(r.prefill_backend))} / "
+                  f"{escape(_show(r.decode_backend))}  [{STYLE_DIM}]({kind})[/]")
+    console.print(f"[{STYLE_HEAD}]page size[/]          {r.page_size}  [{STYLE_DIM}](set by {escape(r.page_size_source())})[/]")
+    kv = r.kv_cache_dtype_rewrite()
+    if kv is not None:
+        console.print(f"[{STYLE_HEAD}]KV-cache dtype[/]     {escape(_show(kv.new))}  "
+                      f"[{STYLE_WARN}]rewritten from {escape(_show(kv.old))} by {escape(kv.source)}[/]")
+    else:
+        console.print(f"[{STYLE_HEAD}]KV-cache dtype[/]     {escape(_show(r.final['kv_cache_dtype']))}  [{STYLE_DIM}](as given)[/]")
+    if r.final.get("dsa_prefill_backend") is not None:
+        console.print(f"[{STYLE_HEAD}]DSA backends[/]       prefill {escape(_show(r.final['dsa_prefill_backend']))}, "
+                      f"decode {escape(_show(r.final['dsa_decode_backend']))}")
+    if r.final.get("speculative_algorithm") is not None:
+        f = r.final
+        console.print(f"[{STYLE_HEAD}]speculative[/]        {escape(_show(f['speculative_algorithm']))}: "
+                      f"steps {f['speculative_num_steps']}, topk {f['speculative_eagle_topk']}, "
+                      f"draft tokens {f['speculative_num_draft_tokens']}"
+                      + (f", draft backend {f['speculative_draft_attention_backend']}"
+                         if f.get("speculative_draft_attention_backend") else ""))
+    return buf.getvalue()
+
+
+def comparison_text(c) -> str:
+    buf = io.StringIO()
+    console = make_console(buf)
+    v, s = c.vllm, c.sglang
+    console.print(f"[{STYLE_HEAD}]attn-select explain[/]  engines vLLM {v.engine_version} and SGLang {s.engine_version}")
+    m, d = s.model, s.device
+    console.print(f"[{STYLE_HEAD}]model[/]    {escape(m.name)} ({escape(m.architecture)}), {m.dtype}, "
+                  f"{m.num_layers} layers, tp {m.tp}")
+    console.print(f"[{STYLE_HEAD}]device[/]   {escape(d.name)}, capability {d.capability}, CUDA {s.platform.cuda_text()} "
+                  f"for SGLang  [{STYLE_DIM}]({escape(d.source)})[/]")
+    present = " ".join(v.kernels.present()) or "none"
+    console.print(f"[{STYLE_HEAD}]kernels[/]  {present}  [{STYLE_DIM}]({escape(v.kernels.source)}; SGLang reads flashinfer)[/]")
+    for note in s.notes:
+        console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
+    console.print()
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+    for col in ("group", "layers", "vLLM backend", "vLLM kernels", "block", "SGLang backend", "SGLang kernels", "page"):
+        t.add_column(col, no_wrap=col not in ("vLLM kernels", "SGLang kernels"))
+    for row in c.rows:
+        same = row.vllm.family == row.sglang.family
+        style = STYLE_VALID if same else STYLE_WARN
+        t.add_row(escape(row.group), str(row.layers), escape(row.vllm.backend), f"[{style}]{escape(row.vllm.family)}[/]",
+                  escape(row.vllm.page_size), escape(row.sglang.backend), f"[{style}]{escape(row.sglang.family)}[/]",
+                  escape(row.sglang.page_size))
+    console.print(t)
+    console.print()
+    if not c.differences:
+        console.print(f"[{STYLE_SELECTED}]no differences[/]")
+    console.soft_wrap = True
+    for line in c.differences:
+        console.print(f"[{STYLE_WARN}]difference[/]  {escape(line)}")
+    return buf.getvalue()
+
+
+render = by_report_type("text", Explanation=explanation_text, FeatureMatrix=matrix_text, CheckReport=check_text,
+                        SGLangExplanation=sglang_text, EngineComparison=comparison_text)

@@ -102,7 +102,7 @@ class SGLangModel:
             bits.append("DSA (index_topk)")
         if self.has_attention_sinks:
             bits.append("attention sinks")
-        if self.has_asymmetric_kv:
+        if self.has_asymmetric_kv and not self.use_mla:
             bits.append(f"K/V head dims {self.head_dim}/{self.v_head_dim}"
                         + (f", SWA {self.swa_head_dim}/{self.swa_v_head_dim}"
                            if (self.swa_head_dim, self.swa_v_head_dim) != (self.head_dim, self.v_head_dim) else ""))
