@@ -27,6 +27,7 @@ def check_cmd(
     deployments: Annotated[Optional[str], typer.Option("--deployments", "-d", help="Recompute from this deployments file (matched by name) instead of the inputs embedded in the lock; changed inputs are differences too.")] = None,
     fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="text, json, junit (XML) or github (workflow annotations on the lockfile lines).")] = CheckFormat.text,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
+    engine: Annotated[Optional[str], typer.Option("--engine", help="Engine for deployments that name none (vllm, sglang or both); default: what the lock records, else vllm.")] = None,
 ) -> None:
     """Check that every deployment still selects what the lockfile says.
 
@@ -35,15 +36,16 @@ def check_cmd(
     differ, 2 for bad input.
     """
     from attn_select.cli.formats import render
-    from attn_select.cli.lock import read_text, write_text
+    from attn_select.cli.lock import check_engine, read_text, write_text
     from attn_select.selector.lock import parse_deployments, parse_lockfile, run_check
 
+    check_engine(engine)
     lock, doc = parse_lockfile(read_text(lockfile, "lockfile"), lockfile)
     deps = None
     if deployments is not None:
         dep_file, dep_doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
         deps = (dep_file, dep_doc, Path(deployments).parent)
-    report = run_check(lock, doc, Path(lockfile).parent, deps)
+    report = run_check(lock, doc, Path(lockfile).parent, deps, engine)
     text = render(report, fmt.value)
     if output is None:
         typer.echo(text, nl=False)

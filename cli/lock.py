@@ -35,13 +35,24 @@ def write_text(path: str, text: str, what: str) -> None:
         raise UserError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
 
 
+def check_engine(engine: str | None) -> None:
+    """--engine of lock and check: one of vllm, sglang, both (or unset)."""
+    from attn_select.selector.errors import UserError
+
+    if engine is not None and engine not in ("vllm", "sglang", "both"):
+        raise UserError(f"--engine {engine!r}: choose vllm, sglang or both")
+
+
 @app.command("lock")
 def lock_cmd(
     deployments: Annotated[str, typer.Argument(help="Deployments file (YAML); see profiles/lock/deployments.yaml.", show_default=False)],
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the lockfile here (default: stdout).")] = None,
+    engine: Annotated[Optional[str], typer.Option("--engine", help="Engine for deployments that name none: vllm (default), sglang or both. Recorded in the lock.")] = None,
 ) -> None:
     """Record, per deployment and attention group, the backend vLLM 0.33.0
-    selects, its FlashAttention version and every candidate's reasons.
+    selects, its FlashAttention version and every candidate's reasons; for
+    deployments on SGLang (engine: sglang / both), SGLang 0.5.23's resolved
+    backends, page size and KV-cache dtype.
 
     The same input gives a byte-identical file. Each deployment's inputs are
     embedded, so `attn-select check LOCKFILE` needs nothing else.
@@ -49,15 +60,22 @@ def lock_cmd(
     """
     from attn_select.selector.lock import dump_lock, lock_deployments, parse_deployments
 
+    check_engine(engine)
     dep_file, doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
     lock_dir = Path(output).parent if output else Path.cwd()
-    lock, paths = lock_deployments(dep_file, doc, Path(deployments).parent, lock_dir)
+    lock, paths = lock_deployments(dep_file, doc, Path(deployments).parent, lock_dir, engine)
     text = dump_lock(lock, paths)
     groups = [g for d in lock.deployments for g in d.groups]
     failed = sum(1 for g in groups if g.selected is None)
     summary = f"{len(lock.deployments)} deployments, {len(groups)} attention groups"
     if failed:
         summary += f" ({failed} with no backend: vLLM would raise; recorded with its error)"
+    sglang = [d.sglang for d in lock.deployments if d.sglang is not None]
+    if sglang:
+        summary += f", {len(sglang)} SGLang resolutions ({sglang[0].engine})"
+        raised = sum(1 for x in sglang if x.error is not None)
+        if raised:
+            summary += f" ({raised} raise: recorded with SGLang's error)"
     if output is None:
         typer.echo(text, nl=False)
     else:

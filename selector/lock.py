@@ -20,7 +20,7 @@ import os
 import typing
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
@@ -246,6 +246,47 @@ def given(model: BaseModel) -> dict[str, Any]:
     return {n: getattr(model, n) for n in type(model).model_fields if n in model.model_fields_set}
 
 
+def _check_sglang_value(name: str, value: Any) -> Any:
+    """What explain --engine sglang rejects, rejected here with a line."""
+    if value is None:
+        return value
+    from attn_select.selector.sglang.inputs import ServerFlags
+
+    if name == "cuda_version":
+        from attn_select.selector.sglang.platform import parse_cuda_version
+
+        parse_cuda_version(str(value))  # ValueError says what is wrong
+        return value
+    try:
+        ServerFlags(**{name: value}).validate()
+    except UserError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+class SGLangFlagsModel(BaseModel):
+    """SGLang's server flags of a deployment, under SGLang's field names."""
+
+    model_config = _STRICT
+
+    attention_backend: Optional[str] = None
+    prefill_attention_backend: Optional[str] = None
+    decode_attention_backend: Optional[str] = None
+    page_size: Optional[int] = None
+    kv_cache_dtype: Optional[str] = None  # default: overrides.kv_cache_dtype in SGLang's name, else auto
+    speculative_algorithm: Optional[str] = None
+    speculative_eagle_topk: Optional[int] = None
+    speculative_num_steps: Optional[int] = None
+    speculative_num_draft_tokens: Optional[int] = None
+    enable_deterministic_inference: Optional[bool] = None
+    cuda_version: Optional[str] = None  # default: the device profile's
+
+    @field_validator("*")
+    @classmethod
+    def _values(cls, value: Any, info: Any) -> Any:
+        return _check_sglang_value(info.field_name, value)
+
+
 class DeploymentInputs(BaseModel):
     """What one deployment runs: model or raw selector config, device or
     capability, overrides, kernels. Paths are relative to the file."""
@@ -258,6 +299,10 @@ class DeploymentInputs(BaseModel):
     capability: Optional[Union[str, float, int]] = None
     kernels: Optional[list[str]] = None
     overrides: OverridesModel = Field(default_factory=OverridesModel)  # type: ignore[valid-type]
+    # Which engine's selection is locked: vllm (default), sglang or both.
+    engine: Optional[Literal["vllm", "sglang", "both"]] = None
+    # SGLang's server flags (its names) for engine sglang / both.
+    sglang: Optional[SGLangFlagsModel] = None  # type: ignore[valid-type]
 
     @field_validator("capability")
     @classmethod
@@ -286,7 +331,14 @@ class DeploymentInputs(BaseModel):
             both = set(given(self.selector)) & set(given(self.overrides))
             if both:
                 raise ValueError(f"{', '.join(sorted(both))} given in both 'selector' and 'overrides'")
+        if self.engine in ("sglang", "both") and self.model is None:
+            raise ValueError(f"engine {self.engine} needs 'model': SGLang resolves from the model's config")
+        if self.sglang is not None and self.engine not in ("sglang", "both"):
+            raise ValueError("'sglang' flags need engine: sglang or engine: both")
         return self
+
+    def engine_value(self, default: str = "vllm") -> str:
+        return self.engine or default
 
     def overrides_value(self) -> Overrides:
         values = given(self.overrides)
@@ -315,6 +367,10 @@ class DeploymentInputs(BaseModel):
         ov = given(self.overrides)
         if ov:
             out["overrides"] = ov
+        if self.engine is not None and self.engine != "vllm":
+            out["engine"] = self.engine
+        if self.sglang is not None and given(self.sglang):
+            out["sglang"] = given(self.sglang)
         return out
 
 
@@ -390,12 +446,43 @@ class LockGroup(BaseModel):
         return tuple(f for f in GROUP_FIELDS if f in self.model_fields_set)
 
 
+# Fields of an SGLang lock section compared by ``check`` when present, in file order.
+SGLANG_FIELDS = ("attention_backend", "prefill_backend", "decode_backend", "page_size", "kv_cache_dtype",
+                 "default_rule", "error")
+
+
+def sglang_engine_id() -> str:
+    from attn_select.selector.sglang import ENGINE as SGL, ENGINE_VERSION as SGL_VERSION
+
+    return f"{SGL}-{SGL_VERSION}"
+
+
+class SGLangLock(BaseModel):
+    """SGLang's resolution for one deployment (one per server, not per
+    group). Fields left out of the file are not compared."""
+
+    model_config = ConfigDict(**_STRICT)
+
+    engine: str  # "sglang-0.5.23"
+    attention_backend: Optional[str] = None
+    prefill_backend: Optional[str] = None
+    decode_backend: Optional[str] = None
+    page_size: Optional[int] = None
+    kv_cache_dtype: Optional[str] = None
+    default_rule: Optional[str] = None  # the default rule's answer, when consulted
+    error: Optional[str] = None  # "ValueError: <SGLang's text>"
+
+    def present(self) -> tuple[str, ...]:
+        return tuple(f for f in SGLANG_FIELDS if f in self.model_fields_set)
+
+
 class LockDeployment(BaseModel):
     model_config = ConfigDict(**_STRICT)
 
     name: str
     inputs: DeploymentInputs
     groups: list[LockGroup]
+    sglang: Optional[SGLangLock] = None  # engine sglang / both
 
 
 class Engine(BaseModel):
@@ -463,10 +550,12 @@ class Evaluator:
     """Recomputes deployments, sharing work: one model load per (spec, tp),
     one device load per name, one explanation per distinct input."""
 
-    def __init__(self) -> None:
+    def __init__(self, default_engine: str | None = None) -> None:
         self._models: dict[tuple[str, int, Capability], Any] = {}
         self._devices: dict[str, Device] = {}
         self._groups: dict[tuple[Any, ...], tuple[LockGroup, ...]] = {}
+        self._sglang: dict[tuple[Any, ...], SGLangLock] = {}
+        self.default_engine = default_engine or "vllm"  # for deployments that name none
 
     def _model(self, spec: str, tp: int, cap: Capability) -> Any:
         # The capability matters to the model: vLLM's "auto" dtype falls
@@ -516,6 +605,54 @@ class Evaluator:
         self._groups[key] = lock_groups(report)
         return self._groups[key]
 
+    def evaluate(
+        self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc
+    ) -> tuple[tuple[LockGroup, ...], SGLangLock | None]:
+        """vLLM's groups and/or SGLang's section, as the deployment's engine says."""
+        engine = inputs.engine_value(self.default_engine)
+        if engine in ("sglang", "both") and inputs.model is None:
+            raise doc.error(loc, f"engine {engine} needs 'model': SGLang resolves from the model's config")
+        groups = self.groups(inputs, base_dir, doc, loc) if engine in ("vllm", "both") else ()
+        sgl = self.sglang(inputs, base_dir, doc, loc) if engine in ("sglang", "both") else None
+        return groups, sgl
+
+    def sglang(self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc) -> SGLangLock:
+        """SGLang's resolution for these inputs now."""
+        from attn_select.selector.sglang.explain import explain_sglang, sglang_kv_cache_dtype
+        from attn_select.selector.sglang.inputs import ServerFlags
+
+        ov = inputs.overrides_value()
+        flags_in = given(inputs.sglang) if inputs.sglang is not None else {}
+        cuda = flags_in.pop("cuda_version", None)
+        kernels = inputs.kernels_value()
+        model_spec, _ = _model_ref(inputs.model, base_dir)  # type: ignore[arg-type]
+        try:
+            device = self._device(inputs)
+        except UserError as exc:
+            raise doc.error(loc + ("device",), str(exc)) from None
+        try:
+            if flags_in.get("kv_cache_dtype") is None:
+                flags_in["kv_cache_dtype"] = sglang_kv_cache_dtype(ov.kv_cache_dtype, "both")[0]
+            if flags_in.get("enable_deterministic_inference") is None:
+                flags_in.pop("enable_deterministic_inference", None)
+            flags = ServerFlags(tp_size=ov.tp, **flags_in)
+        except UserError as exc:
+            raise doc.error(loc + ("overrides", "kv_cache_dtype"), str(exc)) from None
+        key = (model_spec, device, kernels, flags, cuda)
+        hit = self._sglang.get(key)
+        if hit is not None:
+            return hit
+        try:
+            model = self._model(model_spec, ov.tp, device.capability)
+        except UserError as exc:
+            raise doc.error(loc + ("model",), str(exc)) from None
+        try:
+            report = explain_sglang(model, device, kernels, flags, cuda)
+        except UserError as exc:
+            raise doc.error(loc, str(exc)) from None
+        self._sglang[key] = sglang_lock(report)
+        return self._sglang[key]
+
 
 # --- make_lock ------------------------------------------------------------------
 
@@ -539,25 +676,56 @@ def lock_groups(report: Explanation) -> tuple[LockGroup, ...]:
     return tuple(out)
 
 
-def make_lock(entries: list[tuple[str, DeploymentInputs, tuple[LockGroup, ...]]]) -> Lockfile:
-    """The lockfile for evaluated deployments, in the given order."""
+def sglang_lock(report: Any) -> SGLangLock:
+    """Every field of SGLang's resolution for one deployment."""
+    r = report.resolution
+    rule = r.default_rule.backend if r.default_rule is not None else None
+    if r.error is not None:
+        return SGLangLock(engine=sglang_engine_id(), default_rule=rule, error=r.error.text())
+    return SGLangLock(
+        engine=sglang_engine_id(),
+        attention_backend=r.attention_backend,
+        prefill_backend=r.prefill_backend,
+        decode_backend=r.decode_backend,
+        page_size=r.page_size,
+        kv_cache_dtype=r.final["kv_cache_dtype"],
+        default_rule=rule,
+        error=None,
+    )
+
+
+def make_lock(entries: list[tuple[str, DeploymentInputs, tuple[LockGroup, ...]]]
+              | list[tuple[str, DeploymentInputs, tuple[LockGroup, ...], SGLangLock | None]]) -> Lockfile:
+    """The lockfile for evaluated deployments, in the given order; an entry
+    may carry SGLang's section as a fourth item."""
+    deployments = []
+    for entry in entries:
+        name, inputs, groups = entry[0], entry[1], entry[2]
+        sgl = entry[3] if len(entry) > 3 else None  # type: ignore[misc]
+        extra = {"sglang": sgl} if sgl is not None else {}
+        deployments.append(LockDeployment(name=name, inputs=inputs, groups=list(groups), **extra))
     return Lockfile(
         schema=LOCK_SCHEMA,
         engine=Engine(name=ENGINE, version=ENGINE_VERSION),
-        deployments=[LockDeployment(name=n, inputs=i, groups=list(g)) for n, i, g in entries],
+        deployments=deployments,
     )
 
 
 def lock_deployments(
-    deployments: DeploymentsFile, doc: Located, base_dir: Path, lock_dir: Path
+    deployments: DeploymentsFile, doc: Located, base_dir: Path, lock_dir: Path, engine: str | None = None
 ) -> tuple[Lockfile, dict[str, str]]:
     """Evaluate every deployment; the lockfile plus each model path
-    re-expressed relative to ``lock_dir`` (for ``dump_lock``)."""
-    ev = Evaluator()
+    re-expressed relative to ``lock_dir`` (for ``dump_lock``). ``engine`` is
+    the engine of deployments that name none (recorded in their inputs)."""
+    ev = Evaluator(default_engine=engine)
     entries, paths = [], {}
     for i, d in enumerate(deployments.deployments):
-        inputs = DeploymentInputs.model_validate(d.model_dump(exclude={"name"}, exclude_unset=True))
-        entries.append((d.name, inputs, ev.groups(d, base_dir, doc, ("deployments", i))))
+        dumped = d.model_dump(exclude={"name"}, exclude_unset=True)
+        if d.engine is None and engine not in (None, "vllm"):
+            dumped["engine"] = engine
+        inputs = DeploymentInputs.model_validate(dumped)
+        groups, sgl = ev.evaluate(d, base_dir, doc, ("deployments", i))
+        entries.append((d.name, inputs, groups, sgl))
         if d.model is not None:
             paths[d.name] = relative_model_path(d.model, base_dir, lock_dir)
     return make_lock(entries), paths
@@ -585,6 +753,8 @@ def dump_lock(lock: Lockfile, model_paths: dict[str, str] | None = None) -> str:
                 "name": d.name,
                 "inputs": d.inputs.as_yaml(model_paths.get(d.name)),
                 "groups": [{f: getattr(g, f) for f in ("group",) + g.present()} for g in d.groups],
+                **({"sglang": {f: getattr(d.sglang, f) for f in ("engine",) + d.sglang.present()}}
+                   if d.sglang is not None else {}),
             }
             for d in lock.deployments
         ],
@@ -641,6 +811,7 @@ class Recomputed:
     groups: tuple[LockGroup, ...]
     inputs_locked: dict[str, Any] | None = None
     inputs_now: dict[str, Any] | None = None
+    sglang: SGLangLock | None = None
 
 
 def _selected_detail(locked: str | None, new: LockGroup) -> str | None:
@@ -711,6 +882,25 @@ def compare_deployment(locked: LockDeployment, now: Recomputed, loc: Loc) -> lis
         if g.group not in locked_names:
             out.append(Diff(name, g.group, "group", ABSENT, "present", loc + ("groups",),
                             f"new attention group; it selects {g.selected or 'nothing'}"))
+    out += compare_sglang(name, locked.sglang, now.sglang, loc + ("sglang",))
+    return out
+
+
+def compare_sglang(name: str, locked: SGLangLock | None, now: SGLangLock | None, loc: Loc) -> list[Diff]:
+    """The SGLang section: only the fields present in the lock."""
+    if locked is None and now is None:
+        return []
+    if locked is None or now is None:
+        return [Diff(name, "sglang", "sglang", "present" if locked else ABSENT, "present" if now else ABSENT, loc,
+                     "the deployment's engine changed; run attn-select lock")]
+    out = []
+    if locked.engine != now.engine:
+        out.append(Diff(name, "sglang", "engine", locked.engine, now.engine, loc + ("engine",),
+                        "the lock was made for another SGLang version; regenerate it"))
+    for f in locked.present():
+        old_v, new_v = getattr(locked, f), getattr(now, f)
+        if old_v != new_v:
+            out.append(Diff(name, "sglang", f, old_v, new_v, loc + (f,)))
     return out
 
 
@@ -764,11 +954,15 @@ def accept_command(r: CheckReport) -> str:
     return f"attn-select lock {deployments} -o {r.lockfile}"
 
 
-def inputs_view(inputs: DeploymentInputs, base_dir: Path) -> dict[str, Any]:
+def inputs_view(inputs: DeploymentInputs, base_dir: Path, engine: str | None = None) -> dict[str, Any]:
     """The inputs with the model resolved, so a lock and a deployments file
-    in different folders compare equal when they name the same file."""
+    in different folders compare equal when they name the same file; a
+    deployment naming no engine runs ``engine`` (check --engine)."""
     spec = None if inputs.model is None else _model_ref(inputs.model, base_dir)[0]
-    return inputs.as_yaml(spec)
+    view = inputs.as_yaml(spec)
+    if inputs.engine is None and engine not in (None, "vllm"):
+        view["engine"] = engine
+    return view
 
 
 def run_check(
@@ -776,33 +970,39 @@ def run_check(
     lock_doc: Located,
     lock_dir: Path,
     deployments: tuple[DeploymentsFile, Located, Path] | None = None,
+    engine: str | None = None,
 ) -> CheckReport:
     """Recompute every deployment (from the lock's embedded inputs, or from
     a deployments file matched by name) and compare with the lock."""
-    ev = Evaluator()
+    ev = Evaluator(default_engine=engine)
     now: dict[str, Recomputed] = {}
     if deployments is None:
         for i, d in enumerate(lock.deployments):
-            groups = ev.groups(d.inputs, lock_dir, lock_doc, ("deployments", i, "inputs"))
-            now[d.name] = Recomputed(groups)
+            groups, sgl = ev.evaluate(d.inputs, lock_dir, lock_doc, ("deployments", i, "inputs"))
+            now[d.name] = Recomputed(groups, sglang=sgl)
         inputs = "embedded"
     else:
         dep_file, dep_doc, dep_dir = deployments
         locked_inputs = {d.name: d.inputs for d in lock.deployments}
         for i, d in enumerate(dep_file.deployments):
-            groups = ev.groups(d, dep_dir, dep_doc, ("deployments", i))
+            groups, sgl = ev.evaluate(d, dep_dir, dep_doc, ("deployments", i))
             old = locked_inputs.get(d.name)
             now[d.name] = Recomputed(
                 groups,
-                None if old is None else inputs_view(old, lock_dir),
-                inputs_view(d, dep_dir),
+                None if old is None else inputs_view(old, lock_dir, engine),
+                inputs_view(d, dep_dir, engine),
+                sglang=sgl,
             )
         inputs = dep_doc.source
     diffs = compare(lock, now)
-    cases: list[tuple[str, str]] = [(d.name, g.group) for d in lock.deployments for g in d.groups]
+    cases: list[tuple[str, str]] = []
+    for d in lock.deployments:
+        cases += [(d.name, g.group) for g in d.groups] + ([(d.name, "sglang")] if d.sglang is not None else [])
     seen = set(cases)
     for name, r in now.items():
         cases += [(name, g.group) for g in r.groups if (name, g.group) not in seen]
+        if r.sglang is not None and (name, "sglang") not in seen:
+            cases.append((name, "sglang"))
     return CheckReport(
         lockfile=lock_doc.source,
         inputs=inputs,
