@@ -223,10 +223,41 @@ def sample_case(rng: random.Random, models: list[str]) -> Case:
     )
 
 
+# The scenarios of tests/selector/sglang (and the required answers),
+# always in the grid: (model, capability, cuda, flashinfer, flags).
+EXPLICIT = [
+    ("llama-3.1-8b", (9, 0), "12.2", True, {}),
+    ("llama-3.1-8b", (10, 0), "12.6", True, {}),
+    ("llama-3.1-8b", (10, 3), "12.9", True, {}),
+    ("llama-3.1-8b", (10, 0), "12.9", True, {"speculative_algorithm": "EAGLE"}),
+    ("llama-3.1-8b", (9, 0), "12.9", True, {"kv_cache_dtype": "fp8_e5m2"}),
+    ("llama-3.1-8b", (9, 0), "12.9", True, {"speculative_algorithm": "EAGLE", "speculative_eagle_topk": 1,
+                                            "speculative_num_steps": 3, "speculative_num_draft_tokens": 4,
+                                            "page_size": 16}),
+    ("llama-3.1-8b", (10, 0), "12.9", True, {"attention_backend": "fa4", "speculative_algorithm": "EAGLE",
+                                             "speculative_eagle_topk": 4, "speculative_num_steps": 3,
+                                             "speculative_num_draft_tokens": 8}),
+    ("llama-3.1-8b", (9, 0), "12.9", True, {"attention_backend": "triton", "prefill_attention_backend": "fa3",
+                                            "decode_attention_backend": "fa3"}),
+    ("llama-3.1-8b", (9, 0), "12.9", True, {"prefill_attention_backend": "fa3",
+                                            "decode_attention_backend": "flashinfer"}),
+    ("llama-3.1-8b", (10, 0), "12.9", True, {"kv_cache_dtype": "nvfp4"}),
+    ("llama-3.1-8b", (12, 0), "12.9", True, {"kv_cache_dtype": "nvfp4"}),
+    ("llama-3.1-8b", (9, 0), "12.9", True, {"speculative_algorithm": "medusa"}),
+    ("llama-3.1-8b", (9, 0), "12.9", True, {"speculative_algorithm": "EAGLE", "speculative_num_steps": 3}),
+    ("deepseek-v3", (10, 0), "12.9", True, {"attention_backend": "tokenspeed_mla"}),
+    ("deepseek-v3", (10, 0), "12.9", True, {"enable_deterministic_inference": True}),
+    ("deepseek-v3", (9, 0), "12.9", True, {"attention_backend": "flashmla", "page_size": 32}),
+    ("gpt-oss-20b", (8, 0), "12.9", True, {"attention_backend": "flashinfer"}),
+    ("mistral-asym-kv", (10, 0), "12.9", True, {}),
+    ("deepseek-v2-lite", (10, 0), "12.9", True, {}),
+]
+
+
 def cases(n: int = DEFAULT_CASES, seed: int = 23) -> list[Case]:
     rng = random.Random(seed)
     models = sorted(model_configs())
-    out = []
+    out = [Case(m, cap, cuda, fi, flags=tuple(sorted(f.items()))) for m, cap, cuda, fi, f in EXPLICIT]
     # Every model on every capability with default flags first.
     for model in models:
         for cap in CAPS:
