@@ -93,7 +93,8 @@ ENGINE_CONFIG_KEYS: tuple[str, ...] = (
     "head_dim", "v_head_dim", "swa_head_dim", "swa_v_head_dim", "hidden_size", "num_attention_heads",
     "learnable_sink", "add_swa_attention_sink_bias", "add_full_attention_sink_bias", "kv_lora_rank",
     "use_mla", "index_topk", "index_kpool", "sliding_window_pattern", "layer_types",
-    "has_minicpm_sparse_attention", "has_lightning_layers", "prefix_lm", "mamba_chunk_size",
+    "has_minicpm_sparse_attention", "has_lightning_layers", "prefix_lm", "mamba_chunk_size", "sparse_config",
+    "mixer_types",
 )
 
 

@@ -124,6 +124,17 @@ SYNTHETIC: dict[str, dict] = {
                              mamba_n_heads=32, mamba_d_head=64, mamba_d_state=64, mamba_n_groups=1),
     "deepseek-v2-lite": {**_MLA, "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
                          "q_lora_rank": None},
+    "beam": _dense("BeamForCausalLM", "beam"),
+    "qwen3-vl": {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+                 "torch_dtype": "bfloat16",
+                 "text_config": {"model_type": "qwen3_vl_text", "hidden_size": 1024, "num_attention_heads": 16,
+                                 "num_key_value_heads": 4, "head_dim": 64, "num_hidden_layers": 2,
+                                 "intermediate_size": 2048, "vocab_size": 1024},
+                 "vision_config": {"depth": 2, "hidden_size": 256, "num_heads": 4, "out_hidden_size": 1024,
+                                   "intermediate_size": 512}},
+    "minicpm-sala": _dense("MiniCPMSALAForCausalLM", "minicpm_sala", sparse_config={"kernel_size": 32},
+                           mixer_types=["minicpm4", "lightning"], num_key_value_heads=16),
+    "iquest-q1": _dense("IQuestQ1ForCausalLM", "iquest_q1", use_hybrid_layers=False),
     "kimi-k25": {"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25",
                  "torch_dtype": "bfloat16",
                  "text_config": {**_MLA, "model_type": "deepseek_v3"}},
@@ -162,9 +173,13 @@ class Case:
         return dict(self.flags)
 
     def to_json(self) -> dict:
+        # Unknown memory (a --capability device) means attn-select applies no
+        # large-memory rule; a real SGLang always knows its memory, so the
+        # oracle gets a small GPU, where no such rule applies either.
+        memory = self.gpu_memory_mib if self.gpu_memory_mib is not None else 24576.0
         return {"config": model_configs()[self.model], "capability": list(self.capability),
                 "cuda_version": self.cuda_version, "has_flashinfer": self.has_flashinfer,
-                "gpu_memory_mib": self.gpu_memory_mib, "flags": self.flag_dict()}
+                "gpu_memory_mib": memory, "flags": self.flag_dict()}
 
     def key(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True)

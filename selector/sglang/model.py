@@ -125,6 +125,31 @@ def _uses_mla(archs: tuple[str, ...], hf: dict, text: dict) -> bool:
     return False
 
 
+# MiniCPMHybridConfig (model_type minicpm_sala) derives its sparse and
+# lightning flags from mixer_types (default ["minicpm4"]) and sparse_config;
+# any other config carries them as plain attributes, if at all.
+_MIXER_ALIASES = {"minicpm4": "minicpm4", "minicpm": "minicpm4", "standard": "minicpm4", "attention": "minicpm4",
+                  "attn": "minicpm4", "lightning": "lightning-attn", "lightning_attn": "lightning-attn",
+                  "lightning-attn": "lightning-attn"}
+
+
+def _mixer_types(hf: dict) -> list[str]:
+    given = hf.get("mixer_types") or ("minicpm4",)
+    return [_MIXER_ALIASES.get(str(t), str(t)) for t in given]
+
+
+def _minicpm_sparse(model_type: str, hf: dict) -> bool:
+    if model_type == "minicpm_sala":
+        return hf.get("sparse_config") is not None and "minicpm4" in _mixer_types(hf)
+    return bool(hf.get("has_minicpm_sparse_attention", False))
+
+
+def _minicpm_lightning(model_type: str, hf: dict) -> bool:
+    if model_type == "minicpm_sala":
+        return "lightning-attn" in _mixer_types(hf)
+    return bool(hf.get("has_lightning_layers", False))
+
+
 def sglang_model(facts: ModelFacts) -> SGLangModel:
     """ModelFacts -> the facts SGLang's resolution reads."""
     archs = facts.architectures or (facts.architecture,)
@@ -165,8 +190,8 @@ def sglang_model(facts: ModelFacts) -> SGLangModel:
         dsa_learnable_sink=bool(hf.get("learnable_sink", False)),
         sliding_window_pattern=hf.get("sliding_window_pattern"),
         layer_types=tuple(hf.get("layer_types") or ()),
-        minicpm_sparse=bool(hf.get("has_minicpm_sparse_attention", False)),
-        minicpm_lightning=bool(hf.get("has_lightning_layers", False)),
+        minicpm_sparse=_minicpm_sparse(facts.model_type, hf),
+        minicpm_lightning=_minicpm_lightning(facts.model_type, hf),
         is_multimodal=any(a in _QWEN3_VL_MM_ARCHS for a in archs),
         mamba_chunk_size=hf.get("mamba_chunk_size"),
     )
