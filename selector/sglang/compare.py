@@ -141,4 +141,24 @@ def compare(vllm_report, sglang_report: SGLangExplanation) -> EngineComparison:
         if vside.page_size != sside.page_size and "-" not in (vside.page_size, sside.page_size):
             diffs.append(f"{where}: page size differs: vLLM {vside.page_size} ({vside.page_why}), "
                          f"SGLang {sside.page_size} ({sside.page_why}).")
+        kv = _kv_difference(g, sglang_report)
+        if kv:
+            diffs.append(f"{where}: {kv}")
     return EngineComparison(vllm=vllm_report, sglang=sglang_report, rows=tuple(rows), differences=tuple(diffs))
+
+
+def _kv_difference(g, e: SGLangExplanation) -> str | None:
+    """The KV-cache dtypes when they name different caches (vLLM's fp8 and
+    SGLang's fp8_e4m3 are the same cache)."""
+    from attn_select.selector.sglang.choices import SGLANG_TO_VLLM_KV, VLLM_TO_SGLANG_KV
+
+    res = e.resolution
+    if res.error is not None:
+        return None
+    vllm_kv = g.cfg.kv_cache_dtype or "auto"
+    sgl_kv = str(res.final["kv_cache_dtype"])
+    if VLLM_TO_SGLANG_KV.get(vllm_kv, vllm_kv) == sgl_kv or SGLANG_TO_VLLM_KV.get(sgl_kv, sgl_kv) == vllm_kv:
+        return None
+    step = res.kv_cache_dtype_rewrite()
+    why = f"rewritten by {step.source}: {step.why}" if step is not None else "as given"
+    return f"KV-cache dtype differs: vLLM {vllm_kv}, SGLang {sgl_kv} ({why})."
