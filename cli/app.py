@@ -42,23 +42,30 @@ def root(
         os.environ["NO_COLOR"] = "1"
 
 
-def _register() -> None:
-    # Imported here, not at the top, so that a broken optional command module
-    # cannot stop the others from loading.
-    from attn_select.cli import explain
+COMMANDS = ("explain", "run", "lock", "check", "matrix")
+_registered: set[str] = set()
 
-    app.add_typer(explain.app)
-    for name in ("run", "lock", "check", "matrix"):
-        try:
-            module = __import__(f"attn_select.cli.{name}", fromlist=["app"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"attn_select.cli.{name}":
-                raise
+
+def _register(names: tuple[str, ...] = COMMANDS) -> None:
+    """Add the named commands' sub-apps to the root app (once each).
+
+    typer builds every registered command's parameters on each call, so a
+    call registers only the command it runs; root --help registers all.
+    """
+    for name in names:
+        if name in _registered:
             continue
+        module = __import__(f"attn_select.cli.{name}", fromlist=["app"])
         app.add_typer(module.app)
+        _registered.add(name)
 
 
-_register()
+def _command(argv: list[str]) -> str | None:
+    """The subcommand named in argv (after any root options), if it is ours."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,7 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     # installed distribution for pydantic plugins costs ~10 ms per process
     # (typer's own adapters switch plugins off the same way).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    args = list(argv if argv is not None else sys.argv[1:])
+    debug = "--debug" in args
+    command = _command(args)
+    _register((command,) if command else COMMANDS)
     try:
         app(args=argv, standalone_mode=True)
     except SystemExit as exc:
