@@ -68,6 +68,15 @@ def main() -> None:
     print("| command | median (s) | min (s) | max (s) | runs |")
     print("|---|---:|---:|---:|---:|")
     medians = {}
+    floors = {
+        "python -c pass (interpreter start)": [sys.executable, "-c", "pass"],
+        "python -c 'import typer.main, rich.console, rich.table, pydantic, yaml' (the CLI stack alone)":
+            [sys.executable, "-c", "import typer.main, rich.console, rich.table, pydantic, yaml"],
+    }
+    for label, cmd in floors.items():
+        s = time_cmd(cmd, args.runs)
+        medians[label] = statistics.median(s)
+        print(f"| `{label}` | {statistics.median(s):.3f} | {min(s):.3f} | {max(s):.3f} | {len(s)} |")
     for label, argv in CASES.items():
         s = time_cmd(base + argv, args.runs)
         medians[label] = statistics.median(s)
