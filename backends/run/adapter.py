@@ -137,3 +137,18 @@ class HostStaging:
 
 class Unsupported(Exception):
     """Raised by an adapter for a configuration it cannot run (reported as skipped)."""
+
+
+class SeparateKVAdapter(Adapter):
+    """Backends whose kernels take K and V as two paged tensors (FlashAttention's
+    and flex's layout): one allocation [2, num_pages, page_size, Hkv, D]."""
+
+    def alloc_cache(self, num_pages: int, page_size: int) -> torch.Tensor:
+        p = self.p
+        if p.head_size != p.head_size_v:
+            raise ValueError("this cache layout needs head_size == head_size_v")
+        return torch.empty(2, num_pages, page_size, p.num_kv_heads, p.head_size,
+                           dtype=self.cache_torch_dtype(), device=self.env.device)
+
+    def kv_views(self, cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return cache[0], cache[1]

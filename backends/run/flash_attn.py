@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import torch
 
-from attn_select.backends.run.adapter import Adapter, Unsupported
+from attn_select.backends.run.adapter import SeparateKVAdapter, Unsupported
 from attn_select.backends.run.batch import Batch
 
 
@@ -107,7 +107,7 @@ def _import(name: str):
     return importlib.import_module(name)
 
 
-class FlashAttnAdapter(Adapter):
+class FlashAttnAdapter(SeparateKVAdapter):
     name = "FLASH_ATTN"
 
     def __init__(self, env, p, impls: tuple[FAImpl, ...] = IMPLS, importer: Callable[[str], Any] = _import):
@@ -152,15 +152,6 @@ class FlashAttnAdapter(Adapter):
             return "no FlashAttention build importable here (" + "; ".join(self.tried) + ")"
         return None
 
-    def alloc_cache(self, num_pages: int, page_size: int) -> torch.Tensor:
-        p = self.p
-        if p.head_size != p.head_size_v:
-            raise ValueError("this cache layout needs head_size == head_size_v")
-        return torch.empty(2, num_pages, page_size, p.num_kv_heads, p.head_size,
-                           dtype=self.cache_torch_dtype(), device=self.env.device)
-
-    def kv_views(self, cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return cache[0], cache[1]
 
     def build(self, batch: Batch) -> FAPlan:
         chosen = self.pick(batch.page_size)

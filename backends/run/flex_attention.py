@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from attn_select.backends.run.adapter import Adapter, HostStaging
+from attn_select.backends.run.adapter import HostStaging, SeparateKVAdapter
 from attn_select.backends.run.batch import Batch
 
 Q_BLOCK = 16
@@ -74,7 +74,7 @@ class FlexPlan:
     block_mask: Any
 
 
-class FlexAttentionAdapter(Adapter):
+class FlexAttentionAdapter(SeparateKVAdapter):
     name = "FLEX_ATTENTION"
 
     def __init__(self, env, p):
@@ -88,15 +88,6 @@ class FlexAttentionAdapter(Adapter):
             return f"torch flex_attention not importable ({type(e).__name__})"
         return None
 
-    def alloc_cache(self, num_pages: int, page_size: int) -> torch.Tensor:
-        p = self.p
-        if p.head_size != p.head_size_v:
-            raise ValueError("this cache layout needs head_size == head_size_v")
-        return torch.empty(2, num_pages, page_size, p.num_kv_heads, p.head_size,
-                           dtype=self.cache_torch_dtype(), device=self.env.device)
-
-    def kv_views(self, cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return cache[0], cache[1]
 
     def build(self, batch: Batch) -> FlexPlan:
         from torch.nn.attention.flex_attention import BlockMask
