@@ -74,20 +74,21 @@ def explain_cmd(
         "--speculative-num-draft-tokens": speculative_num_draft_tokens,
         "--enable-deterministic-inference": enable_deterministic_inference or None, "--cuda-version": cuda_version,
     }
+    # explain's what-if flags, one for one the fields of selector.explain.Overrides
+    vllm_overrides = dict(
+        dtype=dtype, kv_cache_dtype=kv_cache_dtype, block_size=block_size, backend=backend, tp=tp,
+        num_heads=num_heads, flash_attn_version=flash_attn_version,
+        use_trtllm_attention=use_trtllm_attention, dcp_size=dcp_size, head_size=head_size,
+        use_mla=use_mla, has_sink=has_sink, use_sparse=use_sparse, use_mm_prefix=use_mm_prefix,
+        use_per_head_quant_scales=use_per_head_quant_scales, attn_type=attn_type,
+        has_sliding_window=has_sliding_window, use_non_causal=use_non_causal,
+        use_batch_invariant=use_batch_invariant, use_kv_connector=use_kv_connector,
+        use_pcp=use_pcp, use_adaptive_verification=use_adaptive_verification,
+        use_dcp=use_dcp, use_rswa=use_rswa,
+    )
     if engine is not o.Engine.vllm:
         report = _explain_other_engine(
-            engine.value, model, device, capability, kernels, sglang_given,
-            vllm_overrides=dict(
-                dtype=dtype, kv_cache_dtype=kv_cache_dtype, block_size=block_size, backend=backend, tp=tp,
-                num_heads=num_heads, flash_attn_version=flash_attn_version,
-                use_trtllm_attention=use_trtllm_attention, dcp_size=dcp_size, head_size=head_size,
-                use_mla=use_mla, has_sink=has_sink, use_sparse=use_sparse, use_mm_prefix=use_mm_prefix,
-                use_per_head_quant_scales=use_per_head_quant_scales, attn_type=attn_type,
-                has_sliding_window=has_sliding_window, use_non_causal=use_non_causal,
-                use_batch_invariant=use_batch_invariant, use_kv_connector=use_kv_connector,
-                use_pcp=use_pcp, use_adaptive_verification=use_adaptive_verification,
-                use_dcp=use_dcp, use_rswa=use_rswa,
-            ),
+            engine.value, model, device, capability, kernels, sglang_given, vllm_overrides
         )
         from attn_select.cli.formats import render
 
@@ -104,17 +105,7 @@ def explain_cmd(
 
     dev = resolve_device(device, capability)
     kern = resolve_kernels(kernels, probed_device=device is None and capability is None)
-    ov = Overrides(
-        dtype=dtype, kv_cache_dtype=kv_cache_dtype, block_size=block_size, backend=backend,
-        tp=tp, num_heads=num_heads, flash_attn_version=flash_attn_version,
-        use_trtllm_attention=use_trtllm_attention, dcp_size=dcp_size, head_size=head_size,
-        use_mla=use_mla, has_sink=has_sink, use_sparse=use_sparse, use_mm_prefix=use_mm_prefix,
-        use_per_head_quant_scales=use_per_head_quant_scales, attn_type=attn_type,
-        has_sliding_window=has_sliding_window, use_non_causal=use_non_causal,
-        use_batch_invariant=use_batch_invariant, use_kv_connector=use_kv_connector,
-        use_pcp=use_pcp, use_adaptive_verification=use_adaptive_verification,
-        use_dcp=use_dcp, use_rswa=use_rswa,
-    )
+    ov = Overrides(**vllm_overrides)
     facts = None
     if model is not None:
         from attn_select.selector.profiles import load_model
