@@ -68,6 +68,46 @@ def _command(argv: list[str]) -> str | None:
     return None
 
 
+def _no_pydantic_plugins() -> None:
+    """Switch pydantic's plugins off, and skip loading the loader module.
+
+    attn-select validates only its own inputs, and typer's adapters turn
+    plugins off the same way. With PYDANTIC_DISABLE_PLUGINS set, pydantic's
+    ``plugin._loader.get_plugins()`` returns nothing, but importing that
+    module still imports ``importlib.metadata`` (~20 ms, a tenth of explain's
+    budget). A stand-in module answers ``get_plugins()`` itself while plugins
+    are disabled and hands any other use to the real module.
+    """
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    name = "pydantic.plugin._loader"
+    if name in sys.modules:
+        return
+    import types
+
+    def real() -> types.ModuleType:
+        if sys.modules.get(name) is stand_in:
+            del sys.modules[name]
+        import importlib
+
+        return importlib.import_module(name)
+
+    def get_plugins():  # same contract as pydantic's
+        if os.environ.get("PYDANTIC_DISABLE_PLUGINS") in ("__all__", "1", "true"):
+            return ()
+        return real().get_plugins()
+
+    def other(attr: str):
+        # The import system probes dunders (__path__, ...): a plain module has none.
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(real(), attr)  # anything else pydantic asks for: the real module
+
+    stand_in = types.ModuleType(name)
+    stand_in.get_plugins = get_plugins
+    stand_in.__getattr__ = other
+    sys.modules[name] = stand_in
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: user errors become one line on stderr and exit 2.
 
@@ -76,10 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     from attn_select.selector.errors import UserError
 
-    # attn-select validates only its own inputs with pydantic; scanning every
-    # installed distribution for pydantic plugins costs ~10 ms per process
-    # (typer's own adapters switch plugins off the same way).
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    _no_pydantic_plugins()
     args = list(argv if argv is not None else sys.argv[1:])
     debug = "--debug" in args
     command = _command(args)
