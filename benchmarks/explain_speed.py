@@ -38,11 +38,26 @@ def attn_select_cmd() -> list[str]:
 def time_cmd(cmd: list[str], runs: int, stdin: str | None = None) -> list[float]:
     samples = []
     for _ in range(runs):
-        t0 = time.perf_counter()
-        out = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
-        samples.append(time.perf_counter() - t0)
-        if out.returncode not in (0, 1):
-            raise SystemExit(f"{' '.join(cmd)} failed: {out.stderr.strip()}")
+        samples.append(once(cmd, stdin))
+    return samples
+
+
+def once(cmd: list[str], stdin: str | None = None) -> float:
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    elapsed = time.perf_counter() - t0
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed: {out.stderr.strip()}")
+    return elapsed
+
+
+def interleaved(cmds: dict[str, list[str]], runs: int) -> dict[str, list[float]]:
+    """Round-robin over the commands, so that a slow spell of a shared
+    machine hits every command alike rather than one of them."""
+    samples: dict[str, list[float]] = {label: [] for label in cmds}
+    for _ in range(runs):
+        for label, cmd in cmds.items():
+            samples[label].append(once(cmd))
     return samples
 
 
@@ -67,27 +82,23 @@ def main() -> None:
     print()
     print("| command | median (s) | min (s) | max (s) | runs |")
     print("|---|---:|---:|---:|---:|")
-    medians = {}
-    floors = {
+    cmds = {
         "python -c pass (interpreter start)": [sys.executable, "-c", "pass"],
         "python -c 'import typer.main, rich.console, rich.table, pydantic, yaml' (the CLI stack alone)":
             [sys.executable, "-c", "import typer.main, rich.console, rich.table, pydantic, yaml"],
+        **{f"attn-select {label}": base + argv for label, argv in CASES.items()},
     }
-    for label, cmd in floors.items():
-        s = time_cmd(cmd, args.runs)
+    medians = {}
+    for label, s in interleaved(cmds, args.runs).items():
         medians[label] = statistics.median(s)
         print(f"| `{label}` | {statistics.median(s):.3f} | {min(s):.3f} | {max(s):.3f} | {len(s)} |")
-    for label, argv in CASES.items():
-        s = time_cmd(base + argv, args.runs)
-        medians[label] = statistics.median(s)
-        print(f"| `attn-select {label}` | {statistics.median(s):.3f} | {min(s):.3f} | {max(s):.3f} | {len(s)} |")
     oracle = ROOT / "tests" / "vllm_oracle" / "oracle.py"
     if Path(args.vllm_python).exists() and oracle.exists():
         runs = max(3, args.runs // 3)
         s = time_cmd([args.vllm_python, str(oracle)], runs, stdin=vllm_case())
         peer = statistics.median(s)
         print(f"| vLLM 0.33.0's own selector, same answer (`tests/vllm_oracle/oracle.py`) | {peer:.3f} | {min(s):.3f} | {max(s):.3f} | {len(s)} |")
-        ours = medians["explain llama-3.1-8b --device h100"]
+        ours = medians["attn-select explain llama-3.1-8b --device h100"]
         print()
         print(f"ratio: vLLM's selector / attn-select explain = {peer / ours:.1f}x; "
               f"budget 0.25 s: {'met' if ours <= 0.25 else 'NOT met'} ({ours:.3f} s)")
