@@ -22,6 +22,7 @@ from attn_select.selector.config import (
     SelectorConfig,
 )
 from attn_select.selector.device import Device
+from attn_select.selector.engine_config import EngineConfig, EngineStep, engine_config
 from attn_select.selector.errors import UserError
 from attn_select.selector.fa_version import FAVersion, TrailStep, layer_fa_version, resolve_fa_version
 from attn_select.selector.model_facts import AttentionGroup, LayerAttention, ModelFacts
@@ -117,24 +118,46 @@ class Explanation:
     engine: str = ENGINE
     engine_version: str = ENGINE_VERSION
     notes: tuple[str, ...] = field(default=())
+    # What vLLM's engine-config build (create_engine_config, the model's
+    # MODELS_CONFIG_MAP hook) changed in the selection inputs, in order.
+    engine_config_trail: tuple[EngineStep, ...] = field(default=())
 
     @property
     def ok(self) -> bool:
         return all(g.selection.selected is not None and g.layer_error is None for g in self.groups)
 
+    @property
+    def backend_source(self) -> str | None:
+        """Who made the backend explicit: the last engine-config step that set
+        attention_config.backend, else --attention-backend, else None."""
+        for step in reversed(self.engine_config_trail):
+            if step.field == "attention_config.backend":
+                return step.hook
+        return "--attention-backend" if self.overrides.backend else None
 
-def engine_context(model: ModelFacts | None, ov: Overrides) -> EngineContext:
-    """The VllmConfig-level facts vLLM's predicates read, for this run."""
-    cache_dtype = ov.kv_cache_dtype or "auto"
-    if model is not None and model.kv_cache_scheme and cache_dtype == "auto":
-        # A quantized checkpoint's KV scheme (compressed-tensors -> fp8,
-        # ModelOpt -> fp8_e4m3 / nvfp4) is what "auto" resolves to; vLLM
-        # honours it only when the user did not pick a cache dtype.
-        cache_dtype = model.kv_cache_scheme
+
+def engine_context(
+    model: ModelFacts | None, ov: Overrides, engine: EngineConfig | None = None
+) -> EngineContext:
+    """The VllmConfig-level facts vLLM's predicates read, for this run.
+
+    ``engine`` carries the cache dtype and FlashAttention version after
+    vLLM's engine-config steps (``engine_config``); without it the flags
+    are taken as they are, "auto" resolved by the checkpoint's KV scheme.
+    """
+    if engine is not None:
+        cache_dtype, fa_version = engine.cache_dtype, engine.flash_attn_version
+    else:
+        cache_dtype, fa_version = ov.kv_cache_dtype or "auto", ov.flash_attn_version
+        if model is not None and model.kv_cache_scheme and cache_dtype == "auto":
+            # A quantized checkpoint's KV scheme (compressed-tensors -> fp8,
+            # ModelOpt -> fp8_e4m3 / nvfp4) is what "auto" resolves to; vLLM
+            # honours it only when the user did not pick a cache dtype.
+            cache_dtype = model.kv_cache_scheme
     dcp = ov.dcp_size if ov.dcp_size is not None else (2 if ov.use_dcp else 1)
     base = EngineContext(
         cache_dtype=cache_dtype,
-        flash_attn_version=ov.flash_attn_version,
+        flash_attn_version=fa_version,
         use_trtllm_attention=ov.use_trtllm_attention,
         dcp_size=dcp,
         pcp_size=2 if ov.use_pcp else 1,
@@ -344,22 +367,56 @@ def explain_group(
     )
 
 
+def engine_overrides(ov: Overrides, engine: EngineConfig) -> Overrides:
+    """The flags as vLLM's engine config holds them after its own steps: what
+    the selection reads. The report keeps the user's ``ov``."""
+    return replace(
+        ov,
+        kv_cache_dtype=engine.cache_dtype,
+        flash_attn_version=engine.flash_attn_version,
+        backend=engine.backend,
+        # attention_config.use_non_causal reaches every layer's selector config
+        use_non_causal=True if engine.use_non_causal else ov.use_non_causal,
+    )
+
+
+def split_skip_layers(groups: tuple[AttentionGroup, ...], skip: tuple[int, ...]) -> tuple[AttentionGroup, ...]:
+    """Layers in kv_cache_dtype_skip_layers build with kv_cache_dtype "auto"
+    (Attention/MLAAttention.__init__), so they leave their group."""
+    if not skip:
+        return groups
+    out: list[AttentionGroup] = []
+    for g in groups:
+        kept = tuple(i for i in g.layers if i not in skip)
+        skipped = tuple(i for i in g.layers if i in skip)
+        if kept:
+            out.append(replace(g, layers=kept))
+        if skipped:
+            out.append(AttentionGroup(f"{g.name} kv-auto", skipped, replace(g.attn, kv_cache_dtype="auto")))
+    return tuple(out)
+
+
 def explain(
     model: ModelFacts | None, device: Device, kernels: Kernels, ov: Overrides
 ) -> Explanation:
     """The whole report for one deployment."""
     if ov.backend is not None:
         registry.get(ov.backend)  # unknown name -> user error with a suggestion
-    ctx = engine_context(model, ov)
+    engine = engine_config(model, ov, device.capability, kernels)
+    if engine.error is not None:
+        raise UserError(f"vLLM {ENGINE_VERSION} refuses this engine config: {engine.error}")
+    eff = engine_overrides(ov, engine)
+    ctx = engine_context(model, eff, engine)
     groups: list[GroupExplanation] = []
     if model is None:
         cfg, num_heads = raw_selector_config(ov)
         groups.append(explain_group(None, cfg, num_heads, device, kernels, ctx, ov.backend))
     else:
-        for group in model.groups:
-            cfg, num_heads = selector_config(group.attn, model.dtype, ctx, ov)
-            groups.append(explain_group(group, cfg, num_heads, device, kernels, ctx, ov.backend))
+        for group in split_skip_layers(model.groups, engine.kv_skip_layers):
+            cfg, num_heads = selector_config(group.attn, model.dtype, ctx, eff)
+            groups.append(explain_group(group, cfg, num_heads, device, kernels, ctx, eff.backend))
     return Explanation(
         model=model, device=device, kernels=kernels, ctx=ctx, overrides=ov,
         groups=tuple(groups), notes=model.notes if model else (),
+        engine_config_trail=engine.trail,
     )
