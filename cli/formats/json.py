@@ -99,6 +99,12 @@ def explanation_doc(r: Explanation) -> dict:
                     "source": r.kernels.source},
         "engine_context": plain(r.ctx),
         "overrides": plain(r.overrides.given()),
+        # vLLM's engine-config steps that changed a selection input, in order
+        "engine_config_trail": [
+            {"hook": s.hook, "field": s.field, "old": plain(s.old), "new": plain(s.new), "why": s.why}
+            for s in r.engine_config_trail
+        ],
+        "backend_source": r.backend_source,
         "ok": r.ok,
         "groups": [group_doc(g) for g in r.groups],
     }

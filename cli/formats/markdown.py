@@ -24,6 +24,8 @@ def explanation_md(r: Explanation) -> str:
         out.append(f"- **model**: {cell(m.name)} ({cell(m.architecture)}), {m.dtype}, {m.num_layers} layers, tp {m.tp}")
     out.append(f"- **device**: {cell(r.device.name)}, capability {r.device.capability} ({cell(r.device.source)})")
     out.append(f"- **kernels**: {' '.join(r.kernels.present()) or 'none'} ({cell(r.kernels.source)})")
+    for step in r.engine_config_trail:
+        out.append(f"- **engine config**: {cell(step.text())}")
     out.append("")
     for g in r.groups:
         out.append(f"## Group `{g.name}`")
@@ -33,7 +35,8 @@ def explanation_md(r: Explanation) -> str:
             out.append("")
         sel = g.selection
         if sel.selected:
-            out.append(f"**Selected: `{sel.selected}`**")
+            src = r.backend_source if sel.backend else None
+            out.append(f"**Selected: `{sel.selected}`**" + (f" (explicit backend from {cell(src)})" if src else ""))
         else:
             out.append(f"**Error:** {cell(sel.error)}")
         out.append("")

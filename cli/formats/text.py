@@ -157,7 +157,9 @@ def _group(console: Console, r: Explanation, g: GroupExplanation) -> None:
     sel = g.selection
     if sel.selected is not None:
         facts = next(f for f in g.backend_facts if f.name == sel.selected)
-        how = "explicit --backend" if sel.backend else "highest-priority valid backend"
+        src = r.backend_source
+        how = ("explicit --backend" if src == "--attention-backend" else f"explicit backend from {src}") \
+            if sel.backend else "highest-priority valid backend"
         console.print(f"[{STYLE_SELECTED}]selected    {escape(sel.selected)}[/]  [{STYLE_DIM}]({how})[/]")
         console.print(f"[{STYLE_HEAD}]KV cache[/]    {escape(facts.kv_cache_shape or '-')}")
     else:
@@ -197,6 +199,8 @@ def explanation_text(r: Explanation) -> str:
         console.print(
             f"[{STYLE_HEAD}]engine[/]   " + escape(", ".join(f"{k}={v}" for k, v in ctx.items()))
         )
+    for step in r.engine_config_trail:
+        console.print(f"[{STYLE_HEAD}]config[/]   {escape(step.text())}")
     for note in r.notes:
         console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
     console.print()
