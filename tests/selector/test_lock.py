@@ -9,6 +9,7 @@ import pytest
 
 from attn_select.selector import lock as L
 from attn_select.selector.errors import UserError
+from attn_select.selector.lock import evaluate as lock_evaluate  # where the Evaluator looks up explain
 
 DEPLOYMENTS = """\
 deployments:
@@ -252,13 +253,13 @@ def test_unchanged_lock_passes_and_moved_capability_fails():
 
 def test_equal_inputs_are_explained_once(monkeypatch):
     calls = []
-    real = L.explain
+    real = lock_evaluate.explain
 
     def counting(*args):
         calls.append(args)
         return real(*args)
 
-    monkeypatch.setattr(L, "explain", counting)
+    monkeypatch.setattr(lock_evaluate, "explain", counting)
     many = "deployments:\n" + "".join(
         f'  - name: d{i}\n    selector: {{head_size: {64 * (1 + i % 3)}}}\n    capability: "9.0"\n' for i in range(30)
     )
@@ -272,7 +273,7 @@ def test_explain_errors_point_at_the_deployment(monkeypatch):
     def broken(*args):
         raise UserError("head size must be a positive integer")
 
-    monkeypatch.setattr(L, "explain", broken)
+    monkeypatch.setattr(lock_evaluate, "explain", broken)
     deps, doc = L.parse_deployments(DEPLOYMENTS, "d.yaml")
     with pytest.raises(L.BadInput, match=r"^d\.yaml:2: deployments\[0\]: head size"):
         L.lock_deployments(deps, doc, Path("."), Path("."))

@@ -1,0 +1,250 @@
+"""The deployments file: each deployment's inputs (model or raw selector
+config, device or capability, what-if overrides, installed kernels, engine
+and SGLang flags), as strict pydantic models read with line numbers.
+"""
+
+from __future__ import annotations
+
+import typing
+from dataclasses import fields
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
+
+from attn_select.backends import registry
+from attn_select.selector.config import (
+    DTYPES,
+    KV_CACHE_DTYPES,
+    SELECTOR_FIELDS,
+    AttentionType,
+    Capability,
+    Kernels,
+)
+from attn_select.selector.errors import UserError
+from attn_select.selector.explain import Overrides
+from attn_select.selector.lock.yamlmarks import _MODELS, Located, _check_unique, load_yaml, validation_error
+
+KERNELS_SOURCE = "deployment inputs"
+
+
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _check_value(name: str, value: Any) -> Any:
+    """The values explain would reject later, rejected here with a line."""
+    if value is None:
+        return value
+    if name == "backend":
+        try:
+            registry.get(value)
+        except UserError as exc:
+            raise ValueError(str(exc)) from None
+    elif name == "dtype" and value not in DTYPES:
+        raise ValueError(f"unknown dtype {value!r}; choose from {', '.join(DTYPES)}")
+    elif name == "kv_cache_dtype" and value not in KV_CACHE_DTYPES:
+        raise ValueError(f"unknown KV-cache dtype {value!r}; choose from {', '.join(KV_CACHE_DTYPES)}")
+    elif name == "attn_type" and value not in {t.value for t in AttentionType}:
+        raise ValueError(
+            f"unknown attention type {value!r}; choose from {', '.join(t.value for t in AttentionType)}"
+        )
+    elif name in ("block_size", "head_size", "tp", "num_heads", "dcp_size") and value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value}")
+    elif name == "flash_attn_version" and value not in (2, 3, 4):
+        raise ValueError(f"flash_attn_version must be 2, 3 or 4, got {value}")
+    return value
+
+
+class _ChecksValues(BaseModel):
+    model_config = _STRICT
+
+    @field_validator("*")
+    @classmethod
+    def _values(cls, value: Any, info: Any) -> Any:
+        return _check_value(info.field_name, value)
+
+
+_OVERRIDE_TYPES = typing.get_type_hints(Overrides)
+
+
+def _fields_model(title: str, names: tuple[str, ...], required: tuple[str, ...] = ()) -> type[BaseModel]:
+    """A strict pydantic model whose fields are ``Overrides`` fields: the YAML
+    names are explain's what-if names, with no second list of them."""
+    spec: dict[str, Any] = {}
+    defaults = {f.name: f.default for f in fields(Overrides)}
+    for name in names:
+        hint = _OVERRIDE_TYPES[name]
+        if name in required:
+            non_null = tuple(a for a in typing.get_args(hint) if a is not type(None))
+            spec[name] = (non_null[0] if len(non_null) == 1 else hint, ...)
+        else:
+            spec[name] = (hint, defaults[name])
+    return create_model(title, __base__=_ChecksValues, **spec)
+
+
+OverridesModel = _fields_model("overrides", tuple(f.name for f in fields(Overrides)))
+# vLLM's AttentionSelectorConfig field names; head_size has no default there
+# and none here (dtype defaults to bfloat16, kv_cache_dtype to auto, as explain).
+SelectorModel = _fields_model("selector", SELECTOR_FIELDS, required=("head_size",))
+
+
+def given(model: BaseModel) -> dict[str, Any]:
+    """Fields written in the file, in declaration order."""
+    return {n: getattr(model, n) for n in type(model).model_fields if n in model.model_fields_set}
+
+
+def _check_sglang_value(name: str, value: Any) -> Any:
+    """What explain --engine sglang rejects, rejected here with a line."""
+    if value is None:
+        return value
+    from attn_select.selector.sglang.inputs import ServerFlags
+
+    if name == "cuda_version":
+        from attn_select.selector.sglang.platform import parse_cuda_version
+
+        parse_cuda_version(str(value))  # ValueError says what is wrong
+        return value
+    try:
+        ServerFlags(**{name: value}).validate()
+    except UserError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+class SGLangFlagsModel(BaseModel):
+    """SGLang's server flags of a deployment, under SGLang's field names."""
+
+    model_config = _STRICT
+
+    attention_backend: Optional[str] = None
+    prefill_attention_backend: Optional[str] = None
+    decode_attention_backend: Optional[str] = None
+    page_size: Optional[int] = None
+    kv_cache_dtype: Optional[str] = None  # default: overrides.kv_cache_dtype in SGLang's name, else auto
+    speculative_algorithm: Optional[str] = None
+    speculative_eagle_topk: Optional[int] = None
+    speculative_num_steps: Optional[int] = None
+    speculative_num_draft_tokens: Optional[int] = None
+    enable_deterministic_inference: Optional[bool] = None
+    cuda_version: Optional[str] = None  # default: the device profile's
+
+    @field_validator("*")
+    @classmethod
+    def _values(cls, value: Any, info: Any) -> Any:
+        return _check_sglang_value(info.field_name, value)
+
+
+class DeploymentInputs(BaseModel):
+    """What one deployment runs: model or raw selector config, device or
+    capability, overrides, kernels. Paths are relative to the file."""
+
+    model_config = ConfigDict(**_STRICT)
+
+    model: Optional[str] = None
+    selector: Optional[SelectorModel] = None  # type: ignore[valid-type]
+    device: Optional[str] = None
+    capability: Optional[Union[str, float, int]] = None
+    kernels: Optional[list[str]] = None
+    overrides: OverridesModel = Field(default_factory=OverridesModel)  # type: ignore[valid-type]
+    # Which engine's selection is locked: vllm (default), sglang or both.
+    engine: Optional[Literal["vllm", "sglang", "both"]] = None
+    # SGLang's server flags (its names) for engine sglang / both.
+    sglang: Optional[SGLangFlagsModel] = None  # type: ignore[valid-type]
+
+    @field_validator("capability")
+    @classmethod
+    def _capability(cls, value: Any) -> Any:
+        if value is None:
+            return value
+        try:
+            return str(Capability.parse(str(value)))
+        except ValueError:
+            raise ValueError(f"{value!r} is not a compute capability; write it as X.Y, e.g. \"9.0\"") from None
+
+    @field_validator("kernels")
+    @classmethod
+    def _kernels(cls, value: Any) -> Any:
+        if value is not None:
+            Kernels.from_names(value, source=KERNELS_SOURCE)  # ValueError names the unknown ones
+        return value
+
+    @model_validator(mode="after")
+    def _one_of_each(self) -> DeploymentInputs:
+        if (self.model is None) == (self.selector is None):
+            raise ValueError("give exactly one of 'model' (profile or config path) or 'selector' (raw config)")
+        if (self.device is None) == (self.capability is None):
+            raise ValueError("give exactly one of 'device' (profile name) or 'capability' (X.Y)")
+        if self.selector is not None:
+            both = set(given(self.selector)) & set(given(self.overrides))
+            if both:
+                raise ValueError(f"{', '.join(sorted(both))} given in both 'selector' and 'overrides'")
+        if self.engine in ("sglang", "both") and self.model is None:
+            raise ValueError(f"engine {self.engine} needs 'model': SGLang resolves from the model's config")
+        if self.sglang is not None and self.engine not in ("sglang", "both"):
+            raise ValueError("'sglang' flags need engine: sglang or engine: both")
+        return self
+
+    def engine_value(self, default: str = "vllm") -> str:
+        return self.engine or default
+
+    def overrides_value(self) -> Overrides:
+        values = given(self.overrides)
+        if self.selector is not None:
+            values.update(given(self.selector))
+        return Overrides(**values)
+
+    def kernels_value(self) -> Kernels:
+        if self.kernels is None:
+            return Kernels(source=KERNELS_SOURCE)
+        return Kernels.from_names(self.kernels, source=KERNELS_SOURCE)
+
+    def as_yaml(self, model_path: str | None) -> dict[str, Any]:
+        """Canonical form for the lockfile: fixed key order, only what is set."""
+        out: dict[str, Any] = {}
+        if self.model is not None:
+            out["model"] = model_path if model_path is not None else self.model
+        if self.selector is not None:
+            out["selector"] = given(self.selector)
+        if self.device is not None:
+            out["device"] = self.device
+        if self.capability is not None:
+            out["capability"] = self.capability
+        if self.kernels is not None:
+            out["kernels"] = list(self.kernels)
+        ov = given(self.overrides)
+        if ov:
+            out["overrides"] = ov
+        if self.engine is not None and self.engine != "vllm":
+            out["engine"] = self.engine
+        if self.sglang is not None and given(self.sglang):
+            out["sglang"] = given(self.sglang)
+        return out
+
+
+class Deployment(DeploymentInputs):
+    model_config = ConfigDict(**_STRICT)
+
+    name: str
+
+
+class DeploymentsFile(BaseModel):
+    model_config = ConfigDict(**_STRICT)
+
+    deployments: list[Deployment] = Field(min_length=1)
+
+
+_MODELS["DeploymentsFile"] = DeploymentsFile
+
+
+def parse_deployments(text: str, source: str) -> tuple[DeploymentsFile, Located]:
+    doc = load_yaml(text, source)
+    data = doc.data
+    if isinstance(data, list):  # a bare list of deployments is accepted too
+        doc = Located({"deployments": data}, {("deployments",) + k: v for k, v in doc.lines.items()}, source)
+    elif not isinstance(data, dict):
+        raise doc.error((), "expected a mapping with a 'deployments' list")
+    try:
+        parsed = DeploymentsFile.model_validate(doc.data)
+    except ValidationError as exc:
+        raise validation_error(exc, doc) from None
+    _check_unique([d.name for d in parsed.deployments], doc, ("deployments",), "name", "deployment name")
+    return parsed, doc

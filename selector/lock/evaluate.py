@@ -1,0 +1,202 @@
+"""Evaluating deployments now: explain (and SGLang's resolution) for each
+deployment's inputs, as lock groups. The ``Evaluator`` shares work across
+deployments: equal inputs are explained once, models and devices are
+loaded once.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from attn_select.selector.config import Capability
+from attn_select.selector.device import Device
+from attn_select.selector.errors import UserError
+from attn_select.selector.explain import Explanation, explain
+from attn_select.selector.lock.deployments import DeploymentInputs, DeploymentsFile, given
+from attn_select.selector.lock.lockfile import Lockfile, LockGroup, SGLangLock, make_lock, sglang_engine_id
+from attn_select.selector.lock.yamlmarks import Loc, Located
+
+
+def _model_ref(spec: str, base_dir: Path) -> tuple[str, bool]:
+    """(what to load, is_path): a file or folder next to the deployments
+    file is a path; anything else goes to the profile loader as a name."""
+    candidate = Path(spec) if os.path.isabs(spec) else base_dir / spec
+    if candidate.exists():
+        return str(candidate.resolve()), True
+    return spec, False
+
+
+def relative_model_path(spec: str, from_dir: Path, to_dir: Path) -> str:
+    """A deployment's model path re-expressed relative to the lockfile's
+    folder (profile names unchanged), so check finds it from there."""
+    target, is_path = _model_ref(spec, from_dir)
+    if not is_path or os.path.isabs(spec):
+        return spec
+    return Path(os.path.relpath(target, to_dir.resolve())).as_posix()
+
+
+class Evaluator:
+    """Recomputes deployments, sharing work: one model load per (spec, tp),
+    one device load per name, one explanation per distinct input."""
+
+    def __init__(self, default_engine: str | None = None) -> None:
+        self._models: dict[tuple[str, int, Capability], Any] = {}
+        self._devices: dict[str, Device] = {}
+        self._groups: dict[tuple[Any, ...], tuple[LockGroup, ...]] = {}
+        self._sglang: dict[tuple[Any, ...], SGLangLock] = {}
+        self.default_engine = default_engine or "vllm"  # for deployments that name none
+
+    def _model(self, spec: str, tp: int, cap: Capability) -> Any:
+        # The capability matters to the model: vLLM's "auto" dtype falls
+        # back to float16 where bfloat16 is unsupported.
+        key = (spec, tp, cap)
+        if key not in self._models:
+            from attn_select.selector.profiles import load_model
+
+            self._models[key] = load_model(spec, tp=tp, capability=cap)
+        return self._models[key]
+
+    def _device(self, inputs: DeploymentInputs) -> Device:
+        if inputs.capability is not None:
+            cap = Capability.parse(inputs.capability)
+            return Device(name=f"SM{cap.to_int()}", capability=cap, source=f"capability {cap}")
+        name = inputs.device
+        if name not in self._devices:
+            from attn_select.selector.profiles import load_device
+
+            self._devices[name] = load_device(name)
+        return self._devices[name]
+
+    def groups(self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc) -> tuple[LockGroup, ...]:
+        """The lock groups these inputs give now. Problems with the inputs
+        (unknown profile, bad value) are reported at their line in ``doc``."""
+        ov = inputs.overrides_value()
+        kernels = inputs.kernels_value()
+        model_spec = None
+        if inputs.model is not None:
+            model_spec, _ = _model_ref(inputs.model, base_dir)
+        try:
+            device = self._device(inputs)
+        except UserError as exc:
+            raise doc.error(loc + ("device",), str(exc)) from None
+        key = (model_spec, device, kernels, ov)
+        hit = self._groups.get(key)
+        if hit is not None:
+            return hit
+        try:
+            model = self._model(model_spec, ov.tp, device.capability) if model_spec is not None else None
+        except UserError as exc:
+            raise doc.error(loc + ("model",), str(exc)) from None
+        try:
+            report = explain(model, device, kernels, ov)
+        except UserError as exc:
+            raise doc.error(loc, str(exc)) from None
+        self._groups[key] = lock_groups(report)
+        return self._groups[key]
+
+    def evaluate(
+        self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc
+    ) -> tuple[tuple[LockGroup, ...], SGLangLock | None]:
+        """vLLM's groups and/or SGLang's section, as the deployment's engine says."""
+        engine = inputs.engine_value(self.default_engine)
+        if engine in ("sglang", "both") and inputs.model is None:
+            raise doc.error(loc, f"engine {engine} needs 'model': SGLang resolves from the model's config")
+        groups = self.groups(inputs, base_dir, doc, loc) if engine in ("vllm", "both") else ()
+        sgl = self.sglang(inputs, base_dir, doc, loc) if engine in ("sglang", "both") else None
+        return groups, sgl
+
+    def sglang(self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc) -> SGLangLock:
+        """SGLang's resolution for these inputs now."""
+        from attn_select.selector.sglang.explain import explain_sglang, sglang_kv_cache_dtype
+        from attn_select.selector.sglang.inputs import ServerFlags
+
+        ov = inputs.overrides_value()
+        flags_in = given(inputs.sglang) if inputs.sglang is not None else {}
+        cuda = flags_in.pop("cuda_version", None)
+        kernels = inputs.kernels_value()
+        model_spec, _ = _model_ref(inputs.model, base_dir)  # type: ignore[arg-type]
+        try:
+            device = self._device(inputs)
+        except UserError as exc:
+            raise doc.error(loc + ("device",), str(exc)) from None
+        try:
+            if flags_in.get("kv_cache_dtype") is None:
+                flags_in["kv_cache_dtype"] = sglang_kv_cache_dtype(ov.kv_cache_dtype, "both")[0]
+            if flags_in.get("enable_deterministic_inference") is None:
+                flags_in.pop("enable_deterministic_inference", None)
+            flags = ServerFlags(tp_size=ov.tp, **flags_in)
+        except UserError as exc:
+            raise doc.error(loc + ("overrides", "kv_cache_dtype"), str(exc)) from None
+        key = (model_spec, device, kernels, flags, cuda)
+        hit = self._sglang.get(key)
+        if hit is not None:
+            return hit
+        try:
+            model = self._model(model_spec, ov.tp, device.capability)
+        except UserError as exc:
+            raise doc.error(loc + ("model",), str(exc)) from None
+        try:
+            report = explain_sglang(model, device, kernels, flags, cuda)
+        except UserError as exc:
+            raise doc.error(loc, str(exc)) from None
+        self._sglang[key] = sglang_lock(report)
+        return self._sglang[key]
+
+
+def lock_groups(report: Explanation) -> tuple[LockGroup, ...]:
+    """Every field of every group of one explanation, candidates in
+    priority order."""
+    out = []
+    for g in report.groups:
+        sel = g.selection
+        out.append(
+            LockGroup(
+                group=g.name,
+                selected=sel.selected,
+                flash_attn_version=g.fa_version.version,
+                error=sel.error,
+                warning=sel.warning,
+                candidates={c.name: list(c.reasons) for c in sel.candidates},
+            )
+        )
+    return tuple(out)
+
+
+def sglang_lock(report: Any) -> SGLangLock:
+    """Every field of SGLang's resolution for one deployment."""
+    r = report.resolution
+    rule = r.default_rule.backend if r.default_rule is not None else None
+    if r.error is not None:
+        return SGLangLock(engine=sglang_engine_id(), default_rule=rule, error=r.error.text())
+    return SGLangLock(
+        engine=sglang_engine_id(),
+        attention_backend=r.attention_backend,
+        prefill_backend=r.prefill_backend,
+        decode_backend=r.decode_backend,
+        page_size=r.page_size,
+        kv_cache_dtype=r.final["kv_cache_dtype"],
+        default_rule=rule,
+        error=None,
+    )
+
+
+def lock_deployments(
+    deployments: DeploymentsFile, doc: Located, base_dir: Path, lock_dir: Path, engine: str | None = None
+) -> tuple[Lockfile, dict[str, str]]:
+    """Evaluate every deployment; the lockfile plus each model path
+    re-expressed relative to ``lock_dir`` (for ``dump_lock``). ``engine`` is
+    the engine of deployments that name none (recorded in their inputs)."""
+    ev = Evaluator(default_engine=engine)
+    entries, paths = [], {}
+    for i, d in enumerate(deployments.deployments):
+        dumped = d.model_dump(exclude={"name"}, exclude_unset=True)
+        if d.engine is None and engine not in (None, "vllm"):
+            dumped["engine"] = engine
+        inputs = DeploymentInputs.model_validate(dumped)
+        groups, sgl = ev.evaluate(d, base_dir, doc, ("deployments", i))
+        entries.append((d.name, inputs, groups, sgl))
+        if d.model is not None:
+            paths[d.name] = relative_model_path(d.model, base_dir, lock_dir)
+    return make_lock(entries), paths
