@@ -1,0 +1,74 @@
+"""Differential oracle for selector/engine_config.py: the selection inputs
+vLLM 0.33.0's ``EngineArgs.create_engine_config()`` leaves in the VllmConfig
+(after the model's MODELS_CONFIG_MAP hook). Never imports attn_select.
+
+    /tmp/vllm-venv/bin/python tests/selector/engine_config_oracle.py < cases.json > results.json
+
+Input: a JSON list of ``{"config": {config.json}, "capability": [9, 0],
+"kv_cache_dtype": "auto", "block_size": null, "attention_backend": null,
+"flash_attn_version": null}``. Output, one per case: ``{"backend",
+"flash_attn_version", "use_non_causal", "cache_dtype", "block_size",
+"user_specified_block_size", "skip_layers", "error"}``.
+
+The platform and libcuda stand-in are model_oracle.py's (a NonNvmlCudaPlatform
+reporting the case's capability).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def main() -> None:
+    results_out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # vLLM logs to stdout
+    sys.stdout = sys.stderr
+    from model_oracle import _setup
+
+    platform_cls, DeviceCapability = _setup()
+    from vllm.config.attention import AttentionConfig
+    from vllm.engine.arg_utils import EngineArgs
+
+    cases = json.load(sys.stdin)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="engine-config-oracle-") as tmp:
+        for i, case in enumerate(cases):
+            out: dict = {"error": None}
+            results.append(out)
+            folder = Path(tmp) / f"m{i}"
+            folder.mkdir()
+            (folder / "config.json").write_text(json.dumps(case["config"]))
+            platform_cls.capability = DeviceCapability(*case.get("capability", [9, 0]))
+            try:
+                attention_config = AttentionConfig(flash_attn_version=case.get("flash_attn_version"))
+                args = EngineArgs(model=str(folder), skip_tokenizer_init=True, load_format="dummy",
+                                  kv_cache_dtype=case.get("kv_cache_dtype") or "auto",
+                                  block_size=case.get("block_size"),
+                                  attention_backend=case.get("attention_backend"),
+                                  attention_config=attention_config, max_model_len=4096)
+                vc = args.create_engine_config()
+                ac, cc = vc.attention_config, vc.cache_config
+                out.update({
+                    "backend": ac.backend.name if ac.backend is not None else None,
+                    "flash_attn_version": ac.flash_attn_version,
+                    "use_non_causal": bool(ac.use_non_causal),
+                    "cache_dtype": cc.cache_dtype,
+                    "block_size": cc.block_size if cc.user_specified_block_size else None,
+                    "user_specified_block_size": bool(cc.user_specified_block_size),
+                    "skip_layers": sorted(int(x) for x in cc.kv_cache_dtype_skip_layers if str(x).isdigit()),
+                })
+            except Exception as exc:  # noqa: BLE001 - vLLM's refusal is an answer
+                out["error"] = f"{type(exc).__name__}: {exc}"
+    json.dump(results, results_out)
+    results_out.flush()
+
+
+if __name__ == "__main__":
+    main()
