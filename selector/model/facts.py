@@ -1,0 +1,203 @@
+"""Putting it together: a parsed config.json -> ModelFacts (raw fields,
+transformers view, model-level facts, dtype, quantization, the layers each
+architecture builds, grouped the way vLLM's cached selector sees them)."""
+
+from __future__ import annotations
+
+from attn_select.selector.config import Capability
+from attn_select.selector.errors import UserError
+from attn_select.selector.model.archs import _ARCHS, _runner_by_suffix
+from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
+from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
+from attn_select.selector.model.layers import _Ctx, _generic, _Stack
+from attn_select.selector.model.model_level import (
+    is_deepseek_mla,
+    is_mm_prefix_lm,
+    model_head_size,
+    total_kv_heads,
+    uses_alibi,
+)
+from attn_select.selector.model.quant import _kv_cache_facts, _quant_config
+from attn_select.selector.model.raw import parse_raw
+from attn_select.selector.model_facts import (
+    AttentionGroup,
+    LayerAttention,
+    ModelFacts,
+    OtherLayers,
+)
+
+
+def _group_base(attn: LayerAttention, encoder_decoder: bool) -> str:
+    if attn.use_mla:
+        return "sparse_mla" if attn.use_sparse else "mla"
+    if attn.attn_type == "encoder_decoder":
+        return "cross"
+    if attn.attn_type in ("encoder_only", "encoder"):
+        return "encoder"
+    if attn.sliding_window is not None:
+        return "sliding"
+    return "decoder" if encoder_decoder else "full"
+
+
+def group_layers(stacks: list[_Stack], encoder_decoder: bool) -> tuple[tuple[AttentionGroup, ...], tuple[OtherLayers, ...]]:
+    """Layers whose LayerAttention is equal share one selection (vLLM's
+    selector is cached on its inputs); order of first appearance."""
+    attn_layers: dict[LayerAttention, list[int]] = {}
+    other: dict[str, list[int]] = {}
+    for stack in stacks:
+        for index, what in stack.slots:
+            bucket = other if isinstance(what, str) else attn_layers
+            bucket.setdefault(what, []).append(index)
+    groups, used = [], set()
+    for attn, layers in attn_layers.items():
+        name = base = _group_base(attn, encoder_decoder)
+        if name in used:
+            name = f"{base}-{attn.sliding_window}" if attn.sliding_window is not None else base
+            n = 2
+            while name in used:
+                name, n = f"{base}-{n}", n + 1
+        used.add(name)
+        groups.append(AttentionGroup(name=name, layers=tuple(layers), attn=attn))
+    return tuple(groups), tuple(OtherLayers(kind=k, layers=tuple(v)) for k, v in other.items())
+
+
+def model_facts(
+    data: object,
+    *,
+    name: str,
+    where: str = "config.json",
+    tp: int = 1,
+    dtype: str = "auto",
+    capability: Capability | None = None,
+    weights: str | None = None,
+    mm_inputs: bool = True,
+    disable_sliding_window: bool = False,
+    source: str | None = None,
+    pooling_config: bool = False,
+) -> ModelFacts:
+    """A parsed config.json (a mapping) -> ModelFacts.
+
+    ``weights`` is the dtype of the weight files, used only when the config
+    names none (vLLM reads it from the safetensors headers). ``pooling_config``
+    is a Sentence-Transformers pooling module next to the config, which makes
+    vLLM run the model as a pooling model.
+    """
+    if not isinstance(tp, int) or tp < 1:
+        raise UserError(f"tensor parallel size must be a positive integer, got {tp!r}")
+    given = parse_raw(data, where)
+    archs = given.get("architectures") or []
+    if not archs:
+        raise UserError(f"{where}: no 'architectures'; vLLM needs it to pick the model class")
+    arch = archs[0]
+    hf = hf_view(given, given.get("model_type"), where)
+    text = hf
+    if "text_config" in given:
+        sub = given["text_config"] or {}
+        cls = _HF_CLASSES.get(hf.model_type)
+        sub_type = (cls.text_config_type if cls else None) or sub.get("model_type") or hf.model_type
+        text = hf_view(sub, sub_type, f"{where} text_config")
+    notes: list[str] = []
+
+    # ModelConfig.__post_init__: sliding_window 0 means none; --disable-sliding-window
+    if text.get("sliding_window") == 0:
+        text.attrs["sliding_window"] = None
+        notes.append("sliding_window 0 in config: vLLM treats it as no sliding window")
+    if disable_sliding_window and text.get("sliding_window") is not None:
+        text.attrs["sliding_window"] = None
+        notes.append("--disable-sliding-window: hf_text_config.sliding_window set to None")
+
+    # EngineArgs.create_engine_config: the model-level window only when no
+    # layer_types or every layer slides, so it never overrides full layers
+    layer_types = text.get("layer_types")
+    cache_window = None
+    if layer_types is None or all(t == "sliding_attention" for t in layer_types):
+        cache_window = text.get("sliding_window")
+    if cache_window is not None and layer_types is None:
+        notes.append(f"sliding_window {cache_window} with no layer_types: cache_config.sliding_window "
+                     "applies it to every layer")
+
+    mla = is_deepseek_mla(text)
+    use_mla = mla and text.get("is_causal", True) is not False
+    quant = _quant_config(hf, text)
+    kv_scheme, per_head = _kv_cache_facts(quant)
+
+    builder, runner = _ARCHS.get(arch, (_generic, None))
+    if runner is None:
+        runner = _runner_by_suffix(arch)
+    if pooling_config:
+        runner = "pooling"
+    ctx = _Ctx(arch=arch, hf=hf, text=text, tp=tp, cache_window=cache_window,
+               mm_prefix=is_mm_prefix_lm(hf, text, mm_inputs), per_head_scales=per_head, use_mla=use_mla,
+               alibi=uses_alibi(text, archs), notes=notes)
+    built = builder(ctx)
+    stacks = list(built) if isinstance(built, tuple) else [built]
+    encoder_decoder = bool(hf.get("is_encoder_decoder") or text.get("is_encoder_decoder"))
+    groups, others = group_layers(stacks, encoder_decoder)
+    if not groups:
+        raise UserError(f"{where}: no attention layers found for {arch}; nothing for vLLM to select")
+
+    # model-level facts the selector's predicates read from model_config
+    head_size = model_head_size(text)
+    total_heads = text.get("num_attention_heads") or 0
+    num_kv = 1 if use_mla else max(1, total_kv_heads(text) // tp)
+
+    config_dtype, dtype_from = _find_config_dtype(hf, text, where, weights)
+    if dtype_from:
+        notes.append(dtype_from)
+    resolved, dtype_note = resolve_dtype(config_dtype, hf.model_type, dtype, capability=capability,
+                                         pooling=runner == "pooling")
+    if dtype_note:
+        notes.append(dtype_note)
+    if capability is None:
+        notes.append("dtype resolved for compute capability >= 8.0 (no device given)")
+    if ctx.mm_prefix:
+        notes.append(f"is_mm_prefix_lm ({hf.model_type}): every decoder layer passes use_mm_prefix")
+    defaulted = sorted(k for k in (hf.defaulted | text.defaulted) & _REPORTED_DEFAULTS
+                       if text.get(k, hf.get(k)) is not None)
+    if defaulted:
+        cls_name = text.hf_class if text is not hf else hf.hf_class
+        notes.append(f"not in config.json, set by {cls_name} (class default or __post_init__): " + ", ".join(
+            f"{k}={text.get(k, hf.get(k))}" for k in defaulted))
+    for view in {id(hf): hf, id(text): text}.values():
+        if "layer_types" in view.defaulted:
+            kinds = sorted(set(view.get("layer_types")))
+            notes.append(f"layer_types not in config.json: {view.hf_class} derives them ({', '.join(kinds)})")
+        if "sliding_window_dropped" in view.defaulted:
+            notes.append(f"sliding_window ignored: use_sliding_window is false ({view.hf_class})")
+    if isinstance(hf.get("vision_config"), dict):
+        notes.append("vision tower attention runs MMEncoderAttention (get_vit_attn_backend), "
+                     "outside these groups")
+    if arch == "DeepseekV32ForCausalLM":
+        notes.append("DeepseekV32ForCausalLM turns --kv-cache-dtype bfloat16 into auto")
+    if arch == "GlmMoeDsaForCausalLM":
+        notes.append("GlmMoeDsaForCausalLM turns kv-cache dtype auto into fp8_e4m3 on SM10x")
+
+    return ModelFacts(
+        name=name, architecture=arch, model_type=hf.model_type, dtype=resolved,
+        num_layers=text.get("num_hidden_layers") or 0, tp=tp, groups=groups, other_layers=others,
+        head_size=head_size, num_heads=total_heads // tp, num_kv_heads=num_kv,
+        attn_logit_softcapping=text.get("attn_logit_softcapping"),
+        is_mm_prefix_lm=ctx.mm_prefix,
+        rswa_window=int(hf.get("rswa_window")) if hf.get("rswa_window") is not None else None,
+        is_diffusion=hf.get("canvas_length") is not None,
+        kv_cache_scheme=kv_scheme, notes=tuple(notes), config_dtype=config_dtype, runner=runner,
+        index_topk=text.get("index_topk"), source=source,
+        architectures=tuple(str(a) for a in archs),
+        config_attrs=_engine_attrs(hf), text_config_attrs=_engine_attrs(text),
+    )
+
+
+def _engine_attrs(view: HFView) -> tuple[tuple[str, object], ...]:
+    """The ENGINE_CONFIG_KEYS this config object has (for the SGLang engine)."""
+    from attn_select.selector.model_facts import ENGINE_CONFIG_KEYS, freeze_config_value
+
+    return tuple((k, freeze_config_value(view.attrs[k])) for k in ENGINE_CONFIG_KEYS if k in view.attrs)
+
+
+# defaulted fields worth a note (they change head sizes or windows)
+_REPORTED_DEFAULTS = frozenset({
+    "num_attention_heads", "num_key_value_heads", "head_dim", "sliding_window", "num_hidden_layers",
+    "hidden_size", "attn_logit_softcapping", "kv_lora_rank", "qk_rope_head_dim", "encoder_attention_heads",
+    "decoder_attention_heads", "d_model", "encoder_layers", "decoder_layers",
+})
+

@@ -1,0 +1,107 @@
+"""Files and folders: a config.json file or a model folder -> ModelFacts,
+reading only JSON (config.json, modules.json, safetensors headers); nothing
+in a model folder is executed."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+from attn_select.selector.errors import UserError
+from attn_select.selector.model.facts import model_facts
+from attn_select.selector.model_facts import ModelFacts
+
+
+# safetensors dtype -> (precision level, min, max, resolution) for vLLM's
+# common_broadcastable_dtype (is_lossless_cast); values from torch.finfo/iinfo.
+_ST_DTYPES: dict[str, tuple[str, int, float, float, float]] = {
+    "BOOL": ("bool", 0, 0, 1, 1),
+    "U8": ("uint8", 1, 0, 255, 1), "I8": ("int8", 1, -128, 127, 1),
+    "I16": ("int16", 1, -(2**15), 2**15 - 1, 1), "U16": ("uint16", 1, 0, 2**16 - 1, 1),
+    "I32": ("int32", 1, -(2**31), 2**31 - 1, 1), "U32": ("uint32", 1, 0, 2**32 - 1, 1),
+    "I64": ("int64", 1, -(2**63), 2**63 - 1, 1), "U64": ("uint64", 1, 0, 2**64 - 1, 1),
+    "F8_E4M3": ("float8_e4m3fn", 2, -448.0, 448.0, 1.0), "F8_E5M2": ("float8_e5m2", 2, -57344.0, 57344.0, 1.0),
+    "F16": ("float16", 2, -65504.0, 65504.0, 0.001), "BF16": ("bfloat16", 2, -3.3895e38, 3.3895e38, 0.01),
+    "F32": ("float32", 2, -3.4028e38, 3.4028e38, 1e-06), "F64": ("float64", 2, -1.7977e308, 1.7977e308, 1e-15),
+}
+
+
+def _lossless(src: str, dst: str) -> bool:
+    """vLLM is_lossless_cast on safetensors dtype names."""
+    if src == dst:
+        return True
+    _, sl, smin, smax, sres = _ST_DTYPES[src]
+    _, dl, dmin, dmax, dres = _ST_DTYPES[dst]
+    if sl != dl:
+        return sl < dl
+    if sl == 2:
+        return smin >= dmin and smax <= dmax and sres >= dres
+    return smin >= dmin and smax <= dmax
+
+
+def weights_dtype(folder: Path) -> str | None:
+    """The dtype vLLM infers from the safetensors headers in ``folder`` when
+    the config names none (get_safetensors_params_metadata +
+    common_broadcastable_dtype). Reads only the JSON headers."""
+    found: list[str] = []
+    for path in sorted(folder.glob("*.safetensors")):
+        try:
+            with path.open("rb") as fh:
+                (size,) = struct.unpack("<Q", fh.read(8))
+                header = json.loads(fh.read(size))
+        except (OSError, struct.error, ValueError):
+            continue
+        for key, info in header.items():
+            st = info.get("dtype") if key != "__metadata__" and isinstance(info, dict) else None
+            if st in _ST_DTYPES and st not in found:
+                found.append(st)
+    if not found:
+        return None
+    best = max(found, key=lambda d: sum(_lossless(s, d) for s in found))
+    return _ST_DTYPES[best][0]
+
+
+
+def read_config_json(path: Path) -> dict[str, Any]:
+    """Parse a config.json; a syntax error names the file, line and column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text; pass the model's config.json") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+
+
+def _has_pooling_module(folder: Path) -> bool:
+    """get_pooling_config: a Sentence-Transformers modules.json with a Pooling module."""
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(modules, list) and any(
+        isinstance(m, dict) and m.get("type") == "sentence_transformers.models.Pooling" for m in modules
+    )
+
+
+def facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
+    """A config.json file, or a model folder holding one."""
+    folder = path if path.is_dir() else path.parent
+    file = path / "config.json" if path.is_dir() else path
+    if not file.is_file():
+        raise UserError(f"{path} has no config.json; pass the model folder or its config.json")
+    data = read_config_json(file)
+    weights = weights_dtype(folder) if isinstance(data, dict) and not _names_dtype(data) else None
+    return model_facts(data, name=name, where=str(file), weights=weights,
+                       pooling_config=_has_pooling_module(folder), source=str(file), **kwargs)
+
+
+def _names_dtype(data: dict[str, Any]) -> bool:
+    subs = [data] + [data.get(k) for k in ("text_config", "vision_config", "encoder_config")]
+    return any(isinstance(s, dict) and (s.get("dtype") or s.get("torch_dtype")) for s in subs)
+

@@ -1,0 +1,205 @@
+"""Step 2: what the transformers config class makes of the raw fields
+(class defaults, ``attribute_map``, ``__post_init__``), reduced to the
+attributes vLLM reads from ``hf_config`` / ``hf_text_config``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from attn_select.selector.errors import UserError
+
+
+class HFView:
+    """The attributes vLLM reads from one transformers config object
+    (``hf_config`` or ``hf_text_config``), after the class defaults and
+    ``__post_init__``. ``defaulted`` names the fields that came from class
+    defaults rather than config.json."""
+
+    __slots__ = ("model_type", "attrs", "defaulted", "hf_class")
+
+    def __init__(self, model_type: str, attrs: dict[str, Any], defaulted: set[str], hf_class: str):
+        self.model_type = model_type
+        self.attrs = attrs
+        self.defaulted = defaulted
+        self.hf_class = hf_class
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.attrs.get(name, default)
+
+    def has(self, name: str) -> bool:
+        return name in self.attrs
+
+
+def _alternating(n: int, every: int, hit: str, other: str) -> list[str]:
+    """transformers' default layer_types: ``other`` on every ``every``-th layer."""
+    return [hit if (i + 1) % every else other for i in range(n)]
+
+
+def _post_head_dim_and_kv(a: dict[str, Any]) -> None:
+    # LlamaConfig / MistralConfig / GptOssConfig __post_init__
+    if a.get("head_dim") is None and a.get("num_attention_heads"):
+        a["head_dim"] = a["hidden_size"] // a["num_attention_heads"]
+    if a.get("num_key_value_heads") is None:
+        a["num_key_value_heads"] = a.get("num_attention_heads")
+
+
+def _post_kv(a: dict[str, Any]) -> None:
+    if a.get("num_key_value_heads") is None:
+        a["num_key_value_heads"] = a.get("num_attention_heads")
+
+
+def _post_qwen2(a: dict[str, Any]) -> None:
+    # Qwen2Config / Qwen3Config: the window exists only with use_sliding_window,
+    # and only layers from max_window_layers on slide.
+    if not a.get("use_sliding_window"):
+        a["sliding_window"] = None
+    _post_kv(a)
+    if a.get("layer_types") is None:
+        sw, first = a.get("sliding_window"), a.get("max_window_layers", 28)
+        a["layer_types"] = [
+            "sliding_attention" if sw is not None and i >= first else "full_attention"
+            for i in range(a["num_hidden_layers"])
+        ]
+
+
+def _post_qwen3_moe(a: dict[str, Any]) -> None:
+    if not a.get("use_sliding_window"):
+        a["sliding_window"] = None
+
+
+def _post_gemma2(a: dict[str, Any]) -> None:
+    if a.get("layer_types") is None:
+        a["layer_types"] = _alternating(a["num_hidden_layers"], 2, "sliding_attention", "full_attention")
+
+
+def _post_gemma3_text(a: dict[str, Any]) -> None:
+    if a.get("use_bidirectional_attention") and a.get("sliding_window") is not None:
+        a["sliding_window"] = a["sliding_window"] // 2 + 1  # transformers: exclusive bound for FA
+    if a.get("layer_types") is None:
+        every = a.get("sliding_window_pattern") or 6
+        a["layer_types"] = _alternating(a["num_hidden_layers"], every, "sliding_attention", "full_attention")
+
+
+def _post_gpt_oss(a: dict[str, Any]) -> None:
+    _post_head_dim_and_kv(a)
+    if a.get("layer_types") is None:
+        a["layer_types"] = _alternating(a["num_hidden_layers"], 2, "sliding_attention", "full_attention")
+
+
+def _post_qwen3_next(a: dict[str, Any]) -> None:
+    if a.get("layer_types") is None:
+        every = a.get("full_attention_interval") or 4
+        a["layer_types"] = _alternating(a["num_hidden_layers"], every, "linear_attention", "full_attention")
+
+
+def _post_deepseek(a: dict[str, Any]) -> None:
+    _post_kv(a)
+    # DeepseekV2/V3Config set head_dim to the rope part (for RoPE); vLLM's
+    # get_head_size takes the MLA branch first, so this only shows without MLA.
+    a["head_dim"] = a.get("qk_rope_head_dim")
+
+
+@dataclass(frozen=True)
+class _HFClass:
+    """One transformers config class, reduced to what changes vLLM's view."""
+
+    name: str
+    defaults: dict[str, Any]
+    post_init: Callable[[dict[str, Any]], None] | None = None
+    attribute_map: dict[str, str] = field(default_factory=dict)
+    text_config_type: str | None = None  # model_type of the text_config sub-config class
+
+
+_LLAMA_SIZES = {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096}
+_DEEPSEEK_MLA = {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+                 "qk_nope_head_dim": 128, "v_head_dim": 128}
+
+# transformers 5.x class defaults for the fields vLLM reads (vLLM 0.33.0 needs
+# transformers >= 5.16.1). deepseek_v32 is registered by vLLM with
+# transformers' DeepseekV3Config.
+_HF_CLASSES: dict[str, _HFClass] = {
+    "llama": _HFClass("LlamaConfig", {**_LLAMA_SIZES, "num_key_value_heads": None, "head_dim": None},
+                      _post_head_dim_and_kv),
+    "mistral": _HFClass("MistralConfig", {**_LLAMA_SIZES, "num_key_value_heads": 8, "head_dim": None,
+                                          "sliding_window": 4096}, _post_head_dim_and_kv),
+    "mixtral": _HFClass("MixtralConfig", {**_LLAMA_SIZES, "num_key_value_heads": 8, "head_dim": None,
+                                          "sliding_window": None}, _post_kv),
+    "phi3": _HFClass("Phi3Config", {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 3072,
+                                    "num_key_value_heads": None, "sliding_window": None}, _post_kv),
+    "qwen2": _HFClass("Qwen2Config", {**_LLAMA_SIZES, "num_key_value_heads": 32, "use_sliding_window": False,
+                                      "sliding_window": 4096, "max_window_layers": 28}, _post_qwen2),
+    "qwen3": _HFClass("Qwen3Config", {**_LLAMA_SIZES, "num_key_value_heads": 32, "head_dim": 128,
+                                      "use_sliding_window": False, "sliding_window": 4096,
+                                      "max_window_layers": 28}, _post_qwen2),
+    "qwen3_moe": _HFClass("Qwen3MoeConfig", {"num_hidden_layers": 24, "num_attention_heads": 32,
+                                             "hidden_size": 2048, "num_key_value_heads": 4,
+                                             "use_sliding_window": False, "sliding_window": 4096},
+                          _post_qwen3_moe),
+    "qwen3_next": _HFClass("Qwen3NextConfig", {"num_hidden_layers": 48, "num_attention_heads": 16,
+                                               "hidden_size": 2048, "num_key_value_heads": 2, "head_dim": 256},
+                           _post_qwen3_next),
+    "gemma2": _HFClass("Gemma2Config", {"num_hidden_layers": 26, "num_attention_heads": 8, "hidden_size": 2304,
+                                        "num_key_value_heads": 4, "head_dim": 256, "sliding_window": 4096,
+                                        "attn_logit_softcapping": 50.0}, _post_gemma2),
+    "gemma3_text": _HFClass("Gemma3TextConfig", {"num_hidden_layers": 26, "num_attention_heads": 8,
+                                                 "hidden_size": 2304, "num_key_value_heads": 4, "head_dim": 256,
+                                                 "sliding_window": 4096, "attn_logit_softcapping": None,
+                                                 "use_bidirectional_attention": False}, _post_gemma3_text),
+    "gemma3": _HFClass("Gemma3Config", {}, None, text_config_type="gemma3_text"),
+    "gpt_oss": _HFClass("GptOssConfig", {"num_hidden_layers": 36, "num_attention_heads": 64, "hidden_size": 2880,
+                                         "num_key_value_heads": 8, "head_dim": 64, "sliding_window": 128},
+                        _post_gpt_oss),
+    "deepseek_v2": _HFClass("DeepseekV2Config", {"num_hidden_layers": 30, "num_attention_heads": 32,
+                                                 "hidden_size": 4096, "num_key_value_heads": 32, **_DEEPSEEK_MLA},
+                            _post_deepseek),
+    "deepseek_v3": _HFClass("DeepseekV3Config", {"num_hidden_layers": 61, "num_attention_heads": 128,
+                                                 "hidden_size": 7168, "num_key_value_heads": 128, **_DEEPSEEK_MLA},
+                            _post_deepseek),
+    "bert": _HFClass("BertConfig", {"num_hidden_layers": 12, "num_attention_heads": 12, "hidden_size": 768}),
+    "whisper": _HFClass(
+        "WhisperConfig",
+        {"encoder_layers": 4, "decoder_layers": 4, "encoder_attention_heads": 6,
+         "decoder_attention_heads": 6, "d_model": 384, "is_encoder_decoder": True},
+        None,
+        attribute_map={"num_key_value_heads": "encoder_attention_heads",
+                       "num_attention_heads": "encoder_attention_heads",
+                       "hidden_size": "d_model", "num_hidden_layers": "encoder_layers"},
+    ),
+}
+_HF_CLASSES["deepseek_v32"] = _HF_CLASSES["deepseek_v3"]
+
+
+def hf_view(given: dict[str, Any], model_type: str | None, where: str) -> HFView:
+    """The transformers config object vLLM would get for these fields."""
+    if not model_type:
+        raise UserError(
+            f"{where}: no 'model_type'; transformers (and so vLLM) needs it to pick the config class"
+        )
+    cls = _HF_CLASSES.get(model_type)
+    if cls is None:
+        return HFView(model_type, dict(given), set(), "PreTrainedConfig")
+    attrs = {**cls.defaults, **given}
+    defaulted = set(cls.defaults) - set(given)
+    for alias, target in cls.attribute_map.items():
+        # attribute_map routes both writes and reads of the alias to the target
+        if alias in given and target not in given:
+            attrs[target] = given[alias]
+            defaulted.discard(target)
+        attrs[alias] = attrs[target]
+        if target in defaulted:
+            defaulted.add(alias)
+        else:
+            defaulted.discard(alias)
+    if cls.post_init is not None:
+        missing = [k for k in ("num_hidden_layers", "hidden_size") if attrs.get(k) is None and k in cls.defaults]
+        if missing:
+            raise UserError(f"{where}: {missing[0]} is null; give the model's value")
+        cls.post_init(attrs)
+        derived = attrs.get("layer_types")
+        if "layer_types" not in given and derived and len(set(derived)) > 1:
+            defaulted.add("layer_types")  # reported as derived by the class
+        if given.get("sliding_window") is not None and attrs.get("sliding_window") is None:
+            defaulted.add("sliding_window_dropped")
+    return HFView(model_type, attrs, defaulted, cls.name)
+

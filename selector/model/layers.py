@@ -1,0 +1,382 @@
+"""Step 3b: per-layer facts: what each model file builds (``Attention``,
+``EncoderOnlyAttention``, ``CrossAttention``, ``MLAAttention`` or a
+non-attention layer) and what that layer passes to ``get_attn_backend``.
+``archs`` maps each architecture to its builder here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attn_select.selector.errors import UserError
+from attn_select.selector.model.hf_classes import HFView
+from attn_select.selector.model.model_level import model_head_size, total_kv_heads
+from attn_select.selector.model_facts import LayerAttention
+
+
+@dataclass
+class _Ctx:
+    """Model-level inputs every layer builder reads."""
+
+    arch: str
+    hf: HFView  # hf_config
+    text: HFView  # hf_text_config
+    tp: int
+    cache_window: int | None  # cache_config.sliding_window
+    mm_prefix: bool  # model_config.is_mm_prefix_lm
+    per_head_scales: bool  # compressed-tensors kv_cache_scheme strategy "attn_head"
+    use_mla: bool  # model_config.use_mla
+    alibi: bool
+    notes: list[str]
+
+
+@dataclass
+class _Stack:
+    """One stack of layers as vLLM builds it: attention per layer (several
+    per layer for encoder-decoder models), or a non-attention kind."""
+
+    slots: list[tuple[int, LayerAttention | str]] = field(default_factory=list)
+
+    def add(self, index: int, what: LayerAttention | str) -> None:
+        self.slots.append((index, what))
+
+
+def _per_rank(total: int, tp: int, what: str) -> int:
+    # vLLM asserts total_num_heads % tp_size == 0 in every attention module
+    if not isinstance(total, int) or total <= 0:
+        raise UserError(f"the config gives {total!r} {what}; it needs a positive head count")
+    if total % tp:
+        raise UserError(f"tensor parallel size {tp} does not divide the {total} {what}; pick a divisor")
+    return total // tp
+
+
+def _kv_per_rank(total: int, tp: int) -> int:
+    """KV heads per rank: partitioned when >= tp (must divide), replicated
+    when fewer (tp must be a multiple); at least one (QKVParallelLinear)."""
+    if not isinstance(total, int) or total <= 0:
+        raise UserError(f"the config gives {total!r} key/value heads; it needs a positive count")
+    if total >= tp and total % tp:
+        raise UserError(f"tensor parallel size {tp} does not divide the {total} KV heads; pick a divisor")
+    if total < tp and tp % total:
+        raise UserError(f"tensor parallel size {tp} is not a multiple of the {total} KV heads; pick one that is")
+    return max(1, total // tp)
+
+
+def _hidden_over(t: HFView, heads: int) -> int:
+    """hidden_size // heads, the fallback head size of most model files."""
+    hidden = t.get("hidden_size")
+    if not isinstance(hidden, int):
+        raise UserError("the config has neither head_dim nor hidden_size; add the model's head_dim")
+    return hidden // heads
+
+
+def _check_head_size(head: int, where: str) -> int:
+    if head <= 0:
+        raise UserError(f"{where}: head size is {head}; set head_dim (or hidden_size and num_attention_heads)")
+    return head
+
+
+def _attention(ctx: _Ctx, heads: int, kv: int, head: int, *, window: int | None = None,
+               attn_type: str = "decoder", sinks: bool = False, soft_cap: float | None = None,
+               head_v: int | None = None) -> LayerAttention:
+    """vllm ``Attention``: the per-layer window wins, else the model-level
+    cache_config.sliding_window; sinks, mm-prefix and per-head scales as
+    Attention.__init__ passes them to get_attn_backend."""
+    return LayerAttention(
+        head_size=head, head_size_v=head_v or head, num_heads=heads, num_kv_heads=kv,
+        attn_type=attn_type, has_sink=sinks,
+        sliding_window=window if window is not None else ctx.cache_window,
+        logits_soft_cap=soft_cap, use_alibi=ctx.alibi, use_mm_prefix=ctx.mm_prefix,
+        use_per_head_quant_scales=ctx.per_head_scales,
+    )
+
+
+def _bare(heads: int, kv: int, head: int, attn_type: str, soft_cap: float | None = None) -> LayerAttention:
+    """``EncoderOnlyAttention`` / ``CrossAttention``: they call
+    get_attn_backend with head size, dtype, cache dtype and attn_type only,
+    so no window, sinks, mm-prefix or per-head scales reach the selection."""
+    return LayerAttention(head_size=head, head_size_v=head, num_heads=heads, num_kv_heads=kv,
+                          attn_type=attn_type, logits_soft_cap=soft_cap)
+
+
+def _self_attention(ctx: _Ctx, causal: bool, heads: int, kv: int, head: int, *,
+                    window: int | None = None, soft_cap: float | None = None) -> LayerAttention:
+    """Models that read ``is_causal``: False builds EncoderOnlyAttention."""
+    if causal:
+        return _attention(ctx, heads, kv, head, window=window, soft_cap=soft_cap)
+    if (window if window is not None else ctx.cache_window) is not None:
+        _note(ctx, "is_causal false: EncoderOnlyAttention passes no sliding window to get_attn_backend")
+    return _bare(heads, kv, head, "encoder_only", soft_cap)
+
+
+def _note(ctx: _Ctx, text: str) -> None:
+    if text not in ctx.notes:
+        ctx.notes.append(text)
+
+
+def _layer_types(ctx: _Ctx, n: int) -> list[str] | None:
+    types = ctx.text.get("layer_types")
+    if types and len(types) < n:
+        raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
+    return types or None
+
+
+def _window_from_types(ctx: _Ctx, types: list[str] | None, i: int) -> int | None:
+    if types and types[i] == "sliding_attention":
+        return ctx.text.get("sliding_window")
+    return None
+
+
+def _mla(ctx: _Ctx, heads_total: int, sparse: bool) -> LayerAttention:
+    """``MLAAttention``: head_size = kv_lora_rank + qk_rope_head_dim, one
+    latent KV head, per-rank query heads; it passes use_mla, use_sparse and
+    num_heads only (no window, sinks or mm-prefix). The cache holds one latent
+    vector, so head_size_v = head_size."""
+    t = ctx.text
+    rank, rope = t.get("kv_lora_rank"), t.get("qk_rope_head_dim") or 0
+    head = _check_head_size(rank + rope, "kv_lora_rank + qk_rope_head_dim")
+    return LayerAttention(
+        head_size=head, head_size_v=head, num_heads=_per_rank(heads_total, ctx.tp, "attention heads"),
+        num_kv_heads=1, use_mla=True, use_sparse=sparse,
+        qk_nope_head_dim=t.get("qk_nope_head_dim") or 0, qk_rope_head_dim=rope,
+        v_head_dim=t.get("v_head_dim") or 0, kv_lora_rank=rank,
+    )
+
+
+def _n_layers(ctx: _Ctx) -> int:
+    n = ctx.text.get("num_hidden_layers")
+    if not isinstance(n, int) or n <= 0:
+        raise UserError(f"num_hidden_layers is {n!r}; the config needs a positive layer count")
+    return n
+
+
+def _heads(ctx: _Ctx) -> int:
+    heads = ctx.text.get("num_attention_heads")
+    if not heads:
+        raise UserError("the config has no num_attention_heads; add the model's query head count")
+    return heads
+
+
+def _llama(ctx: _Ctx) -> _Stack:
+    """llama.py LlamaAttention (also Mistral, Phi-3 and the other Llama-class
+    models): head_dim or hidden // heads; window only on layer_types'
+    "sliding_attention" layers, else the model-level window."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
+    head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
+    types, causal = _layer_types(ctx, n), t.get("is_causal", True) is not False
+    stack = _Stack()
+    for i in range(n):
+        stack.add(i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i)))
+    return stack
+
+
+def _plain(ctx: _Ctx, *, head_rule: str, reads_is_causal: bool) -> _Stack:
+    """Models whose attention takes no per-layer window (Qwen2/Qwen3,
+    Qwen3-MoE, Mixtral): every layer gets cache_config.sliding_window."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
+    if head_rule == "hidden":  # qwen2.py: hidden_size // num_heads, head_dim ignored
+        head = _hidden_over(t, total)
+    elif head_rule == "none_only":  # mixtral.py: only a missing head_dim falls back
+        head = t.get("head_dim") if t.get("head_dim") is not None else _hidden_over(t, total)
+    else:  # qwen3 / qwen3_moe: head_dim or hidden // heads
+        head = t.get("head_dim") or _hidden_over(t, total)
+    _check_head_size(head, "head_dim")
+    causal = not reads_is_causal or t.get("is_causal", True) is not False
+    return _Stack([(i, _self_attention(ctx, causal, heads, kv, head)) for i in range(n)])
+
+
+def _qwen2(ctx: _Ctx, head_rule: str) -> _Stack:
+    t = ctx.text
+    types = t.get("layer_types") or []
+    # Qwen2Model asserts: sliding on only some layers is not supported
+    if len(set(types)) > 1 and t.get("max_window_layers") != t.get("num_hidden_layers"):
+        raise UserError(
+            "vLLM 0.33.0 rejects this Qwen2-family config: sliding window on some but not all layers "
+            f"(max_window_layers {t.get('max_window_layers')} < num_hidden_layers {t.get('num_hidden_layers')})"
+        )
+    return _plain(ctx, head_rule=head_rule, reads_is_causal=True)
+
+
+def _gemma(ctx: _Ctx, soft_cap_from_config: bool, reads_is_causal: bool) -> _Stack:
+    """gemma2.py / gemma3.py: config.head_dim; window on layer_types'
+    sliding layers; Gemma-2 passes attn_logit_softcapping, Gemma-3 None."""
+    t, n = ctx.text, _n_layers(ctx)
+    heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
+    kv = _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
+    head = _check_head_size(t.get("head_dim") or 0, "head_dim")
+    types = t.get("layer_types")
+    if not types or len(types) < n:
+        raise UserError(f"layer_types must list all {n} layers for {ctx.arch}")
+    soft_cap = t.get("attn_logit_softcapping") if soft_cap_from_config else None
+    causal = not reads_is_causal or t.get("is_causal", True) is not False
+    return _Stack([
+        (i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i),
+                            soft_cap=soft_cap))
+        for i in range(n)
+    ])
+
+
+def _gpt_oss(ctx: _Ctx) -> _Stack:
+    """gpt_oss.py OAIAttention: sinks on every layer; the window on even
+    layers (layer_idx % 2 == 0), whatever layer_types says; heads and KV
+    heads are plain ``// tp`` (no floor of one)."""
+    t, n, tp = ctx.text, _n_layers(ctx), ctx.tp
+    heads = _per_rank(_heads(ctx), tp, "attention heads")
+    kv_total = t.get("num_key_value_heads")
+    kv = _kv_per_rank(kv_total, 1) // tp
+    if kv == 0:
+        raise UserError(
+            f"tensor parallel size {tp} exceeds gpt-oss's {kv_total} KV heads; vLLM's OAIAttention "
+            f"would get {kv_total} // {tp} = 0 KV heads per rank and fail"
+        )
+    head = _check_head_size(t.get("head_dim") or 0, "head_dim")
+    window = t.get("sliding_window")
+    return _Stack([
+        (i, _attention(ctx, heads, kv, head, window=window if i % 2 == 0 else None, sinks=True)) for i in range(n)
+    ])
+
+
+def _qwen3_next(ctx: _Ctx) -> _Stack:
+    """qwen3_next.py: layer_types "full_attention" -> Qwen3NextAttention
+    (gated output: the q projection doubles, the head size does not),
+    "linear_attention" -> Gated DeltaNet, not an attention backend."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
+    # head_dim or hidden_size // (heads per rank): vLLM divides by the per-rank count
+    head = _check_head_size(t.get("head_dim") or _hidden_over(t, heads), "head_dim")
+    types = _layer_types(ctx, n) or []
+    causal = t.get("is_causal", True) is not False
+    stack = _Stack()
+    for i in range(n):
+        kind = types[i] if i < len(types) else None
+        if kind == "full_attention":
+            stack.add(i, _self_attention(ctx, causal, heads, kv, head))
+        elif kind == "linear_attention":
+            stack.add(i, "gated_deltanet")
+        else:
+            raise UserError(f"layer_types[{i}] is {kind!r}; Qwen3-Next layers are full_attention or linear_attention")
+    if t.get("attn_output_gate", True):
+        _note(ctx, "attention output gate: q_proj doubles its output; head size unchanged")
+    return stack
+
+
+def _deepseek(ctx: _Ctx) -> _Stack:
+    """deepseek_v2.py DeepseekV2DecoderLayer: plain MHA when the qk dims are
+    zero (or DeepSeek-V1), MLA when model_config.use_mla, else MHA over
+    qk_nope + qk_rope with one KV head per query head."""
+    t, n, tp = ctx.text, _n_layers(ctx), ctx.tp
+    total = _heads(ctx)
+    nope, rope = t.get("qk_nope_head_dim") or 0, t.get("qk_rope_head_dim") or 0
+    stack = _Stack()
+    if ctx.hf.model_type == "deepseek" or (nope == 0 and rope == 0):
+        kv = _kv_per_rank(t.get("num_key_value_heads"), tp)
+        head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
+        layer = _attention(ctx, _per_rank(total, tp, "attention heads"), kv, head)
+        if ctx.hf.get("rswa_window") is not None:
+            _note(ctx, "rswa_window: DeepseekAttention builds RSWAAttention (same selector inputs)")
+    elif ctx.use_mla:
+        layer = _mla(ctx, total, sparse=t.has("index_topk"))
+    else:
+        heads = _per_rank(total, tp, "attention heads")
+        causal = t.get("is_causal", True) is not False
+        layer = _self_attention(ctx, causal, heads, heads, _check_head_size(nope + rope, "qk_nope + qk_rope"))
+    for i in range(n):
+        stack.add(i, layer)
+    return stack
+
+
+def _deepseek_v32(ctx: _Ctx) -> _Stack:
+    """vllm/models/deepseek_v32 (CUDA): DeepseekV32Attention is an
+    MLAAttention with use_sparse=True on every layer."""
+    if ctx.text.get("kv_lora_rank") is None:
+        raise UserError("DeepSeek-V3.2 config has no kv_lora_rank; MLA needs it")
+    layer = _mla(ctx, _heads(ctx), sparse=True)
+    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+
+
+def _bert(ctx: _Ctx) -> _Stack:
+    """bert.py BertSelfAttention: EncoderOnlyAttention, hidden // heads,
+    KV heads = query heads."""
+    total = _heads(ctx)
+    if ctx.text.get("position_embedding_type", "absolute") != "absolute":
+        # bert.py BertEmbedding raises for anything else
+        raise UserError("vLLM's BERT supports only position_embedding_type 'absolute'")
+    heads = _per_rank(total, ctx.tp, "attention heads")
+    head = _check_head_size(_hidden_over(ctx.text, total), "hidden_size // num_attention_heads")
+    layer = _bare(heads, _kv_per_rank(total, ctx.tp), head, "encoder_only")
+    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+
+
+def _whisper(ctx: _Ctx) -> tuple[_Stack, _Stack]:
+    """whisper.py: decoder layers hold a self-attention (``Attention``,
+    DECODER) and a cross-attention (``CrossAttention``); encoder layers run
+    ``MMEncoderAttention``, which picks its kernel through
+    get_vit_attn_backend, not get_attn_backend."""
+    t, tp = ctx.hf, ctx.tp
+    d_model = t.get("d_model")
+    dec_total = t.get("decoder_attention_heads")
+    dec_heads = _per_rank(dec_total, tp, "decoder attention heads")
+    kv = _kv_per_rank(dec_total, tp)
+    if not isinstance(d_model, int):
+        raise UserError(f"d_model is {d_model!r}; Whisper configs need the model width")
+    head = _check_head_size(d_model // dec_total, "d_model // decoder_attention_heads")
+    if head * dec_total != d_model:
+        raise UserError(f"d_model {d_model} is not divisible by decoder_attention_heads {dec_total}")
+    decoder = _Stack()
+    for i in range(t.get("decoder_layers") or 0):
+        decoder.add(i, _attention(ctx, dec_heads, kv, head))
+        decoder.add(i, _bare(dec_heads, kv, head, "encoder_decoder"))
+    encoder = _Stack([(i, "mm_encoder_attention") for i in range(t.get("encoder_layers") or 0)])
+    _note(ctx, "encoder self-attention uses MMEncoderAttention (get_vit_attn_backend, not "
+               "get_attn_backend): listed, not selected; layer numbers count within each stack")
+    return decoder, encoder
+
+
+def _generic(ctx: _Ctx) -> _Stack:
+    """Architectures without a dedicated mirror: MLA by model type, else
+    Llama-style attention from the config fields, non-attention layer_types
+    listed as other layers."""
+    t, n = ctx.text, _n_layers(ctx)
+    _note(ctx, f"{ctx.arch} has no dedicated mirror here: layers derived from the config fields "
+               "the way Llama-style vLLM models read them")
+    if ctx.use_mla:
+        layer = _mla(ctx, _heads(ctx), sparse=t.has("index_topk"))
+        return _Stack([(i, layer) for i in range(n)])
+    total = _heads(ctx)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(total_kv_heads(t), ctx.tp)
+    head = _check_head_size(model_head_size(t), "head size")
+    causal = t.get("is_causal", True) is not False
+    # which layers attend: Jamba's layers_block_type, Nemotron-H's pattern
+    # string (one character per layer), else layer_types
+    kinds: list[str] | None = None
+    types = None
+    if t.get("layers_block_type"):
+        kinds = list(t.get("layers_block_type"))
+    elif t.get("hybrid_override_pattern"):
+        kinds = [_PATTERN_KINDS.get(ch, ch) for ch in t.get("hybrid_override_pattern")]
+        n = len(kinds)
+    else:
+        types = _layer_types(ctx, n)
+        kinds = types
+    if kinds is not None and len(kinds) < n:
+        raise UserError(f"the config lists {len(kinds)} layer kinds for {n} layers; give one per layer")
+    stack = _Stack()
+    for i in range(n):
+        kind = kinds[i] if kinds else "full_attention"
+        if kind in _ATTENTION_KINDS:
+            stack.add(i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i)))
+        else:
+            stack.add(i, kind)
+    return stack
+
+
+# layer kinds that build an attention layer (layer_types, layers_block_type;
+# "hybrid" is Zamba2's shared attention block)
+_ATTENTION_KINDS = frozenset({"full_attention", "sliding_attention", "attention", "indexed_attention", "hybrid"})
+# Nemotron-H hybrid_override_pattern characters (nemotron_h.py ALL_DECODER_LAYER_TYPES)
+_PATTERN_KINDS = {"*": "attention", "M": "mamba", "-": "mlp", "E": "moe"}
+

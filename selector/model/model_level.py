@@ -1,0 +1,86 @@
+"""Step 3a: model-level facts (vllm/config/model.py,
+model_arch_config_convertor.py): MLA, head size, KV heads, mm-prefix, ALiBi."""
+
+from __future__ import annotations
+
+from attn_select.selector.model.hf_classes import HFView
+
+
+# ModelArchConfigConvertorBase.is_deepseek_mla: model types with MLA attention
+_MLA_MODEL_TYPES = frozenset({
+    "axk1", "deepseek_v2", "deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_v41", "dots3_note",
+    "deepseek_mtp", "k3_dspark", "glm5_next", "glm5_next_text", "glm_moe_dsa", "glm4_moe_lite",
+    "glm4_moe_lite_mtp", "kimi_k2", "kimi_linear", "longcat_flash", "pangu_ultra_moe", "pangu_ultra_moe_mtp",
+    "bailing_hybrid", "bailing_hybrid_mtp", "bailing_hybrid_v3_mtp", "hy_v4", "hy_v4_mtp",
+})
+# is_mm_prefix_lm fallback list (models with bidirectional attention over image tokens)
+_MM_PREFIX_LM_MODEL_TYPES = frozenset({"bagel", "gemma3", "molmo2", "moondream3", "paligemma"})
+# CONFIG_FIELD_ALIASES["total_num_kv_heads"], in lookup order
+_KV_HEAD_NAMES = ("n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num",
+                  "num_attention_groups")
+
+
+def is_deepseek_mla(text: HFView) -> bool:
+    """ModelArchConfigConvertorBase.is_deepseek_mla (DeepSeek-V4's compressed
+    variant keys on head_dim; the rest on kv_lora_rank)."""
+    if text.model_type in _MLA_MODEL_TYPES:
+        if text.get("compress_ratios"):
+            return text.get("head_dim") is not None
+        return text.get("kv_lora_rank") is not None
+    return False
+
+
+def model_head_size(text: HFView) -> int:
+    """ModelArchConfigConvertorBase.get_head_size (VLLM_MLA_DISABLE unset)."""
+    if is_deepseek_mla(text):
+        if text.get("compress_ratios"):
+            return text.get("head_dim")
+        return text.get("kv_lora_rank") + (text.get("qk_rope_head_dim") or 0)
+    head_dim = text.get("head_dim")
+    if head_dim is not None and head_dim > 0:
+        return head_dim
+    if text.get("hidden_size_per_head") is not None:
+        return text.get("hidden_size_per_head")
+    heads = text.get("num_attention_heads") or 0
+    if heads == 0:
+        return 0
+    return (text.get("hidden_size") or 0) // heads
+
+
+def total_kv_heads(text: HFView) -> int:
+    """ModelArchConfigConvertorBase.get_total_num_kv_heads: first alias set
+    (getattr_iter skips absent ones), else the query head count."""
+    for name in _KV_HEAD_NAMES:
+        if text.has(name) and text.get(name) is not None:
+            return text.get(name)
+    return text.get("num_attention_heads") or 0
+
+
+def is_mm_prefix_lm(hf: HFView, text: HFView, mm_inputs: bool) -> bool:
+    """ModelArchConfigConvertor*.is_mm_prefix_lm; ``mm_inputs`` False is a
+    deployment with multimodal inputs disabled (``--language-model-only`` or
+    every modality limited to 0), which clears it."""
+    if not mm_inputs:
+        return False
+    if hf.model_type in ("gemma4", "gemma4_text", "gemma4_unified", "gemma4_unified_text",
+                         "diffusion_gemma", "diffusion_gemma_text"):
+        return text.get("use_bidirectional_attention") == "vision"
+    if hf.model_type == "deepseek_v4":
+        return (hf.get("vision_n_layers") or 0) > 0
+    if hf.model_type == "cohere_asr":
+        return False
+    if hf.has("is_mm_prefix_lm"):
+        return bool(hf.get("is_mm_prefix_lm"))
+    return hf.model_type in _MM_PREFIX_LM_MODEL_TYPES
+
+
+def uses_alibi(text: HFView, architectures: list[str]) -> bool:
+    """ModelConfig.uses_alibi."""
+    attn_config = text.get("attn_config")
+    return bool(
+        text.get("alibi", False)
+        or "BloomForCausalLM" in architectures
+        or text.get("position_encoding_type", "") == "alibi"
+        or (isinstance(attn_config, dict) and attn_config.get("alibi", False))
+    )
+
