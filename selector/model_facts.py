@@ -1,7 +1,7 @@
 """What attn-select knows about a model, after parsing its config: plain
 frozen values that the selector turns into ``SelectorConfig``s.
 
-Produced by ``selector/model.py`` (config.json / folder / built-in profile)
+Produced by ``selector/model/`` (config.json / folder / built-in profile)
 and consumed by ``selector/explain.py`` and ``backends/run``. No pydantic,
 no torch here: just the facts vLLM derives per attention layer.
 """
@@ -74,7 +74,7 @@ class ModelFacts:
     is_diffusion: bool = False
     kv_cache_scheme: str | None = None  # quantization_config kv_cache_scheme -> "fp8" etc.
     notes: tuple[str, ...] = field(default=())  # parsing decisions worth printing
-    # Added by the config parser (selector/model.py):
+    # Added by the config parser (selector/model/):
     config_dtype: str | None = None  # dtype read from config.json / weights, before "auto" resolution
     runner: str = "generate"  # vLLM runner type ("generate" / "pooling"); pooling prefers float16 under auto
     index_topk: int | None = None  # hf_text_config.index_topk (sparse MLA, DeepSeek-V3.2); None = absent

@@ -3,7 +3,7 @@ one entry point that turns a MODEL argument into ``ModelFacts``.
 
 Only the one profile file asked for is read and parsed; listing names only
 lists the folder. A model profile holds a ``config:`` mapping in config.json
-form, so profiles and files go through the same parser (selector/model.py).
+form, so profiles and files go through the same parser (selector/model/).
 """
 
 from __future__ import annotations
