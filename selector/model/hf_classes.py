@@ -81,6 +81,39 @@ def _post_gemma3_text(a: dict[str, Any]) -> None:
         a["layer_types"] = _alternating(a["num_hidden_layers"], every, "sliding_attention", "full_attention")
 
 
+def _post_gemma4_text(a: dict[str, Any]) -> None:
+    """Gemma4TextConfig.__post_init__: "all"-bidirectional halves the window
+    (is_causal False, which gemma4.py never reads); 5:1 layer_types with the
+    last layer forced full; ``per_layer_config`` overrides for the full
+    layers (head_dim = global_head_dim, default 512; KV heads =
+    num_global_key_value_heads only with attention_k_eq_v). transformers pops
+    global_head_dim / num_global_key_value_heads, so they are no attributes."""
+    if a.get("use_bidirectional_attention") == "all":
+        a["is_causal"] = False
+        if a.get("sliding_window") is not None:
+            a["sliding_window"] = a["sliding_window"] // 2 + 1
+    n = a["num_hidden_layers"]
+    if a.get("layer_types") is None:
+        a["layer_types"] = _alternating(n, 6, "sliding_attention", "full_attention")
+    else:
+        a["layer_types"] = list(a["layer_types"])
+    if a["layer_types"] and a["layer_types"][-1] != "full_attention":
+        a["layer_types"][-1] = "full_attention"
+    global_head = a.pop("global_head_dim", None)
+    global_kv = a.pop("num_global_key_value_heads", None)
+    table = a.get("per_layer_config")
+    if table is None:
+        override: dict[str, Any] = {"head_dim": 512 if global_head is None else global_head}
+        if a.get("attention_k_eq_v") and global_kv is not None:
+            override["num_key_value_heads"] = global_kv
+        table = {i: dict(override) for i, kind in enumerate(a["layer_types"]) if kind == "full_attention"}
+    elif isinstance(table, dict):  # config.json keys are strings
+        table = {int(k): dict(v) for k, v in table.items()}
+    else:
+        table = {i: dict(v) for i, v in enumerate(table)}
+    a["per_layer_config"] = table
+
+
 def _post_gpt_oss(a: dict[str, Any]) -> None:
     _post_head_dim_and_kv(a)
     if a.get("layer_types") is None:
@@ -132,6 +165,12 @@ _HF_CLASSES: dict[str, _HFClass] = {
     "qwen3": _HFClass("Qwen3Config", {**_LLAMA_SIZES, "num_key_value_heads": 32, "head_dim": 128,
                                       "use_sliding_window": False, "sliding_window": 4096,
                                       "max_window_layers": 28}, _post_qwen2),
+    # Qwen2_5_VLConfig pops a flat (hub-style) config's text fields into a
+    # Qwen2_5_VLTextConfig: same use_sliding_window gate as Qwen2Config
+    "qwen2_5_vl_text": _HFClass("Qwen2_5_VLTextConfig", {"num_hidden_layers": 80, "num_attention_heads": 64,
+                                                         "hidden_size": 8192, "num_key_value_heads": 8,
+                                                         "use_sliding_window": False, "sliding_window": 4096,
+                                                         "max_window_layers": 80}, _post_qwen2),
     "qwen3_moe": _HFClass("Qwen3MoeConfig", {"num_hidden_layers": 24, "num_attention_heads": 32,
                                              "hidden_size": 2048, "num_key_value_heads": 4,
                                              "use_sliding_window": False, "sliding_window": 4096},
@@ -147,6 +186,12 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                                  "sliding_window": 4096, "attn_logit_softcapping": None,
                                                  "use_bidirectional_attention": False}, _post_gemma3_text),
     "gemma3": _HFClass("Gemma3Config", {}, None, text_config_type="gemma3_text"),
+    "gemma4_text": _HFClass("Gemma4TextConfig", {"num_hidden_layers": 30, "num_attention_heads": 8,
+                                                 "hidden_size": 2304, "num_key_value_heads": 4, "head_dim": 256,
+                                                 "sliding_window": 512, "attention_k_eq_v": False,
+                                                 "num_kv_shared_layers": 0, "use_bidirectional_attention": None},
+                            _post_gemma4_text),
+    "gemma4": _HFClass("Gemma4Config", {}, None, text_config_type="gemma4_text"),
     "gpt_oss": _HFClass("GptOssConfig", {"num_hidden_layers": 36, "num_attention_heads": 64, "hidden_size": 2880,
                                          "num_key_value_heads": 8, "head_dim": 64, "sliding_window": 128},
                         _post_gpt_oss),
@@ -168,6 +213,9 @@ _HF_CLASSES: dict[str, _HFClass] = {
     ),
 }
 _HF_CLASSES["deepseek_v32"] = _HF_CLASSES["deepseek_v3"]
+# flat config.json: the text fields sit at the top level (text = hf_config view)
+_HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _HF_CLASSES["qwen2_5_vl_text"].defaults, _post_qwen2,
+                                     text_config_type="qwen2_5_vl_text")
 
 
 def hf_view(given: dict[str, Any], model_type: str | None, where: str) -> HFView:

@@ -219,6 +219,41 @@ def _gemma(ctx: _Ctx, soft_cap_from_config: bool, reads_is_causal: bool) -> _Sta
     ])
 
 
+def _gemma4(ctx: _Ctx) -> _Stack:
+    """gemma4.py Gemma4DecoderLayer / Gemma4Attention: head size and KV
+    heads from ``per_layer_config[i]`` (full layers: global_head_dim and,
+    with attention_k_eq_v, num_global_key_value_heads); the window on
+    layer_types' sliding layers; attn_logit_softcapping only if the config
+    carries one; is_causal is never read. KV-shared layers (the last
+    num_kv_shared_layers) still build an ``Attention`` with the same inputs,
+    reading the cache of the last earlier layer of their type."""
+    t, n = ctx.text, _n_layers(ctx)
+    heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
+    types = t.get("layer_types") or []
+    if len(types) < n:
+        raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
+    table = t.get("per_layer_config") or {}
+    shared = t.get("num_kv_shared_layers") or 0
+    first_shared = n - shared
+    soft_cap = t.get("attn_logit_softcapping")
+    stack = _Stack()
+    for i in range(n):
+        layer = table.get(i, {})
+        head = _check_head_size(layer.get("head_dim", t.get("head_dim")) or 0, f"layer {i} head_dim")
+        kv = _kv_per_rank(layer.get("num_key_value_heads", t.get("num_key_value_heads")), ctx.tp)
+        if shared > 0 and i >= first_shared and types[i] not in types[:first_shared]:
+            raise UserError(f"Gemma-4 layer {i} shares KV with an earlier {types[i]} layer, but none of the "
+                            f"first {first_shared} layers is one; vLLM fails building it")
+        window = t.get("sliding_window") if types[i] == "sliding_attention" else None
+        stack.add(i, _attention(ctx, heads, kv, head, window=window, soft_cap=soft_cap))
+    if shared > 0:
+        _note(ctx, f"KV sharing: the last {shared} layers reuse earlier layers' caches (same selector inputs)")
+    if t.get("use_bidirectional_attention") == "all":
+        _note(ctx, "use_bidirectional_attention 'all': Gemma4TextConfig sets sliding_window to "
+                   "window // 2 + 1; gemma4.py still builds causal decoder Attention")
+    return stack
+
+
 def _gpt_oss(ctx: _Ctx) -> _Stack:
     """gpt_oss.py OAIAttention: sinks on every layer; the window on even
     layers (layer_idx % 2 == 0), whatever layer_types says; heads and KV
@@ -343,6 +378,12 @@ def _generic(ctx: _Ctx) -> _Stack:
     t, n = ctx.text, _n_layers(ctx)
     _note(ctx, f"{ctx.arch} has no dedicated mirror here: layers derived from the config fields "
                "the way Llama-style vLLM models read them")
+    if t.get("attention_chunk_size"):
+        # llama4.py: RoPE layers build ChunkedLocalAttention, which asks
+        # get_attn_backend(head_size, dtype, kv_cache_dtype) and wraps the answer
+        _note(ctx, f"attention_chunk_size {t.get('attention_chunk_size')}: RoPE layers run chunked local "
+                   "attention (vLLM wraps the selected backend; its selection inputs carry no window, "
+                   "sinks or mm-prefix)")
     if ctx.use_mla:
         layer = _mla(ctx, _heads(ctx), sparse=t.has("index_topk"))
         return _Stack([(i, layer) for i in range(n)])

@@ -30,8 +30,24 @@ def is_deepseek_mla(text: HFView) -> bool:
     return False
 
 
+def _per_layer_max(text: HFView, name: str, whole: int) -> int:
+    """ModelArchitectureConfig.from_layers: a heterogeneous config
+    (transformers' ``per_layer_config``) collapses a varying field to its
+    largest per-layer value."""
+    table = text.get("per_layer_config")
+    n = text.get("num_hidden_layers")
+    if not isinstance(table, dict) or not isinstance(n, int):
+        return whole
+    return max(table.get(i, {}).get(name, whole) for i in range(n))
+
+
 def model_head_size(text: HFView) -> int:
-    """ModelArchConfigConvertorBase.get_head_size (VLLM_MLA_DISABLE unset)."""
+    """ModelArchConfigConvertorBase.get_head_size (VLLM_MLA_DISABLE unset),
+    the largest layer's for a heterogeneous config."""
+    return _per_layer_max(text, "head_dim", _whole_model_head_size(text))
+
+
+def _whole_model_head_size(text: HFView) -> int:
     if is_deepseek_mla(text):
         if text.get("compress_ratios"):
             return text.get("head_dim")
@@ -48,8 +64,13 @@ def model_head_size(text: HFView) -> int:
 
 
 def total_kv_heads(text: HFView) -> int:
-    """ModelArchConfigConvertorBase.get_total_num_kv_heads: first alias set
-    (getattr_iter skips absent ones), else the query head count."""
+    """ModelArchConfigConvertorBase.get_total_num_kv_heads (the largest
+    layer's for a heterogeneous config)."""
+    return _per_layer_max(text, "num_key_value_heads", _whole_model_kv_heads(text))
+
+
+def _whole_model_kv_heads(text: HFView) -> int:
+    """First alias set (getattr_iter skips absent ones), else the query head count."""
     for name in _KV_HEAD_NAMES:
         if text.has(name) and text.get(name) is not None:
             return text.get(name)

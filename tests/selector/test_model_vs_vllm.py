@@ -58,6 +58,7 @@ def _cases() -> list[dict]:
     qwen3 = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024, "head_dim": 128,
              "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 8, "torch_dtype": "bfloat16",
              "vocab_size": 1000, "intermediate_size": 2048}
+    cases += _gemma4_cases() + _popular_cases()
     cases += [
         {"name": "qwen2 use_sliding_window false", "config": {
             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
@@ -93,6 +94,121 @@ def _cases() -> list[dict]:
             "sliding_window": 4096}, "disable_sliding_window": True},
     ]
     return cases
+
+
+def _gemma4_text(**fields) -> dict:
+    """A small Gemma-4 text config shaped like google/gemma-4-31B-it's
+    (head_dim 256 on sliding layers, global_head_dim 512 on full ones)."""
+    text = {"model_type": "gemma4_text", "hidden_size": 1024, "intermediate_size": 2048, "num_hidden_layers": 8,
+            "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "global_head_dim": 512,
+            "sliding_window": 1024, "vocab_size": 1000, "vocab_size_per_layer_input": 1000,
+            "hidden_size_per_layer_input": 0, "final_logit_softcapping": 30.0, "torch_dtype": "bfloat16",
+            "layer_types": (["sliding_attention"] * 3 + ["full_attention"]) * 2,
+            "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                                   "rope_theta": 1000000.0}}}
+    return {**text, **fields}
+
+
+def _gemma4_cases() -> list[dict]:
+    causal = ["Gemma4ForCausalLM"]
+    k_eq_v = {"attention_k_eq_v": True, "num_global_key_value_heads": 2}
+    vision = {"model_type": "gemma4_vision", "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2,
+              "num_key_value_heads": 2, "head_dim": 32, "intermediate_size": 128}
+    defaults = {k: v for k, v in _gemma4_text().items() if k not in ("layer_types", "global_head_dim")}
+    return [
+        {"name": "gemma4 31b-like k_eq_v vision-bidi", "config": {
+            **_gemma4_text(**k_eq_v, use_bidirectional_attention="vision"), "architectures": causal}},
+        {"name": "gemma4 e2b-like kv-shared", "config": {
+            **_gemma4_text(num_kv_shared_layers=4, num_key_value_heads=1, hidden_size_per_layer_input=64),
+            "architectures": causal}},
+        {"name": "gemma4 multimodal", "config": {
+            "architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4", "torch_dtype": "bfloat16",
+            "text_config": _gemma4_text(**k_eq_v, use_bidirectional_attention="vision"),
+            "vision_config": vision}},
+        {"name": "gemma4 multimodal --language-model-only", "config": {
+            "architectures": ["Gemma4ForConditionalGeneration"], "model_type": "gemma4", "torch_dtype": "bfloat16",
+            "text_config": _gemma4_text(**k_eq_v, use_bidirectional_attention="vision"), "vision_config": vision},
+         "language_model_only": True},
+        {"name": "gemma4 class-default layer_types, all-bidirectional", "config": {
+            **defaults, "num_hidden_layers": 7, "use_bidirectional_attention": "all", "architectures": causal}},
+        {"name": "gemma4 last layer forced full, no k_eq_v, soft cap", "config": {
+            **_gemma4_text(num_global_key_value_heads=2, attn_logit_softcapping=50.0,
+                           layer_types=["sliding_attention", "full_attention"] * 3 + ["sliding_attention"] * 2),
+            "architectures": causal}},
+    ]
+
+
+def _popular_cases() -> list[dict]:
+    """Small configs shaped like popular checkpoints' (layers and experts cut
+    down): Qwen2.5-VL-7B, Qwen3-VL-8B, Llama-4-Scout, Mixtral-8x7B, Phi-4,
+    Phi-4-mini, GLM-4.5, Kimi-K2, Qwen3.5."""
+    vis25 = {"depth": 1, "hidden_size": 64, "intermediate_size": 128, "num_heads": 2, "out_hidden_size": 512, "in_chans": 3, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 112, "fullatt_block_indexes": [0], "hidden_act": "silu", "tokens_per_second": 2}
+    return [
+     {"name": "qwen2.5-vl 7b-like", "config": {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl",
+       "hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 2, "num_hidden_layers": 4,
+       "vocab_size": 1000, "max_position_embeddings": 128000, "sliding_window": 32768, "use_sliding_window": False, "max_window_layers": 28,
+       "rope_scaling": {"type": "mrope", "mrope_section": [8, 12, 12]}, "rope_theta": 1000000.0, "torch_dtype": "bfloat16",
+       "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652, "vision_config": vis25}},
+     {"name": "qwen3-vl 8b-like", "config": {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+       "text_config": {"model_type": "qwen3_vl_text", "hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8,
+         "num_key_value_heads": 2, "head_dim": 128, "num_hidden_layers": 4, "vocab_size": 1000, "max_position_embeddings": 262144,
+         "rope_scaling": {"rope_type": "default", "mrope_section": [24, 20, 20], "mrope_interleaved": True}, "rope_theta": 5000000,
+         "dtype": "bfloat16", "tie_word_embeddings": False},
+       "vision_config": {"model_type": "qwen3_vl", "depth": 2, "hidden_size": 64, "intermediate_size": 128, "num_heads": 2,
+         "out_hidden_size": 512, "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2, "num_position_embeddings": 2304,
+         "deepstack_visual_indexes": [0], "hidden_act": "gelu_pytorch_tanh", "in_channels": 3},
+       "image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652, "vision_end_token_id": 151653,
+       "tie_word_embeddings": False}},
+     {"name": "llama4 scout-like", "config": {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+       "text_config": {"model_type": "llama4_text", "hidden_size": 512, "intermediate_size": 1024, "intermediate_size_mlp": 2048,
+         "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128, "num_hidden_layers": 4, "vocab_size": 1000,
+         "attention_chunk_size": 8192, "interleave_moe_layer_step": 1, "num_local_experts": 4, "num_experts_per_tok": 1,
+         "use_qk_norm": True, "attn_temperature_tuning": True, "floor_scale": 8192, "attn_scale": 0.1,
+         "rope_scaling": {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+         "rope_theta": 500000.0, "max_position_embeddings": 10485760, "torch_dtype": "bfloat16"},
+       "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2,
+         "num_hidden_layers": 1, "image_size": 336, "patch_size": 14, "pixel_shuffle_ratio": 0.5, "projector_input_dim": 128,
+         "projector_output_dim": 512, "vision_output_dim": 64, "rope_theta": 10000, "multi_modal_projector_bias": False, "projector_dropout": 0.0,
+         "vision_feature_layer": -1, "vision_feature_select_strategy": "default"},
+       "boi_token_index": 200080, "eoi_token_index": 200081, "image_token_index": 200092, "torch_dtype": "bfloat16"}},
+     {"name": "mixtral 8x7b-like", "config": {"architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "hidden_size": 4096,
+       "intermediate_size": 1024, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 2, "vocab_size": 1000,
+       "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": None, "rope_theta": 1000000.0, "torch_dtype": "bfloat16"}},
+     {"name": "phi-4 like", "config": {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 5120,
+       "intermediate_size": 1024, "num_attention_heads": 40, "num_key_value_heads": 10, "num_hidden_layers": 2, "vocab_size": 1000,
+       "max_position_embeddings": 16384, "original_max_position_embeddings": 16384, "rope_theta": 250000, "rope_scaling": None,
+       "sliding_window": None, "torch_dtype": "bfloat16"}},
+     {"name": "phi-4-mini like", "config": {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_size": 3072,
+       "intermediate_size": 1024, "num_attention_heads": 24, "num_key_value_heads": 8, "num_hidden_layers": 2, "vocab_size": 1000,
+       "max_position_embeddings": 131072, "original_max_position_embeddings": 4096, "partial_rotary_factor": 0.75, "rope_theta": 10000.0,
+       "rope_scaling": {"long_factor": [1.0]*48, "short_factor": [1.0]*48, "type": "longrope"},
+       "sliding_window": 262144, "torch_dtype": "bfloat16"}},
+     {"name": "glm-4.5 like", "config": {"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "hidden_size": 512,
+       "intermediate_size": 1024, "moe_intermediate_size": 256, "num_attention_heads": 12, "num_key_value_heads": 2, "head_dim": 128,
+       "num_hidden_layers": 3, "first_k_dense_replace": 1, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1,
+       "n_group": 1, "topk_group": 1, "routed_scaling_factor": 2.5, "norm_topk_prob": True, "partial_rotary_factor": 0.5,
+       "use_qk_norm": True, "attention_bias": True, "num_nextn_predict_layers": 1, "vocab_size": 1000, "rope_theta": 1000000,
+       "max_position_embeddings": 131072, "torch_dtype": "bfloat16"}},
+     {"name": "kimi-k2 like", "config": {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", "hidden_size": 1024,
+       "intermediate_size": 2048, "moe_intermediate_size": 256, "num_attention_heads": 64, "num_key_value_heads": 64, "num_hidden_layers": 3,
+       "first_k_dense_replace": 1, "n_routed_experts": 8, "num_experts_per_tok": 2, "n_shared_experts": 1, "n_group": 1, "topk_group": 1,
+       "routed_scaling_factor": 2.827, "norm_topk_prob": True, "topk_method": "noaux_tc", "scoring_func": "sigmoid",
+       "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+       "vocab_size": 1000, "rope_theta": 50000.0, "max_position_embeddings": 131072,
+       "rope_scaling": {"beta_fast": 1.0, "beta_slow": 1.0, "factor": 32.0, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"},
+       "torch_dtype": "bfloat16"}},
+     {"name": "qwen3.5 like", "capability": [10, 0], "config": {"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+       "text_config": {"model_type": "qwen3_5_text", "hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8,
+         "num_key_value_heads": 2, "head_dim": 256, "num_hidden_layers": 4, "vocab_size": 1000,
+         "layer_types": ["linear_attention"]*3 + ["full_attention"], "full_attention_interval": 4, "attn_output_gate": True,
+         "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 4, "linear_num_value_heads": 8,
+         "rope_parameters": {"rope_type": "default", "rope_theta": 10000000, "partial_rotary_factor": 0.25, "mrope_section": [11, 11, 10], "mrope_interleaved": True},
+         "max_position_embeddings": 262144, "dtype": "bfloat16"},
+       "vision_config": {"model_type": "qwen3_5", "depth": 1, "hidden_size": 64, "intermediate_size": 128, "num_heads": 2, "out_hidden_size": 512,
+         "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2, "num_position_embeddings": 2304, "deepstack_visual_indexes": [], "in_channels": 3},
+       "image_token_id": 248056, "video_token_id": 248057, "vision_start_token_id": 248053, "vision_end_token_id": 248054, "tie_word_embeddings": False}},
+    ]
 
 
 @pytest.fixture(scope="module")
