@@ -9,6 +9,7 @@ from typing import Any, Callable
 from attn_select.selector.model.layers import (
     _Ctx,
     _bert,
+    _cohere2,
     _deepseek,
     _deepseek_v32,
     _gemma,
@@ -46,6 +47,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Gemma3ForConditionalGeneration": (lambda c: _gemma(c, False, True), "generate"),
     "Gemma4ForCausalLM": (_gemma4, "generate"),
     "Gemma4ForConditionalGeneration": (_gemma4, "generate"),  # gemma4_mm.py builds Gemma4ForCausalLM
+    "Cohere2ForCausalLM": (_cohere2, "generate"),  # commandr.py CohereForCausalLM
     "GptOssForCausalLM": (_gpt_oss, "generate"),
     "DeepseekForCausalLM": (_deepseek, "generate"),
     "DeepseekV2ForCausalLM": (_deepseek, "generate"),

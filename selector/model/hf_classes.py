@@ -114,6 +114,16 @@ def _post_gemma4_text(a: dict[str, Any]) -> None:
     a["per_layer_config"] = table
 
 
+def _post_cohere2(a: dict[str, Any]) -> None:
+    # Cohere2Config: head_dim always hidden // heads; layer_types from the
+    # legacy sliding_window_pattern (default 4, every 4th layer full)
+    _post_kv(a)
+    a["head_dim"] = a["hidden_size"] // a["num_attention_heads"]
+    if a.get("layer_types") is None:
+        every = a.pop("sliding_window_pattern", None) or 4
+        a["layer_types"] = _alternating(a["num_hidden_layers"], every, "sliding_attention", "full_attention")
+
+
 def _post_gpt_oss(a: dict[str, Any]) -> None:
     _post_head_dim_and_kv(a)
     if a.get("layer_types") is None:
@@ -192,6 +202,8 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                                  "num_kv_shared_layers": 0, "use_bidirectional_attention": None},
                             _post_gemma4_text),
     "gemma4": _HFClass("Gemma4Config", {}, None, text_config_type="gemma4_text"),
+    "cohere2": _HFClass("Cohere2Config", {"num_hidden_layers": 40, "num_attention_heads": 64, "hidden_size": 8192,
+                                          "num_key_value_heads": None, "sliding_window": 4096}, _post_cohere2),
     "gpt_oss": _HFClass("GptOssConfig", {"num_hidden_layers": 36, "num_attention_heads": 64, "hidden_size": 2880,
                                          "num_key_value_heads": 8, "head_dim": 64, "sliding_window": 128},
                         _post_gpt_oss),

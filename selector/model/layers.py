@@ -254,6 +254,27 @@ def _gemma4(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _cohere2(ctx: _Ctx) -> _Stack:
+    """commandr.py CohereAttention for a Cohere2Config: config.head_dim;
+    layer_types' sliding layers get sliding_window + 1 (Cohere's window
+    counts the current token too)."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
+    head = _check_head_size(t.get("head_dim") or 0, "head_dim")
+    types = _layer_types(ctx, n) or ["full_attention"] * n
+    stack = _Stack()
+    for i in range(n):
+        window = None
+        if types[i] == "sliding_attention":
+            if t.get("sliding_window") is None:
+                raise UserError(f"layer {i} is a sliding layer but sliding_window is null; vLLM adds 1 to it and fails")
+            window = t.get("sliding_window") + 1
+        stack.add(i, _attention(ctx, heads, kv, head, window=window))
+    _note(ctx, "Cohere2: sliding layers pass sliding_window + 1 (the window counts the current token)")
+    return stack
+
+
 def _gpt_oss(ctx: _Ctx) -> _Stack:
     """gpt_oss.py OAIAttention: sinks on every layer; the window on even
     layers (layer_idx % 2 == 0), whatever layer_types says; heads and KV
