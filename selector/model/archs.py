@@ -47,6 +47,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Gemma3ForConditionalGeneration": (lambda c: _gemma(c, False, True), "generate"),
     "Gemma4ForCausalLM": (_gemma4, "generate"),
     "Gemma4ForConditionalGeneration": (_gemma4, "generate"),  # gemma4_mm.py builds Gemma4ForCausalLM
+    "Gemma4UnifiedForConditionalGeneration": (_gemma4, "generate"),  # gemma4_unified.py: the same
     "Cohere2ForCausalLM": (_cohere2, "generate"),  # commandr.py CohereForCausalLM
     "GptOssForCausalLM": (_gpt_oss, "generate"),
     "DeepseekForCausalLM": (_deepseek, "generate"),
