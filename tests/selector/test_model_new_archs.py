@@ -1,0 +1,84 @@
+"""Gemma-4, Cohere2 and Qwen2.5-VL parsing without vLLM (the values are what
+vLLM 0.33.0 builds, recorded by tests/selector/test_model_vs_vllm.py), and
+the dropped-architecture table against vLLM's registry source."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from attn_select.selector.model import model_facts
+from attn_select.selector.model.archs import _DROPPED
+
+VLLM_REGISTRY = Path("/work/vllm-src/vllm/model_executor/models/registry.py")
+
+
+def _gemma4_text(**fields) -> dict:
+    text = {"model_type": "gemma4_text", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 8,
+            "num_key_value_heads": 4, "head_dim": 256, "global_head_dim": 512, "sliding_window": 1024,
+            "layer_types": (["sliding_attention"] * 3 + ["full_attention"]) * 2, "torch_dtype": "bfloat16"}
+    return {**text, **fields, "architectures": ["Gemma4ForCausalLM"]}
+
+
+def _by_layer(facts) -> dict[int, object]:
+    return {i: g.attn for g in facts.groups for i in g.layers}
+
+
+def test_gemma4_full_layers_use_global_head_dim_and_kv_heads():
+    f = model_facts(_gemma4_text(attention_k_eq_v=True, num_global_key_value_heads=2,
+                                 use_bidirectional_attention="vision"), name="g4")
+    layers = _by_layer(f)
+    assert (layers[0].head_size, layers[0].num_kv_heads, layers[0].sliding_window) == (256, 4, 1024)
+    assert (layers[3].head_size, layers[3].num_kv_heads, layers[3].sliding_window) == (512, 2, None)
+    assert all(a.use_mm_prefix for a in layers.values())
+    # ModelArchitectureConfig.from_layers: the largest layer's values
+    assert (f.head_size, f.num_kv_heads) == (512, 4)
+
+
+def test_gemma4_global_kv_heads_need_k_eq_v():
+    layers = _by_layer(model_facts(_gemma4_text(num_global_key_value_heads=2), name="g4"))
+    assert layers[3].num_kv_heads == 4
+
+
+def test_gemma4_class_defaults_force_last_layer_full_and_halve_bidirectional_window():
+    cfg = _gemma4_text(num_hidden_layers=7, use_bidirectional_attention="all")
+    del cfg["layer_types"], cfg["global_head_dim"]
+    layers = _by_layer(model_facts(cfg, name="g4"))
+    assert [layers[i].sliding_window for i in range(7)] == [513] * 5 + [None] * 2
+    assert layers[6].head_size == 512
+
+
+def test_gemma4_kv_sharing_without_an_earlier_layer_of_that_type_is_rejected():
+    cfg = _gemma4_text(num_hidden_layers=4, num_kv_shared_layers=1,
+                       layer_types=["sliding_attention"] * 3 + ["full_attention"])
+    with pytest.raises(Exception, match="shares KV"):
+        model_facts(cfg, name="g4")
+
+
+def test_cohere2_sliding_layers_pass_window_plus_one():
+    cfg = {"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": 512,
+           "num_attention_heads": 8, "num_key_value_heads": 2, "num_hidden_layers": 8, "sliding_window": 4096,
+           "sliding_window_pattern": 4, "torch_dtype": "bfloat16"}
+    layers = _by_layer(model_facts(cfg, name="c2"))
+    assert [layers[i].sliding_window for i in range(8)] == [4097, 4097, 4097, None] * 2
+    assert layers[0].head_size == 64
+
+
+def test_qwen2_5_vl_flat_config_drops_window_without_use_sliding_window():
+    cfg = {"architectures": ["Qwen2_5_VLForConditionalGeneration"], "model_type": "qwen2_5_vl", "hidden_size": 512,
+           "num_attention_heads": 8, "num_key_value_heads": 2, "num_hidden_layers": 4, "sliding_window": 32768,
+           "use_sliding_window": False, "max_window_layers": 28, "torch_dtype": "bfloat16"}
+    layers = _by_layer(model_facts(cfg, name="q25vl"))
+    assert all(a.sliding_window is None for a in layers.values())
+
+
+@pytest.mark.skipif(not VLLM_REGISTRY.exists(), reason="vLLM 0.33.0 source not unpacked")
+def test_dropped_table_matches_vllm_registry():
+    tree = ast.parse(VLLM_REGISTRY.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "_PREVIOUSLY_SUPPORTED_MODELS":
+            assert ast.literal_eval(node.value) == _DROPPED
+            return
+    pytest.fail("_PREVIOUSLY_SUPPORTED_MODELS not found")
