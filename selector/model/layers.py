@@ -399,6 +399,16 @@ def _generic(ctx: _Ctx) -> _Stack:
     t, n = ctx.text, _n_layers(ctx)
     _note(ctx, f"{ctx.arch} has no dedicated mirror here: layers derived from the config fields "
                "the way Llama-style vLLM models read them")
+    ignored = [k for k in _HETEROGENEOUS_KEYS if t.get(k) is not None or ctx.hf.get(k) is not None]
+    if ignored and not ctx.use_mla:
+        _note(ctx, f"config has {', '.join(ignored)}, which the generic derivation ignores: vLLM's model file "
+                   "may give some layers other head sizes, head counts, windows or sinks than listed here")
+    if ctx.arch in ("MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM"):
+        # mimo_v2.py: hybrid_layer_pattern 1 layers take swa_* sizes, sinks
+        # and sliding_window_size; v_head_dim != head_dim layers pick
+        # FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV without get_attn_backend
+        _note(ctx, "MiMo-V2 is not mirrored: its SWA layers use swa_* head sizes and sinks, and layers with "
+                   "v_head_dim != head_dim bypass get_attn_backend (FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV)")
     if t.get("attention_chunk_size"):
         # llama4.py: RoPE layers build ChunkedLocalAttention, which asks
         # get_attn_backend(head_size, dtype, kv_cache_dtype) and wraps the answer
@@ -441,4 +451,8 @@ def _generic(ctx: _Ctx) -> _Stack:
 _ATTENTION_KINDS = frozenset({"full_attention", "sliding_attention", "attention", "indexed_attention", "hybrid"})
 # Nemotron-H hybrid_override_pattern characters (nemotron_h.py ALL_DECODER_LAYER_TYPES)
 _PATTERN_KINDS = {"*": "attention", "M": "mamba", "-": "mlp", "E": "moe"}
-
+# config fields that make some layers differ in vLLM model files we do not
+# mirror (MiMo-V2's swa_*, Gemma-4-style global_*, transformers' per_layer_config)
+_HETEROGENEOUS_KEYS = ("swa_head_dim", "swa_num_attention_heads", "swa_num_key_value_heads", "swa_v_head_dim",
+                       "global_head_dim", "num_global_key_value_heads", "per_layer_config", "hybrid_layer_pattern",
+                       "sliding_window_pattern", "add_swa_attention_sink_bias")

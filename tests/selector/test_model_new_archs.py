@@ -82,3 +82,18 @@ def test_dropped_table_matches_vllm_registry():
             assert ast.literal_eval(node.value) == _DROPPED
             return
     pytest.fail("_PREVIOUSLY_SUPPORTED_MODELS not found")
+
+
+def test_generic_fallback_says_which_per_layer_fields_it_ignores():
+    cfg = {"architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash", "hidden_size": 4096,
+           "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 192, "swa_head_dim": 192,
+           "swa_num_key_value_heads": 8, "hybrid_layer_pattern": [0, 1, 1, 0], "num_hidden_layers": 4,
+           "torch_dtype": "bfloat16"}
+    notes = " ".join(model_facts(cfg, name="mimo").notes)
+    assert "swa_head_dim, swa_num_key_value_heads, hybrid_layer_pattern" in notes
+    assert "bypass get_attn_backend" in notes
+
+
+def test_mirrored_gemma4_carries_no_ignored_fields_note():
+    notes = " ".join(model_facts(_gemma4_text(), name="g4").notes)
+    assert "generic derivation" not in notes
