@@ -15,6 +15,7 @@ from attn_select.selector.model.layers import (
     _gemma,
     _gemma4,
     _gpt_oss,
+    _kimi_linear,
     _llama,
     _plain,
     _qwen2,
@@ -55,6 +56,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "DeepseekV3ForCausalLM": (_deepseek, "generate"),
     "DeepseekV32ForCausalLM": (_deepseek_v32, "generate"),
     "GlmMoeDsaForCausalLM": (_deepseek_v32, "generate"),  # same CUDA module as DeepSeek-V3.2
+    "KimiLinearForCausalLM": (_kimi_linear, "generate"),  # vllm/models/kimi_k3 (CUDA)
     "BertModel": (_bert, "pooling"),
     "BertForMaskedLM": (_bert, "pooling"),
     "BertForSequenceClassification": (_bert, "pooling"),

@@ -354,6 +354,29 @@ def _deepseek_v32(ctx: _Ctx) -> _Stack:
     return _Stack([(i, layer) for i in range(_n_layers(ctx))])
 
 
+def _kimi_linear(ctx: _Ctx) -> _Stack:
+    """vllm/models/kimi_k3/nvidia/model.py (KimiLinearForCausalLM on CUDA):
+    layers listed (1-based) in linear_attn_config["kda_layers"] run Kimi
+    Delta Attention, not an attention backend; the others build
+    MultiHeadLatentAttention, which asks get_attn_backend with use_mla and
+    the per-rank head count. Read from the source: the meta-device oracle
+    cannot build this model (its DSA handlers need a CUDA driver)."""
+    t, n = ctx.text, _n_layers(ctx)
+    if t.get("kv_lora_rank") is None:
+        raise UserError("Kimi-Linear config has no kv_lora_rank; its MLA layers need it")
+    linear = t.get("linear_attn_config") or ctx.hf.get("linear_attn_config")
+    kda = set((linear or {}).get("kda_layers") or []) if isinstance(linear, dict) else set()
+    layer = _mla(ctx, _heads(ctx), sparse=False)
+    if len(kda) < n and not t.get("mla_use_nope"):
+        # KimiLinearConfig defaults mla_use_nope to False; the CUDA MLA layer asserts it
+        raise UserError("Kimi-Linear MLA layers need mla_use_nope true; vLLM 0.33.0's CUDA model asserts it")
+    stack = _Stack()
+    for i in range(n):
+        stack.add(i, "kimi_delta_attention" if (i + 1) in kda else layer)
+    _note(ctx, "Kimi-Linear: derived from vLLM's source, not checked against a vLLM build")
+    return stack
+
+
 def _bert(ctx: _Ctx) -> _Stack:
     """bert.py BertSelfAttention: EncoderOnlyAttention, hidden // heads,
     KV heads = query heads."""

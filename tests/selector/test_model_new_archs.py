@@ -97,3 +97,16 @@ def test_generic_fallback_says_which_per_layer_fields_it_ignores():
 def test_mirrored_gemma4_carries_no_ignored_fields_note():
     notes = " ".join(model_facts(_gemma4_text(), name="g4").notes)
     assert "generic derivation" not in notes
+
+
+def test_kimi_linear_kda_layers_are_not_attention_and_the_rest_are_mla():
+    cfg = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "hidden_size": 512,
+           "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 8, "kv_lora_rank": 512,
+           "q_lora_rank": None, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+           "mla_use_nope": True, "torch_dtype": "bfloat16",
+           "linear_attn_config": {"full_attn_layers": [4], "kda_layers": [1, 2, 3], "head_dim": 128, "num_heads": 8}}
+    f = model_facts(cfg, name="kl")
+    assert [(g.layers, g.attn.use_mla, g.attn.head_size, g.attn.num_heads) for g in f.groups] == [((3,), True, 576, 8)]
+    assert [(o.kind, o.layers) for o in f.other_layers] == [("kimi_delta_attention", (0, 1, 2))]
+    with pytest.raises(Exception, match="mla_use_nope"):
+        model_facts({**cfg, "mla_use_nope": False}, name="kl")
