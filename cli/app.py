@@ -22,9 +22,6 @@ app = typer.Typer(
     add_completion=False,
 )
 
-_STATE = {"debug": False}
-
-
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"attn-select {__version__} (selection logic of vLLM 0.33.0)")
@@ -37,7 +34,8 @@ def root(
     no_color: bool = typer.Option(False, "--no-color", help="Plain output, no colour."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
-    _STATE["debug"] = debug
+    # --debug is read from argv by main(), which handles the errors that
+    # escape typer; here it is only declared.
     if no_color:
         os.environ["NO_COLOR"] = "1"
 

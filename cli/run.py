@@ -131,10 +131,9 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     from attn_select.selector.explain import Overrides, explain
 
     if cpu:
-        try:
-            cap = Capability.parse(capability or "9.0")
-        except ValueError:
-            raise UserError(f"--capability {capability!r} is not a compute capability (X.Y)") from None
+        from attn_select.cli.inputs import parse_capability
+
+        cap = parse_capability(capability or "9.0")
         dev = Device(name="cpu", capability=cap, source=f"cpu run; selection for SM{cap.to_int()}")
         torch_device = "cpu"
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 
 from attn_select.backends import registry
-from attn_select.backends.spec import BackendSpec, MultipleOf, resolve
+from attn_select.backends.spec import BackendSpec, resolve
 from attn_select.selector.config import (
     SELECTOR_FIELDS,
     AttentionType,
@@ -185,20 +185,18 @@ def engine_context(
 
 
 def _mla_context(model: ModelFacts) -> dict[str, object]:
-    """MLA dims for backends whose checks read them from the model config,
-    passed only where EngineContext declares such fields."""
-    names = {f.name for f in fields(EngineContext)}
-    topk = {"mla_index_topk": model.index_topk} if "mla_index_topk" in names else {}
+    """The hf_text_config attributes MLA backends' checks read: index_topk,
+    and the MLA dims when the model has MLA layers (else left absent)."""
+    facts: dict[str, object] = {"mla_index_topk": model.index_topk}
     mla = next((g.attn for g in model.groups if g.attn.use_mla), None)
-    if mla is None:
-        return topk
-    dims = {**topk,
-        "mla_qk_nope_head_dim": mla.qk_nope_head_dim,
-        "mla_qk_rope_head_dim": mla.qk_rope_head_dim,
-        "mla_v_head_dim": mla.v_head_dim,
-        "mla_kv_lora_rank": mla.kv_lora_rank,
-    }
-    return {k: v for k, v in dims.items() if k in names}
+    if mla is not None:
+        facts.update(
+            mla_qk_nope_head_dim=mla.qk_nope_head_dim,
+            mla_qk_rope_head_dim=mla.qk_rope_head_dim,
+            mla_v_head_dim=mla.v_head_dim,
+            mla_kv_lora_rank=mla.kv_lora_rank,
+        )
+    return facts
 
 
 def selector_config(
@@ -236,12 +234,15 @@ def selector_config(
             **common,
         )
         num_heads = None
-    raw = {n: getattr(ov, n) for n in _RAW_FIELDS if getattr(ov, n) is not None}
-    if raw:
-        cfg = cfg._replace(**raw)
+    cfg = cfg._replace(**_raw_fields(ov))
     if ov.num_heads is not None:
         num_heads = ov.num_heads
     return cfg, num_heads
+
+
+def _raw_fields(ov: Overrides) -> dict[str, object]:
+    """The raw AttentionSelectorConfig fields given as what-if flags."""
+    return {n: getattr(ov, n) for n in _RAW_FIELDS if getattr(ov, n) is not None}
 
 
 def raw_selector_config(ov: Overrides) -> tuple[SelectorConfig, int | None]:
@@ -254,8 +255,7 @@ def raw_selector_config(ov: Overrides) -> tuple[SelectorConfig, int | None]:
         kv_cache_dtype=ov.kv_cache_dtype or "auto",
         block_size=ov.block_size,
     )
-    raw = {n: getattr(ov, n) for n in _RAW_FIELDS if getattr(ov, n) is not None}
-    cfg = cfg._replace(**raw)
+    cfg = cfg._replace(**_raw_fields(ov))
     if ov.use_dcp is None and ov.dcp_size is not None:
         cfg = cfg._replace(use_dcp=ov.dcp_size > 1)
     return cfg, ov.num_heads
@@ -283,7 +283,7 @@ def check_values(cfg: SelectorConfig) -> None:
 
 
 def _block_sizes_text(spec: BackendSpec, q: Query) -> tuple[str, ...]:
-    return tuple(str(s) if isinstance(s, MultipleOf) else str(s) for s in spec.block_sizes(q))
+    return tuple(str(s) for s in spec.block_sizes(q))
 
 
 def backend_facts(names: tuple[str, ...], q: Query) -> tuple[BackendFacts, ...]:
@@ -322,10 +322,8 @@ def _flashinfer_dispatch(sel: Selection, attn: LayerAttention | None, q: Query) 
     """FlashInfer's inner kernels, when FLASHINFER is a valid candidate."""
     if not any(c.name == "FLASHINFER" and c.valid for c in sel.candidates):
         return None
-    try:
-        from attn_select.selector.flashinfer_dispatch import flashinfer_dispatch
-    except ImportError:  # module lands with the FlashInfer family
-        return None
+    from attn_select.selector.flashinfer_dispatch import flashinfer_dispatch
+
     heads = attn.num_heads if attn else (q.ctx.model_num_heads or 32)
     kv_heads = attn.num_kv_heads if attn else (q.ctx.model_num_kv_heads or 8)
     return flashinfer_dispatch(

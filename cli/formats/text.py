@@ -81,8 +81,7 @@ def flashinfer_lines(g: GroupExplanation) -> list[str]:
     d = g.flashinfer
     if d is None:
         return []
-    describe = getattr(d, "describe", None)
-    rows = describe() if callable(describe) else [str(d)]
+    rows = d.describe()
     return [f"[{STYLE_HEAD}]FlashInfer[/]  " + escape(rows[0])] + [
         "            " + escape(r) for r in rows[1:]
     ]
