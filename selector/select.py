@@ -15,7 +15,7 @@ from attn_select.backends import registry
 from attn_select.selector import reasons as R
 from attn_select.selector.config import Capability, EngineContext, Kernels, Query, SelectorConfig
 from attn_select.selector.priorities import backend_priorities
-from attn_select.selector.validate import check
+from attn_select.selector.validate import check, import_failure
 
 
 @dataclass(frozen=True)
@@ -76,17 +76,18 @@ def select(
     ]
 
     if backend is not None:
-        name = registry.get(backend).name
-        reasons = tuple(check(registry.BACKENDS[name], q))
-        if name not in order:
+        spec = registry.get(backend)
+        name = spec.name
+        if name in order:
+            reasons = candidates[order.index(name)].reasons
+        else:
+            reasons = tuple(check(spec, q))
             candidates.append(Candidate(name, -1, reasons))
         if not reasons:
             return Selection(cfg, cap, kernels, ctx, num_heads, name, tuple(candidates), name, None)
-        spec = registry.BACKENDS[name]
-        failed_import = spec.import_error is not None and spec.import_error(q) is not None
         error = (
             R.selected_import_failure(name, reasons[0])
-            if failed_import
+            if import_failure(spec, q) is not None
             else R.selected_invalid(name, list(reasons))
         )
         return Selection(cfg, cap, kernels, ctx, num_heads, name, tuple(candidates), None, error)

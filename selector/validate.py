@@ -101,11 +101,13 @@ def validate(spec: BackendSpec, q: Query) -> list[str]:
     return out
 
 
+def import_failure(spec: BackendSpec, q: Query) -> str | None:
+    """"Type: message" when vLLM could not import the backend's class here."""
+    return spec.import_error(q) if spec.import_error is not None else None
+
+
 def check(spec: BackendSpec, q: Query) -> list[str]:
     """What vLLM's loop records for one backend: the import failure as the
     only reason when its class cannot be imported, else ``validate``."""
-    if spec.import_error is not None:
-        failure = spec.import_error(q)
-        if failure is not None:
-            return [failure]
-    return validate(spec, q)
+    failure = import_failure(spec, q)
+    return [failure] if failure is not None else validate(spec, q)
