@@ -66,7 +66,7 @@ def sglang_case() -> str:
     sys.path.insert(0, str(ROOT))
     from attn_select.selector.profiles import load_model_profile
 
-    config = dict(load_model_profile("llama-3.1-8b")[1].config)
+    config = dict(load_model_profile("llama-3.1-8b")[1]["config"])
     return json.dumps([{"config": config, "capability": [9, 0], "cuda_version": "12.9", "has_flashinfer": True,
                         "gpu_memory_mib": 81920, "flags": {}}])
 

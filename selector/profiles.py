@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import SchemaValidator, ValidationError
+from pydantic_core import core_schema as cs
 
 import attn_select.profiles as _profiles_pkg
 from attn_select.selector.config import Capability
@@ -24,32 +25,37 @@ MODELS_DIR = PROFILES_DIR / "models"
 DEVICES_DIR = PROFILES_DIR / "devices"
 
 
-class ModelProfile(BaseModel):
+# The profile schemas, checked with pydantic-core directly (see
+# selector/model/raw.py for why not a BaseModel on this path). Unknown keys
+# are errors: a typo in a profile must not pass silently.
+def _field(schema: cs.CoreSchema, required: bool = False) -> cs.TypedDictField:
+    return cs.typed_dict_field(schema if required else cs.nullable_schema(schema), required=required)
+
+
+def _model_profile_schema() -> cs.CoreSchema:
     """profiles/models/<name>.yaml"""
+    return cs.typed_dict_schema({
+        "source": _field(cs.str_schema(), required=True),  # Hugging Face repo the config values come from
+        "description": _field(cs.str_schema()),
+        # dtype of the published weights, for configs that name none (vLLM
+        # then reads it from the safetensors headers, which a profile cannot)
+        "weights_dtype": _field(cs.str_schema()),
+        "config": _field(cs.dict_schema(cs.str_schema(), cs.any_schema()), required=True),
+    }, extra_behavior="forbid", cls_name="ModelProfile")
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
 
-    source: str  # Hugging Face repo the config values come from
-    description: str | None = None
-    # dtype of the published weights, for configs that name none (vLLM then
-    # reads it from the safetensors headers, which a profile cannot)
-    weights_dtype: str | None = None
-    config: dict[str, Any]
-
-
-class DeviceProfile(BaseModel):
+def _device_profile_schema() -> cs.CoreSchema:
     """profiles/devices/<name>.yaml"""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    name: str  # as torch.cuda.get_device_name reports it
-    capability: str  # "9.0"
-    memory_gib: float = Field(gt=0)
-    bandwidth_tbs: float = Field(gt=0)  # peak memory bandwidth, TB/s
-    source: str | None = None  # where the numbers come from
-    # CUDA version the engine's torch was built with (SGLang's Hopper and
-    # Blackwell rules compare it): the default for --cuda-version.
-    cuda_version: str | None = None
+    return cs.typed_dict_schema({
+        "name": _field(cs.str_schema(), required=True),  # as torch.cuda.get_device_name reports it
+        "capability": _field(cs.str_schema(), required=True),  # "9.0"
+        "memory_gib": _field(cs.float_schema(gt=0), required=True),
+        "bandwidth_tbs": _field(cs.float_schema(gt=0), required=True),  # peak memory bandwidth, TB/s
+        "source": _field(cs.str_schema()),  # where the numbers come from
+        # CUDA version the engine's torch was built with (SGLang's Hopper and
+        # Blackwell rules compare it): the default for --cuda-version.
+        "cuda_version": _field(cs.str_schema()),
+    }, extra_behavior="forbid", cls_name="DeviceProfile")
 
 
 def _names(folder: Path) -> list[str]:
@@ -96,9 +102,9 @@ def _load_yaml(path: Path) -> Any:
         raise UserError(f"cannot read profile {path}: {exc}") from None
 
 
-def _validate(model: type[BaseModel], data: Any, path: Path) -> Any:
+def _validate(schema: cs.CoreSchema, data: Any, path: Path) -> dict[str, Any]:
     try:
-        return model.model_validate(data)
+        return SchemaValidator(schema).validate_python(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
@@ -107,20 +113,21 @@ def _validate(model: type[BaseModel], data: Any, path: Path) -> Any:
 
 def load_device(name: str) -> Device:
     path = _find(name, DEVICES_DIR, "device")
-    prof: DeviceProfile = _validate(DeviceProfile, _load_yaml(path), path)
+    prof = _validate(_device_profile_schema(), _load_yaml(path), path)
     try:
-        cap = Capability.parse(prof.capability)
+        cap = Capability.parse(prof["capability"])
     except ValueError:
-        raise UserError(f"{path}: capability {prof.capability!r} is not X.Y") from None
+        raise UserError(f"{path}: capability {prof['capability']!r} is not X.Y") from None
     return Device(
-        name=prof.name, capability=cap, memory_gib=prof.memory_gib, bandwidth_tbs=prof.bandwidth_tbs,
-        source=f"profile {path.stem}", profile=path.stem, cuda_version=prof.cuda_version,
+        name=prof["name"], capability=cap, memory_gib=prof["memory_gib"], bandwidth_tbs=prof["bandwidth_tbs"],
+        source=f"profile {path.stem}", profile=path.stem, cuda_version=prof.get("cuda_version"),
     )
 
 
-def load_model_profile(name: str) -> tuple[str, ModelProfile]:
+def load_model_profile(name: str) -> tuple[str, dict[str, Any]]:
+    """(profile name, validated profile: source, config, weights_dtype ...)."""
     path = _find(name, MODELS_DIR, "model")
-    return path.stem, _validate(ModelProfile, _load_yaml(path), path)
+    return path.stem, _validate(_model_profile_schema(), _load_yaml(path), path)
 
 
 def _profile_for_repo(repo: str) -> str | None:
@@ -182,6 +189,6 @@ def _facts_from_profile(name: str, options: dict[str, Any]) -> ModelFacts:
 
     stem, prof = load_model_profile(name)
     return parser.model_facts(
-        prof.config, name=stem, where=f"profile {stem}", weights=prof.weights_dtype,
-        source=prof.source, **options,
+        prof["config"], name=stem, where=f"profile {stem}", weights=prof.get("weights_dtype"),
+        source=prof["source"], **options,
     )

@@ -1,12 +1,14 @@
 """The explain path must never import torch, triton or flashinfer: with a
-device profile or a capability it runs on any machine in a fraction of a second."""
+device profile or a capability it runs on any machine in a fraction of a second.
+Nor pydantic's Python layer (``pydantic.main``, ~35 ms): configs and profiles
+are checked with pydantic-core schemas (selector/model/raw.py says why)."""
 
 import subprocess
 import sys
 
 import pytest
 
-HEAVY = ("torch", "triton", "flashinfer", "numpy", "vllm")
+HEAVY = ("torch", "triton", "flashinfer", "numpy", "vllm", "pydantic.main")
 
 PROBE = """
 import sys

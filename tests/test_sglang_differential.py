@@ -148,9 +148,9 @@ def model_configs() -> dict[str, dict]:
     out = {}
     for name in model_profile_names():
         _, prof = load_model_profile(name)
-        cfg = dict(prof.config)
-        if prof.weights_dtype and not any(k in cfg for k in ("torch_dtype", "dtype")):
-            cfg["torch_dtype"] = prof.weights_dtype
+        cfg = dict(prof["config"])
+        if prof.get("weights_dtype") and not any(k in cfg for k in ("torch_dtype", "dtype")):
+            cfg["torch_dtype"] = prof["weights_dtype"]
         out[name] = cfg
     out.update(SYNTHETIC)
     return out

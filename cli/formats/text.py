@@ -43,6 +43,9 @@ def make_console(buf: io.StringIO) -> Console:
     return Console(
         file=buf, width=width, force_terminal=tty, no_color=not tty,
         color_system="auto" if tty else None, highlight=False, soft_wrap=False,
+        # no ":name:" emoji codes: a model or path may contain colons, and
+        # the code table is a large import
+        emoji=False,
     )
 
 

@@ -3,8 +3,8 @@ layer's ``get_attn_backend`` inputs.
 
 Three steps, each mirroring one part of what vLLM does with a checkpoint:
 
-1. ``RawConfig`` (pydantic) type-checks the config.json fields we read
-   (``raw``).
+1. ``parse_raw`` type-checks the config.json fields we read with
+   pydantic-core (``raw``).
 2. ``HFView`` applies what the transformers config class does when it loads
    that JSON (class defaults, ``attribute_map``, ``__post_init__``: Qwen2's
    ``use_sliding_window`` gate, default ``layer_types`` ...), so we read the
@@ -37,14 +37,13 @@ from attn_select.selector.model.model_level import (
     total_kv_heads,
     uses_alibi,
 )
-from attn_select.selector.model.raw import RawConfig, parse_raw
+from attn_select.selector.model.raw import parse_raw
 
 if TYPE_CHECKING:
     from attn_select.selector.model.files import facts_from_path, read_config_json, weights_dtype
 
 __all__ = [
     "HFView",
-    "RawConfig",
     "facts_from_path",
     "group_layers",
     "hf_view",

@@ -1,0 +1,115 @@
+"""selector/model/raw.py validates config.json with a pydantic-core schema
+instead of a BaseModel (for explain's start-up time). This checks it accepts,
+coerces and rejects exactly like the BaseModel it stands for: the same output
+(``model_dump(exclude_unset=True)``) on valid configs, the same first error
+(location, type, message) on invalid ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import pytest
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from attn_select.selector.errors import UserError
+from attn_select.selector.model.raw import FIELDS, parse_raw
+from attn_select.selector.profiles import MODELS_DIR, _load_yaml
+
+_TYPES: dict[str, Any] = {
+    "int": int,
+    "str": str,
+    "bool": bool,
+    "float": float,
+    "bool|str": Union[bool, str],
+    "list[str]": list[str],
+    "dict": dict[str, Any],
+}
+
+
+class _Base(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+def _reference_model() -> type[BaseModel]:
+    fields: dict[str, Any] = {}
+    for name, kind in FIELDS.items():
+        typ = "RawConfigRef" if kind == "config" else _TYPES[kind]
+        fields[name] = (Optional[typ], None)
+    model = create_model("RawConfigRef", __base__=_Base, **fields)
+    model.model_rebuild(_types_namespace={"RawConfigRef": model})
+    return model
+
+
+REF = _reference_model()
+
+
+def _reference(data: dict) -> dict:
+    return REF.model_validate(data).model_dump(exclude_unset=True)
+
+
+def _real_configs() -> list[dict]:
+    out = [_load_yaml(p)["config"] for p in sorted(MODELS_DIR.glob("*.yaml"))]
+    fixtures = Path(__file__).parent.parent / "fixtures" / "configs"
+    out += [json.loads(p.read_text()) for p in sorted(fixtures.glob("*/config.json"))]
+    return out
+
+
+def test_every_field_kind_is_known():
+    assert set(FIELDS.values()) <= set(_TYPES) | {"config"}
+
+
+@pytest.mark.parametrize("config", _real_configs(), ids=lambda c: (c.get("architectures") or ["?"])[0])
+def test_real_configs_parse_like_the_base_model(config):
+    assert parse_raw(config, "x") == _reference(config)
+
+
+COERCED = [
+    {"num_attention_heads": "32", "hidden_size": 4096.0, "head_dim": None},
+    {"use_sliding_window": "true", "is_causal": 0, "attn_logit_softcapping": 30},
+    {"use_bidirectional_attention": "all", "alibi": "no"},
+    {"use_bidirectional_attention": True, "layer_types": ["full_attention", "sliding_attention"]},
+    {"text_config": {"num_key_value_heads": "8", "extra_key": [1, 2]}, "unknown": {"a": 1}},
+    {"text_config": {"text_config": {"head_dim": 64}}},
+    {"quantization_config": {"quant_method": "fp8"}, "vision_config": None},
+]
+
+
+@pytest.mark.parametrize("config", COERCED)
+def test_coercion_matches_the_base_model(config):
+    assert parse_raw(config, "x") == _reference(config)
+
+
+INVALID = [
+    {"num_attention_heads": "many"},
+    {"num_attention_heads": 32.5},
+    {"hidden_size": [4096]},
+    {"architectures": "LlamaForCausalLM"},
+    {"layer_types": ["full", 3]},
+    {"use_sliding_window": "maybe"},
+    {"use_bidirectional_attention": 3},
+    {"attn_logit_softcapping": "soft"},
+    {"text_config": {"head_dim": "x"}},
+    {"text_config": [1]},
+    {"quantization_config": "fp8"},
+    {"model_type": 5},
+]
+
+
+@pytest.mark.parametrize("config", INVALID)
+def test_errors_match_the_base_model(config):
+    with pytest.raises(ValidationError) as ref:
+        REF.model_validate(config)
+    err = ref.value.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    # A nested BaseModel also accepts an instance of itself; a config has none.
+    msg = err["msg"].replace(" or instance of RawConfigRef", "")
+    with pytest.raises(UserError) as ours:
+        parse_raw(config, "cfg.json")
+    assert str(ours.value) == f"cfg.json: field {loc!r}: {msg} (got {err.get('input')!r}); fix the value in the config"
+
+
+def test_not_a_mapping():
+    with pytest.raises(UserError, match="expected a JSON object"):
+        parse_raw([1, 2], "cfg.json")
