@@ -94,6 +94,12 @@ class FlashInferAdapter(Adapter):
         plan = FIPlan(batch, None, None)
         dev = batch.device
         if nd > 0:
+            if p.has_sink and not self.uses_xqa(batch):
+                # FlashInferBackend.supports_sink: vLLM serves sinks through the
+                # trtllm-API decode kernels only, never this decode wrapper
+                # (which gave wrong results with sinks + sliding window here)
+                raise Unsupported("vLLM never runs FlashInfer's native decode wrapper with sinks "
+                                  "(supports_sink needs the trtllm decode kernels)")
             if self.uses_xqa(batch):
                 if p.soft_cap:
                     raise Unsupported("XQA decode has no logits soft cap")

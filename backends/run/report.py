@@ -31,13 +31,14 @@ class Perf:
     samples: int
     layers_timed: int  # distinct layer caches cycled through in the timed window
     first_call_s: float  # wall time of the first build + run (includes JIT compile / autotune)
-    build_us: float  # host time of the once-per-step metadata build (c)
+    build_us: float  # host time of the once-per-step metadata build (c): fastest of many runs
     kv_bytes: int  # KV bytes one layer's attention must read
     kv_read_tbs: float  # kv_bytes / per_layer time, TB/s
     ceiling_fraction: float | None  # kv_read / copy ceiling
     num_layers: int  # L: layers of this group in the model
     step_us: float  # c + L x per-layer
     build_share: float  # c / step
+    build_median_us: float | None = None  # median of the same runs (interference included)
 
 
 @dataclass

@@ -171,14 +171,16 @@ def _time(adapter: Adapter, plan: Any, batch: Batch, p: AttnParams, env: RunEnv,
     t = time_device(step_layers, dev, calls=max(1, 8 // n) if dev.type == "cuda" else 1,
                     max_seconds=opts.time_budget_s, samples=30 if dev.type == "cuda" else 3)
     per_layer = t.median_us / n
-    build_us = time_host(lambda: adapter.build(batch), dev, repeats=31 if dev.type == "cuda" else 3,
-                         warmup=5 if dev.type == "cuda" else 0)
+    build = time_host(lambda: adapter.build(batch), dev, repeats=51 if dev.type == "cuda" else 3,
+                      warmup=10 if dev.type == "cuda" else 0)
+    build_us = build.min_us
     nbytes = kv_bytes(batch, p, elem)
     bw = nbytes / (per_layer * 1e-6)
     step = build_us + num_layers * per_layer
     del caches
     return Perf(per_layer_us=per_layer, min_us=t.min_us / n, method=t.method, samples=t.samples,
-                layers_timed=n, first_call_s=first_s, build_us=build_us, kv_bytes=nbytes, kv_read_tbs=bw / 1e12,
+                layers_timed=n, first_call_s=first_s, build_us=build_us,
+                build_median_us=build.median_us, kv_bytes=nbytes, kv_read_tbs=bw / 1e12,
                 ceiling_fraction=(bw / ceiling) if ceiling else None, num_layers=num_layers, step_us=step,
                 build_share=build_us / step if step else 0.0)
 

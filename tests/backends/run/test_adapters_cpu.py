@@ -117,3 +117,36 @@ def test_flashinfer_csr_from_block_table():
     assert indices.tolist() == b.block_table[0, :3].tolist() + b.block_table[1, :3].tolist() + b.block_table[2, :2].tolist()
     indptr2, _, _ = paged_kv_csr(b, 2, 3)  # the prefill part alone
     assert indptr2.tolist() == [0, 2]
+
+
+def test_flashinfer_native_decode_refuses_sinks(monkeypatch):
+    """vLLM serves sinks with FlashInfer only through the trtllm-API decode
+    (FlashInferBackend.supports_sink): the native-decode comparison row is
+    skipped for a sink model, while XQA still builds."""
+    import sys
+    import types
+
+    from attn_select.backends.run.adapter import Unsupported
+    from attn_select.backends.run.flashinfer import FlashInferAdapter
+
+    monkeypatch.setitem(sys.modules, "flashinfer", types.ModuleType("flashinfer"))
+    env = RunEnv(torch.device("cpu"), (9, 0), torch.bfloat16, "auto", trtllm_decode="xqa")
+    b = make_batch(SHAPES["decode"], 4, "cpu", seed=1)
+    sinks = PARAMS["window+sinks"]
+    with pytest.raises(Unsupported, match="never runs FlashInfer's native decode wrapper with sinks"):
+        FlashInferAdapter(env, sinks, force_native_decode=True).build(b)
+    plan = FlashInferAdapter(env, sinks).build(b)
+    assert plan.decode_kernel == "xqa" and plan.prefill is None
+
+
+def test_host_timing_reports_the_fastest_run_and_restores_gc():
+    import gc
+    import time
+
+    from attn_select.backends.run.harness import time_host
+
+    delays = iter([0.004] + [0.001] * 8 + [0.003] * 4)
+    t = time_host(lambda: time.sleep(next(delays)), torch.device("cpu"), repeats=12, warmup=1)
+    assert t.samples == 12
+    assert 900 <= t.min_us < 2900 and t.min_us <= t.median_us
+    assert gc.isenabled()
