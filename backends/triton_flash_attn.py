@@ -160,8 +160,8 @@ def _combination(q: Query) -> str | None:
             continue
         # Only the mm_prefix route is asked with the selector's use_mm_prefix.
         use_mm = q.cfg.use_mm_prefix and uses_mm
-        child_q = q if use_mm == q.cfg.use_mm_prefix else replace(
-            q, cfg=q.cfg._replace(use_mm_prefix=use_mm)
+        child_q = q if use_mm == q.cfg.use_mm_prefix else q._replace(
+            cfg=q.cfg._replace(use_mm_prefix=use_mm)
         )
         reason = child.combination(child_q)
         if reason:

@@ -7,11 +7,17 @@ Mirrors vLLM 0.33.0 ``AttentionSelectorConfig`` (vllm/v1/attention/selector.py)
 plus the facts vLLM reads from hidden globals (``current_platform``, the
 current ``VllmConfig``, ``envs``, which kernels were importable), which here
 are explicit fields of ``Capability``, ``Kernels`` and ``EngineContext``.
+
+The selector's value types (here, in ``backends/spec.py`` and the other
+``selector/`` modules) are ``NamedTuple``s, not frozen dataclasses: creating a
+dataclass execs its generated methods, and the ~30 of them cost ``explain``
+~20 ms of start-up (BENCHMARKS.md). Being tuples, they equal any tuple of the
+same values, so nothing compares or keys them across types, and the JSON
+renderer writes them as objects, not lists.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
 from enum import Enum
 from typing import NamedTuple
 
@@ -88,8 +94,7 @@ def is_quantized_kv_cache(kv_cache_dtype: str) -> bool:
     return kv_quant_mode(kv_cache_dtype) != "NONE"
 
 
-@dataclass(frozen=True, order=True)
-class Capability:
+class Capability(NamedTuple):
     """CUDA compute capability, compared as (major, minor) like vLLM's
     ``DeviceCapability``."""
 
@@ -122,8 +127,7 @@ class Capability:
         return f"{self.major}.{self.minor}"
 
 
-@dataclass(frozen=True)
-class Kernels:
+class Kernels(NamedTuple):
     """What is installed besides vLLM's Python code: the inputs vLLM probes
     at import time. Never probed inside a predicate; built once at the CLI edge
     (a profile default, ``--kernels``, or a live probe) and printed.
@@ -242,8 +246,7 @@ class SelectorConfig(NamedTuple):
 SELECTOR_FIELDS: tuple[str, ...] = SelectorConfig._fields
 
 
-@dataclass(frozen=True)
-class EngineContext:
+class EngineContext(NamedTuple):
     """Facts vLLM's predicates read from the current ``VllmConfig`` (and env)
     rather than from their arguments. ``has_model`` False means vLLM would
     see ``model_config is None`` (a raw selector config with no model), and
@@ -299,14 +302,13 @@ class EngineContext:
         """Fields that differ from the defaults, for reports."""
         default = EngineContext()
         return {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if getattr(self, f.name) != getattr(default, f.name)
+            name: value
+            for name, value, default_value in zip(self._fields, self, default)
+            if value != default_value
         }
 
 
-@dataclass(frozen=True)
-class Query:
+class Query(NamedTuple):
     """Everything one predicate may look at. Backend rules take a Query and
     nothing else, so every input of a decision is visible and hashable."""
 

@@ -165,8 +165,7 @@ def engine_context(
     )
     if model is None:
         return base
-    return replace(
-        base,
+    return base._replace(
         has_model=True,
         model_head_size=model.head_size,
         model_num_heads=model.num_heads,

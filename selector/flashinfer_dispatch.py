@@ -29,7 +29,7 @@ Everything is an explicit input; nothing here imports torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from attn_select.backends import flashinfer as fi
 from attn_select.selector.config import (
@@ -601,7 +601,7 @@ def flashinfer_dispatch(
         trail=trail,
     )
     # get_cudagraph_support reads the model's query heads and the spec's KV heads.
-    cg_ctx = replace(ctx, model_num_heads=num_qo_heads, model_num_kv_heads=num_kv_heads)
+    cg_ctx = ctx._replace(model_num_heads=num_qo_heads, model_num_kv_heads=num_kv_heads)
     cudagraph = fi.cudagraph_support(Query(cfg, cap, kernels, cg_ctx))
     if isinstance(b, str):
         return FlashInferDispatch(

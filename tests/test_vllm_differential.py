@@ -162,14 +162,14 @@ FLAGS = ("has_sink", "use_mm_prefix", "use_per_head_quant_scales", "has_sliding_
 
 FULL = Kernels()
 KERNEL_SETS = {
-    "no-fa3": replace(FULL, fa3=False),
-    "no-fa4": replace(FULL, fa4=False),
-    "no-flashinfer": replace(FULL, flashinfer=False),  # package there, no cubins/JIT
-    "no-flashinfer-package": replace(FULL, flashinfer=False, flashinfer_python=False),
-    "no-cubins": replace(FULL, trtllm_cubins=False),
-    "no-flashmla": replace(FULL, flashmla=False),
-    "no-tokenspeed": replace(FULL, tokenspeed_mla=False),
-    "no-fa2-fa3": replace(FULL, fa2=False, fa3=False),
+    "no-fa3": FULL._replace(fa3=False),
+    "no-fa4": FULL._replace(fa4=False),
+    "no-flashinfer": FULL._replace(flashinfer=False),  # package there, no cubins/JIT
+    "no-flashinfer-package": FULL._replace(flashinfer=False, flashinfer_python=False),
+    "no-cubins": FULL._replace(trtllm_cubins=False),
+    "no-flashmla": FULL._replace(flashmla=False),
+    "no-tokenspeed": FULL._replace(tokenspeed_mla=False),
+    "no-fa2-fa3": FULL._replace(fa2=False, fa3=False),
 }
 # MLA model dims of DeepSeek-V3 (R1): 512 latent + 64 RoPE = 576.
 R1_DIMS = dict(mla_qk_nope_head_dim=128, mla_qk_rope_head_dim=64, mla_v_head_dim=128,

@@ -23,9 +23,12 @@ EXPLAIN_SCHEMA = "attn-select.explain/1"
 
 
 def plain(value: object) -> object:
-    """Dataclasses, tuples and enums to JSON-ready values."""
+    """Dataclasses, NamedTuples, tuples and enums to JSON-ready values. A
+    NamedTuple is a record (an object of its fields), not a list."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return {name: plain(v) for name, v in zip(value._fields, value)}
     if isinstance(value, dict):
         return {str(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

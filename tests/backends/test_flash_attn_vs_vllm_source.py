@@ -357,9 +357,9 @@ def test_backend_matches(oracle, monkeypatch, name):
     spec = {"FLASH_ATTN": FLASH_ATTN, "TRITON_FLASH_ATTN": TRITON_FLASH_ATTN}[name]
     for cap, kernels, ctx in itertools.product(CAPS, IMPORTABLE, CTXS):
         for unclamped in (False, True):
-            oracle.set(monkeypatch, cap, kernels, replace(ctx), unclamped_window=unclamped)
+            oracle.set(monkeypatch, cap, kernels, ctx._replace(), unclamped_window=unclamped)
             cls = oracle["FlashAttentionBackend" if name == "FLASH_ATTN" else "TritonFlashAttentionBackend"]
-            q0 = Query(SELECTOR_CONFIGS[0], cap, kernels, replace(ctx, unclamped_sliding_window=unclamped))
+            q0 = Query(SELECTOR_CONFIGS[0], cap, kernels, ctx._replace(unclamped_sliding_window=unclamped))
             assert spec.block_sizes(q0) == _block_sizes(cls.get_supported_kernel_block_sizes(), oracle)
             builder = cls.get_builder_cls()
             assert resolve(spec.cudagraph_support, q0) == builder.get_cudagraph_support(

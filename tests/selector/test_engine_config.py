@@ -18,7 +18,7 @@ from attn_select.selector.model_facts import AttentionGroup, LayerAttention, Mod
 
 H100, B200 = Capability(9, 0), Capability(10, 0)
 ALL = Kernels()
-NO_FA4 = replace(ALL, fa4=False)
+NO_FA4 = ALL._replace(fa4=False)
 
 
 def llama(arch: str = "LlamaForCausalLM", layers: int = 8, **kw) -> ModelFacts:

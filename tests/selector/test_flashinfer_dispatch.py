@@ -6,8 +6,6 @@ vllm/utils/flashinfer.py, determine_attention_backend in FlashInfer
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from attn_select.selector import flashinfer_dispatch as fd
 from attn_select.selector.config import Capability, EngineContext, Kernels, SelectorConfig
 
@@ -314,7 +312,7 @@ def test_use_trtllm_attention_decode_rules_still_mirrored():
     assert fd.use_trtllm_attention(B200, ALL, CTX, num_tokens=257, has_spec=True, **kw)[0]
     kw["kv_cache_dtype"] = "fp8"
     assert fd.use_trtllm_attention(H100, ALL, CTX, num_tokens=999, **kw)[0]
-    assert not fd.use_trtllm_attention(H100, ALL, replace(CTX, batch_invariant=True),
+    assert not fd.use_trtllm_attention(H100, ALL, CTX._replace(batch_invariant=True),
                                        num_tokens=1, **kw)[0]
 
 

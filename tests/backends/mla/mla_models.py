@@ -9,8 +9,6 @@ num_heads is the per-rank head count.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from attn_select.selector.config import Capability, EngineContext, Kernels, Query, SelectorConfig
 
 H100 = Capability(9, 0)
@@ -30,7 +28,7 @@ def deepseek_v3(tp: int = 8, **changes) -> EngineContext:
         mla_v_head_dim=128,
         mla_kv_lora_rank=512,
     )
-    return replace(ctx, **changes)
+    return ctx._replace(**changes)
 
 
 def deepseek_v32(tp: int = 8, **changes) -> EngineContext:

@@ -4,8 +4,6 @@ Expectations follow vLLM 0.33.0: _get_backend_priorities' MLA order, each
 backend's validate_configuration reasons, then the lowest valid index.
 """
 
-from dataclasses import replace
-
 from attn_select.selector import reasons as R
 from attn_select.selector.config import Kernels
 from attn_select.selector.select import select
@@ -147,7 +145,7 @@ def test_flashinfer_mla_qk_nope_head_dim():
     bare = deepseek_v3(mla_qk_nope_head_dim=None)
     assert reasons(run(mla_cfg("auto"), B200, ctx=bare))["FLASHINFER_MLA"] == [msg.format(1)]
     # Without a model config the check is skipped.
-    no_model = replace(odd, has_model=False)
+    no_model = odd._replace(has_model=False)
     assert reasons(run(mla_cfg("auto"), B200, ctx=no_model))["FLASHINFER_MLA"] == []
 
 
