@@ -15,15 +15,14 @@ docs. Static facts stay plain values.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Generic, TypeVar, Union
+from typing import Callable, Generic, NamedTuple, TypeVar, Union
 
 from attn_select.selector.config import AttentionType, Capability, Query
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class MultipleOf:
+class MultipleOf(NamedTuple):
     """vLLM ``MultipleOf``: any block size divisible by ``base``."""
 
     base: int
@@ -35,6 +34,9 @@ class MultipleOf:
 BlockSize = Union[int, MultipleOf]
 
 
+# Rule stays a dataclass, not a NamedTuple like the rest (selector/config.py
+# says why those are): validate and matrix tell a Rule from a static tuple
+# value with isinstance(value, tuple), and ``fn`` takes no part in equality.
 @dataclass(frozen=True)
 class Rule(Generic[T]):
     """A fact computed from the query. ``doc`` is the one-line description
@@ -61,8 +63,7 @@ def resolve(value: T | Rule[T], q: Query) -> T:
     return value(q) if isinstance(value, Rule) else value
 
 
-@dataclass(frozen=True)
-class CapabilityRange:
+class CapabilityRange(NamedTuple):
     """Compute-capability support as data: an inclusive range and/or a set
     of majors (families). Both None/empty = any capability (vLLM's default)."""
 
@@ -96,8 +97,7 @@ HALF_DTYPES = ("float16", "bfloat16")
 ALL_ATTN_TYPES = tuple(t.value for t in AttentionType)
 
 
-@dataclass(frozen=True)
-class BackendSpec:
+class BackendSpec(NamedTuple):
     """One backend of vLLM's ``AttentionBackendEnum``, as declared facts.
 
     Fields are listed in the order ``validate_configuration`` checks them.

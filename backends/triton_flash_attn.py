@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import replace
 
 from attn_select.backends.flash_attn import FLASH_ATTN, combination_reason as fa_combination
 from attn_select.backends.spec import (
@@ -68,8 +67,7 @@ def _fa_child_combination(q: Query) -> str | None:
 
 
 # get_name() is inherited, so reasons from this child read "FLASH_ATTN: ...".
-FA_CAUSAL_CHILD = replace(
-    FLASH_ATTN,
+FA_CAUSAL_CHILD = FLASH_ATTN._replace(
     vllm_class="vllm.v1.attention.backends.triton_flash_attn._FABackend",
     summary="FlashAttention restricted to Hopper, needing FA3/FA4 (TRITON_FLASH_ATTN's causal route)",
     capability=_fa_child_capability,

@@ -4,7 +4,6 @@ declaration in the registry and the cell changes (data and markdown)."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
 
@@ -68,11 +67,11 @@ def _md_cells(md: str, backend: str) -> list[str]:
 @pytest.mark.parametrize("backend", list(registry.ENUM_ORDER))
 def test_static_declaration_is_the_cell(monkeypatch, key, backend):
     values, text = STATIC[key]
-    monkeypatch.setitem(registry.BACKENDS, backend, replace(registry.BACKENDS[backend], **values))
+    monkeypatch.setitem(registry.BACKENDS, backend, registry.BACKENDS[backend]._replace(**values))
     c = _cell(build_matrix(), backend, key)
     assert c.text == text and not c.rule
     if key in NEGATED:
-        monkeypatch.setitem(registry.BACKENDS, backend, replace(registry.BACKENDS[backend], **NEGATED[key]))
+        monkeypatch.setitem(registry.BACKENDS, backend, registry.BACKENDS[backend]._replace(**NEGATED[key]))
         assert _cell(build_matrix(), backend, key).text == "no"
 
 
@@ -81,20 +80,20 @@ def test_static_declaration_is_the_cell(monkeypatch, key, backend):
 def test_rule_declaration_shows_its_doc(monkeypatch, key, backend):
     doc = f"computed fact for {key} of {backend}"
     rule = Rule(doc, lambda q: True)
-    monkeypatch.setitem(registry.BACKENDS, backend, replace(registry.BACKENDS[backend], **{RULE_FIELDS[key]: rule}))
+    monkeypatch.setitem(registry.BACKENDS, backend, registry.BACKENDS[backend]._replace(**{RULE_FIELDS[key]: rule}))
     c = _cell(build_matrix(), backend, key)
     assert (c.text, c.value, c.rule, c.field) == (doc, doc, True, RULE_FIELDS[key])
 
 
 def test_kv_cache_rule_takes_precedence_over_the_list(monkeypatch):
-    spec = replace(registry.BACKENDS["TRITON_ATTN"], kv_cache_dtypes=("auto",),
-                   kv_cache_dtype_rule=Rule("only what the rule says", lambda q: True))
+    spec = registry.BACKENDS["TRITON_ATTN"]._replace(kv_cache_dtypes=("auto",),
+                                                     kv_cache_dtype_rule=Rule("only what the rule says", lambda q: True))
     monkeypatch.setitem(registry.BACKENDS, "TRITON_ATTN", spec)
     assert _cell(build_matrix(), "TRITON_ATTN", "kv_cache_dtypes").text == "only what the rule says"
 
 
 def test_empty_lists_mean_any(monkeypatch):
-    spec = replace(registry.BACKENDS["TRITON_ATTN"], head_sizes=(), kv_cache_dtype_rule=None, kv_cache_dtypes=())
+    spec = registry.BACKENDS["TRITON_ATTN"]._replace(head_sizes=(), kv_cache_dtype_rule=None, kv_cache_dtypes=())
     monkeypatch.setitem(registry.BACKENDS, "TRITON_ATTN", spec)
     m = build_matrix()
     assert _cell(m, "TRITON_ATTN", "head_sizes").text == "any"
@@ -107,14 +106,14 @@ def test_markdown_cell_follows_the_declaration(monkeypatch, key):
     backend = "FLEX_ATTENTION"
     before = _md_cells(render(build_matrix(), "markdown"), backend)
     values, text = STATIC[key]
-    monkeypatch.setitem(registry.BACKENDS, backend, replace(registry.BACKENDS[backend], **values))
+    monkeypatch.setitem(registry.BACKENDS, backend, registry.BACKENDS[backend]._replace(**values))
     after = _md_cells(render(build_matrix(), "markdown"), backend)
     i = [c.key for c in COLUMNS].index(key)
     assert after[i] == text
     assert [a for j, a in enumerate(after) if j != i] == [b for j, b in enumerate(before) if j != i]
     if key in RULE_FIELDS:
         rule = Rule(f"rule * for | {key}", lambda q: True)
-        monkeypatch.setitem(registry.BACKENDS, backend, replace(registry.BACKENDS[backend], **{RULE_FIELDS[key]: rule}))
+        monkeypatch.setitem(registry.BACKENDS, backend, registry.BACKENDS[backend]._replace(**{RULE_FIELDS[key]: rule}))
         assert _md_cells(render(build_matrix(), "markdown"), backend)[i] == f"*rule \\* for \\| {key}*"
 
 
@@ -133,7 +132,7 @@ def test_markdown_has_every_backend_and_column():
 
 
 def test_capability_range_narrows_rows(monkeypatch):
-    spec = replace(registry.BACKENDS["TRITON_ATTN"], capability=CapabilityRange(majors=(7,)))
+    spec = registry.BACKENDS["TRITON_ATTN"]._replace(capability=CapabilityRange(majors=(7,)))
     monkeypatch.setitem(registry.BACKENDS, "TRITON_ATTN", spec)
     on_hopper = build_matrix(Capability(9, 0))
     assert "TRITON_ATTN" in [r.backend for r in on_hopper.unsupported]
@@ -148,7 +147,7 @@ def test_capability_rule_is_evaluated_for_the_gpu(monkeypatch):
         seen.append(q)
         return q.cap.major == 9
 
-    spec = replace(registry.BACKENDS["FLEX_ATTENTION"], capability=Rule("Hopper only", only_hopper))
+    spec = registry.BACKENDS["FLEX_ATTENTION"]._replace(capability=Rule("Hopper only", only_hopper))
     monkeypatch.setitem(registry.BACKENDS, "FLEX_ATTENTION", spec)
     assert "FLEX_ATTENTION" in [r.backend for r in build_matrix(Capability(9, 0)).rows]
     assert "FLEX_ATTENTION" in [r.backend for r in build_matrix(Capability(10, 0)).unsupported]
@@ -156,7 +155,7 @@ def test_capability_rule_is_evaluated_for_the_gpu(monkeypatch):
 
 
 def test_capability_rule_sees_the_kernels(monkeypatch):
-    spec = replace(registry.BACKENDS["FLEX_ATTENTION"], capability=Rule("needs FA3", lambda q: q.kernels.fa3))
+    spec = registry.BACKENDS["FLEX_ATTENTION"]._replace(capability=Rule("needs FA3", lambda q: q.kernels.fa3))
     monkeypatch.setitem(registry.BACKENDS, "FLEX_ATTENTION", spec)
     no_fa3 = Kernels.from_names(["fa2"], source="test")
     assert not supports_capability(spec, Capability(9, 0), no_fa3)

@@ -1,7 +1,5 @@
 """The selection loop: explicit backends never fall back, error texts are vLLM's."""
 
-from dataclasses import replace
-
 import pytest
 
 from attn_select.backends import registry
@@ -24,7 +22,7 @@ def specs(monkeypatch):
 
 
 def only(table, name, **kw):
-    table[name] = replace(table[name], **kw)
+    table[name] = table[name]._replace(**kw)
 
 
 def run(cfg=CFG, backend=None):

@@ -1,7 +1,5 @@
 """validate() mirrors validate_configuration: checks and reason order."""
 
-from dataclasses import replace
-
 from attn_select.backends.spec import BackendSpec, CapabilityRange, MultipleOf, Rule
 from attn_select.selector import reasons as R
 from attn_select.selector.config import Capability, EngineContext, Kernels, Query, SelectorConfig
@@ -30,8 +28,7 @@ def test_defaults_are_vllms_not_uniformly_conservative():
 
 
 def test_every_flag_in_vllm_order():
-    spec = replace(
-        BASE,
+    spec = BASE._replace(
         head_sizes=(64,),
         kernel_block_sizes=(MultipleOf(32),),
         capability=CapabilityRange(min=Capability(10, 0)),
@@ -56,18 +53,18 @@ def test_every_flag_in_vllm_order():
 
 
 def test_mla_and_sparse_mismatch_both_directions():
-    mla = replace(BASE, is_mla=True, is_sparse=True)
+    mla = BASE._replace(is_mla=True, is_sparse=True)
     assert validate(mla, q()) == [R.NON_MLA, R.NON_SPARSE]
     assert validate(BASE, q(use_mla=True, use_sparse=True)) == [R.MLA, R.SPARSE]
 
 
 def test_block_size_is_a_multiple_of_a_kernel_size():
-    spec = replace(BASE, kernel_block_sizes=(64, MultipleOf(48)))
+    spec = BASE._replace(kernel_block_sizes=(64, MultipleOf(48)))
     assert validate(spec, q(block_size=128)) == []  # hybrid blocks: 128 = 2 x 64
     assert validate(spec, q(block_size=96)) == []  # multiple of 48
     assert validate(spec, q(block_size=16)) == [R.BLOCK_SIZE]
 
 
 def test_import_error_is_the_only_reason():
-    spec = replace(BASE, head_sizes=(64,), import_error=Rule("needs pkg", lambda _q: "ImportError: no pkg"))
+    spec = BASE._replace(head_sizes=(64,), import_error=Rule("needs pkg", lambda _q: "ImportError: no pkg"))
     assert check(spec, q()) == ["ImportError: no pkg"]
