@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from attn_select.selector.config import Capability
 
 
-@dataclass(frozen=True)
-class Device:
+class Device(NamedTuple):
     name: str  # "NVIDIA H100 80GB HBM3", or the profile's display name
     capability: Capability
     memory_gib: float | None = None

@@ -387,9 +387,9 @@ def split_skip_layers(groups: tuple[AttentionGroup, ...], skip: tuple[int, ...])
         kept = tuple(i for i in g.layers if i not in skip)
         skipped = tuple(i for i in g.layers if i in skip)
         if kept:
-            out.append(replace(g, layers=kept))
+            out.append(g._replace(layers=kept))
         if skipped:
-            out.append(AttentionGroup(f"{g.name} kv-auto", skipped, replace(g.attn, kv_cache_dtype="auto")))
+            out.append(AttentionGroup(f"{g.name} kv-auto", skipped, g.attn._replace(kv_cache_dtype="auto")))
     return tuple(out)
 
 

@@ -8,11 +8,10 @@ no torch here: just the facts vLLM derives per attention layer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class LayerAttention:
+class LayerAttention(NamedTuple):
     """The facts of one attention layer that feed vLLM's ``get_attn_backend``
     (and the run step's shapes). Head counts are per tensor-parallel rank."""
 
@@ -37,8 +36,7 @@ class LayerAttention:
     kv_lora_rank: int = 0
 
 
-@dataclass(frozen=True)
-class AttentionGroup:
+class AttentionGroup(NamedTuple):
     """Layers that share one selection: equal ``LayerAttention``."""
 
     name: str  # "full", "sliding", "cross", "encoder", ...
@@ -46,16 +44,14 @@ class AttentionGroup:
     attn: LayerAttention
 
 
-@dataclass(frozen=True)
-class OtherLayers:
+class OtherLayers(NamedTuple):
     """Layers that are not attention (linear attention, Mamba, ...): listed, not selected."""
 
     kind: str  # "linear_attention", "mamba", "gated_deltanet", ...
     layers: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class ModelFacts:
+class ModelFacts(NamedTuple):
     name: str  # profile name or path as given
     architecture: str  # architectures[0] from config.json
     model_type: str
@@ -73,7 +69,7 @@ class ModelFacts:
     rswa_window: int | None = None
     is_diffusion: bool = False
     kv_cache_scheme: str | None = None  # quantization_config kv_cache_scheme -> "fp8" etc.
-    notes: tuple[str, ...] = field(default=())  # parsing decisions worth printing
+    notes: tuple[str, ...] = ()  # parsing decisions worth printing
     # Added by the config parser (selector/model/):
     config_dtype: str | None = None  # dtype read from config.json / weights, before "auto" resolution
     runner: str = "generate"  # vLLM runner type ("generate" / "pooling"); pooling prefers float16 under auto

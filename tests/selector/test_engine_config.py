@@ -5,8 +5,6 @@ MODELS_CONFIG_MAP hooks in vllm/model_executor/models/config.py."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from attn_select.selector.config import Capability, Kernels
@@ -82,7 +80,7 @@ def test_modelopt_scheme_resolves_auto_but_not_an_explicit_dtype():
 def test_compressed_tensors_scheme_applies_after_the_hooks():
     # Attention.__init__ turns "auto" into fp8 after GlmMoeDsa's hook, which
     # has already rewritten auto on SM10x.
-    m = replace(mla("GlmMoeDsaForCausalLM"), kv_cache_scheme="fp8")
+    m = mla("GlmMoeDsaForCausalLM")._replace(kv_cache_scheme="fp8")
     assert engine_config(m, Overrides(), B200, ALL).cache_dtype == "fp8_e4m3"
     ec = engine_config(m, Overrides(), H100, ALL)
     assert ec.cache_dtype == "fp8" and ec.trail[-1].hook.startswith("Attention.__init__")
@@ -103,7 +101,7 @@ def test_turboquant_boundary_layers():
     ec = engine_config(llama(layers=8), Overrides(kv_cache_dtype="turboquant_k8v4"), H100, ALL)
     assert ec.kv_skip_layers == (0, 1, 6, 7)
     assert engine_config(llama(layers=3), Overrides(kv_cache_dtype="turboquant_k8v4"), H100, ALL).kv_skip_layers == (0, 2)
-    hybrid = replace(llama(), other_layers=(OtherLayers("mamba", (8, 9)),))
+    hybrid = llama()._replace(other_layers=(OtherLayers("mamba", (8, 9)),))
     assert engine_config(hybrid, Overrides(kv_cache_dtype="turboquant_k8v4"), H100, ALL).kv_skip_layers == ()
 
 
