@@ -8,7 +8,7 @@ Data flows one way: ModelFacts -> SelectorConfig/EngineContext -> Selection
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from typing import NamedTuple
 
 from attn_select.backends import registry
 from attn_select.backends.spec import BackendSpec, resolve
@@ -32,8 +32,7 @@ ENGINE = "vllm"
 ENGINE_VERSION = "0.33.0"
 
 
-@dataclass(frozen=True)
-class Overrides:
+class Overrides(NamedTuple):
     """What-if values, named after vLLM's fields and flags. None = not given."""
 
     dtype: str | None = None
@@ -65,12 +64,11 @@ class Overrides:
     def given(self) -> dict[str, object]:
         """Overrides that were set, for the report and the lockfile."""
         out = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name == "tp" and v == 1:
+        for name, v in zip(self._fields, self):
+            if name == "tp" and v == 1:
                 continue
             if v is not None:
-                out[f.name] = v
+                out[name] = v
         return out
 
 
@@ -78,8 +76,7 @@ class Overrides:
 _RAW_FIELDS = tuple(n for n in SELECTOR_FIELDS if n not in ("dtype", "kv_cache_dtype", "block_size"))
 
 
-@dataclass(frozen=True)
-class BackendFacts:
+class BackendFacts(NamedTuple):
     """Per-backend facts for this group, reported beside the verdict."""
 
     name: str
@@ -88,8 +85,7 @@ class BackendFacts:
     kv_cache_shape: str
 
 
-@dataclass(frozen=True)
-class GroupExplanation:
+class GroupExplanation(NamedTuple):
     group: AttentionGroup | None  # None when explaining a raw selector config
     cfg: SelectorConfig
     num_heads: int | None
@@ -107,8 +103,7 @@ class GroupExplanation:
         return self.group.name if self.group else "config"
 
 
-@dataclass(frozen=True)
-class Explanation:
+class Explanation(NamedTuple):
     model: ModelFacts | None
     device: Device
     kernels: Kernels
@@ -117,10 +112,10 @@ class Explanation:
     groups: tuple[GroupExplanation, ...]
     engine: str = ENGINE
     engine_version: str = ENGINE_VERSION
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
     # What vLLM's engine-config build (create_engine_config, the model's
     # MODELS_CONFIG_MAP hook) changed in the selection inputs, in order.
-    engine_config_trail: tuple[EngineStep, ...] = field(default=())
+    engine_config_trail: tuple[EngineStep, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -367,8 +362,7 @@ def explain_group(
 def engine_overrides(ov: Overrides, engine: EngineConfig) -> Overrides:
     """The flags as vLLM's engine config holds them after its own steps: what
     the selection reads. The report keeps the user's ``ov``."""
-    return replace(
-        ov,
+    return ov._replace(
         kv_cache_dtype=engine.cache_dtype,
         flash_attn_version=engine.flash_attn_version,
         backend=engine.backend,

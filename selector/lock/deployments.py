@@ -6,7 +6,6 @@ and SGLang flags), as strict pydantic models read with line numbers.
 from __future__ import annotations
 
 import typing
-from dataclasses import fields
 from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
@@ -70,7 +69,7 @@ def _fields_model(title: str, names: tuple[str, ...], required: tuple[str, ...] 
     """A strict pydantic model whose fields are ``Overrides`` fields: the YAML
     names are explain's what-if names, with no second list of them."""
     spec: dict[str, Any] = {}
-    defaults = {f.name: f.default for f in fields(Overrides)}
+    defaults = Overrides._field_defaults
     for name in names:
         hint = _OVERRIDE_TYPES[name]
         if name in required:
@@ -81,7 +80,7 @@ def _fields_model(title: str, names: tuple[str, ...], required: tuple[str, ...] 
     return create_model(title, __base__=_ChecksValues, **spec)
 
 
-OverridesModel = _fields_model("overrides", tuple(f.name for f in fields(Overrides)))
+OverridesModel = _fields_model("overrides", Overrides._fields)
 # vLLM's AttentionSelectorConfig field names; head_size has no default there
 # and none here (dtype defaults to bfloat16, kv_cache_dtype to auto, as explain).
 SelectorModel = _fields_model("selector", SELECTOR_FIELDS, required=("head_size",))
