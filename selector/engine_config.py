@@ -19,8 +19,7 @@ inputs the model parser does not produce is skipped with a note step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from attn_select.selector.config import Capability, Kernels
 from attn_select.selector.fa_version import is_fa_version_supported
@@ -55,8 +54,7 @@ _HYBRID_KINDS_EXCLUDED = frozenset({"mlp", "moe"})
 _BOUNDARY_LAYERS = 2
 
 
-@dataclass(frozen=True)
-class EngineStep:
+class EngineStep(NamedTuple):
     """One engine-config change: which vLLM step, which field, old -> new, why.
     ``field`` "-" marks a note (a hook skipped or a decision that changed nothing)."""
 
@@ -76,8 +74,7 @@ class EngineStep:
         return f"{self.hook}: {self.field} {self.old!r} -> {self.new!r} ({self.why})"
 
 
-@dataclass(frozen=True)
-class EngineConfig:
+class EngineConfig(NamedTuple):
     """The engine-config values the selection reads, after vLLM's adjustments."""
 
     cache_dtype: str  # cache_config.cache_dtype (what layers pass as kv_cache_dtype)
@@ -88,7 +85,7 @@ class EngineConfig:
     block_size: int | None  # the block size get_attn_backend passes (None unless user-specified)
     user_specified_block_size: bool  # cache_config.user_specified_block_size
     kv_skip_layers: tuple[int, ...] = ()  # layer indices whose KV stays "auto" (kv_cache_dtype_skip_layers)
-    trail: tuple[EngineStep, ...] = field(default=())
+    trail: tuple[EngineStep, ...] = ()
     error: str | None = None  # the exception text vLLM raises while building the config
 
 

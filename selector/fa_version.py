@@ -25,8 +25,7 @@ Three call shapes matter, and they disagree:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from attn_select.selector.config import (
     AttentionType,
@@ -50,16 +49,14 @@ FA_PACKAGE_IMPORT_ERROR = (
 )
 
 
-@dataclass(frozen=True)
-class TrailStep:
+class TrailStep(NamedTuple):
     rule: str  # short name of the rule in get_flash_attn_version
     before: int | None
     after: int | None
     why: str
 
 
-@dataclass(frozen=True)
-class FAVersion:
+class FAVersion(NamedTuple):
     version: int | None  # None: vLLM's call returns None (no usable FA build)
     trail: tuple[TrailStep, ...]
 

@@ -29,7 +29,7 @@ Everything is an explicit input; nothing here imports torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from attn_select.backends import flashinfer as fi
 from attn_select.selector.config import (
@@ -51,14 +51,12 @@ DEFAULT_BLOCK_SIZE = 16  # CacheConfig.DEFAULT_BLOCK_SIZE
 TRTLLM_GEN, XQA, NATIVE = "trtllm-gen", "xqa", "native"
 
 
-@dataclass(frozen=True)
-class TrailStep:
+class TrailStep(NamedTuple):
     rule: str  # short name of the vLLM rule
     why: str
 
 
-@dataclass(frozen=True)
-class BatchShape:
+class BatchShape(NamedTuple):
     """One batch as the builder sees it after reordering: ``groups`` are
     (number of requests, query length) in batch order, decodes first."""
 
@@ -72,8 +70,7 @@ class BatchShape:
         return tuple(q for n, q in self.groups for _ in range(n))
 
 
-@dataclass(frozen=True)
-class BatchDispatch:
+class BatchDispatch(NamedTuple):
     batch: BatchShape
     num_decodes: int
     num_decode_tokens: int
@@ -85,8 +82,7 @@ class BatchDispatch:
     trail: tuple[TrailStep, ...]
 
 
-@dataclass(frozen=True)
-class FlashInferDispatch:
+class FlashInferDispatch(NamedTuple):
     decode_kernel: str  # "trtllm-gen" | "xqa" | "native"
     native_decode_backend: str | None  # the decode wrapper's kernel when native
     page_size: int  # kernel block size the builder runs with
@@ -253,8 +249,7 @@ def representative_batches(num_speculative_tokens: int, use_non_causal: bool) ->
 # --- the builder ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Init:
+class _Init(NamedTuple):
     """The decisions FlashInferMetadataBuilder.__init__ keeps."""
 
     cap: Capability

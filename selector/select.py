@@ -8,8 +8,8 @@ Memoised on the frozen inputs, like vLLM's ``_cached_get_attn_backend``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from attn_select.backends import registry
 from attn_select.selector import reasons as R
@@ -18,8 +18,7 @@ from attn_select.selector.priorities import backend_priorities
 from attn_select.selector.validate import check, import_failure
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     name: str
     priority: int  # index in the priority list; -1 for an explicit backend not in it
     reasons: tuple[str, ...]  # empty = valid
@@ -29,8 +28,7 @@ class Candidate:
         return not self.reasons
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(NamedTuple):
     cfg: SelectorConfig
     cap: Capability
     kernels: Kernels

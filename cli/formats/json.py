@@ -47,7 +47,7 @@ def dumps(doc: object) -> str:
 def fa_doc(fa) -> dict:
     return {
         "version": fa.version,
-        "trail": [dataclasses.asdict(s) for s in fa.trail],
+        "trail": [s._asdict() for s in fa.trail],  # fields are plain values
     }
 
 
