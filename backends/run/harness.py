@@ -98,17 +98,40 @@ class HostTiming:
     samples: int
 
 
-def time_host(fn: Callable[[], object], device: torch.device, repeats: int = 51, warmup: int = 10) -> HostTiming:
+def time_host(fn: Callable[[], object], device: torch.device, repeats: int = 31, warmup: int = 10,
+              threads: int | None = 1, rounds: int = 5, pause_s: float = 0.05) -> HostTiming:
     """Host wall time (us) of ``fn``, the once-per-step metadata build.
 
-    The build is fixed CPU work plus small uploads, so its run-to-run spread
-    is interference (other threads and processes, the garbage collector, a
-    clock change), which only ever adds time: the minimum of many runs is
-    the reproducible figure (as ``timeit`` advises); the median is kept
-    beside it. The collector is paused while timing, and the device is idle
-    at the start of each run, so queued kernels never stall the build."""
-    for _ in range(warmup):
-        fn()
+    Timed with torch's intra-op threads at ``threads`` (1): a vLLM 0.33.0
+    worker serves with one (``set_torch_threads_for_runtime``), since OpenMP
+    workers waking for a small CPU op cost more than they save and make the
+    step's host time erratic. The build is then fixed CPU work plus small
+    uploads, and its run-to-run spread is interference (other processes, the
+    garbage collector, a clock change), which only ever adds time: the
+    minimum of many runs is the reproducible figure (as ``timeit`` advises);
+    the median is kept beside it. On a shared VM the host's speed also drifts
+    by 10-25% over tens of milliseconds, so the runs are spread over
+    ``rounds`` rounds ``pause_s`` apart (benchmarks/run_build_repeatability.py
+    measured this on the H200 machine). The collector is paused while
+    timing, and the device is idle at the start of each run, so queued
+    kernels never stall the build."""
+    before = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        for _ in range(warmup):
+            fn()
+        ts: list[float] = []
+        for r in range(rounds):
+            if r:
+                time.sleep(pause_s)
+            ts += _timed_runs(fn, device, repeats)
+        return HostTiming(min(ts), statistics.median(ts), len(ts))
+    finally:
+        torch.set_num_threads(before)
+
+
+def _timed_runs(fn: Callable[[], object], device: torch.device, repeats: int) -> list[float]:
     ts = []
     gc_was_on = gc.isenabled()
     gc.collect()
@@ -125,7 +148,7 @@ def time_host(fn: Callable[[], object], device: torch.device, repeats: int = 51,
             gc.enable()
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-    return HostTiming(min(ts), statistics.median(ts), len(ts))
+    return ts
 
 
 class Ticker:

@@ -146,7 +146,7 @@ def test_host_timing_reports_the_fastest_run_and_restores_gc():
     from attn_select.backends.run.harness import time_host
 
     delays = iter([0.004] + [0.001] * 8 + [0.003] * 4)
-    t = time_host(lambda: time.sleep(next(delays)), torch.device("cpu"), repeats=12, warmup=1)
+    t = time_host(lambda: time.sleep(next(delays)), torch.device("cpu"), repeats=6, warmup=1, rounds=2, pause_s=0)
     assert t.samples == 12
     assert 900 <= t.min_us < 2900 and t.min_us <= t.median_us
     assert gc.isenabled()
