@@ -132,7 +132,7 @@ def model_facts(
                mm_prefix=is_mm_prefix_lm(hf, text, mm_inputs), per_head_scales=per_head, use_mla=use_mla,
                alibi=uses_alibi(text, archs), notes=notes)
     built = builder(ctx)
-    stacks = list(built) if isinstance(built, tuple) else [built]
+    stacks = [built] if isinstance(built, _Stack) else list(built)  # one stack, or Whisper's pair
     encoder_decoder = bool(hf.get("is_encoder_decoder") or text.get("is_encoder_decoder"))
     groups, others = group_layers(stacks, encoder_decoder)
     if not groups:

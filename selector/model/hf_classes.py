@@ -4,8 +4,8 @@ attributes vLLM reads from ``hf_config`` / ``hf_text_config``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, NamedTuple
 
 from attn_select.selector.errors import UserError
 
@@ -143,14 +143,14 @@ def _post_deepseek(a: dict[str, Any]) -> None:
     a["head_dim"] = a.get("qk_rope_head_dim")
 
 
-@dataclass(frozen=True)
-class _HFClass:
+class _HFClass(NamedTuple):
     """One transformers config class, reduced to what changes vLLM's view."""
 
     name: str
     defaults: dict[str, Any]
     post_init: Callable[[dict[str, Any]], None] | None = None
-    attribute_map: dict[str, str] = field(default_factory=dict)
+    # A NamedTuple default is shared by every instance: a read-only empty map.
+    attribute_map: Mapping[str, str] = MappingProxyType({})
     text_config_type: str | None = None  # model_type of the text_config sub-config class
 
 

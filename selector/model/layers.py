@@ -5,7 +5,7 @@ non-attention layer) and what that layer passes to ``get_attn_backend``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.hf_classes import HFView
@@ -13,8 +13,7 @@ from attn_select.selector.model.model_level import model_head_size, total_kv_hea
 from attn_select.selector.model_facts import LayerAttention
 
 
-@dataclass
-class _Ctx:
+class _Ctx(NamedTuple):
     """Model-level inputs every layer builder reads."""
 
     arch: str
@@ -29,12 +28,12 @@ class _Ctx:
     notes: list[str]
 
 
-@dataclass
-class _Stack:
+class _Stack(NamedTuple):
     """One stack of layers as vLLM builds it: attention per layer (several
     per layer for encoder-decoder models), or a non-attention kind."""
 
-    slots: list[tuple[int, LayerAttention | str]] = field(default_factory=list)
+    # No default: a NamedTuple's default list would be shared by every stack.
+    slots: list[tuple[int, LayerAttention | str]]
 
     def add(self, index: int, what: LayerAttention | str) -> None:
         self.slots.append((index, what))
@@ -165,7 +164,7 @@ def _llama(ctx: _Ctx) -> _Stack:
     heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
     head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
     types, causal = _layer_types(ctx, n), t.get("is_causal", True) is not False
-    stack = _Stack()
+    stack = _Stack([])
     for i in range(n):
         stack.add(i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i)))
     return stack
@@ -236,7 +235,7 @@ def _gemma4(ctx: _Ctx) -> _Stack:
     shared = t.get("num_kv_shared_layers") or 0
     first_shared = n - shared
     soft_cap = t.get("attn_logit_softcapping")
-    stack = _Stack()
+    stack = _Stack([])
     for i in range(n):
         layer = table.get(i, {})
         head = _check_head_size(layer.get("head_dim", t.get("head_dim")) or 0, f"layer {i} head_dim")
@@ -263,7 +262,7 @@ def _cohere2(ctx: _Ctx) -> _Stack:
     heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
     head = _check_head_size(t.get("head_dim") or 0, "head_dim")
     types = _layer_types(ctx, n) or ["full_attention"] * n
-    stack = _Stack()
+    stack = _Stack([])
     for i in range(n):
         window = None
         if types[i] == "sliding_attention":
@@ -306,7 +305,7 @@ def _qwen3_next(ctx: _Ctx) -> _Stack:
     head = _check_head_size(t.get("head_dim") or _hidden_over(t, heads), "head_dim")
     types = _layer_types(ctx, n) or []
     causal = t.get("is_causal", True) is not False
-    stack = _Stack()
+    stack = _Stack([])
     for i in range(n):
         kind = types[i] if i < len(types) else None
         if kind == "full_attention":
@@ -327,7 +326,7 @@ def _deepseek(ctx: _Ctx) -> _Stack:
     t, n, tp = ctx.text, _n_layers(ctx), ctx.tp
     total = _heads(ctx)
     nope, rope = t.get("qk_nope_head_dim") or 0, t.get("qk_rope_head_dim") or 0
-    stack = _Stack()
+    stack = _Stack([])
     if ctx.hf.model_type == "deepseek" or (nope == 0 and rope == 0):
         kv = _kv_per_rank(t.get("num_key_value_heads"), tp)
         head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
@@ -370,7 +369,7 @@ def _kimi_linear(ctx: _Ctx) -> _Stack:
     if len(kda) < n and not t.get("mla_use_nope"):
         # KimiLinearConfig defaults mla_use_nope to False; the CUDA MLA layer asserts it
         raise UserError("Kimi-Linear MLA layers need mla_use_nope true; vLLM 0.33.0's CUDA model asserts it")
-    stack = _Stack()
+    stack = _Stack([])
     for i in range(n):
         stack.add(i, "kimi_delta_attention" if (i + 1) in kda else layer)
     _note(ctx, "Kimi-Linear: derived from vLLM's source, not checked against a vLLM build")
@@ -405,7 +404,7 @@ def _whisper(ctx: _Ctx) -> tuple[_Stack, _Stack]:
     head = _check_head_size(d_model // dec_total, "d_model // decoder_attention_heads")
     if head * dec_total != d_model:
         raise UserError(f"d_model {d_model} is not divisible by decoder_attention_heads {dec_total}")
-    decoder = _Stack()
+    decoder = _Stack([])
     for i in range(t.get("decoder_layers") or 0):
         decoder.add(i, _attention(ctx, dec_heads, kv, head))
         decoder.add(i, _bare(dec_heads, kv, head, "encoder_decoder"))
@@ -459,7 +458,7 @@ def _generic(ctx: _Ctx) -> _Stack:
         kinds = types
     if kinds is not None and len(kinds) < n:
         raise UserError(f"the config lists {len(kinds)} layer kinds for {n} layers; give one per layer")
-    stack = _Stack()
+    stack = _Stack([])
     for i in range(n):
         kind = kinds[i] if kinds else "full_attention"
         if kind in _ATTENTION_KINDS:
