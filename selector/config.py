@@ -10,10 +10,11 @@ are explicit fields of ``Capability``, ``Kernels`` and ``EngineContext``.
 
 The selector's value types (here, in ``backends/spec.py`` and the other
 ``selector/`` modules) are ``NamedTuple``s, not frozen dataclasses: creating a
-dataclass execs its generated methods, and the ~30 of them cost ``explain``
-~20 ms of start-up (BENCHMARKS.md). Being tuples, they equal any tuple of the
-same values, so nothing compares or keys them across types, and the JSON
-renderer writes them as objects, not lists.
+dataclass execs its generated methods, and for the ~30 classes ``explain``
+imports that was ~23 ms of its start-up budget (BENCHMARKS.md), against ~7 ms
+as NamedTuples. Being tuples, they equal any tuple of the same values, so
+nothing compares or keys them across types, and the JSON renderer writes them
+as objects, not lists.
 """
 
 from __future__ import annotations
