@@ -54,6 +54,7 @@ def main() -> None:
                 for label, threads in settings.items():
                     t = time_host(lambda: adapter.build(batch), dev, threads=threads, rounds=args.spread)
                     results.setdefault(f"{name} {shape.kind} {label}", []).append(t.min_us)
+                    results.setdefault(f"{name} {shape.kind} {label} (CPU time)", []).append(t.cpu_min_us)
             adapter.close()
     print(f"torch default intra-op threads: {torch.get_num_threads()}")
     for key, mins in results.items():

@@ -96,6 +96,10 @@ class HostTiming:
     min_us: float  # the build cost c: its fastest run
     median_us: float
     samples: int
+    # CPU time of the calling thread in its fastest run: excludes time the
+    # thread was off the CPU (other processes, and on a VM with steal-time
+    # accounting the hypervisor), so it tells a slow host from slow code
+    cpu_min_us: float = 0.0
 
 
 def time_host(fn: Callable[[], object], device: torch.device, repeats: int = 31, warmup: int = 10,
@@ -121,17 +125,19 @@ def time_host(fn: Callable[[], object], device: torch.device, repeats: int = 31,
     try:
         for _ in range(warmup):
             fn()
-        ts: list[float] = []
+        ts: list[tuple[float, float]] = []
         for r in range(rounds):
             if r:
                 time.sleep(pause_s)
             ts += _timed_runs(fn, device, repeats)
-        return HostTiming(min(ts), statistics.median(ts), len(ts))
+        wall = [w for w, _ in ts]
+        return HostTiming(min(wall), statistics.median(wall), len(ts), min(c for _, c in ts))
     finally:
         torch.set_num_threads(before)
 
 
-def _timed_runs(fn: Callable[[], object], device: torch.device, repeats: int) -> list[float]:
+def _timed_runs(fn: Callable[[], object], device: torch.device, repeats: int) -> list[tuple[float, float]]:
+    """(wall us, thread CPU us) of each run."""
     ts = []
     gc_was_on = gc.isenabled()
     gc.collect()
@@ -140,9 +146,10 @@ def _timed_runs(fn: Callable[[], object], device: torch.device, repeats: int) ->
         for _ in range(repeats):
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
+            c0 = time.thread_time_ns()
             t0 = time.perf_counter()
             fn()
-            ts.append((time.perf_counter() - t0) * 1e6)
+            ts.append(((time.perf_counter() - t0) * 1e6, (time.thread_time_ns() - c0) / 1e3))
     finally:
         if gc_was_on:
             gc.enable()

@@ -39,6 +39,7 @@ class Perf:
     step_us: float  # c + L x per-layer
     build_share: float  # c / step
     build_median_us: float | None = None  # median of the same runs (interference included)
+    build_cpu_us: float | None = None  # thread CPU time of the fastest run (time off the CPU excluded)
 
 
 @dataclass

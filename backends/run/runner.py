@@ -182,7 +182,7 @@ def _time(adapter: Adapter, plan: Any, batch: Batch, p: AttnParams, env: RunEnv,
     del caches
     return Perf(per_layer_us=per_layer, min_us=t.min_us / n, method=t.method, samples=t.samples,
                 layers_timed=n, first_call_s=first_s, build_us=build_us,
-                build_median_us=build.median_us, kv_bytes=nbytes, kv_read_tbs=bw / 1e12,
+                build_median_us=build.median_us, build_cpu_us=build.cpu_min_us, kv_bytes=nbytes, kv_read_tbs=bw / 1e12,
                 ceiling_fraction=(bw / ceiling) if ceiling else None, num_layers=num_layers, step_us=step,
                 build_share=build_us / step if step else 0.0)
 

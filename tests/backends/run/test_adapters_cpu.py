@@ -149,4 +149,5 @@ def test_host_timing_reports_the_fastest_run_and_restores_gc():
     t = time_host(lambda: time.sleep(next(delays)), torch.device("cpu"), repeats=6, warmup=1, rounds=2, pause_s=0)
     assert t.samples == 12
     assert 900 <= t.min_us < 2900 and t.min_us <= t.median_us
+    assert t.cpu_min_us < 500  # a sleeping thread uses no CPU
     assert gc.isenabled()
