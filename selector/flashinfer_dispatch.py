@@ -94,6 +94,8 @@ class FlashInferDispatch(NamedTuple):
     init_error: str | None  # what the builder's __init__ raises, as "Type: message"
     trail: tuple[TrailStep, ...]  # the builder-init decisions
     batches: tuple[BatchDispatch, ...]  # empty when init_error is set
+    # what vLLM's calls silently leave out for this model (e.g. its soft cap)
+    warnings: tuple[str, ...] = ()
 
     def describe(self) -> list[str]:
         """Short lines for the text report."""
@@ -117,6 +119,7 @@ class FlashInferDispatch(NamedTuple):
             if b.num_prefills:
                 parts.append(f"{b.num_prefills} prefills -> {b.prefill}")
             rows.append(f"{b.batch.name}: " + "; ".join(parts))
+        rows += [f"warning: {w}" for w in self.warnings]
         return rows
 
 
@@ -607,6 +610,7 @@ def flashinfer_dispatch(
     shapes = batches if batches is not None else representative_batches(
         num_speculative_tokens, cfg.use_non_causal
     )
+    built = tuple(_build(b, s) for s in shapes)
     return FlashInferDispatch(
         decode_kernel=b.decode_kernel,
         native_decode_backend=b.native_decode_backend,
@@ -618,5 +622,24 @@ def flashinfer_dispatch(
         cudagraph_support=cudagraph,
         init_error=None,
         trail=tuple(trail),
-        batches=tuple(_build(b, s) for s in shapes),
+        batches=built,
+        warnings=_softcap_warnings(built) if has_softcap else (),
     )
+
+
+def _softcap_warnings(batches: tuple[BatchDispatch, ...]) -> tuple[str, ...]:
+    """vLLM 0.33.0 calls the XQA and trtllm-gen kernels (decode and context)
+    without a logits soft cap argument, and nothing in its selection or
+    builder steers a soft-capped model away from them: batches that run them
+    compute attention without the model's cap. The native wrappers are
+    planned with it."""
+    kernels = sorted({k for d in batches if d.error is None
+                      for k in (d.decode, d.prefill) if k in (XQA, TRTLLM_GEN)})
+    if not kernels:
+        return ()
+    if len(kernels) == 1:
+        subject, pronoun = f"{kernels[0]} takes", "it"
+    else:
+        subject, pronoun = f"{' and '.join(kernels)} take", "them"
+    return (f"{subject} no logits soft cap, and vLLM passes none: batches run on {pronoun} "
+            "ignore the model's attn_logit_softcapping",)

@@ -102,7 +102,10 @@ class FlashInferAdapter(Adapter):
                                   "(supports_sink needs the trtllm decode kernels)")
             if self.uses_xqa(batch):
                 if p.soft_cap:
-                    raise Unsupported("XQA decode has no logits soft cap")
+                    # vLLM still picks XQA here and its call passes no cap:
+                    # its decode would ignore the model's soft cap
+                    raise Unsupported("vLLM would decode with XQA here, which takes no logits soft cap "
+                                      "(vLLM passes none, so the cap would be ignored)")
                 plan.decode = {
                     "block_tables": batch.block_table[:nd],
                     "seq_lens": batch.seq_lens[:nd],

@@ -320,3 +320,30 @@ def test_describe_lines():
     rows = dispatch(B200).describe()
     assert rows[0].startswith("decode trtllm-gen")
     assert "mixed 32 decodes + 1x2048: 32 decodes -> trtllm-gen; 1 prefills -> trtllm-gen" in rows
+
+
+def test_soft_cap_is_dropped_by_xqa_and_trtllm_gen():
+    """vLLM 0.33.0 calls XQA and trtllm-gen without a logits soft cap
+    (flashinfer.py: flashinfer_xqa_batch_decode_with_kv_cache,
+    trtllm_batch_decode_with_kv_cache, trtllm_batch_context_with_kv_cache take
+    none): a soft-capped model on those kernels is warned about; the native
+    wrappers are planned with the cap, so no warning there."""
+    from attn_select.selector.config import Capability, EngineContext, Kernels, SelectorConfig
+    from attn_select.selector.flashinfer_dispatch import flashinfer_dispatch
+
+    cfg = SelectorConfig(256, "bfloat16", "auto", None)
+    capped = EngineContext(has_model=True, model_num_heads=16, model_num_kv_heads=8, attn_logit_softcapping=True)
+    h100 = flashinfer_dispatch(cfg, Capability(9, 0), Kernels(), capped, num_qo_heads=16, num_kv_heads=8,
+                               has_sinks=False)
+    assert h100.warnings == ("xqa takes no logits soft cap, and vLLM passes none: batches run on it ignore "
+                             "the model's attn_logit_softcapping",)
+    assert h100.describe()[-1] == "warning: " + h100.warnings[0]
+    b200 = flashinfer_dispatch(cfg, Capability(10, 0), Kernels(), capped, num_qo_heads=16, num_kv_heads=8,
+                               has_sinks=False)
+    assert b200.warnings and b200.warnings[0].startswith("trtllm-gen takes no logits soft cap")
+    airgapped = flashinfer_dispatch(cfg, Capability(9, 0), Kernels(trtllm_cubins=False), capped,
+                                    num_qo_heads=16, num_kv_heads=8, has_sinks=False)
+    assert airgapped.decode_kernel == "native" and airgapped.warnings == ()
+    uncapped = flashinfer_dispatch(cfg, Capability(9, 0), Kernels(), capped._replace(attn_logit_softcapping=False),
+                                   num_qo_heads=16, num_kv_heads=8, has_sinks=False)
+    assert uncapped.warnings == ()
