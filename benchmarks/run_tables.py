@@ -48,16 +48,40 @@ def table(rep: dict, only: set[str] | None = None) -> str:
     return "\n".join(out)
 
 
-def compare(a: dict, b: dict) -> str:
-    out = ["| shape | backend | us / layer run 1 | run 2 | diff | build c run 1 | run 2 | diff |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+FIGURES = {  # perf key -> column name in the tables
+    "per_layer_us": "us / layer",
+    "kv_read_tbs": "KV TB/s",
+    "ceiling_fraction": "% of copy",
+    "build_us": "build c",
+    "step_us": "c + L x t",
+    "build_share": "c / step",
+}
+
+
+def _pairs(a: dict, b: dict):
     for ga, gb in zip(a["groups"], b["groups"]):
         for ra, rb in zip(ga["rows"], gb["rows"]):
             if ra["perf"] and rb["perf"]:
-                pa, pb = ra["perf"], rb["perf"]
                 name = ra["backend"] + (f" ({ra['variant']})" if ra["variant"] else "")
-                d = lambda k: 100 * (pb[k] - pa[k]) / pa[k]
-                out.append(f"| {ra['shape']} | {name} | {us(pa['per_layer_us'])} | {us(pb['per_layer_us'])} | {d('per_layer_us'):+.1f}% | "
-                           f"{us(pa['build_us'])} | {us(pb['build_us'])} | {d('build_us'):+.0f}% |")
+                yield ga["name"], ra["shape"], name, ra["perf"], rb["perf"]
+
+
+def compare(a: dict, b: dict) -> str:
+    """Run 1 against run 2: per row the two per-layer times and build costs,
+    then the largest difference of every figure (first-call time excluded:
+    run 1 may include JIT compiles)."""
+    out = ["| group | shape | backend | us / layer run 1 | run 2 | diff | build c run 1 | run 2 | diff |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    worst: dict[str, tuple[float, str]] = {}
+    for group, shape, name, pa, pb in _pairs(a, b):
+        d = {k: 100 * (pb[k] - pa[k]) / pa[k] for k in FIGURES}
+        for k, v in d.items():
+            if abs(v) > abs(worst.get(k, (0.0, ""))[0]):
+                worst[k] = (v, f"{group} {shape} {name}")
+        out.append(f"| {group} | {shape} | {name} | {us(pa['per_layer_us'])} | {us(pb['per_layer_us'])} | "
+                   f"{d['per_layer_us']:+.1f}% | {us(pa['build_us'])} | {us(pb['build_us'])} | {d['build_us']:+.0f}% |")
+    out += ["", "Largest run-to-run difference per figure: " + "; ".join(
+        f"{FIGURES[k]} {worst[k][0]:+.1f}% ({worst[k][1]})" for k in FIGURES if k in worst) + "."]
     return "\n".join(out)
 
 
