@@ -116,6 +116,9 @@ class FlashAttnAdapter(SeparateKVAdapter):
         self.importer = importer
         self.tried: list[str] = []  # "FA3: why not" lines, for the report
         self.chosen: tuple[FAImpl, Any] | None = None
+        # page size -> (chosen, tried): resolved once, so the per-step build
+        # times metadata only, not failed imports searching sys.path again
+        self._picked: dict[int | None, tuple[tuple[FAImpl, Any] | None, list[str]]] = {}
 
     def _runnable(self, impl: FAImpl, page_size: int | None) -> str | None:
         cap = self.env.capability
@@ -131,6 +134,17 @@ class FlashAttnAdapter(SeparateKVAdapter):
 
     def pick(self, page_size: int | None = None) -> tuple[FAImpl, Any] | None:
         """The first implementation that imports and can run; records why the others did not."""
+        if page_size in self._picked:
+            chosen, tried = self._picked[page_size]
+            self.tried = list(tried)
+            if chosen is not None:
+                self.chosen = chosen
+            return chosen
+        chosen = self._pick(page_size)
+        self._picked[page_size] = (chosen, list(self.tried))
+        return chosen
+
+    def _pick(self, page_size: int | None) -> tuple[FAImpl, Any] | None:
         self.tried = []
         for impl in self.impls:
             why = self._runnable(impl, page_size)

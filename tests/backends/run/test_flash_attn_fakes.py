@@ -166,8 +166,10 @@ def test_fa2_needs_pages_of_256():
 def test_order_falls_through_import_failures():
     env = RunEnv(torch.device("cpu"), (9, 0), torch.float32, "auto", fa_version=3)
     mods = {"flash_attn.cute": fake_fa4()}
+    calls: list[str] = []
 
     def importer(name):
+        calls.append(name)
         if name not in mods:
             raise ImportError(name)
         return mods[name]
@@ -177,5 +179,7 @@ def test_order_falls_through_import_failures():
     assert a.chosen[0].key == "fa4"
     assert a.tried == ["vllm.vllm_flash_attn: not importable (ImportError)",
                        "FA3 (flash_attn_interface): not importable (ImportError)"]
+    # resolved once per page size: later builds time metadata, not imports
+    assert a.unavailable() is None and a.pick() is a.chosen and len(calls) == 3
     mods.clear()
-    assert "no FlashAttention build importable" in a.unavailable()
+    assert "no FlashAttention build importable" in FlashAttnAdapter(env, SINKS, importer=importer).unavailable()
