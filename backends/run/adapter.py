@@ -38,6 +38,9 @@ class RunEnv:
     fa_version: int | None = None  # what vLLM would run for FLASH_ATTN (explain's answer)
     trtllm_decode: str | None = None  # "xqa" / "trtllm-gen" when vLLM's rules pick it, else None
     trtllm_why: str = ""  # one line: why (or why not) the trtllm-api decode kernel
+    # vLLM runs this batch's prefills with trtllm-gen context (its build()'s
+    # use_trtllm_attention(is_prefill=True)); set per batch shape by the runner
+    trtllm_prefill: bool = False
     progress: Callable[[str], None] = field(default=lambda msg: None)
     workspace: dict[str, Any] = field(default_factory=dict)  # buffers shared across steps (FlashInfer workspace)
 

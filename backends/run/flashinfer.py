@@ -1,21 +1,31 @@
 """FLASHINFER run adapter (flashinfer-python), used the way vLLM 0.33.0 uses it.
 
-Cache layout: NHD, [num_pages, 2, page_size, Hkv, D] (vLLM's FlashInfer layout
-off SM100).
+Cache layout (``FlashInferBackend.supported_kv_cache_layouts``): HND,
+[num_pages, 2, Hkv, page_size, D], on 10.x (B200/GB200/B300), where the
+trtllm-gen kernels read head-major pages; NHD, [num_pages, 2, page_size, Hkv,
+D], elsewhere. vLLM 0.33.0 itself packs K|V in the last dim of one
+[num_pages, H or N, N or H, 2 * D] tensor and hands the kernels the two
+halves; we keep FlashInfer's own [num_pages, 2, ...] form of the same page
+interior (K and V each contiguous per page), which every FlashInfer entry
+point takes as well.
 
-``build(batch)`` once per step: the block table becomes FlashInfer's CSR page
-list (``paged_kv_indptr`` int32 [B + 1], ``paged_kv_indices`` int32 [pages],
-``paged_kv_last_page_len`` int32 [B]), split at ``num_decodes`` (decodes come
-first), then
+``build(batch)`` once per step, decodes first, as vLLM's
+``FlashInferMetadataBuilder.build``:
 
-- decodes: XQA (``xqa_batch_decode_with_kv_cache``) when vLLM's rules pick the
-  trtllm-API decode kernel on this GPU (SM90 with trtllm cubins), else
-  ``BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores=True).plan()``;
-- prefills: ``BatchPrefillWithPagedKVCacheWrapper(backend="auto").plan()``
-  (FlashInfer resolves fa3 on SM90, fa2 elsewhere), or, with sinks on SM90,
+- decodes: the trtllm-API kernel vLLM fixed at builder init (explain's
+  dispatch, ``env.trtllm_decode``): XQA (``xqa_batch_decode_with_kv_cache``)
+  on SM90/12.x, trtllm-gen (``trtllm_batch_decode_with_kv_cache``) on 10.x,
+  both fed the decode rows of the block table; else
+  ``BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores=True).plan()`` on
+  FlashInfer's CSR page list (``paged_kv_csr``);
+- prefills: trtllm-gen context (``trtllm_batch_context_with_kv_cache``) when
+  vLLM's ``use_trtllm_attention(is_prefill=True)`` says so for this batch
+  (``env.trtllm_prefill``, see ``vllm_prefills_on_trtllm``), else
+  ``BatchPrefillWithPagedKVCacheWrapper(backend="auto").plan()`` (FlashInfer
+  resolves fa3 on SM90, fa2 elsewhere), or, with sinks on SM90,
   ``BatchAttentionWithAttentionSinkWrapper`` as vLLM does.
 
-``run`` calls the planned wrappers for one layer. The inner kernel that ran
+``run`` calls the planned kernels for one layer. The inner kernel that ran
 is reported (``kernel_name``).
 """
 
@@ -27,9 +37,13 @@ from typing import Any
 import torch
 
 from attn_select.backends.run.adapter import Adapter, Unsupported
-from attn_select.backends.run.batch import Batch
+from attn_select.backends.run.batch import Batch, Shape
+from attn_select.backends.run.reference import AttnParams
+from attn_select.selector.flashinfer_dispatch import DEFAULT_WORKSPACE_BYTES, TRTLLM_GEN, XQA
 
 WORKSPACE_BYTES = 256 * 1024 * 1024
+TRTLLM_GEN_DECODE = "trtllm-gen decode"
+TRTLLM_GEN_CONTEXT = "trtllm-gen context"
 
 
 def paged_kv_csr(batch: Batch, start: int, stop: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -49,14 +63,37 @@ def paged_kv_csr(batch: Batch, start: int, stop: int) -> tuple[torch.Tensor, tor
     return indptr, indices, last
 
 
+def vllm_prefills_on_trtllm(gexp: Any, p: AttnParams, shape: Shape, page_size: int) -> bool:
+    """Does vLLM 0.33.0 run this batch's prefills with trtllm-gen context?
+
+    ``FlashInferMetadataBuilder.build`` decides it per batch
+    (``use_trtllm_attention(..., is_prefill=True)``, the page >= 128 force);
+    we ask our mirror of that build, ``selector.flashinfer_dispatch``, about
+    this very batch shape and page size, with the selection's config,
+    capability, kernels and engine context (False without an explanation)."""
+    fi = getattr(gexp, "flashinfer", None) if gexp is not None else None
+    if fi is None or fi.init_error is not None or shape.prefills == 0:
+        return False
+    from attn_select.selector.flashinfer_dispatch import BatchShape, flashinfer_dispatch
+
+    sel = gexp.selection
+    groups = tuple((n, q) for n, q in ((shape.decodes, 1), (shape.prefills, shape.prefill_new)) if n)
+    seq = max(shape.decode_context + 1 if shape.decodes else 0, shape.prefill_context + shape.prefill_new)
+    d = flashinfer_dispatch(sel.cfg, sel.cap, sel.kernels, sel.ctx, num_qo_heads=p.num_heads,
+                            num_kv_heads=p.num_kv_heads, has_sinks=p.has_sink, page_size=page_size,
+                            batches=(BatchShape(shape.kind, groups, max_seq_len=seq),))
+    return bool(d.batches) and d.batches[0].error is None and d.batches[0].prefill == TRTLLM_GEN
+
+
 @dataclass
 class FIPlan:
     batch: Batch
-    decode_kernel: str | None  # "xqa" | "tc-decode (fa2/fa3...)" | None when no decodes
+    decode_kernel: str | None  # "xqa" | "trtllm-gen decode" | "tensor-core decode (...)" | None: no decodes
     prefill_kernel: str | None
-    decode: Any = None  # wrapper, or dict of XQA arguments
-    prefill: Any = None
+    decode: Any = None  # wrapper, or dict of XQA / trtllm-gen arguments
+    prefill: Any = None  # wrapper, or dict of trtllm-gen context arguments
     prefill_sinks: bool = False
+    counter: torch.Tensor | None = None  # trtllm-gen multi-CTA KV counters
 
 
 class FlashInferAdapter(Adapter):
@@ -65,6 +102,11 @@ class FlashInferAdapter(Adapter):
     def __init__(self, env, p, force_native_decode: bool = False):
         super().__init__(env, p)
         self.force_native_decode = force_native_decode
+        # Fixed before alloc_cache: the layout follows the GPU (vLLM's rule)
+        # and whatever trtllm-gen part this adapter will run (which reads HND only).
+        major = env.capability[0] if env.capability else None
+        trtllm_gen = self._decode_api() == TRTLLM_GEN or env.trtllm_prefill
+        self.kv_layout = "HND" if major == 10 or trtllm_gen else "NHD"
 
     def unavailable(self) -> str | None:
         if not self.env.is_cuda:
@@ -75,15 +117,36 @@ class FlashInferAdapter(Adapter):
             return f"flashinfer not installed ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
         return None
 
-    def _workspace(self, key: str) -> torch.Tensor:
+    def alloc_cache(self, num_pages: int, page_size: int) -> torch.Tensor:
+        if self.kv_layout == "NHD":
+            return super().alloc_cache(num_pages, page_size)
+        p = self.p
+        if p.head_size != p.head_size_v:
+            raise ValueError("this cache layout needs head_size == head_size_v")
+        return torch.empty(num_pages, 2, p.num_kv_heads, page_size, p.head_size,
+                           dtype=self.cache_torch_dtype(), device=self.env.device)
+
+    def kv_views(self, cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.kv_layout == "NHD":
+            return super().kv_views(cache)
+        # [P, Hkv, N, D] pages seen as [P, N, Hkv, D] (strided views, no copy)
+        return cache[:, 0].transpose(1, 2), cache[:, 1].transpose(1, 2)
+
+    def _workspace(self, key: str, nbytes: int = WORKSPACE_BYTES) -> torch.Tensor:
         ws = self.env.workspace.get(key)
-        if ws is None:
-            ws = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=self.env.device)
+        if ws is None or ws.numel() < nbytes:
+            ws = torch.zeros(nbytes, dtype=torch.uint8, device=self.env.device)
             self.env.workspace[key] = ws
         return ws
 
+    def _decode_api(self) -> str | None:
+        """The trtllm-API decode kernel vLLM fixed at builder init, unless this
+        is the native-decode comparison variant."""
+        k = self.env.trtllm_decode
+        return k if k in (XQA, TRTLLM_GEN) and not self.force_native_decode else None
+
     def uses_xqa(self, batch: Batch) -> bool:
-        return (batch.num_decodes > 0 and self.env.trtllm_decode == "xqa" and not self.force_native_decode)
+        return batch.num_decodes > 0 and self._decode_api() == XQA
 
     def build(self, batch: Batch) -> FIPlan:
         import flashinfer
@@ -93,14 +156,22 @@ class FlashInferAdapter(Adapter):
         nd = batch.num_decodes
         plan = FIPlan(batch, None, None)
         dev = batch.device
+        api = self._decode_api() if nd > 0 else None
+        trtllm_prefill = batch.num_requests > nd and env.trtllm_prefill
+        if api == TRTLLM_GEN:
+            self._refuse_on_trtllm_gen("decode with trtllm-gen")
+        if trtllm_prefill:
+            self._refuse_on_trtllm_gen("run the prefills with trtllm-gen context")
+        if api == TRTLLM_GEN or trtllm_prefill:
+            plan.counter = self._counter(batch)
         if nd > 0:
-            if p.has_sink and not self.uses_xqa(batch):
+            if p.has_sink and api is None:
                 # FlashInferBackend.supports_sink: vLLM serves sinks through the
                 # trtllm-API decode kernels only, never this decode wrapper
                 # (which gave wrong results with sinks + sliding window here)
                 raise Unsupported("vLLM never runs FlashInfer's native decode wrapper with sinks "
                                   "(supports_sink needs the trtllm decode kernels)")
-            if self.uses_xqa(batch):
+            if api == XQA:
                 if p.soft_cap:
                     # vLLM still picks XQA here and its call passes no cap:
                     # its decode would ignore the model's soft cap
@@ -112,23 +183,36 @@ class FlashInferAdapter(Adapter):
                     "max_seq_len": int(batch.seq_lens_cpu[:nd].max()),
                 }
                 plan.decode_kernel = "xqa"
+            elif api == TRTLLM_GEN:
+                # build()'s FlashInferTrtllmAPIDecode: the decodes' rows of the
+                # block table and their seq_lens (device), and the whole batch's
+                # max_seq_len (common_attn_metadata.max_seq_len, not the decodes')
+                plan.decode = {
+                    "block_tables": batch.block_table[:nd],
+                    "seq_lens": batch.seq_lens[:nd],
+                    "max_seq_len": batch.max_seq_len,
+                }
+                plan.decode_kernel = TRTLLM_GEN_DECODE
             else:
                 indptr, indices, last = paged_kv_csr(batch, 0, nd)
                 w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
-                    self._workspace("float"), "NHD", use_tensor_cores=True)
+                    self._workspace("float"), self.kv_layout, use_tensor_cores=True)
                 w.plan(indptr, indices.to(dev, non_blocking=True), last, p.num_heads, p.num_kv_heads,
                        p.head_size, batch.page_size, pos_encoding_mode="NONE", sm_scale=p.scale,
                        window_left=p.window_left, logits_soft_cap=p.soft_cap or 0.0,
                        q_data_type=env.dtype, kv_data_type=kv_dtype, o_data_type=env.dtype)
                 plan.decode = w
                 plan.decode_kernel = f"tensor-core decode ({_resolved(w)})"
-        if batch.num_requests > nd:
+        if trtllm_prefill:
+            plan.prefill = self._context_args(batch)
+            plan.prefill_kernel = TRTLLM_GEN_CONTEXT
+        elif batch.num_requests > nd:
             indptr, indices, last = paged_kv_csr(batch, nd, batch.num_requests)
             qo = (batch.query_start_loc_cpu[nd:] - batch.query_start_loc_cpu[nd]).to(torch.int32)
             cap = env.capability or (0, 0)
             if p.has_sink and cap == (9, 0):
                 w = flashinfer.BatchAttentionWithAttentionSinkWrapper(
-                    self._workspace("float"), "NHD", backend="auto", q_data_type=env.dtype,
+                    self._workspace("float"), self.kv_layout, backend="auto", q_data_type=env.dtype,
                     kv_data_type=kv_dtype, head_dim_qk=p.head_size, head_dim_vo=p.head_size_v,
                     window_left=p.window_left)
                 plan.prefill_sinks = True
@@ -136,7 +220,8 @@ class FlashInferAdapter(Adapter):
             elif p.has_sink:
                 raise Unsupported("FlashInfer prefill with sinks needs trtllm (SM100) or the SM90 sink wrapper")
             else:
-                w = flashinfer.BatchPrefillWithPagedKVCacheWrapper(self._workspace("float"), "NHD", backend="auto")
+                w = flashinfer.BatchPrefillWithPagedKVCacheWrapper(self._workspace("float"), self.kv_layout,
+                                                                   backend="auto")
                 name = "paged prefill"
             w.plan(qo, indptr, indices.to(dev, non_blocking=True), last, p.num_heads, p.num_kv_heads,
                    p.head_size, batch.page_size, head_dim_vo=p.head_size_v, causal=True,
@@ -145,6 +230,54 @@ class FlashInferAdapter(Adapter):
             plan.prefill = w
             plan.prefill_kernel = f"{name} ({_resolved(w)})"
         return plan
+
+    def _refuse_on_trtllm_gen(self, what: str) -> None:
+        """What attn-select run cannot reproduce of vLLM's trtllm-gen calls."""
+        if self.p.soft_cap:
+            # vLLM 0.33.0 passes no cap to either trtllm-gen call (explain warns)
+            raise Unsupported(f"vLLM would {what} here, which takes no logits soft cap "
+                              "(vLLM passes none, so the cap would be ignored)")
+        if self.cache_torch_dtype() in (torch.float8_e4m3fn, torch.float8_e5m2):
+            # On 10.x vLLM quantizes the query to fp8 first (scaled_fp8_quant with
+            # the layer's q_scale, unless disable_flashinfer_q_quantization) and
+            # folds q/k scales into bmm1_scale; we pass the 16-bit query as is.
+            raise Unsupported(f"vLLM would {what} on an fp8 KV cache with an fp8-quantized query, "
+                              "which attn-select run does not reproduce")
+
+    def _counter(self, batch: Batch) -> torch.Tensor:
+        """The zeroed multi-CTA KV counter buffer vLLM allocates once
+        (``_get_multi_ctas_kv_counter_buffer``) and hands both trtllm-gen calls;
+        without it FlashInfer allocates and zeroes one per call. Sized with
+        FlashInfer's own rule for this batch's tokens (vLLM: its max batched
+        tokens), the kernels reset it after each launch."""
+        from flashinfer.utils import get_trtllm_gen_multi_ctas_kv_counter_bytes
+
+        dev = self.env.device
+        sms = torch.cuda.get_device_properties(dev).multi_processor_count if dev.type == "cuda" else 1
+        nbytes = get_trtllm_gen_multi_ctas_kv_counter_bytes(batch.num_tokens, self.p.num_heads, sms)
+        return self._workspace("trtllm-gen counter", nbytes)
+
+    def _context_args(self, batch: Batch) -> dict[str, Any]:
+        """build()'s TRTLLMPrefill for the prefill rows [num_decodes, B)."""
+        nd, n = batch.num_decodes, batch.num_requests
+        seq = batch.seq_lens[nd:]
+        # cum_seq_lens_kv: vLLM fills it with the running sum of KV *pages* per
+        # prefill (its comment: "cumulative sum of the number of KV cache
+        # blocks"), not of tokens as FlashInfer's docstring words it; we pass
+        # what vLLM passes. It is computed on the device, as vLLM does.
+        cum_kv = torch.zeros(n - nd + 1, dtype=torch.int32, device=batch.device)
+        cum_kv[1:] = torch.cumsum((seq + batch.page_size - 1) // batch.page_size, 0)
+        q_lens = batch.query_start_loc_cpu[nd + 1:] - batch.query_start_loc_cpu[nd:-1]
+        return {
+            "block_tables": batch.block_table[nd:],
+            "seq_lens": seq,
+            "max_q_len": int(q_lens.max()),
+            # vLLM passes the whole batch's max_seq_len, decodes included
+            "max_kv_len": batch.max_seq_len,
+            "batch_size": n - nd,
+            "cum_seq_lens_q": batch.query_start_loc[nd:] - batch.query_start_loc[nd],
+            "cum_seq_lens_kv": cum_kv,
+        }
 
     def run(self, plan: FIPlan, q: torch.Tensor, cache: torch.Tensor, sinks: torch.Tensor | None,
             out: torch.Tensor) -> None:
@@ -158,13 +291,38 @@ class FlashInferAdapter(Adapter):
                     q[:nd], cache, self._workspace("xqa"), plan.decode["block_tables"],
                     plan.decode["seq_lens"], plan.decode["max_seq_len"], bmm1_scale=p.scale,
                     bmm2_scale=1.0, window_left=p.window_left, out=out[:nd], sinks=sinks, kv_layout="NHD")
+            elif plan.decode_kernel == TRTLLM_GEN_DECODE:
+                from flashinfer.decode import trtllm_batch_decode_with_kv_cache
+
+                # FlashInferImpl.forward's trtllm-gen decode call: bmm1 = softmax
+                # scale (q/k scales are 1 on a 16-bit cache), bmm2 = 1 (v scale),
+                # one query token per request, no cap, the layer's sinks.
+                trtllm_batch_decode_with_kv_cache(
+                    query=q[:nd], kv_cache=cache, workspace_buffer=self._trtllm_workspace(),
+                    **plan.decode, bmm1_scale=p.scale, bmm2_scale=1.0, window_left=p.window_left,
+                    sinks=sinks, out=out[:nd], kv_layout="HND", backend=TRTLLM_GEN, q_len_per_req=1,
+                    multi_ctas_kv_counter_buffer=plan.counter)
             else:
                 plan.decode.run(q[:nd], cache, out=out[:nd], sinks=sinks)
         if plan.prefill is not None:
-            if plan.prefill_sinks:
+            if plan.prefill_kernel == TRTLLM_GEN_CONTEXT:
+                from flashinfer.prefill import trtllm_batch_context_with_kv_cache
+
+                # FlashInferImpl.forward's trtllm-gen context call; vLLM leaves
+                # kv_layout at its default, "HND", which we spell out.
+                trtllm_batch_context_with_kv_cache(
+                    query=q[nd:], kv_cache=cache, workspace_buffer=self._trtllm_workspace(),
+                    **plan.prefill, bmm1_scale=p.scale, bmm2_scale=1.0, window_left=p.window_left,
+                    sinks=sinks, out=out[nd:], kv_layout="HND", multi_ctas_kv_counter_buffer=plan.counter)
+            elif plan.prefill_sinks:
                 plan.prefill.run(q[nd:], cache, sinks, p.scale, out=out[nd:])
             else:
                 plan.prefill.run(q[nd:], cache, out=out[nd:])
+
+    def _trtllm_workspace(self) -> torch.Tensor:
+        """vLLM's one trtllm workspace (``_get_trtllm_workspace_buffer``):
+        VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE zeroed bytes."""
+        return self._workspace("trtllm-gen", DEFAULT_WORKSPACE_BYTES)
 
     def kernel_name(self, plan: FIPlan) -> str:
         return " + ".join(k for k in (plan.decode_kernel, plan.prefill_kernel) if k)

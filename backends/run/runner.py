@@ -23,6 +23,7 @@ import torch
 from attn_select.backends import registry
 from attn_select.backends.run.adapter import Adapter, RunEnv, Unsupported
 from attn_select.backends.run.batch import Batch, Shape, fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.backends.run.flashinfer import vllm_prefills_on_trtllm
 from attn_select.backends.run.harness import Ticker, copy_ceiling, time_device, time_host
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error, tolerance
 from attn_select.backends.run.report import (
@@ -229,6 +230,8 @@ def run_group(name: str, attn: Any, num_layers: int, gexp: Any, env: RunEnv, opt
         names = [n for n in names if n in opts.backends]
     for si, shape in enumerate(opts.shapes):
         batch = make_batch(shape, opts.page_size, env.device, seed=opts.seed + si, spare_pages=64)
+        # vLLM decides trtllm-gen context per batch (use_trtllm_attention(is_prefill=True))
+        env.trtllm_prefill = vllm_prefills_on_trtllm(gexp, p, shape, opts.page_size)
         for bi, bname in enumerate(names):
             variants = [("", {})]
             if bname == "FLASHINFER" and env.trtllm_decode and shape.decodes:
