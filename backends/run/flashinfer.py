@@ -107,6 +107,19 @@ class FlashInferAdapter(Adapter):
         major = env.capability[0] if env.capability else None
         trtllm_gen = self._decode_api() == TRTLLM_GEN or env.trtllm_prefill
         self.kv_layout = "HND" if major == 10 or trtllm_gen else "NHD"
+        # The paged wrappers, made once and re-planned every step, as vLLM's
+        # builder keeps them (_get_decode_wrapper / _get_prefill_wrapper): a
+        # new wrapper pins host buffers, which is not per-step work.
+        self._wrappers: dict[str, Any] = {}
+
+    def close(self) -> None:
+        self._wrappers.clear()
+
+    def _wrapper(self, key: str, make: Any) -> Any:
+        w = self._wrappers.get(key)
+        if w is None:
+            w = self._wrappers[key] = make()
+        return w
 
     def unavailable(self) -> str | None:
         if not self.env.is_cuda:
@@ -195,8 +208,8 @@ class FlashInferAdapter(Adapter):
                 plan.decode_kernel = TRTLLM_GEN_DECODE
             else:
                 indptr, indices, last = paged_kv_csr(batch, 0, nd)
-                w = flashinfer.BatchDecodeWithPagedKVCacheWrapper(
-                    self._workspace("float"), self.kv_layout, use_tensor_cores=True)
+                w = self._wrapper("decode", lambda: flashinfer.BatchDecodeWithPagedKVCacheWrapper(
+                    self._workspace("float"), self.kv_layout, use_tensor_cores=True))
                 w.plan(indptr, indices.to(dev, non_blocking=True), last, p.num_heads, p.num_kv_heads,
                        p.head_size, batch.page_size, pos_encoding_mode="NONE", sm_scale=p.scale,
                        window_left=p.window_left, logits_soft_cap=p.soft_cap or 0.0,
@@ -211,17 +224,17 @@ class FlashInferAdapter(Adapter):
             qo = (batch.query_start_loc_cpu[nd:] - batch.query_start_loc_cpu[nd]).to(torch.int32)
             cap = env.capability or (0, 0)
             if p.has_sink and cap == (9, 0):
-                w = flashinfer.BatchAttentionWithAttentionSinkWrapper(
+                w = self._wrapper("sink prefill", lambda: flashinfer.BatchAttentionWithAttentionSinkWrapper(
                     self._workspace("float"), self.kv_layout, backend="auto", q_data_type=env.dtype,
                     kv_data_type=kv_dtype, head_dim_qk=p.head_size, head_dim_vo=p.head_size_v,
-                    window_left=p.window_left)
+                    window_left=p.window_left))
                 plan.prefill_sinks = True
                 name = "attention-sink prefill"
             elif p.has_sink:
                 raise Unsupported("FlashInfer prefill with sinks needs trtllm (SM100) or the SM90 sink wrapper")
             else:
-                w = flashinfer.BatchPrefillWithPagedKVCacheWrapper(self._workspace("float"), self.kv_layout,
-                                                                   backend="auto")
+                w = self._wrapper("prefill", lambda: flashinfer.BatchPrefillWithPagedKVCacheWrapper(
+                    self._workspace("float"), self.kv_layout, backend="auto"))
                 name = "paged prefill"
             w.plan(qo, indptr, indices.to(dev, non_blocking=True), last, p.num_heads, p.num_kv_heads,
                    p.head_size, batch.page_size, head_dim_vo=p.head_size_v, causal=True,

@@ -491,3 +491,29 @@ def test_runner_sets_the_prefill_fact_per_shape(monkeypatch):
     runner.run_group("g", attn, 2, g, env, opts, None)
     assert seen == [("decode", "", False, "HND"), ("decode", "native decode", False, "HND"),
                     ("prefill", "", True, "HND")]
+
+
+def test_paged_wrappers_are_made_once_and_planned_every_step(fake, monkeypatch):
+    """vLLM's builder keeps its wrappers and re-plans them per step; so does
+    the adapter (the build cost c is then plan(), not wrapper construction)."""
+    install, _ = fake
+    install(GQA)
+    made: list[str] = []
+    fi = sys.modules["flashinfer"]
+    for name in ("BatchDecodeWithPagedKVCacheWrapper", "BatchPrefillWithPagedKVCacheWrapper"):
+        cls = getattr(fi, name)
+
+        class Counted(cls):
+            def __init__(self, *a, _n=name, **k):
+                made.append(_n)
+                super().__init__(*a, **k)
+
+        monkeypatch.setattr(fi, name, Counted)
+    err, a, plan, _, b = _run(GQA, SHAPES["mixed"], H200, None, False, checks=3)
+    assert err < 1e-5
+    assert sorted(made) == ["BatchDecodeWithPagedKVCacheWrapper", "BatchPrefillWithPagedKVCacheWrapper"]
+    again = a.build(b)
+    assert again.decode is plan.decode and again.prefill is plan.prefill and len(made) == 2
+    a.close()
+    a.build(b)
+    assert len(made) == 4
