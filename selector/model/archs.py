@@ -9,14 +9,17 @@ from typing import Any, Callable
 from attn_select.selector.model.layers import (
     _Ctx,
     _bert,
+    _chatglm,
     _cohere2,
     _deepseek,
     _deepseek_v32,
+    _falcon,
     _gemma,
     _gemma4,
     _gpt_oss,
     _kimi_linear,
     _llama,
+    _minicpm3,
     _plain,
     _qwen2,
     _qwen3_next,
@@ -57,6 +60,10 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "DeepseekV32ForCausalLM": (_deepseek_v32, "generate"),
     "GlmMoeDsaForCausalLM": (_deepseek_v32, "generate"),  # same CUDA module as DeepSeek-V3.2
     "KimiLinearForCausalLM": (_kimi_linear, "generate"),  # vllm/models/kimi_k3 (CUDA)
+    "FalconForCausalLM": (_falcon, "generate"),  # falcon.py
+    "ChatGLMModel": (_chatglm, "generate"),  # chatglm.py ChatGLMForCausalLM
+    "ChatGLMForConditionalGeneration": (_chatglm, "generate"),
+    "MiniCPM3ForCausalLM": (_minicpm3, "generate"),  # minicpm3.py
     "BertModel": (_bert, "pooling"),
     "BertForMaskedLM": (_bert, "pooling"),
     "BertForSequenceClassification": (_bert, "pooling"),

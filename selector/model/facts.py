@@ -139,9 +139,9 @@ def model_facts(
         raise UserError(f"{where}: no attention layers found for {arch}; nothing for vLLM to select")
 
     # model-level facts the selector's predicates read from model_config
-    head_size = model_head_size(text)
+    head_size = model_head_size(text, hf.model_type)
     total_heads = text.get("num_attention_heads") or 0
-    num_kv = 1 if use_mla else max(1, total_kv_heads(text) // tp)
+    num_kv = 1 if use_mla else max(1, total_kv_heads(text, hf.model_type) // tp)
 
     config_dtype, dtype_from = _find_config_dtype(hf, text, where, weights)
     if dtype_from:

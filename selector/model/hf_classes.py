@@ -143,6 +143,41 @@ def _post_deepseek(a: dict[str, Any]) -> None:
     a["head_dim"] = a.get("qk_rope_head_dim")
 
 
+def _post_n_embed(a: dict[str, Any]) -> None:
+    # BloomConfig / FalconConfig: the legacy ``n_embed`` keyword sets hidden_size
+    if a.get("n_embed") is not None:
+        a["hidden_size"] = a.pop("n_embed")
+
+
+def _post_falcon(a: dict[str, Any]) -> None:
+    # FalconConfig.__post_init__; head_dim is its property hidden // heads
+    _post_n_embed(a)
+    if a.get("num_kv_heads") is None:
+        a["num_kv_heads"] = a.get("num_attention_heads")
+    if a.get("num_attention_heads"):
+        a["head_dim"] = a["hidden_size"] // a["num_attention_heads"]
+
+
+def _post_dbrx(a: dict[str, Any]) -> None:
+    # DbrxConfig.__post_init__: KV heads come from attn_config (default 1)
+    attn = a.get("attn_config")
+    kv = attn.get("kv_n_heads", 1) if isinstance(attn, dict) else 1
+    a["attn_config"] = {**(attn if isinstance(attn, dict) else {}), "kv_n_heads": kv}
+    a["num_key_value_heads"] = kv
+
+
+def _post_minicpm3(a: dict[str, Any]) -> None:
+    # MiniCPM3Config.__post_init__: head_dim is the rotary part; qk_head_dim
+    # the full query/key width
+    a["head_dim"] = a.get("qk_rope_head_dim")
+    a["qk_head_dim"] = (a.get("qk_nope_head_dim") or 0) + (a.get("qk_rope_head_dim") or 0)
+    if a.get("v_head_dim") is None:
+        a["v_head_dim"] = a["hidden_size"] // a["num_attention_heads"]
+    if a.get("head_dim") is None:
+        a["head_dim"] = a["hidden_size"] // a["num_attention_heads"]
+    _post_kv(a)
+
+
 class _HFClass(NamedTuple):
     """One transformers config class, reduced to what changes vLLM's view."""
 
@@ -221,6 +256,32 @@ _HF_CLASSES: dict[str, _HFClass] = {
     "deepseek_v3": _HFClass("DeepseekV3Config", {"num_hidden_layers": 61, "num_attention_heads": 128,
                                                  "hidden_size": 7168, "num_key_value_heads": 128, **_DEEPSEEK_MLA},
                             _post_deepseek),
+    # GPT-2 / GPT-J / BLOOM / DBRX name their sizes differently: attribute_map
+    "gpt2": _HFClass("GPT2Config", {"n_embd": 768, "n_layer": 12, "n_head": 12},
+                     attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
+                                    "num_hidden_layers": "n_layer"}),
+    "gptj": _HFClass("GPTJConfig", {"n_embd": 4096, "n_layer": 28, "n_head": 16},
+                     attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
+                                    "num_hidden_layers": "n_layer"}),
+    "bloom": _HFClass("BloomConfig", {"hidden_size": 64, "n_layer": 2, "n_head": 8}, _post_n_embed,
+                      attribute_map={"num_hidden_layers": "n_layer", "num_attention_heads": "n_head"}),
+    "falcon": _HFClass("FalconConfig", {"hidden_size": 4544, "num_hidden_layers": 32, "num_attention_heads": 71,
+                                        "num_kv_heads": None, "alibi": False, "new_decoder_architecture": False,
+                                        "multi_query": True, "parallel_attn": True}, _post_falcon),
+    "dbrx": _HFClass("DbrxConfig", {"d_model": 2048, "n_heads": 16, "n_layers": 24, "attn_config": None},
+                     _post_dbrx, attribute_map={"num_attention_heads": "n_heads", "hidden_size": "d_model",
+                                                "num_hidden_layers": "n_layers"}),
+    "minicpm3": _HFClass("MiniCPM3Config", {"hidden_size": 2560, "num_hidden_layers": 62, "num_attention_heads": 40,
+                                            "num_key_value_heads": 40, "head_dim": None, "kv_lora_rank": 256,
+                                            "q_lora_rank": 768, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32,
+                                            "v_head_dim": None}, _post_minicpm3),
+    # vLLM's own ChatGLMConfig (transformers_utils/configs/chatglm.py): n_head_kv
+    # aliases multi_query_group_num, so the model-level KV heads read it even
+    # when multi_query_attention is off
+    "chatglm": _HFClass("ChatGLMConfig", {"num_layers": 28, "hidden_size": 4096, "kv_channels": 128,
+                                          "num_attention_heads": 32, "multi_query_attention": False,
+                                          "multi_query_group_num": 1},
+                        attribute_map={"num_hidden_layers": "num_layers", "n_head_kv": "multi_query_group_num"}),
     "bert": _HFClass("BertConfig", {"num_hidden_layers": 12, "num_attention_heads": 12, "hidden_size": 768}),
     "whisper": _HFClass(
         "WhisperConfig",

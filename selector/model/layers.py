@@ -319,6 +319,49 @@ def _qwen3_next(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _falcon(ctx: _Ctx) -> _Stack:
+    """falcon.py FalconAttention: head size hidden // heads; KV heads
+    num_kv_heads with new_decoder_architecture, else 1 with multi_query,
+    else the query heads; no per-layer window; ALiBi or RoPE."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    if t.get("new_decoder_architecture"):
+        kv_total = t.get("num_kv_heads")
+    elif t.get("multi_query"):
+        kv_total = 1
+    else:
+        kv_total = total
+    head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
+    if head * total != t.get("hidden_size"):
+        raise UserError(f"hidden_size {t.get('hidden_size')} is not divisible by num_attention_heads {total}; "
+                        "vLLM's FalconAttention asserts it")
+    layer = _attention(ctx, _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(kv_total, ctx.tp), head)
+    return _Stack([(i, layer) for i in range(n)])
+
+
+def _chatglm(ctx: _Ctx) -> _Stack:
+    """chatglm.py GLMAttention: head size hidden // heads; KV heads
+    multi_query_group_num only with multi_query_attention, else the query
+    heads; no per-layer window."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    kv_total = t.get("multi_query_group_num") if t.get("multi_query_attention") else total
+    head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
+    layer = _attention(ctx, _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(kv_total, ctx.tp), head)
+    return _Stack([(i, layer) for i in range(n)])
+
+
+def _minicpm3(ctx: _Ctx) -> _Stack:
+    """minicpm3.py MiniCPM3Attention: MLA-shaped projections but a plain
+    ``Attention`` over qk_nope + qk_rope, one KV head per query head."""
+    t, n = ctx.text, _n_layers(ctx)
+    heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
+    head = _check_head_size((t.get("qk_nope_head_dim") or 0) + (t.get("qk_rope_head_dim") or 0),
+                            "qk_nope_head_dim + qk_rope_head_dim")
+    layer = _attention(ctx, heads, heads, head)
+    return _Stack([(i, layer) for i in range(n)])
+
+
 def _deepseek(ctx: _Ctx) -> _Stack:
     """deepseek_v2.py DeepseekV2DecoderLayer: plain MHA when the qk dims are
     zero (or DeepSeek-V1), MLA when model_config.use_mla, else MHA over
@@ -441,8 +484,9 @@ def _generic(ctx: _Ctx) -> _Stack:
         layer = _mla(ctx, _heads(ctx), sparse=t.has("index_topk"))
         return _Stack([(i, layer) for i in range(n)])
     total = _heads(ctx)
-    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(total_kv_heads(t), ctx.tp)
-    head = _check_head_size(model_head_size(t), "head size")
+    heads = _per_rank(total, ctx.tp, "attention heads")
+    kv = _kv_per_rank(total_kv_heads(t, ctx.hf.model_type), ctx.tp)
+    head = _check_head_size(model_head_size(t, ctx.hf.model_type), "head size")
     causal = t.get("is_causal", True) is not False
     # which layers attend: Jamba's layers_block_type, Nemotron-H's pattern
     # string (one character per layer), else layer_types

@@ -41,9 +41,21 @@ def _per_layer_max(text: HFView, name: str, whole: int) -> int:
     return max(table.get(i, {}).get(name, whole) for i in range(n))
 
 
-def model_head_size(text: HFView) -> int:
+# MODEL_ARCH_CONFIG_CONVERTORS (model_arch_config_convertor.py), keyed on
+# hf_config.model_type: the convertors that change head size or KV heads
+_FALCON_TYPES = frozenset({"falcon", "RefinedWeb", "RefinedWebModel"})  # FalconModelArchConfigConvertor
+_MAMBA_TYPES = frozenset({"mamba", "falcon_mamba"})  # MambaModelArchConfigConvertor: no attention
+
+
+def model_head_size(text: HFView, hf_model_type: str | None = None) -> int:
     """ModelArchConfigConvertorBase.get_head_size (VLLM_MLA_DISABLE unset),
-    the largest layer's for a heterogeneous config."""
+    the largest layer's for a heterogeneous config; ``hf_model_type`` picks
+    the convertor (default: the text config's own type)."""
+    kind = hf_model_type or text.model_type
+    if kind in _MAMBA_TYPES:
+        return 0
+    if kind == "zamba2":  # Zamba2ModelArchConfigConvertor.get_head_size
+        return text.get("attention_head_dim", 0)
     return _per_layer_max(text, "head_dim", _whole_model_head_size(text))
 
 
@@ -63,9 +75,19 @@ def _whole_model_head_size(text: HFView) -> int:
     return (text.get("hidden_size") or 0) // heads
 
 
-def total_kv_heads(text: HFView) -> int:
+def total_kv_heads(text: HFView, hf_model_type: str | None = None) -> int:
     """ModelArchConfigConvertorBase.get_total_num_kv_heads (the largest
-    layer's for a heterogeneous config)."""
+    layer's for a heterogeneous config) or the model type's convertor."""
+    kind = hf_model_type or text.model_type
+    if kind in _MAMBA_TYPES:
+        return 0
+    if kind in _FALCON_TYPES and not text.get("new_decoder_architecture", False) and text.get("multi_query", False):
+        return 1  # FalconModelArchConfigConvertor: multi-query without the new decoder
+    if kind == "dbrx":  # DbrxModelArchConfigConvertor: attn_config.kv_n_heads
+        attn = text.get("attn_config")
+        if isinstance(attn, dict) and "kv_n_heads" in attn:
+            return attn["kv_n_heads"]
+        return text.get("num_attention_heads") or 0
     return _per_layer_max(text, "num_key_value_heads", _whole_model_kv_heads(text))
 
 

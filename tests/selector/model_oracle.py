@@ -125,7 +125,7 @@ def main() -> None:
             return func(*args, **kwargs)
     from vllm.engine.arg_utils import EngineArgs
     from vllm.model_executor.layers.attention import Attention, MLAAttention
-    from vllm.model_executor.model_loader.utils import initialize_model
+    from vllm.model_executor.model_loader.utils import get_model_architecture, initialize_model
     from vllm.utils.torch_utils import set_default_torch_dtype
     from vllm.v1.attention.backends.registry import AttentionBackendEnum
 
@@ -152,12 +152,32 @@ def main() -> None:
     def no_stream():  # shared-expert side stream: needs a driver, used only at run time
         return None
 
+    def on_cpu(fn):
+        """Build-time values a layer reads back as Python numbers (ALiBi
+        slopes, XIELU's scalars) cannot come from "meta" tensors: compute
+        them on the CPU."""
+        if getattr(fn, "_oracle_on_cpu", False):
+            return fn
+
+        def wrapped(*args, **kwargs):
+            with torch.device("cpu"):
+                return fn(*args, **kwargs)
+
+        wrapped._oracle_on_cpu = True
+        return wrapped
+
     def patch_recorder() -> None:
         for mod in list(sys.modules.values()):
             if getattr(mod, "get_attn_backend", None) is real:
                 mod.get_attn_backend = record
             if getattr(mod, "aux_stream", None) is real_aux_stream:
                 mod.aux_stream = no_stream
+            name = getattr(mod, "__name__", "") or ""
+            if name.startswith("vllm.model_executor.models.") and callable(getattr(mod, "_get_alibi_slopes", None)):
+                mod._get_alibi_slopes = on_cpu(mod._get_alibi_slopes)
+        activation = sys.modules.get("vllm.model_executor.layers.activation")
+        if activation is not None and hasattr(activation, "XIELU"):
+            activation.XIELU.__init__ = on_cpu(activation.XIELU.__init__)
 
     cases = json.load(sys.stdin)
     results = []
@@ -210,6 +230,7 @@ def main() -> None:
 
                         init_workspace_manager(torch.device("meta"))
                         workspace = True
+                    get_model_architecture(mc)  # imports the model file, so the patches reach it
                     patch_recorder()
                     with set_default_torch_dtype(mc.dtype), torch.device("meta"), _CudaToMeta():
                         model = initialize_model(vc)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from attn_select.selector.config import Capability
+from attn_select.selector.errors import UserError
 from attn_select.selector.model import facts_from_path, model_facts
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
@@ -59,6 +60,7 @@ def _cases() -> list[dict]:
              "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 8, "torch_dtype": "bfloat16",
              "vocab_size": 1000, "intermediate_size": 2048}
     cases += _gemma4_cases() + _popular_cases() + _more_cases() + _moe_and_mla_cases() + _hybrid_cases()
+    cases += _registry_dense_cases()
     cases += [
         {"name": "qwen2 use_sliding_window false", "config": {
             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
@@ -746,15 +748,224 @@ def _hybrid_cases() -> list[dict]:
                         'torch_dtype': 'bfloat16'}}]
 
 
+def _dense(arch: str, model_type: str, **fields) -> dict:
+    """A small dense decoder config: 4 layers, vocab 1000, bfloat16, with
+    the checkpoint's attention fields given in ``fields``."""
+    return {"architectures": [arch], "model_type": model_type, "num_hidden_layers": 4, "vocab_size": 1000,
+            "intermediate_size": 1024, "torch_dtype": "bfloat16", **fields}
+
+
+def _registry_dense_cases() -> list[dict]:
+    """Dense decoders of vLLM's registry, attention fields as the named
+    checkpoints publish them (layers, vocab and MLP cut down). Not here:
+    ExaoneForCausalLM, InternLM2ForCausalLM, MiniCPMForCausalLM,
+    OrionForCausalLM, SolarForCausalLM, TeleChat2ForCausalLM and
+    MiMoForCausalLM: transformers has no config class for their model types,
+    so vLLM builds them only with the checkpoint's remote code."""
+    return [
+        {"name": "mistral-nemo like (head_dim 128 != hidden // heads)", "config": _dense(
+            "MistralForCausalLM", "mistral", hidden_size=5120, num_attention_heads=32, num_key_value_heads=8,
+            head_dim=128, sliding_window=None, rope_theta=1000000.0)},
+        {"name": "mistral-small-24b like", "config": _dense(
+            "MistralForCausalLM", "mistral", hidden_size=5120, num_attention_heads=32, num_key_value_heads=8,
+            head_dim=128, sliding_window=None, rope_theta=100000000.0)},
+        {"name": "qwen2.5-0.5b like", "config": _dense(
+            "Qwen2ForCausalLM", "qwen2", hidden_size=896, num_attention_heads=14, num_key_value_heads=2,
+            use_sliding_window=False, sliding_window=32768, max_window_layers=21, tie_word_embeddings=True)},
+        {"name": "phi-3-medium-128k like (longrope, window)", "config": _dense(
+            "Phi3ForCausalLM", "phi3", hidden_size=5120, num_attention_heads=40, num_key_value_heads=10,
+            sliding_window=131072, max_position_embeddings=131072, original_max_position_embeddings=4096,
+            rope_scaling={"type": "longrope", "long_factor": [1.0] * 64, "short_factor": [1.0] * 64})},
+        {"name": "gemma-7b like", "config": _dense(
+            "GemmaForCausalLM", "gemma", hidden_size=3072, num_attention_heads=16, num_key_value_heads=16,
+            head_dim=256, hidden_act="gelu_pytorch_tanh")},
+        {"name": "gemma-2b like (MQA)", "config": _dense(
+            "GemmaForCausalLM", "gemma", hidden_size=2048, num_attention_heads=8, num_key_value_heads=1,
+            head_dim=256, hidden_act="gelu_pytorch_tanh")},
+        {"name": "falcon-7b like (multi_query, parallel_attn)", "config": _dense(
+            "FalconForCausalLM", "falcon", hidden_size=4544, num_attention_heads=71, multi_query=True,
+            new_decoder_architecture=False, parallel_attn=True, alibi=False, bias=False)},
+        {"name": "falcon-40b like (new_decoder_architecture)", "config": _dense(
+            "FalconForCausalLM", "falcon", hidden_size=8192, num_attention_heads=128, num_kv_heads=8,
+            new_decoder_architecture=True, parallel_attn=True, alibi=False, bias=False)},
+        {"name": "falcon-rw-1b like (alibi)", "config": _dense(
+            "FalconForCausalLM", "falcon", hidden_size=2048, num_attention_heads=32, multi_query=False,
+            new_decoder_architecture=False, parallel_attn=False, alibi=True, bias=True)},
+        {"name": "bloom-560m like (alibi)", "config": {
+            "architectures": ["BloomForCausalLM"], "model_type": "bloom", "hidden_size": 1024, "n_head": 16,
+            "n_layer": 4, "vocab_size": 1000, "torch_dtype": "float16"}},
+        {"name": "gpt2 like", "config": {
+            "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 4,
+            "vocab_size": 1000, "n_positions": 1024}},
+        {"name": "gpt-j-6b like", "config": {
+            "architectures": ["GPTJForCausalLM"], "model_type": "gptj", "n_embd": 4096, "n_head": 16, "n_layer": 4,
+            "rotary_dim": 64, "vocab_size": 1000, "torch_dtype": "float16"}},
+        {"name": "opt-125m like", "config": _dense(
+            "OPTForCausalLM", "opt", hidden_size=768, num_attention_heads=12, ffn_dim=3072,
+            word_embed_proj_dim=768, do_layer_norm_before=True, torch_dtype="float16")},
+        {"name": "stablelm-2-1.6b like", "config": _dense(
+            "StableLmForCausalLM", "stablelm", hidden_size=2048, num_attention_heads=32, num_key_value_heads=32,
+            partial_rotary_factor=0.25, use_qkv_bias=True)},
+        {"name": "granite-3.1-8b like", "config": _dense(
+            "GraniteForCausalLM", "granite", hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+            attention_multiplier=0.0078125, embedding_multiplier=12.0, residual_multiplier=0.22, logits_scaling=16.0)},
+        {"name": "nemotron-mini-4b like", "config": _dense(
+            "NemotronForCausalLM", "nemotron", hidden_size=3072, num_attention_heads=24, num_key_value_heads=8,
+            head_dim=128, partial_rotary_factor=0.5, hidden_act="relu2")},
+        {"name": "command-r like", "config": _dense(
+            "CohereForCausalLM", "cohere", hidden_size=8192, num_attention_heads=64, num_key_value_heads=8,
+            logit_scale=0.0625, use_qk_norm=False)},
+        {"name": "glm-4-9b-0414 like", "config": _dense(
+            "Glm4ForCausalLM", "glm4", hidden_size=4096, num_attention_heads=32, num_key_value_heads=2,
+            head_dim=128, partial_rotary_factor=0.5, attention_bias=True)},
+        {"name": "chatglm3-6b like", "config": {
+            "architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_size": 4096,
+            "num_attention_heads": 32, "multi_query_attention": True, "multi_query_group_num": 2,
+            "kv_channels": 128, "num_layers": 4, "padded_vocab_size": 1000, "ffn_hidden_size": 1024,
+            "seq_length": 8192, "torch_dtype": "float16", "add_qkv_bias": True, "original_rope": True,
+            "tie_word_embeddings": False}},
+        {"name": "chatglm without multi_query_attention", "config": {
+            "architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_size": 2048,
+            "num_attention_heads": 16, "multi_query_attention": False, "multi_query_group_num": 2,
+            "num_layers": 2, "padded_vocab_size": 1000, "ffn_hidden_size": 1024, "seq_length": 2048,
+            "torch_dtype": "float16", "original_rope": True, "tie_word_embeddings": False}},
+        {"name": "ernie-4.5-0.3b like", "config": _dense(
+            "Ernie4_5ForCausalLM", "ernie4_5", hidden_size=1024, num_attention_heads=16, num_key_value_heads=2,
+            head_dim=128, use_bias=False, rope_theta=500000)},
+        {"name": "minicpm3-4b like", "config": _dense(
+            "MiniCPM3ForCausalLM", "minicpm3", hidden_size=2560, num_attention_heads=40, num_key_value_heads=40,
+            qk_nope_head_dim=64, qk_rope_head_dim=32, q_lora_rank=768, kv_lora_rank=256, v_head_dim=64,
+            scale_emb=12, dim_model_base=256, scale_depth=1.4)},
+        {"name": "apertus-8b like", "config": _dense(
+            "ApertusForCausalLM", "apertus", hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+            hidden_act="xielu")},
+        {"name": "hy-v3 like", "config": _dense(
+            "HYV3ForCausalLM", "hy_v3", hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+            head_dim=128, first_k_dense_replace=1, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+            expert_hidden_dim=256, route_norm=True)},
+    ]
+
+
+def _registry_moe_hybrid_cases() -> list[dict]:
+    """MoE and hybrid (mamba / linear-attention) decoders of vLLM's
+    registry, shaped like the named checkpoints (layers and experts cut)."""
+    return [
+        {"name": "qwen1.5-moe-a2.7b like", "config": _dense(
+            "Qwen2MoeForCausalLM", "qwen2_moe", hidden_size=2048, num_attention_heads=16, num_key_value_heads=16,
+            num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256, shared_expert_intermediate_size=512,
+            use_sliding_window=False, sliding_window=32768, max_window_layers=21, decoder_sparse_step=1)},
+        {"name": "qwen3-moe sliding window on", "config": _dense(
+            "Qwen3MoeForCausalLM", "qwen3_moe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
+            head_dim=128, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
+            use_sliding_window=True, sliding_window=4096, max_window_layers=4)},
+        {"name": "olmoe-1b-7b like", "config": _dense(
+            "OlmoeForCausalLM", "olmoe", hidden_size=2048, num_attention_heads=16, num_key_value_heads=16,
+            num_experts=4, num_experts_per_tok=2, clip_qkv=None)},
+        {"name": "granite-3.0-moe like", "config": _dense(
+            "GraniteMoeForCausalLM", "granitemoe", hidden_size=1024, num_attention_heads=16,
+            num_key_value_heads=8, num_local_experts=4, num_experts_per_tok=2, attention_multiplier=0.015625)},
+        {"name": "granite moe shared like", "config": _dense(
+            "GraniteMoeSharedForCausalLM", "granitemoeshared", hidden_size=1024, num_attention_heads=16,
+            num_key_value_heads=8, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=512,
+            attention_multiplier=0.015625)},
+        {"name": "dbrx like", "config": {
+            "architectures": ["DbrxForCausalLM"], "model_type": "dbrx", "d_model": 1024, "n_heads": 16,
+            "n_layers": 2, "max_seq_len": 32768, "vocab_size": 1000, "torch_dtype": "bfloat16",
+            "attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000},
+            "ffn_config": {"moe_num_experts": 4, "moe_top_k": 2, "ffn_hidden_size": 256}}},
+        {"name": "jamba-mini like", "config": _dense(
+            "JambaForCausalLM", "jamba", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
+            num_hidden_layers=8, attn_layer_period=8, attn_layer_offset=4, expert_layer_period=2,
+            expert_layer_offset=1, num_experts=4, num_experts_per_tok=2, mamba_d_state=16, mamba_d_conv=4,
+            mamba_expand=2, mamba_dt_rank=64)},
+        {"name": "nemotron-h 8b like", "config": _dense(
+            "NemotronHForCausalLM", "nemotron_h", hidden_size=1024, num_attention_heads=8, num_key_value_heads=2,
+            head_dim=128, num_hidden_layers=6, hybrid_override_pattern="M-M*-", mamba_num_heads=16,
+            mamba_head_dim=64, ssm_state_size=128, n_groups=8, conv_kernel=4, expand=2, chunk_size=128,
+            mamba_hidden_act="silu", mlp_hidden_act="relu2")},
+        {"name": "falcon-h1 like", "config": _dense(
+            "FalconH1ForCausalLM", "falcon_h1", hidden_size=1024, num_attention_heads=8, num_key_value_heads=2,
+            head_dim=128, mamba_d_ssm=1024, mamba_n_heads=16, mamba_d_head=64, mamba_d_state=128,
+            mamba_n_groups=1, mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=128)},
+        {"name": "zamba2-1.2b like", "config": {
+            "architectures": ["Zamba2ForCausalLM"], "model_type": "zamba2", "hidden_size": 1024,
+            "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 6, "vocab_size": 1000,
+            "intermediate_size": 1024, "torch_dtype": "bfloat16", "n_mamba_heads": 16, "mamba_headdim": 128,
+            "mamba_d_state": 64, "mamba_ngroups": 1, "hybrid_layer_ids": [2, 5],
+            "layers_block_type": ["mamba", "mamba", "hybrid", "mamba", "mamba", "hybrid"],
+            "num_mem_blocks": 1, "use_shared_attention_adapter": False, "use_mem_rope": True}},
+        {"name": "lfm2-1.2b like", "config": _dense(
+            "Lfm2ForCausalLM", "lfm2", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
+            num_hidden_layers=6, conv_L_cache=3, block_ff_dim=1024,
+            layer_types=["conv", "conv", "full_attention", "conv", "conv", "full_attention"])},
+        {"name": "lfm2-moe like", "config": _dense(
+            "Lfm2MoeForCausalLM", "lfm2_moe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
+            num_hidden_layers=4, num_dense_layers=1, num_experts=4, num_experts_per_tok=2,
+            moe_intermediate_size=256, layer_types=["conv", "full_attention", "conv", "full_attention"])},
+        {"name": "glm-4.7-flash like (glm4_moe_lite MLA)", "config": _dense(
+            "Glm4MoeLiteForCausalLM", "glm4_moe_lite", hidden_size=1024, num_attention_heads=20,
+            num_key_value_heads=20, kv_lora_rank=512, q_lora_rank=768, qk_rope_head_dim=64, v_head_dim=256,
+            qk_nope_head_dim=192, n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2,
+            moe_intermediate_size=256, first_k_dense_replace=1, n_group=1, topk_group=1)},
+        {"name": "exaone-moe like (sliding layer_types)", "config": _dense(
+            "ExaoneMoeForCausalLM", "exaone_moe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
+            head_dim=128, sliding_window=128, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+            moe_intermediate_size=256,
+            layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"])},
+        {"name": "cohere2-moe like", "config": _dense(
+            "Cohere2MoeForCausalLM", "cohere2_moe", hidden_size=1024, num_attention_heads=16,
+            num_key_value_heads=4, head_dim=128, sliding_window=4096, num_experts=4, num_experts_per_tok=2,
+            moe_intermediate_size=256,
+            layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"])},
+        {"name": "afmoe like (sliding every 4th full)", "config": _dense(
+            "AfmoeForCausalLM", "afmoe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
+            head_dim=128, sliding_window=1024, global_attn_every_n_layers=4, num_dense_layers=1, num_experts=4,
+            num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=256)},
+        {"name": "step-3.5 like", "config": _dense(
+            "Step3p5ForCausalLM", "step3p5", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
+            head_dim=128, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
+            share_expert_dim=256, mlp_layer_types=["dense", "sparse", "sparse", "sparse"])},
+        {"name": "granite swa like", "config": _dense(
+            "GraniteSWAForCausalLM", "granite_swa", hidden_size=1024, num_attention_heads=16,
+            num_key_value_heads=8, sliding_window=512,
+            layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"])},
+    ]
+
+
+def _rejected_cases() -> list[dict]:
+    """Configs vLLM 0.33.0 refuses to build; ``rejects`` is part of vLLM's
+    error. attn-select must refuse them too (a UserError), not list layers."""
+    return [
+        {"name": "qwen2 sliding from max_window_layers 2 (some layers only)", "config": _dense(
+            "Qwen2ForCausalLM", "qwen2", hidden_size=896, num_attention_heads=14, num_key_value_heads=2,
+            use_sliding_window=True, sliding_window=4096, max_window_layers=2),
+         "rejects": "Sliding window for some but all layers is not supported"},
+    ]
+
+
 @pytest.fixture(scope="module")
-def oracle() -> list[tuple[dict, dict]]:
+def oracle_all() -> list[tuple[dict, dict]]:
     if not Path(VLLM_PYTHON).exists():
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    cases = _cases()
+    cases = _cases() + _rejected_cases()
     proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return list(zip(cases, json.loads(proc.stdout)))
+
+
+@pytest.fixture(scope="module")
+def oracle(oracle_all) -> list[tuple[dict, dict]]:
+    return [(c, r) for c, r in oracle_all if "rejects" not in c]
+
+
+def test_rejected_cases_are_rejected_by_both(oracle_all, tmp_path):
+    for case, res in oracle_all:
+        if "rejects" not in case:
+            continue
+        assert res["error"] and case["rejects"] in res["error"], (case["name"], res["error"])
+        with pytest.raises(UserError):
+            _ours(case, tmp_path)
 
 
 def _index(prefix: str) -> int:
