@@ -17,6 +17,7 @@ from attn_select.selector.model.layers import (
     _gemma,
     _gemma4,
     _gpt_oss,
+    _granite,
     _kimi_linear,
     _llama,
     _minicpm3,
@@ -53,6 +54,8 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Gemma4ForConditionalGeneration": (_gemma4, "generate"),  # gemma4_mm.py builds Gemma4ForCausalLM
     "Gemma4UnifiedForConditionalGeneration": (_gemma4, "generate"),  # gemma4_unified.py: the same
     "Cohere2ForCausalLM": (_cohere2, "generate"),  # commandr.py CohereForCausalLM
+    # cohere2_moe.py Cohere2MoeAttention: the same sliding_window + 1 on layer_types' sliding layers
+    "Cohere2MoeForCausalLM": (_cohere2, "generate"),
     "GptOssForCausalLM": (_gpt_oss, "generate"),
     "DeepseekForCausalLM": (_deepseek, "generate"),
     "DeepseekV2ForCausalLM": (_deepseek, "generate"),
@@ -61,6 +64,14 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "GlmMoeDsaForCausalLM": (_deepseek_v32, "generate"),  # same CUDA module as DeepSeek-V3.2
     "KimiLinearForCausalLM": (_kimi_linear, "generate"),  # vllm/models/kimi_k3 (CUDA)
     "FalconForCausalLM": (_falcon, "generate"),  # falcon.py
+    "GraniteForCausalLM": (lambda c: _granite(c, "head_dim"), "generate"),  # granite.py
+    "GraniteSWAForCausalLM": (lambda c: _granite(c, "head_dim"), "generate"),  # granite.py
+    "GraniteMoeForCausalLM": (lambda c: _granite(c, "hidden"), "generate"),  # granitemoe.py
+    # granitemoeshared.py builds granitemoe.py's GraniteMoeAttention
+    "GraniteMoeSharedForCausalLM": (lambda c: _granite(c, "hidden"), "generate"),
+    "GraniteMoeSWAForCausalLM": (lambda c: _granite(c, "hidden"), "generate"),
+    # qwen2_moe.py: hidden // heads, no per-layer window, is_causal not read
+    "Qwen2MoeForCausalLM": (lambda c: _plain(c, head_rule="hidden", reads_is_causal=False), "generate"),
     "ChatGLMModel": (_chatglm, "generate"),  # chatglm.py ChatGLMForCausalLM
     "ChatGLMForConditionalGeneration": (_chatglm, "generate"),
     "MiniCPM3ForCausalLM": (_minicpm3, "generate"),  # minicpm3.py

@@ -143,6 +143,85 @@ def _post_deepseek(a: dict[str, Any]) -> None:
     a["head_dim"] = a.get("qk_rope_head_dim")
 
 
+def _post_qwen2_moe(a: dict[str, Any]) -> None:
+    # Qwen2MoeConfig.__post_init__: the window becomes 0 (vLLM: none) without
+    # use_sliding_window; layer_types slide on odd-numbered layers below
+    # max_window_layers (qwen2_moe.py reads no per-layer window)
+    if not a.get("use_sliding_window"):
+        a["sliding_window"] = None
+    _post_kv(a)
+    if a.get("layer_types") is None:
+        first = a.get("max_window_layers", 28)
+        a["layer_types"] = [
+            "sliding_attention" if (i + 1) % 2 and i < first and a.get("use_sliding_window") else "full_attention"
+            for i in range(a["num_hidden_layers"])
+        ]
+
+
+def _post_jamba(a: dict[str, Any]) -> None:
+    # JambaConfig.layers_block_type is a property of the period and offset.
+    # (A config.json that sets it is one transformers refuses to load; it is
+    # kept as given here rather than failing.)
+    if a.get("layers_block_type") is None:
+        period, offset = a.get("attn_layer_period", 8), a.get("attn_layer_offset", 4)
+        a["layers_block_type"] = ["attention" if i % period == offset else "mamba"
+                                  for i in range(a["num_hidden_layers"])]
+    _post_kv(a)
+
+
+def _post_granite_swa(a: dict[str, Any]) -> None:
+    # GraniteSWAConfig / GraniteMoeSWAConfig: every fourth layer (i % 4 == 0) full
+    _post_kv(a)
+    if a.get("layer_types") is None:
+        a["layer_types"] = ["full_attention" if i % 4 == 0 else "sliding_attention"
+                            for i in range(a["num_hidden_layers"])]
+
+
+def _post_afmoe(a: dict[str, Any]) -> None:
+    # AfmoeConfig.__post_init__: every global_attn_every_n_layers-th layer full
+    if a.get("layer_types") is None:
+        every = a.get("global_attn_every_n_layers") or 4
+        a["layer_types"] = _alternating(a["num_hidden_layers"], every, "sliding_attention", "full_attention")
+    _post_kv(a)
+
+
+def _post_zamba2(a: dict[str, Any]) -> None:
+    # Zamba2Config.__post_init__: the shared attention block runs on the
+    # concatenated (2 * hidden) stream; its default layer pattern
+    a["attention_hidden_size"] = 2 * a["hidden_size"]
+    a["attention_head_dim"] = 2 * a["hidden_size"] // a["num_attention_heads"]
+    _post_kv(a)
+    if a.get("layers_block_type") is None:
+        a["layers_block_type"] = (["linear_attention"] + (["linear_attention"] * 5 + ["hybrid"]) * 7
+                                  + ["linear_attention"] * 4 + ["hybrid"] + ["linear_attention"] * 3
+                                  + ["hybrid"] + ["linear_attention"] * 2)
+
+
+def _post_nemotron_h(a: dict[str, Any]) -> None:
+    # NemotronHConfig: num_hidden_layers is a property, the length of the
+    # layer pattern (a stale num_hidden_layers in config.json is ignored)
+    pattern = a.get("hybrid_override_pattern")
+    kinds = a.get("layers_block_type")
+    if pattern:
+        a["num_hidden_layers"] = len(pattern)
+    elif isinstance(kinds, list) and kinds:
+        a["num_hidden_layers"] = len(kinds)
+
+
+def _post_cohere2_moe(a: dict[str, Any]) -> None:
+    # Cohere2MoeConfig.__post_init__: layer_types per sliding_window_pattern,
+    # the first first_k_dense_replace layers per prefix_dense_sliding_window_pattern
+    _post_kv(a)
+    if a.get("layer_types") is None:
+        dense = a.pop("first_k_dense_replace", 0) or 0
+        prefix_every = a.get("prefix_dense_sliding_window_pattern") or 1
+        every = a.get("sliding_window_pattern") or 4
+        a["layer_types"] = (
+            ["sliding_attention" if (i + 1) % prefix_every else "full_attention" for i in range(dense)]
+            + ["sliding_attention" if (i + 1) % every else "full_attention"
+               for i in range(a["num_hidden_layers"] - dense)])
+
+
 def _post_n_embed(a: dict[str, Any]) -> None:
     # BloomConfig / FalconConfig: the legacy ``n_embed`` keyword sets hidden_size
     if a.get("n_embed") is not None:
@@ -256,6 +335,32 @@ _HF_CLASSES: dict[str, _HFClass] = {
     "deepseek_v3": _HFClass("DeepseekV3Config", {"num_hidden_layers": 61, "num_attention_heads": 128,
                                                  "hidden_size": 7168, "num_key_value_heads": 128, **_DEEPSEEK_MLA},
                             _post_deepseek),
+    "qwen2_moe": _HFClass("Qwen2MoeConfig", {"num_hidden_layers": 24, "num_attention_heads": 16,
+                                             "hidden_size": 2048, "num_key_value_heads": 16,
+                                             "use_sliding_window": False, "sliding_window": 4096,
+                                             "max_window_layers": 28}, _post_qwen2_moe),
+    "jamba": _HFClass("JambaConfig", {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096,
+                                      "num_key_value_heads": 8, "attn_layer_period": 8, "attn_layer_offset": 4,
+                                      "sliding_window": None}, _post_jamba),
+    "granite_swa": _HFClass("GraniteSWAConfig", {"num_hidden_layers": 32, "num_attention_heads": 32,
+                                                 "hidden_size": 4096, "num_key_value_heads": None,
+                                                 "sliding_window": 128, "layer_types": None}, _post_granite_swa),
+    "granitemoe_swa": _HFClass("GraniteMoeSWAConfig", {"num_hidden_layers": 32, "num_attention_heads": 32,
+                                                       "hidden_size": 4096, "num_key_value_heads": None,
+                                                       "sliding_window": 128, "layer_types": None},
+                               _post_granite_swa),
+    "afmoe": _HFClass("AfmoeConfig", {"num_hidden_layers": 32, "num_attention_heads": 16, "hidden_size": 2048,
+                                      "num_key_value_heads": 16, "head_dim": 128, "sliding_window": 1024,
+                                      "global_attn_every_n_layers": 4}, _post_afmoe),
+    "zamba2": _HFClass("Zamba2Config", {"num_hidden_layers": 54, "num_attention_heads": 32, "hidden_size": 2560,
+                                        "num_key_value_heads": None, "layers_block_type": None}, _post_zamba2),
+    "nemotron_h": _HFClass("NemotronHConfig", {"num_attention_heads": 32, "hidden_size": 4096,
+                                               "num_key_value_heads": 8, "head_dim": 128, "sliding_window": None},
+                           _post_nemotron_h),
+    "cohere2_moe": _HFClass("Cohere2MoeConfig", {"num_hidden_layers": 40, "num_attention_heads": 64,
+                                                 "hidden_size": 8192, "num_key_value_heads": 64, "head_dim": 128,
+                                                 "sliding_window": 4096, "sliding_window_pattern": 4,
+                                                 "prefix_dense_sliding_window_pattern": 1}, _post_cohere2_moe),
     # GPT-2 / GPT-J / BLOOM / DBRX name their sizes differently: attribute_map
     "gpt2": _HFClass("GPT2Config", {"n_embd": 768, "n_layer": 12, "n_head": 12},
                      attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",

@@ -339,6 +339,30 @@ def _falcon(ctx: _Ctx) -> _Stack:
     return _Stack([(i, layer) for i in range(n)])
 
 
+def _granite(ctx: _Ctx, head_rule: str) -> _Stack:
+    """granite.py granite_layer_attn_params (also granitemoe.py): the
+    window on layer_types' sliding layers; a sink per head when the config
+    has layer_types, unless attention_sinks says otherwise. Head size:
+    head_dim or hidden // heads (granite.py), hidden // heads always
+    (granitemoe.py)."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
+    if head_rule == "head_dim":
+        head = t.get("head_dim") if t.get("head_dim") is not None else _hidden_over(t, total)
+    else:
+        head = _hidden_over(t, total)
+    _check_head_size(head, "head_dim")
+    types = _layer_types(ctx, n)
+    sinks = bool(t.get("attention_sinks") if t.has("attention_sinks") else types is not None)
+    stack = _Stack([])
+    for i in range(n):
+        stack.add(i, _attention(ctx, heads, kv, head, window=_window_from_types(ctx, types, i), sinks=sinks))
+    if sinks:
+        _note(ctx, "Granite: layer_types without attention_sinks false means a learned sink per head")
+    return stack
+
+
 def _chatglm(ctx: _Ctx) -> _Stack:
     """chatglm.py GLMAttention: head size hidden // heads; KV heads
     multi_query_group_num only with multi_query_attention, else the query

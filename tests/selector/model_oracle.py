@@ -172,6 +172,8 @@ def main() -> None:
                 mod.get_attn_backend = record
             if getattr(mod, "aux_stream", None) is real_aux_stream:
                 mod.aux_stream = no_stream
+            if callable(getattr(mod, "_make_dual_stream", None)):  # Cohere2-MoE's run-time stream
+                mod._make_dual_stream = lambda *args, **kwargs: None
             name = getattr(mod, "__name__", "") or ""
             if name.startswith("vllm.model_executor.models.") and callable(getattr(mod, "_get_alibi_slopes", None)):
                 mod._get_alibi_slopes = on_cpu(mod._get_alibi_slopes)

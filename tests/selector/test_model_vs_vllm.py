@@ -60,7 +60,7 @@ def _cases() -> list[dict]:
              "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 8, "torch_dtype": "bfloat16",
              "vocab_size": 1000, "intermediate_size": 2048}
     cases += _gemma4_cases() + _popular_cases() + _more_cases() + _moe_and_mla_cases() + _hybrid_cases()
-    cases += _registry_dense_cases()
+    cases += _registry_dense_cases() + _registry_moe_hybrid_cases()
     cases += [
         {"name": "qwen2 use_sliding_window false", "config": {
             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
@@ -848,7 +848,9 @@ def _registry_dense_cases() -> list[dict]:
 
 def _registry_moe_hybrid_cases() -> list[dict]:
     """MoE and hybrid (mamba / linear-attention) decoders of vLLM's
-    registry, shaped like the named checkpoints (layers and experts cut)."""
+    registry, shaped like the named checkpoints (layers and experts cut).
+    Not here: Step3p5ForCausalLM (vLLM reads Step-3.7 router fields its
+    transformers config class does not default)."""
     return [
         {"name": "qwen1.5-moe-a2.7b like", "config": _dense(
             "Qwen2MoeForCausalLM", "qwen2_moe", hidden_size=2048, num_attention_heads=16, num_key_value_heads=16,
@@ -878,16 +880,18 @@ def _registry_moe_hybrid_cases() -> list[dict]:
             num_hidden_layers=8, attn_layer_period=8, attn_layer_offset=4, expert_layer_period=2,
             expert_layer_offset=1, num_experts=4, num_experts_per_tok=2, mamba_d_state=16, mamba_d_conv=4,
             mamba_expand=2, mamba_dt_rank=64)},
-        {"name": "nemotron-h 8b like", "config": _dense(
+        {"name": "nemotron-h 8b like", "capability": [10, 0], "config": _dense(
             "NemotronHForCausalLM", "nemotron_h", hidden_size=1024, num_attention_heads=8, num_key_value_heads=2,
             head_dim=128, num_hidden_layers=6, hybrid_override_pattern="M-M*-", mamba_num_heads=16,
             mamba_head_dim=64, ssm_state_size=128, n_groups=8, conv_kernel=4, expand=2, chunk_size=128,
             mamba_hidden_act="silu", mlp_hidden_act="relu2")},
-        {"name": "falcon-h1 like", "config": _dense(
+        {"name": "falcon-h1 like", "capability": [10, 0], "config": _dense(
             "FalconH1ForCausalLM", "falcon_h1", hidden_size=1024, num_attention_heads=8, num_key_value_heads=2,
             head_dim=128, mamba_d_ssm=1024, mamba_n_heads=16, mamba_d_head=64, mamba_d_state=128,
             mamba_n_groups=1, mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=128)},
-        {"name": "zamba2-1.2b like", "config": {
+        # zamba2.py numbers its shared-block Attention modules attn.0, attn.1, ... in
+        # hybrid-layer order; attn-select lists them by decoder layer ("renumber")
+        {"name": "zamba2-1.2b like", "capability": [10, 0], "renumber": True, "config": {
             "architectures": ["Zamba2ForCausalLM"], "model_type": "zamba2", "hidden_size": 1024,
             "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 6, "vocab_size": 1000,
             "intermediate_size": 1024, "torch_dtype": "bfloat16", "n_mamba_heads": 16, "mamba_headdim": 128,
@@ -896,7 +900,9 @@ def _registry_moe_hybrid_cases() -> list[dict]:
             "num_mem_blocks": 1, "use_shared_attention_adapter": False, "use_mem_rope": True}},
         {"name": "lfm2-1.2b like", "config": _dense(
             "Lfm2ForCausalLM", "lfm2", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
-            num_hidden_layers=6, conv_L_cache=3, block_ff_dim=1024,
+            num_hidden_layers=6, conv_L_cache=3, conv_dim=1024, conv_dim_out=1024, conv_bias=False,
+            block_dim=1024, block_ff_dim=1024, block_multiple_of=256, block_ffn_dim_multiplier=1.0,
+            block_auto_adjust_ff_dim=True, norm_eps=1e-5,
             layer_types=["conv", "conv", "full_attention", "conv", "conv", "full_attention"])},
         {"name": "lfm2-moe like", "config": _dense(
             "Lfm2MoeForCausalLM", "lfm2_moe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
@@ -920,15 +926,23 @@ def _registry_moe_hybrid_cases() -> list[dict]:
         {"name": "afmoe like (sliding every 4th full)", "config": _dense(
             "AfmoeForCausalLM", "afmoe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
             head_dim=128, sliding_window=1024, global_attn_every_n_layers=4, num_dense_layers=1, num_experts=4,
-            num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=256)},
-        {"name": "step-3.5 like", "config": _dense(
-            "Step3p5ForCausalLM", "step3p5", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
-            head_dim=128, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
-            share_expert_dim=256, mlp_layer_types=["dense", "sparse", "sparse", "sparse"])},
+            num_experts_per_tok=2, num_shared_experts=1, moe_intermediate_size=256, score_func="sigmoid",
+            route_norm=True, route_scale=1.0, n_group=1, topk_group=1, mup_enabled=False)},
         {"name": "granite swa like", "config": _dense(
             "GraniteSWAForCausalLM", "granite_swa", hidden_size=1024, num_attention_heads=16,
             num_key_value_heads=8, sliding_window=512,
             layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"])},
+        {"name": "qwen2-moe use_sliding_window (alternate layers, no window in vLLM)", "config": _dense(
+            "Qwen2MoeForCausalLM", "qwen2_moe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=16,
+            num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256, shared_expert_intermediate_size=512,
+            use_sliding_window=True, sliding_window=4096, max_window_layers=4)},
+        {"name": "granite with layer_types, attention_sinks false", "config": _dense(
+            "GraniteForCausalLM", "granite", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
+            sliding_window=512, attention_sinks=False,
+            layer_types=["full_attention", "sliding_attention", "sliding_attention", "sliding_attention"])},
+        {"name": "granite-moe swa class-default layer_types", "config": _dense(
+            "GraniteMoeSWAForCausalLM", "granitemoe_swa", hidden_size=1024, num_attention_heads=16,
+            num_key_value_heads=8, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=512)},
     ]
 
 
@@ -972,6 +986,15 @@ def _index(prefix: str) -> int:
     return int(re.findall(r"\d+", prefix)[0])
 
 
+def _our_layers(case: dict, f) -> dict:
+    """(layer index, attn_type) -> LayerAttention; with ``renumber`` the
+    attention layers count 0, 1, ... in order, as the model file names them."""
+    pairs = sorted(((i, g.attn) for g in f.groups for i in g.layers), key=lambda pair: pair[0])
+    if case.get("renumber"):
+        pairs = [(n, a) for n, (_, a) in enumerate(pairs)]
+    return {(i, a.attn_type): a for i, a in pairs}
+
+
 def _ours(case: dict, tmp: Path):
     options = dict(capability=Capability(*case.get("capability", [9, 0])), dtype=case.get("dtype", "auto"),
                    mm_inputs=not case.get("language_model_only", False),
@@ -1008,16 +1031,14 @@ def test_get_attn_backend_calls_match(oracle, tmp_path):
     for case, res in oracle:
         f = _ours(case, tmp_path)
         ours = {}
-        for g in f.groups:
-            a = g.attn
-            for i in g.layers:
-                ours[(i, a.attn_type)] = {
-                    "head_size": a.head_size, "dtype": f.dtype, "use_mla": a.use_mla, "has_sink": a.has_sink,
-                    "use_sparse": a.use_sparse, "use_mm_prefix": a.use_mm_prefix,
-                    "use_per_head_quant_scales": a.use_per_head_quant_scales,
-                    "num_heads": a.num_heads if a.use_mla else None,
-                    "has_sliding_window": a.sliding_window is not None,
-                }
+        for key, a in _our_layers(case, f).items():
+            ours[key] = {
+                "head_size": a.head_size, "dtype": f.dtype, "use_mla": a.use_mla, "has_sink": a.has_sink,
+                "use_sparse": a.use_sparse, "use_mm_prefix": a.use_mm_prefix,
+                "use_per_head_quant_scales": a.use_per_head_quant_scales,
+                "num_heads": a.num_heads if a.use_mla else None,
+                "has_sliding_window": a.sliding_window is not None,
+            }
         theirs = {}
         for call in res["calls"]:
             key = (_index(call["prefix"]), call["attn_type"])
@@ -1030,7 +1051,7 @@ def test_attention_modules_match(oracle, tmp_path):
     """Sizes, windows, sinks and soft caps of the modules vLLM builds."""
     for case, res in oracle:
         f = _ours(case, tmp_path)
-        by_key = {(i, g.attn.attn_type): g.attn for g in f.groups for i in g.layers}
+        by_key = _our_layers(case, f)
         assert len(res["layers"]) == len(by_key), case["name"]
         for layer in res["layers"]:
             a = by_key[(_index(layer["prefix"]), "decoder" if layer.get("mla") else layer["attn_type"])]
