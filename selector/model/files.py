@@ -1,6 +1,6 @@
 """Files and folders: a config.json file or a model folder -> ModelFacts,
-reading only JSON (config.json, modules.json, safetensors headers); nothing
-in a model folder is executed."""
+reading only JSON (config.json, hf_quant_config.json, modules.json,
+safetensors headers); nothing in a model folder is executed."""
 
 from __future__ import annotations
 
@@ -96,9 +96,25 @@ def facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
     if not file.is_file():
         raise UserError(f"{path} has no config.json; pass the model folder or its config.json")
     data = read_config_json(file)
+    if isinstance(data, dict):
+        data = _with_hf_quant_config(data, folder)
     weights = weights_dtype(folder) if isinstance(data, dict) and not _names_dtype(data) else None
     return model_facts(data, name=name, where=str(file), weights=weights,
                        pooling_config=_has_pooling_module(folder), source=str(file), **kwargs)
+
+
+def _with_hf_quant_config(data: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """vLLM's get_config: ModelOpt 0.29 and earlier keep the quantization
+    config in hf_quant_config.json beside config.json, and vLLM reads it when
+    config.json has none (a ModelOpt FP8 checkpoint's kv_cache_quant_algo
+    then makes the KV cache fp8, which changes the selection)."""
+    extra = folder / "hf_quant_config.json"
+    if data.get("quantization_config") is not None or not extra.is_file():
+        return data
+    quant = read_config_json(extra)
+    if not isinstance(quant, dict):
+        raise UserError(f"{extra}: expected a JSON object with the quantization config")
+    return {**data, "quantization_config": quant}
 
 
 def _names_dtype(data: dict[str, Any]) -> bool:

@@ -481,3 +481,25 @@ def test_generic_layers_block_type():
          "layers_block_type": ["mamba", "mamba", "attention", "mamba"], "torch_dtype": "bfloat16"}
     f = model_facts(c, name="j")
     assert f.groups[0].layers == (2,) and f.other_layers[0].layers == (0, 1, 3)
+
+
+def test_modelopt_hf_quant_config_beside_config_json(tmp_path):
+    """ModelOpt <= 0.29 checkpoints keep their quantization config in
+    hf_quant_config.json; vLLM's get_config reads it when config.json has
+    none, and its kv_cache_quant_algo makes the KV cache fp8."""
+    llama = json.loads((CONFIGS / "llama-3.1-8b" / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps(llama))
+    assert facts_from_path(tmp_path, name="m").kv_cache_scheme is None
+    (tmp_path / "hf_quant_config.json").write_text(json.dumps({
+        "producer": {"name": "modelopt", "version": "0.29.0"},
+        "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"},
+    }))
+    assert facts_from_path(tmp_path, name="m").kv_cache_scheme == "fp8_e4m3"
+    assert facts_from_path(tmp_path / "config.json", name="m").kv_cache_scheme == "fp8_e4m3"
+    # config.json's own quantization_config wins, as in vLLM
+    (tmp_path / "config.json").write_text(json.dumps({**llama, "quantization_config": {"quant_method": "fp8"}}))
+    assert facts_from_path(tmp_path, name="m").kv_cache_scheme is None
+    (tmp_path / "config.json").write_text(json.dumps(llama))
+    (tmp_path / "hf_quant_config.json").write_text("[1]")
+    with pytest.raises(UserError, match="hf_quant_config.json: expected a JSON object"):
+        facts_from_path(tmp_path, name="m")
