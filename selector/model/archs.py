@@ -8,9 +8,11 @@ from typing import Any, Callable
 
 from attn_select.selector.model.layers import (
     _Ctx,
+    _attention_free,
     _bert,
     _chatglm,
     _cohere2,
+    _decilm,
     _deepseek,
     _deepseek_v32,
     _falcon,
@@ -20,6 +22,7 @@ from attn_select.selector.model.layers import (
     _granite,
     _kimi_linear,
     _llama,
+    _longcat_flash,
     _minicpm3,
     _plain,
     _qwen2,
@@ -75,6 +78,17 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "ChatGLMModel": (_chatglm, "generate"),  # chatglm.py ChatGLMForCausalLM
     "ChatGLMForConditionalGeneration": (_chatglm, "generate"),
     "MiniCPM3ForCausalLM": (_minicpm3, "generate"),  # minicpm3.py
+    # mistral_large_3.py: DeepseekV3ForCausalLM over the deepseek_v3 config vLLM
+    # makes from a Mistral-format params.json
+    "MistralLarge3ForCausalLM": (_deepseek, "generate"),
+    "LongcatFlashForCausalLM": (_longcat_flash, "generate"),  # longcat_flash.py
+    "DeciLMForCausalLM": (_decilm, "generate"),  # nemotron_nas.py
+    # qwen3_5.py Qwen3_5ForCausalLM: Qwen3-Next's attention / Gated DeltaNet layers
+    "Qwen3_5ForCausalLM": (_qwen3_next, "generate"),
+    "Qwen3_5MoeForCausalLM": (_qwen3_next, "generate"),
+    "MambaForCausalLM": (_attention_free("mamba"), "generate"),  # mamba.py
+    "FalconMambaForCausalLM": (_attention_free("mamba"), "generate"),  # mamba.py
+    "Mamba2ForCausalLM": (_attention_free("mamba2"), "generate"),  # mamba2.py
     "BertModel": (_bert, "pooling"),
     "BertForMaskedLM": (_bert, "pooling"),
     "BertForSequenceClassification": (_bert, "pooling"),

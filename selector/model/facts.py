@@ -14,6 +14,7 @@ from attn_select.selector.model.model_level import (
     is_deepseek_mla,
     is_mm_prefix_lm,
     model_head_size,
+    model_num_layers,
     total_kv_heads,
     uses_alibi,
 )
@@ -136,7 +137,10 @@ def model_facts(
     encoder_decoder = bool(hf.get("is_encoder_decoder") or text.get("is_encoder_decoder"))
     groups, others = group_layers(stacks, encoder_decoder)
     if not groups:
-        raise UserError(f"{where}: no attention layers found for {arch}; nothing for vLLM to select")
+        kinds = sorted({o.kind for o in others})
+        what = f" (its layers are {', '.join(kinds)})" if kinds else ""
+        raise UserError(f"{where}: no attention layers found for {arch}{what}; vLLM builds no attention layer "
+                        "and calls no attention backend for it, so there is nothing to select")
 
     # model-level facts the selector's predicates read from model_config
     head_size = model_head_size(text, hf.model_type)
@@ -176,7 +180,7 @@ def model_facts(
 
     return ModelFacts(
         name=name, architecture=arch, model_type=hf.model_type, dtype=resolved,
-        num_layers=text.get("num_hidden_layers") or 0, tp=tp, groups=groups, other_layers=others,
+        num_layers=model_num_layers(text, hf.model_type), tp=tp, groups=groups, other_layers=others,
         head_size=head_size, num_heads=total_heads // tp, num_kv_heads=num_kv,
         attn_logit_softcapping=text.get("attn_logit_softcapping"),
         is_mm_prefix_lm=ctx.mm_prefix,

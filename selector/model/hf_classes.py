@@ -257,6 +257,11 @@ def _post_minicpm3(a: dict[str, Any]) -> None:
     _post_kv(a)
 
 
+def _post_longcat_flash(a: dict[str, Any]) -> None:
+    _post_kv(a)
+    a["num_hidden_layers"] = 2 * a["num_layers"] if isinstance(a.get("num_layers"), int) else None
+
+
 class _HFClass(NamedTuple):
     """One transformers config class, reduced to what changes vLLM's view."""
 
@@ -398,6 +403,29 @@ _HF_CLASSES: dict[str, _HFClass] = {
                        "hidden_size": "d_model", "num_hidden_layers": "encoder_layers"},
     ),
 }
+# Qwen3_5TextConfig / Qwen3_5MoeTextConfig.__post_init__: layer_types from
+# full_attention_interval (default 4), as Qwen3NextConfig; the multimodal
+# Qwen3_5Config / Qwen3_5MoeConfig hold them as text_config
+_HF_CLASSES["qwen3_5_text"] = _HFClass("Qwen3_5TextConfig", {
+    "num_hidden_layers": 32, "num_attention_heads": 16, "hidden_size": 4096, "num_key_value_heads": 4,
+    "head_dim": 256}, _post_qwen3_next)
+_HF_CLASSES["qwen3_5_moe_text"] = _HFClass("Qwen3_5MoeTextConfig", {
+    "num_hidden_layers": 40, "num_attention_heads": 16, "hidden_size": 2048, "num_key_value_heads": 2,
+    "head_dim": 256}, _post_qwen3_next)
+_HF_CLASSES["qwen3_5"] = _HFClass("Qwen3_5Config", {}, None, text_config_type="qwen3_5_text")
+_HF_CLASSES["qwen3_5_moe"] = _HFClass("Qwen3_5MoeConfig", {}, None, text_config_type="qwen3_5_moe_text")
+# LongcatFlashConfig: num_layers counts decoder layers, each with two MLA
+# sub-layers; its num_hidden_layers property is 2 * num_layers
+_HF_CLASSES["longcat_flash"] = _HFClass("LongcatFlashConfig", {
+    "num_layers": 28, "num_attention_heads": 64, "hidden_size": 6144, "num_key_value_heads": None,
+    **_DEEPSEEK_MLA}, _post_longcat_flash)
+# EXAONE-3.x: no transformers class; vLLM needs the checkpoint's remote
+# configuration_exaone.py, whose ExaoneConfig maps num_hidden_layers to
+# num_layers (default 32) and defaults KV heads to the query heads. Mirrored
+# from that file, not checked against a vLLM build (the oracle has no remote code).
+_HF_CLASSES["exaone"] = _HFClass("ExaoneConfig", {
+    "num_layers": 32, "num_attention_heads": 32, "hidden_size": 2048, "num_key_value_heads": None},
+    _post_kv, attribute_map={"num_hidden_layers": "num_layers"})
 _HF_CLASSES["deepseek_v32"] = _HF_CLASSES["deepseek_v3"]
 # flat config.json: the text fields sit at the top level (text = hf_config view)
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _HF_CLASSES["qwen2_5_vl_text"].defaults, _post_qwen2,

@@ -443,6 +443,66 @@ def _kimi_linear(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _longcat_flash(ctx: _Ctx) -> _Stack:
+    """longcat_flash.py FlashDecoderLayer: each of the num_layers decoder
+    layers holds two DeepseekV2MLAAttention sub-layers (self_attn.0 and
+    self_attn.1), both MLAAttention with the same inputs."""
+    t = ctx.text
+    n = t.get("num_layers")
+    if not isinstance(n, int) or n <= 0:
+        raise UserError(f"num_layers is {n!r}; LongCat-Flash configs need a positive decoder layer count")
+    if not ctx.use_mla:
+        raise UserError("LongCat-Flash builds MLA attention only; this config has no kv_lora_rank or is not causal")
+    layer = _mla(ctx, _heads(ctx), sparse=t.has("index_topk"))
+    stack = _Stack([])
+    for i in range(n):
+        stack.add(i, layer)
+        stack.add(i, layer)
+    _note(ctx, "LongCat-Flash: two MLA attention sub-layers per decoder layer")
+    return stack
+
+
+def _decilm(ctx: _Ctx) -> _Stack:
+    """nemotron_nas.py DeciLMDecoderLayer (Llama-3.x-Nemotron Super/Ultra):
+    block_configs[i].attention.no_op drops the layer's attention; otherwise
+    a LlamaAttention with num_attention_heads // n_heads_in_group KV heads,
+    head_dim or hidden // heads, the window from layer_types. The config
+    class is the checkpoint's remote code, so this is derived from vLLM's
+    source, not checked against a vLLM build."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    blocks = t.get("block_configs")
+    if not isinstance(blocks, list) or len(blocks) < n:
+        raise UserError(f"block_configs must list all {n} layers for {ctx.arch} (nemotron_nas.py reads one per layer)")
+    heads = _per_rank(total, ctx.tp, "attention heads")
+    head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
+    types = _layer_types(ctx, n)
+    stack = _Stack([])
+    for i in range(n):
+        attention = blocks[i].get("attention") if isinstance(blocks[i], dict) else None
+        if not isinstance(attention, dict):
+            raise UserError(f"block_configs[{i}] has no attention entry")
+        if attention.get("no_op"):
+            stack.add(i, "no_op_attention")
+            continue
+        group = attention.get("n_heads_in_group")
+        if not isinstance(group, int) or group <= 0:
+            raise UserError(f"block_configs[{i}].attention.n_heads_in_group is {group!r}; it needs a positive count")
+        kv = _kv_per_rank(total // group, ctx.tp)
+        stack.add(i, _attention(ctx, heads, kv, head, window=_window_from_types(ctx, types, i)))
+    _note(ctx, "DeciLM / Nemotron-NAS: derived from vLLM's nemotron_nas.py, not checked against a vLLM build "
+               "(its config class is the checkpoint's remote code)")
+    return stack
+
+
+def _attention_free(kind: str):
+    """mamba.py / mamba2.py: every layer is a state-space mixer; vLLM
+    builds no attention layer and never calls get_attn_backend."""
+    def build(ctx: _Ctx) -> _Stack:
+        return _Stack([(i, kind) for i in range(_n_layers(ctx))])
+    return build
+
+
 def _bert(ctx: _Ctx) -> _Stack:
     """bert.py BertSelfAttention: EncoderOnlyAttention, hidden // heads,
     KV heads = query heads."""

@@ -3,6 +3,7 @@ model_arch_config_convertor.py): MLA, head size, KV heads, mm-prefix, ALiBi."""
 
 from __future__ import annotations
 
+from attn_select.selector.errors import UserError
 from attn_select.selector.model.hf_classes import HFView
 
 
@@ -83,12 +84,39 @@ def total_kv_heads(text: HFView, hf_model_type: str | None = None) -> int:
         return 0
     if kind in _FALCON_TYPES and not text.get("new_decoder_architecture", False) and text.get("multi_query", False):
         return 1  # FalconModelArchConfigConvertor: multi-query without the new decoder
+    if kind == "nemotron-nas":  # NemotronNasModelArchConfigConvertor: the first attention block's
+        return _nemotron_nas_kv_heads(text)
     if kind == "dbrx":  # DbrxModelArchConfigConvertor: attn_config.kv_n_heads
         attn = text.get("attn_config")
         if isinstance(attn, dict) and "kv_n_heads" in attn:
             return attn["kv_n_heads"]
         return text.get("num_attention_heads") or 0
     return _per_layer_max(text, "num_key_value_heads", _whole_model_kv_heads(text))
+
+
+def _nemotron_nas_kv_heads(text: HFView) -> int:
+    """NemotronNasModelArchConfigConvertor.get_total_num_kv_heads: query
+    heads // n_heads_in_group of the first block whose attention is not a
+    no-op (vLLM raises when every block's is)."""
+    for block in text.get("block_configs") or []:
+        attention = block.get("attention") if isinstance(block, dict) else None
+        if isinstance(attention, dict) and not attention.get("no_op"):
+            group = attention.get("n_heads_in_group")
+            if not isinstance(group, int) or group <= 0:
+                raise UserError(f"block_configs attention n_heads_in_group is {group!r}; it needs a positive count")
+            return (text.get("num_attention_heads") or 0) // group
+    raise UserError("block_configs has no block with attention (every attention.no_op is true); "
+                    "vLLM cannot find the number of KV heads")
+
+
+def model_num_layers(text: HFView, hf_model_type: str | None = None) -> int:
+    """ModelArchConfigConvertorBase.get_num_hidden_layers, or
+    LongCatFlashModelArchConfigConvertor's: num_layers (the decoder layers;
+    LongcatFlashConfig's num_hidden_layers counts both attention sub-layers)."""
+    kind = hf_model_type or text.model_type
+    if kind == "longcat_flash":
+        return text.get("num_layers") or 0
+    return text.get("num_hidden_layers") or 0
 
 
 def _whole_model_kv_heads(text: HFView) -> int:

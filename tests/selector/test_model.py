@@ -503,3 +503,70 @@ def test_modelopt_hf_quant_config_beside_config_json(tmp_path):
     (tmp_path / "hf_quant_config.json").write_text("[1]")
     with pytest.raises(UserError, match="hf_quant_config.json: expected a JSON object"):
         facts_from_path(tmp_path, name="m")
+
+
+# --- configs whose class is the checkpoint's remote code (the vLLM oracle
+# cannot load them): derived from vLLM's model files, checked here by hand
+
+
+def _nemotron_super_like(n_layers: int = 6) -> dict:
+    """nvidia/Llama-3_3-Nemotron-Super-49B-v1's shape: 64 query heads,
+    n_heads_in_group 8 on attention blocks, some blocks' attention a no-op."""
+    def block(no_op: bool, group: int | None) -> dict:
+        return {"attention": {"n_heads_in_group": group, "no_op": no_op, "num_sink_tokens": None,
+                              "replace_with_linear": False, "sparsify": None, "unshifted_sink": False,
+                              "use_prefill_window_in_sink_attention": False, "window_length": None},
+                "ffn": {"ffn_mult": 5.25, "no_op": False, "replace_with_linear": False, "sparsify": None}}
+    blocks = [block(False, 8), block(True, None), block(False, 8), block(False, 16), block(True, None),
+              block(False, 8)][:n_layers]
+    return {"architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 8192,
+            "num_attention_heads": 64, "num_hidden_layers": n_layers, "vocab_size": 128256,
+            "torch_dtype": "bfloat16", "block_configs": blocks, "rope_theta": 500000.0}
+
+
+def test_decilm_nemotron_nas_per_block_kv_heads_and_no_op_layers():
+    # nemotron_nas.py DeciLMDecoderLayer: KV heads = 64 // n_heads_in_group per
+    # block; no_op blocks build no attention. NemotronNasModelArchConfigConvertor:
+    # the model-level KV heads are the first attention block's
+    f = model_facts(_nemotron_super_like(), name="nemotron-super", capability=H100)
+    by_layer = {i: g.attn for g in f.groups for i in g.layers}
+    assert sorted(by_layer) == [0, 2, 3, 5]
+    assert {i: by_layer[i].num_kv_heads for i in by_layer} == {0: 8, 2: 8, 3: 4, 5: 8}
+    assert all(a.head_size == 128 and a.num_heads == 64 and a.sliding_window is None for a in by_layer.values())
+    assert {o.kind for o in f.other_layers} == {"no_op_attention"}
+    assert f.num_kv_heads == 8 and f.head_size == 128
+    assert any("not checked against a vLLM build" in n for n in f.notes)
+    assert model_facts(_nemotron_super_like(), name="n", tp=8, capability=H100).groups[0].attn.num_kv_heads == 1
+
+
+def test_decilm_without_attention_blocks_rejected():
+    config = _nemotron_super_like()
+    for block in config["block_configs"]:
+        block["attention"]["no_op"] = True
+    with pytest.raises(UserError):
+        model_facts(config, name="n", capability=H100)
+
+
+def test_exaone_3_5_num_layers_maps_to_num_hidden_layers():
+    # LGAI-EXAONE/EXAONE-3.5-7.8B-Instruct's config.json; its remote
+    # ExaoneConfig has attribute_map {"num_hidden_layers": "num_layers"}
+    config = {"architectures": ["ExaoneForCausalLM"], "model_type": "exaone", "hidden_size": 4096,
+              "num_attention_heads": 32, "num_key_value_heads": 8, "num_layers": 32, "intermediate_size": 14336,
+              "vocab_size": 102400, "max_position_embeddings": 32768, "rope_theta": 1000000.0,
+              "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                               "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+              "activation_function": "silu", "layer_norm_epsilon": 1e-5, "torch_dtype": "bfloat16"}
+    f = model_facts(config, name="exaone-3.5", capability=H100)
+    assert f.num_layers == 32 and [g.layers for g in f.groups] == [tuple(range(32))]
+    a = f.groups[0].attn
+    assert (a.num_heads, a.num_kv_heads, a.head_size, a.sliding_window) == (32, 8, 128, None)
+    # no num_key_value_heads: ExaoneConfig gives the query head count
+    del config["num_key_value_heads"]
+    assert model_facts(config, name="e", capability=H100).groups[0].attn.num_kv_heads == 32
+
+
+def test_longcat_flash_null_num_layers_is_a_user_error():
+    config = {"architectures": ["LongcatFlashForCausalLM"], "model_type": "longcat_flash", "num_layers": None,
+              "hidden_size": 1024, "num_attention_heads": 64, "torch_dtype": "bfloat16"}
+    with pytest.raises(UserError, match="num_layers"):
+        model_facts(config, name="l", capability=H100)

@@ -60,7 +60,7 @@ def _cases() -> list[dict]:
              "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 8, "torch_dtype": "bfloat16",
              "vocab_size": 1000, "intermediate_size": 2048}
     cases += _gemma4_cases() + _popular_cases() + _more_cases() + _moe_and_mla_cases() + _hybrid_cases()
-    cases += _registry_dense_cases() + _registry_moe_hybrid_cases()
+    cases += _registry_dense_cases() + _registry_moe_hybrid_cases() + _registry_newer_cases()
     cases += [
         {"name": "qwen2 use_sliding_window false", "config": {
             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
@@ -946,6 +946,84 @@ def _registry_moe_hybrid_cases() -> list[dict]:
     ]
 
 
+def _qwen3_5_text(**fields) -> dict:
+    """A Qwen3.5 text config (Qwen/Qwen3.5-27B's attention fields; layers,
+    vocab and linear-attention heads cut)."""
+    return {"model_type": "qwen3_5_text", "hidden_size": 1024, "intermediate_size": 2048,
+            "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 256, "num_hidden_layers": 4,
+            "vocab_size": 1000, "layer_types": ["linear_attention"] * 3 + ["full_attention"],
+            "full_attention_interval": 4, "attn_output_gate": True, "linear_conv_kernel_dim": 4,
+            "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+            "linear_num_value_heads": 16, "max_position_embeddings": 262144, "dtype": "bfloat16",
+            "rope_parameters": {"rope_type": "default", "rope_theta": 10000000, "partial_rotary_factor": 0.25,
+                                "mrope_section": [11, 11, 10], "mrope_interleaved": True}, **fields}
+
+
+def _registry_newer_cases() -> list[dict]:
+    """Newer registry architectures, attention fields as the named
+    checkpoints publish them. Not here: DeciLMForCausalLM (nemotron-nas),
+    ExaoneForCausalLM, BailingMoe*/Sarvam*/Pangu*/Plamo3/Step1/TeleFLM/
+    Param2MoE: their config classes are the checkpoints' remote code (no
+    transformers class), which the oracle cannot load; DeepseekV4: not
+    tried in the CPU oracle yet."""
+    no_layer_types = {k: v for k, v in _qwen3_5_text().items() if k != "layer_types"}
+    return [
+        {"name": "qwen3.5 text-only (Qwen3_5ForCausalLM)", "capability": [10, 0],
+         "config": {**_qwen3_5_text(), "architectures": ["Qwen3_5ForCausalLM"]}},
+        {"name": "qwen3.5 text-only, class-default layer_types", "capability": [10, 0],
+         "config": {**no_layer_types, "architectures": ["Qwen3_5ForCausalLM"], "num_hidden_layers": 8}},
+        {"name": "qwen3.5-moe text-only", "capability": [10, 0], "config": _qwen3_5_text(
+            model_type="qwen3_5_moe_text", architectures=["Qwen3_5MoeForCausalLM"], num_experts=4,
+            num_experts_per_tok=2, moe_intermediate_size=256, shared_expert_intermediate_size=256)},
+        # two MLA sub-layers per decoder layer; ModelConfig counts num_layers
+        {"name": "longcat-flash-chat like", "config": {
+            "architectures": ["LongcatFlashForCausalLM"], "model_type": "longcat_flash", "hidden_size": 1024,
+            "num_layers": 2, "num_attention_heads": 64, "kv_lora_rank": 512, "q_lora_rank": 1536,
+            "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "n_routed_experts": 4,
+            "zero_expert_num": 2, "zero_expert_type": "identity", "moe_topk": 2, "ffn_hidden_size": 1024,
+            "expert_ffn_hidden_size": 256, "vocab_size": 1000, "mla_scale_q_lora": True,
+            "mla_scale_kv_lora": True, "routed_scaling_factor": 6.0, "torch_dtype": "bfloat16",
+            "rope_theta": 10000000.0, "max_position_embeddings": 131072}},
+        # the deepseek_v3 config vLLM makes from Mistral-Large-3's params.json
+        {"name": "mistral-large-3 like", "config": {
+            **_dense("MistralLarge3ForCausalLM", "deepseek_v3", hidden_size=1024, num_attention_heads=128,
+                     num_key_value_heads=128, num_hidden_layers=3, first_k_dense_replace=1, n_routed_experts=4,
+                     num_experts_per_tok=2, n_shared_experts=1, moe_intermediate_size=256, n_group=1,
+                     topk_group=1, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
+                     qk_rope_head_dim=64, v_head_dim=128),
+            "llama_4_scaling": {"original_max_position_embeddings": 8192, "beta": 0.1}}},
+        {"name": "hyperclovax-seed like", "config": _dense(
+            "HyperCLOVAXForCausalLM", "hyperclovax", hidden_size=4096, num_attention_heads=32,
+            num_key_value_heads=8, head_dim=128, attention_multiplier=0.0078125, use_post_norm=True,
+            embedding_multiplier=1.0, logits_scaling=1.0, residual_multiplier=1.0)},
+        {"name": "laguna like", "config": _dense(
+            "LagunaForCausalLM", "laguna", hidden_size=2048, num_attention_heads=48, num_key_value_heads=8,
+            head_dim=128, sliding_window=512, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
+            shared_expert_intermediate_size=256,
+            layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"])},
+        {"name": "olmo-hybrid like", "capability": [10, 0], "config": _dense(
+            "OlmoHybridForCausalLM", "olmo_hybrid", hidden_size=1024, num_attention_heads=16,
+            num_key_value_heads=16, linear_num_key_heads=8, linear_num_value_heads=8, linear_key_head_dim=128,
+            linear_value_head_dim=128,
+            layer_types=["linear_attention", "linear_attention", "linear_attention", "full_attention"])},
+    ]
+
+
+def _attention_free_cases() -> list[dict]:
+    """Models vLLM builds without any attention layer (no get_attn_backend
+    call): attn-select must say so (a UserError), not invent layers."""
+    return [
+        {"name": "mamba-130m like", "attention_free": True, "config": {
+            "architectures": ["MambaForCausalLM"], "model_type": "mamba", "hidden_size": 768, "state_size": 16,
+            "num_hidden_layers": 4, "expand": 2, "conv_kernel": 4, "vocab_size": 1000, "time_step_rank": 48,
+            "use_bias": False, "use_conv_bias": True, "torch_dtype": "float32"}},
+        {"name": "mamba-codestral like (mamba2)", "attention_free": True, "capability": [10, 0], "config": {
+            "architectures": ["Mamba2ForCausalLM"], "model_type": "mamba2", "hidden_size": 4096, "num_heads": 128,
+            "head_dim": 64, "n_groups": 8, "state_size": 128, "num_hidden_layers": 4, "expand": 2,
+            "conv_kernel": 4, "chunk_size": 256, "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+    ]
+
+
 def _rejected_cases() -> list[dict]:
     """Configs vLLM 0.33.0 refuses to build; ``rejects`` is part of vLLM's
     error. attn-select must refuse them too (a UserError), not list layers."""
@@ -961,7 +1039,7 @@ def _rejected_cases() -> list[dict]:
 def oracle_all() -> list[tuple[dict, dict]]:
     if not Path(VLLM_PYTHON).exists():
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    cases = _cases() + _rejected_cases()
+    cases = _cases() + _rejected_cases() + _attention_free_cases()
     proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -970,7 +1048,16 @@ def oracle_all() -> list[tuple[dict, dict]]:
 
 @pytest.fixture(scope="module")
 def oracle(oracle_all) -> list[tuple[dict, dict]]:
-    return [(c, r) for c, r in oracle_all if "rejects" not in c]
+    return [(c, r) for c, r in oracle_all if "rejects" not in c and "attention_free" not in c]
+
+
+def test_attention_free_models_have_no_layers_in_both(oracle_all, tmp_path):
+    for case, res in oracle_all:
+        if "attention_free" not in case:
+            continue
+        assert res["error"] is None and not res["calls"] and not res["layers"], (case["name"], res["error"])
+        with pytest.raises(UserError, match="no attention layers"):
+            _ours(case, tmp_path)
 
 
 def test_rejected_cases_are_rejected_by_both(oracle_all, tmp_path):
@@ -986,13 +1073,26 @@ def _index(prefix: str) -> int:
     return int(re.findall(r"\d+", prefix)[0])
 
 
+def _keyed(pairs) -> dict:
+    """(layer index, attn_type, n-th such module of the layer) -> item: a
+    decoder layer may hold several attention modules of one type
+    (LongCat-Flash's self_attn.0 and self_attn.1)."""
+    seen: dict[tuple, int] = {}
+    out = {}
+    for index, attn_type, item in pairs:
+        n = seen.get((index, attn_type), 0)
+        seen[(index, attn_type)] = n + 1
+        out[(index, attn_type, n)] = item
+    return out
+
+
 def _our_layers(case: dict, f) -> dict:
-    """(layer index, attn_type) -> LayerAttention; with ``renumber`` the
+    """(layer index, attn_type, n) -> LayerAttention; with ``renumber`` the
     attention layers count 0, 1, ... in order, as the model file names them."""
     pairs = sorted(((i, g.attn) for g in f.groups for i in g.layers), key=lambda pair: pair[0])
     if case.get("renumber"):
         pairs = [(n, a) for n, (_, a) in enumerate(pairs)]
-    return {(i, a.attn_type): a for i, a in pairs}
+    return _keyed((i, a.attn_type, a) for i, a in pairs)
 
 
 def _ours(case: dict, tmp: Path):
@@ -1039,11 +1139,9 @@ def test_get_attn_backend_calls_match(oracle, tmp_path):
                 "num_heads": a.num_heads if a.use_mla else None,
                 "has_sliding_window": a.sliding_window is not None,
             }
-        theirs = {}
-        for call in res["calls"]:
-            key = (_index(call["prefix"]), call["attn_type"])
-            assert key not in theirs, (case["name"], key)
-            theirs[key] = {k: call[k] for k in next(iter(ours.values()))}
+        fields = next(iter(ours.values()))
+        theirs = _keyed((_index(call["prefix"]), call["attn_type"], {k: call[k] for k in fields})
+                        for call in res["calls"])
         assert ours == theirs, case["name"]
 
 
@@ -1053,8 +1151,10 @@ def test_attention_modules_match(oracle, tmp_path):
         f = _ours(case, tmp_path)
         by_key = _our_layers(case, f)
         assert len(res["layers"]) == len(by_key), case["name"]
-        for layer in res["layers"]:
-            a = by_key[(_index(layer["prefix"]), "decoder" if layer.get("mla") else layer["attn_type"])]
+        modules = _keyed((_index(layer["prefix"]), "decoder" if layer.get("mla") else layer["attn_type"], layer)
+                         for layer in res["layers"])
+        for key, layer in modules.items():
+            a = by_key[key]
             assert (a.num_heads, a.num_kv_heads, a.head_size) == (
                 layer["num_heads"], layer["num_kv_heads"], layer["head_size"]), (case["name"], layer)
             if layer.get("mla"):
