@@ -1,6 +1,7 @@
 """Files and folders: a config.json file or a model folder -> ModelFacts,
-reading only JSON (config.json, hf_quant_config.json, modules.json,
-safetensors headers); nothing in a model folder is executed."""
+reading only JSON (config.json, params.json of a Mistral-format folder,
+hf_quant_config.json, modules.json, safetensors headers); nothing in a model
+folder is executed."""
 
 from __future__ import annotations
 
@@ -89,11 +90,33 @@ def _has_pooling_module(folder: Path) -> bool:
     )
 
 
+def is_mistral_format(folder: Path) -> bool:
+    """vLLM's get_config with config_format "auto": a folder with
+    consolidated*.safetensors anywhere under it (is_mistral_model_repo lists
+    files recursively, matching file names) and a params.json is read in
+    Mistral format, even when a config.json is there too."""
+    if not (folder / "params.json").is_file():
+        return False
+    return any(p.is_file() for p in folder.rglob("consolidated*.safetensors"))
+
+
 def facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
-    """A config.json file, or a model folder holding one."""
+    """A config.json file, or a model folder.
+
+    A folder is read the way vLLM's get_config picks the format: Mistral
+    (params.json) when it holds consolidated*.safetensors and a params.json,
+    else its config.json. A path to a config.json file is always read as
+    that config.json (HF format): it is what the user pointed at, although
+    ``vllm serve`` on its folder might read params.json instead.
+    """
+    if path.is_dir() and is_mistral_format(path):
+        return _facts_from_mistral_folder(path, name=name, **kwargs)
     folder = path if path.is_dir() else path.parent
     file = path / "config.json" if path.is_dir() else path
     if not file.is_file():
+        if path.is_dir() and (path / "params.json").is_file():
+            raise UserError(f"{path} has params.json but no config.json and no consolidated*.safetensors; "
+                            "vLLM reads params.json only beside consolidated*.safetensors")
         raise UserError(f"{path} has no config.json; pass the model folder or its config.json")
     data = read_config_json(file)
     if isinstance(data, dict):
@@ -121,3 +144,39 @@ def _names_dtype(data: dict[str, Any]) -> bool:
     subs = [data] + [data.get(k) for k in ("text_config", "vision_config", "encoder_config")]
     return any(isinstance(s, dict) and (s.get("dtype") or s.get("torch_dtype")) for s in subs)
 
+
+
+def _facts_from_mistral_folder(folder: Path, *, name: str, **kwargs: Any) -> ModelFacts:
+    """vLLM's MistralConfigParser.parse on a folder: params.json converted
+    (selector/model/mistral_format.py), config.json filling only the keys
+    the conversion lacks, the weights' dtype when params.json names none,
+    hf_quant_config.json when params.json gives no quantization."""
+    from attn_select.selector.model.mistral_format import hf_config_from_params
+
+    params_file = folder / "params.json"
+    params = read_config_json(params_file)
+    config_file = folder / "config.json"
+    config_json = read_config_json(config_file) if config_file.is_file() else {}
+    if not isinstance(config_json, dict):
+        raise UserError(f"{config_file}: expected a JSON object")
+    weights = weights_dtype(folder)
+    if isinstance(params, dict) and params.get("dtype") is None and weights is not None:
+        # MistralConfigParser.parse: dtype from the safetensors headers before conversion
+        params = {**params, "dtype": weights}
+    converted = hf_config_from_params(params, config_json, str(params_file))
+    data = converted.config
+    extra = folder / "hf_quant_config.json"
+    if converted.params_quantization is None and extra.is_file():
+        # get_config: hf_quant_config.json when params.json gave no quantization
+        # (it replaces a quantization_config that config.json filled in)
+        quant = read_config_json(extra)
+        if not isinstance(quant, dict):
+            raise UserError(f"{extra}: expected a JSON object with the quantization config")
+        data["quantization_config"] = quant
+    facts = model_facts(data, name=name, where=str(params_file), weights=weights,
+                        pooling_config=_has_pooling_module(folder), source=str(params_file), **kwargs)
+    how = ("config.json beside it only fills keys params.json lacks" if config_file.is_file()
+           else "there is no config.json")
+    note = (f"Mistral format: vLLM reads {params_file} (the folder has consolidated*.safetensors), "
+            f"converted as its adapt_config_dict does; {how}")
+    return facts._replace(notes=(note,) + facts.notes)
