@@ -14,6 +14,7 @@ from attn_select.selector.model.layers import (
     _cohere2,
     _decilm,
     _deepseek,
+    _deepseek_v4,
     _deepseek_v32,
     _falcon,
     _gemma,
@@ -66,6 +67,9 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "DeepseekV32ForCausalLM": (_deepseek_v32, "generate"),
     "GlmMoeDsaForCausalLM": (_deepseek_v32, "generate"),  # same CUDA module as DeepSeek-V3.2
     "KimiLinearForCausalLM": (_kimi_linear, "generate"),  # vllm/models/kimi_k3 (CUDA)
+    "DeepseekV4ForCausalLM": (_deepseek_v4, "generate"),  # vllm/models/deepseek_v4: bypasses the selector
+    # deepseek_v4/common/vl_model.py wraps the same text model (vision_n_layers > 0)
+    "DeepseekV4ForConditionalGeneration": (_deepseek_v4, "generate"),
     "FalconForCausalLM": (_falcon, "generate"),  # falcon.py
     "GraniteForCausalLM": (lambda c: _granite(c, "head_dim"), "generate"),  # granite.py
     "GraniteSWAForCausalLM": (lambda c: _granite(c, "head_dim"), "generate"),  # granite.py

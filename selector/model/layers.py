@@ -503,6 +503,20 @@ def _attention_free(kind: str):
     return build
 
 
+def _deepseek_v4(ctx: _Ctx) -> _Stack:
+    """vllm/models/deepseek_v4/nvidia/model.py DeepseekV4DecoderLayer: the
+    attention class comes from _select_dsv4_attn_cls (attention_config.backend
+    and the device's major capability), and each layer's backend is that
+    class's fixed backend_cls; no layer calls get_attn_backend, so there is
+    no selection to mirror (checked: a vLLM build makes no such call)."""
+    raise UserError(
+        f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for DeepSeek-V4; DeepseekV4DecoderLayer picks "
+        "its own sparse-MLA attention class (_select_dsv4_attn_cls): DeepseekV4FlashMLAAttention "
+        "(FLASHMLA_SPARSE_DSV4 backend) unless the device is SM 12.x or --attention-backend is "
+        "FLASHINFER_MLA_SPARSE_DSV4, which give the FlashInfer sparse-MLA classes; attn-select has no "
+        "selection to explain for it")
+
+
 def _bert(ctx: _Ctx) -> _Stack:
     """bert.py BertSelfAttention: EncoderOnlyAttention, hidden // heads,
     KV heads = query heads."""

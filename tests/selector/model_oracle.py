@@ -183,6 +183,12 @@ def main() -> None:
 
     from vllm.triton_utils import triton
 
+    class _NoStream:  # DeepSeek-V4's aux GEMM streams (torch.cuda.Stream): need a driver, used only at run time
+        def __init__(self, *args, **kwargs):
+            pass
+
+    torch.cuda.Stream = _NoStream
+
     if not hasattr(triton, "set_allocator"):  # a run-time scratch allocator (OLMo-Hybrid's GDN); not on CPU
         triton.set_allocator = lambda allocator: None
 

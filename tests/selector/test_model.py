@@ -570,3 +570,14 @@ def test_longcat_flash_null_num_layers_is_a_user_error():
               "hidden_size": 1024, "num_attention_heads": 64, "torch_dtype": "bfloat16"}
     with pytest.raises(UserError, match="num_layers"):
         model_facts(config, name="l", capability=H100)
+
+
+def test_deepseek_v4_is_refused_it_bypasses_get_attn_backend():
+    # DeepseekV4DecoderLayer takes its attention class from
+    # _select_dsv4_attn_cls; no layer asks get_attn_backend
+    config = {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 4096,
+              "num_hidden_layers": 4, "num_attention_heads": 64, "num_key_value_heads": 1, "head_dim": 512,
+              "qk_rope_head_dim": 64, "q_lora_rank": 1024, "o_lora_rank": 1024, "compress_ratios": [0, 4, 128, 4, 0],
+              "index_topk": 512, "torch_dtype": "bfloat16"}
+    with pytest.raises(UserError, match="never calls get_attn_backend.*FLASHMLA_SPARSE_DSV4"):
+        model_facts(config, name="dsv4", capability=H100)

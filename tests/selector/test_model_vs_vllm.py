@@ -964,8 +964,8 @@ def _registry_newer_cases() -> list[dict]:
     checkpoints publish them. Not here: DeciLMForCausalLM (nemotron-nas),
     ExaoneForCausalLM, BailingMoe*/Sarvam*/Pangu*/Plamo3/Step1/TeleFLM/
     Param2MoE: their config classes are the checkpoints' remote code (no
-    transformers class), which the oracle cannot load; DeepseekV4: not
-    tried in the CPU oracle yet."""
+    transformers class), which the oracle cannot load. DeepseekV4 is in
+    _bypass_cases (its layers never call get_attn_backend)."""
     no_layer_types = {k: v for k, v in _qwen3_5_text().items() if k != "layer_types"}
     return [
         {"name": "qwen3.5 text-only (Qwen3_5ForCausalLM)", "capability": [10, 0],
@@ -1024,6 +1024,34 @@ def _attention_free_cases() -> list[dict]:
     ]
 
 
+def _dsv4(**fields) -> dict:
+    """A small config shaped like deepseek-ai/DeepSeek-V4-Flash's (attention
+    fields as published; layers, experts and vocab cut)."""
+    return {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4", "hidden_size": 1024,
+            "num_hidden_layers": 4, "num_attention_heads": 64, "num_key_value_heads": 1, "head_dim": 512,
+            "qk_rope_head_dim": 64, "q_lora_rank": 1024, "o_lora_rank": 1024, "o_groups": 8, "sliding_window": 128,
+            "index_n_heads": 64, "index_head_dim": 128, "index_topk": 512, "n_routed_experts": 4,
+            "num_experts_per_tok": 2, "n_shared_experts": 1, "moe_intermediate_size": 256, "num_hash_layers": 1,
+            "num_nextn_predict_layers": 1, "hc_mult": 4, "hc_sinkhorn_iters": 20, "hc_eps": 1e-6, "vocab_size": 1000,
+            "torch_dtype": "bfloat16", "scoring_func": "sqrtsoftplus", "rope_theta": 10000,
+            "compress_rope_theta": 160000, "max_position_embeddings": 65536, "swiglu_limit": 10.0, **fields}
+
+
+def _bypass_cases() -> list[dict]:
+    """Models whose attention layers vLLM builds without get_attn_backend:
+    vLLM's build makes no call and no Attention / MLAAttention module;
+    attn-select must say so (a UserError naming get_attn_backend)."""
+    return [
+        {"name": "deepseek-v4-flash like (compress_ratios)", "bypass": True,
+         "config": _dsv4(compress_ratios=[0, 4, 128, 4, 0])},
+        {"name": "deepseek-v4 layer_types, sm100", "bypass": True, "capability": [10, 0], "config": _dsv4(
+            layer_types=["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention",
+                         "compressed_sparse_attention"])},
+        {"name": "deepseek-v4 class-default layer_types, sm120", "bypass": True, "capability": [12, 0],
+         "config": _dsv4()},
+    ]
+
+
 def _rejected_cases() -> list[dict]:
     """Configs vLLM 0.33.0 refuses to build; ``rejects`` is part of vLLM's
     error. attn-select must refuse them too (a UserError), not list layers."""
@@ -1039,7 +1067,7 @@ def _rejected_cases() -> list[dict]:
 def oracle_all() -> list[tuple[dict, dict]]:
     if not Path(VLLM_PYTHON).exists():
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    cases = _cases() + _rejected_cases() + _attention_free_cases()
+    cases = _cases() + _rejected_cases() + _attention_free_cases() + _bypass_cases()
     proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -1048,7 +1076,7 @@ def oracle_all() -> list[tuple[dict, dict]]:
 
 @pytest.fixture(scope="module")
 def oracle(oracle_all) -> list[tuple[dict, dict]]:
-    return [(c, r) for c, r in oracle_all if "rejects" not in c and "attention_free" not in c]
+    return [(c, r) for c, r in oracle_all if not {"rejects", "attention_free", "bypass"} & c.keys()]
 
 
 def test_attention_free_models_have_no_layers_in_both(oracle_all, tmp_path):
@@ -1057,6 +1085,15 @@ def test_attention_free_models_have_no_layers_in_both(oracle_all, tmp_path):
             continue
         assert res["error"] is None and not res["calls"] and not res["layers"], (case["name"], res["error"])
         with pytest.raises(UserError, match="no attention layers"):
+            _ours(case, tmp_path)
+
+
+def test_selector_bypassing_models_are_refused(oracle_all, tmp_path):
+    for case, res in oracle_all:
+        if "bypass" not in case:
+            continue
+        assert res["error"] is None and not res["calls"] and not res["layers"], (case["name"], res["error"])
+        with pytest.raises(UserError, match="never calls get_attn_backend"):
             _ours(case, tmp_path)
 
 
