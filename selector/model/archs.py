@@ -9,6 +9,7 @@ from typing import Any, Callable
 from attn_select.selector.model.layers import (
     _Ctx,
     _attention_free,
+    _bailing_moe_v25,
     _bert,
     _chatglm,
     _cohere2,
@@ -67,6 +68,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "DeepseekV32ForCausalLM": (_deepseek_v32, "generate"),
     "GlmMoeDsaForCausalLM": (_deepseek_v32, "generate"),  # same CUDA module as DeepSeek-V3.2
     "KimiLinearForCausalLM": (_kimi_linear, "generate"),  # vllm/models/kimi_k3 (CUDA)
+    "BailingMoeV2_5ForCausalLM": (_bailing_moe_v25, "generate"),  # bailing_moe_linear.py (bailing_hybrid)
     "DeepseekV4ForCausalLM": (_deepseek_v4, "generate"),  # vllm/models/deepseek_v4: bypasses the selector
     # deepseek_v4/common/vl_model.py wraps the same text model (vision_n_layers > 0)
     "DeepseekV4ForConditionalGeneration": (_deepseek_v4, "generate"),

@@ -427,6 +427,12 @@ _HF_CLASSES["exaone"] = _HFClass("ExaoneConfig", {
     "num_layers": 32, "num_attention_heads": 32, "hidden_size": 2048, "num_key_value_heads": None},
     _post_kv, attribute_map={"num_hidden_layers": "num_layers"})
 _HF_CLASSES["deepseek_v32"] = _HF_CLASSES["deepseek_v3"]
+# BailingHybridConfig (Ring/Ling-2.5): MLA sizes and layer_group_size
+# default in the class; KV heads default to the query heads
+_HF_CLASSES["bailing_hybrid"] = _HFClass("BailingHybridConfig", {
+    "num_hidden_layers": 42, "num_attention_heads": 32, "hidden_size": 2560, "num_key_value_heads": 32,
+    "head_dim": 128, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+    "layer_group_size": 6}, _post_kv)
 # flat config.json: the text fields sit at the top level (text = hf_config view)
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _HF_CLASSES["qwen2_5_vl_text"].defaults, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")

@@ -503,6 +503,24 @@ def _attention_free(kind: str):
     return build
 
 
+def _bailing_moe_v25(ctx: _Ctx) -> _Stack:
+    """bailing_moe_linear.py BailingMoeV25Model: is_linear_layer(i,
+    layer_group_size) -- every layer but each group's last runs Bailing
+    linear attention (no attention backend); the group's last builds
+    BailingMoeV25MLAAttention (MultiHeadLatentAttentionWrapper: use_mla).
+    layer_group_size is getattr(config, ..., 1); 0 or less: all MLA."""
+    n = _n_layers(ctx)
+    if ctx.text.get("kv_lora_rank") is None:
+        raise UserError(f"{ctx.arch} config has no kv_lora_rank; its MLA layers need it")
+    group = ctx.hf.get("layer_group_size", 1)
+    layer = _mla(ctx, _heads(ctx), sparse=False)
+    stack = _Stack([])
+    for i in range(n):
+        linear = group > 0 and (i + 1) % group != 0
+        stack.add(i, "linear_attention" if linear else layer)
+    return stack
+
+
 def _deepseek_v4(ctx: _Ctx) -> _Stack:
     """vllm/models/deepseek_v4/nvidia/model.py DeepseekV4DecoderLayer: the
     attention class comes from _select_dsv4_attn_cls (attention_config.backend

@@ -959,13 +959,30 @@ def _qwen3_5_text(**fields) -> dict:
                                 "mrope_section": [11, 11, 10], "mrope_interleaved": True}, **fields}
 
 
+def _bailing_hybrid(**fields) -> dict:
+    """BailingMoeV2_5ForCausalLM over BailingHybridConfig, attention fields
+    shaped like inclusionAI/Ring-2.5-1T's (experts, layers, vocab cut)."""
+    return {"architectures": ["BailingMoeV2_5ForCausalLM"], "model_type": "bailing_hybrid", "hidden_size": 1024,
+            "intermediate_size": 2048, "moe_intermediate_size": 256, "num_attention_heads": 64,
+            "num_key_value_heads": 8, "head_dim": 128, "kv_lora_rank": 512, "q_lora_rank": 1536,
+            "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "num_experts": 4,
+            "num_experts_per_tok": 2, "num_shared_experts": 1, "first_k_dense_replace": 1, "n_group": 1,
+            "topk_group": 1, "vocab_size": 1000, "torch_dtype": "bfloat16", "use_bias": False, "use_qkv_bias": False,
+            "linear_silu": False, "use_linear_silu": False, "partial_rotary_factor": 0.5, "group_norm_size": 8,
+            "moe_shared_expert_intermediate_size": 256, "score_function": "sigmoid",
+            "moe_router_enable_expert_bias": True, "use_qk_norm": True, "rope_theta": 6000000,
+            "max_position_embeddings": 131072, **fields}
+
+
 def _registry_newer_cases() -> list[dict]:
     """Newer registry architectures, attention fields as the named
     checkpoints publish them. Not here: DeciLMForCausalLM (nemotron-nas),
     ExaoneForCausalLM, BailingMoe*/Sarvam*/Pangu*/Plamo3/Step1/TeleFLM/
     Param2MoE: their config classes are the checkpoints' remote code (no
     transformers class), which the oracle cannot load. DeepseekV4 is in
-    _bypass_cases (its layers never call get_attn_backend)."""
+    _bypass_cases (its layers never call get_attn_backend).
+    BailingMoeV3ForCausalLM (also bailing_hybrid): not mirrored yet (its
+    KDA/MLA layer rule, _is_kda_layer, differs from V2.5's)."""
     no_layer_types = {k: v for k, v in _qwen3_5_text().items() if k != "layer_types"}
     return [
         {"name": "qwen3.5 text-only (Qwen3_5ForCausalLM)", "capability": [10, 0],
@@ -1001,6 +1018,18 @@ def _registry_newer_cases() -> list[dict]:
             head_dim=128, sliding_window=512, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=256,
             shared_expert_intermediate_size=256,
             layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"])},
+        # stepfun-ai/step3's text_config (num_attention_groups 1, share_q_dim, head_dim 256)
+        {"name": "step3 text like", "config": {
+            "architectures": ["Step3TextForCausalLM"], "model_type": "step3_text", "hidden_size": 1024,
+            "intermediate_size": 2048, "num_attention_heads": 64, "num_attention_groups": 1, "num_hidden_layers": 4,
+            "max_seq_len": 65536, "vocab_size": 1000, "rms_norm_eps": 1e-5, "moe_intermediate_size": 256,
+            "moe_num_experts": 4, "moe_top_k": 2, "max_position_embedding": 65536, "share_expert_dim": 256,
+            "share_q_dim": 2048, "head_dim": 256, "norm_expert_weight": False, "moe_layers_enum": "2,3",
+            "rope_theta": 500000, "torch_dtype": "bfloat16"}},
+        # inclusionAI Ring/Ling-2.5 (model_type bailing_hybrid): MLA on each
+        # layer group's last layer, Bailing linear attention elsewhere
+        {"name": "bailing_hybrid ring-2.5 like", "config": _bailing_hybrid(layer_group_size=4, num_hidden_layers=8)},
+        {"name": "bailing_hybrid class-default layer_group_size", "config": _bailing_hybrid(num_hidden_layers=7)},
         {"name": "olmo-hybrid like", "capability": [10, 0], "config": _dense(
             "OlmoHybridForCausalLM", "olmo_hybrid", hidden_size=1024, num_attention_heads=16,
             num_key_value_heads=16, linear_num_key_heads=8, linear_num_value_heads=8, linear_key_head_dim=128,
