@@ -10,6 +10,7 @@ from attn_select.selector.model.layers import (
     _Ctx,
     _attention_free,
     _bailing_moe_v25,
+    _bailing_moe_v3,
     _bert,
     _chatglm,
     _cohere2,
@@ -69,6 +70,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "GlmMoeDsaForCausalLM": (_deepseek_v32, "generate"),  # same CUDA module as DeepSeek-V3.2
     "KimiLinearForCausalLM": (_kimi_linear, "generate"),  # vllm/models/kimi_k3 (CUDA)
     "BailingMoeV2_5ForCausalLM": (_bailing_moe_v25, "generate"),  # bailing_moe_linear.py (bailing_hybrid)
+    "BailingMoeV3ForCausalLM": (_bailing_moe_v3, "generate"),  # bailing_moe_v3.py (bailing_hybrid)
     "DeepseekV4ForCausalLM": (_deepseek_v4, "generate"),  # vllm/models/deepseek_v4: bypasses the selector
     # deepseek_v4/common/vl_model.py wraps the same text model (vision_n_layers > 0)
     "DeepseekV4ForConditionalGeneration": (_deepseek_v4, "generate"),

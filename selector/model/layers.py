@@ -521,6 +521,27 @@ def _bailing_moe_v25(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _bailing_moe_v3(ctx: _Ctx) -> _Stack:
+    """bailing_moe_v3.py BailingMoeV3DecoderLayer: _is_kda_layer(i,
+    layer_group_size, num_hidden_layers) -- each full group's last layer and
+    every trailing layer past the last full group build
+    BailingMoeV3MLAAttention (MultiHeadLatentAttentionWrapper: use_mla); the
+    rest run Kimi Delta Attention (a mamba-style mixer, no attention
+    backend). The model reads config.layer_group_size directly, so 0 would
+    divide by zero there."""
+    n = _n_layers(ctx)
+    group = ctx.hf.get("layer_group_size")
+    if not isinstance(group, int) or group <= 0:
+        raise UserError(f"{ctx.arch} needs a positive layer_group_size; the config gives {group!r}")
+    layer = _mla(ctx, _heads(ctx), sparse=False)
+    grouped = n // group * group  # layers from here on are all MLA
+    kda = [(i + 1) % group != 0 and i < grouped for i in range(n)]
+    if any(kda) and not ctx.hf.get("no_kda_lora"):
+        # BailingMoeV3KimiDeltaAttention.__init__ raises on a falsy no_kda_lora
+        raise UserError(f"vLLM 0.33.0's {ctx.arch} KDA layers require no_kda_lora true; the config does not set it")
+    return _Stack([(i, "kimi_delta_attention" if kda[i] else layer) for i in range(n)])
+
+
 def _deepseek_v4(ctx: _Ctx) -> _Stack:
     """vllm/models/deepseek_v4/nvidia/model.py DeepseekV4DecoderLayer: the
     attention class comes from _select_dsv4_attn_cls (attention_config.backend

@@ -974,15 +974,20 @@ def _bailing_hybrid(**fields) -> dict:
             "max_position_embeddings": 131072, **fields}
 
 
+def _bailing_v3(**fields) -> dict:
+    """BailingMoeV3ForCausalLM over the same BailingHybridConfig fields; its
+    KDA layers need no_kda_lora and read short_conv_kernel_size."""
+    return _bailing_hybrid(**{"architectures": ["BailingMoeV3ForCausalLM"], "no_kda_lora": True,
+                              "short_conv_kernel_size": 4, **fields})
+
+
 def _registry_newer_cases() -> list[dict]:
     """Newer registry architectures, attention fields as the named
     checkpoints publish them. Not here: DeciLMForCausalLM (nemotron-nas),
     ExaoneForCausalLM, BailingMoe*/Sarvam*/Pangu*/Plamo3/Step1/TeleFLM/
     Param2MoE: their config classes are the checkpoints' remote code (no
     transformers class), which the oracle cannot load. DeepseekV4 is in
-    _bypass_cases (its layers never call get_attn_backend).
-    BailingMoeV3ForCausalLM (also bailing_hybrid): not mirrored yet (its
-    KDA/MLA layer rule, _is_kda_layer, differs from V2.5's)."""
+    _bypass_cases (its layers never call get_attn_backend)."""
     no_layer_types = {k: v for k, v in _qwen3_5_text().items() if k != "layer_types"}
     return [
         {"name": "qwen3.5 text-only (Qwen3_5ForCausalLM)", "capability": [10, 0],
@@ -1030,6 +1035,10 @@ def _registry_newer_cases() -> list[dict]:
         # layer group's last layer, Bailing linear attention elsewhere
         {"name": "bailing_hybrid ring-2.5 like", "config": _bailing_hybrid(layer_group_size=4, num_hidden_layers=8)},
         {"name": "bailing_hybrid class-default layer_group_size", "config": _bailing_hybrid(num_hidden_layers=7)},
+        # BailingMoeV3 (_is_kda_layer): each full group's last layer and all
+        # layers past the last full group are MLA, the rest Kimi Delta Attention
+        {"name": "bailing_hybrid v3, trailing layers MLA", "config": _bailing_v3(layer_group_size=4, num_hidden_layers=10)},
+        {"name": "bailing_hybrid v3 class-default layer_group_size", "config": _bailing_v3(num_hidden_layers=8)},
         {"name": "olmo-hybrid like", "capability": [10, 0], "config": _dense(
             "OlmoHybridForCausalLM", "olmo_hybrid", hidden_size=1024, num_attention_heads=16,
             num_key_value_heads=16, linear_num_key_heads=8, linear_num_value_heads=8, linear_key_head_dim=128,
@@ -1089,6 +1098,8 @@ def _rejected_cases() -> list[dict]:
             "Qwen2ForCausalLM", "qwen2", hidden_size=896, num_attention_heads=14, num_key_value_heads=2,
             use_sliding_window=True, sliding_window=4096, max_window_layers=2),
          "rejects": "Sliding window for some but all layers is not supported"},
+        {"name": "bailing_hybrid v3 without no_kda_lora", "config": _bailing_v3(no_kda_lora=False, num_hidden_layers=6),
+         "rejects": "BailingMoeV3 KDA currently expects no_kda_lora=True"},
     ]
 
 
