@@ -158,9 +158,6 @@ class FlashInferAdapter(Adapter):
         k = self.env.trtllm_decode
         return k if k in (XQA, TRTLLM_GEN) and not self.force_native_decode else None
 
-    def uses_xqa(self, batch: Batch) -> bool:
-        return batch.num_decodes > 0 and self._decode_api() == XQA
-
     def build(self, batch: Batch) -> FIPlan:
         import flashinfer
 
@@ -185,17 +182,13 @@ class FlashInferAdapter(Adapter):
                 raise Unsupported("vLLM never runs FlashInfer's native decode wrapper with sinks "
                                   "(supports_sink needs the trtllm decode kernels)")
             if api == XQA:
-                if p.soft_cap:
-                    # vLLM still picks XQA here and its call passes no cap:
-                    # its decode would ignore the model's soft cap
-                    raise Unsupported("vLLM would decode with XQA here, which takes no logits soft cap "
-                                      "(vLLM passes none, so the cap would be ignored)")
+                self._refuse_soft_cap("decode with XQA")
                 plan.decode = {
                     "block_tables": batch.block_table[:nd],
                     "seq_lens": batch.seq_lens[:nd],
                     "max_seq_len": int(batch.seq_lens_cpu[:nd].max()),
                 }
-                plan.decode_kernel = "xqa"
+                plan.decode_kernel = XQA
             elif api == TRTLLM_GEN:
                 # build()'s FlashInferTrtllmAPIDecode: the decodes' rows of the
                 # block table and their seq_lens (device), and the whole batch's
@@ -244,12 +237,16 @@ class FlashInferAdapter(Adapter):
             plan.prefill_kernel = f"{name} ({_resolved(w)})"
         return plan
 
-    def _refuse_on_trtllm_gen(self, what: str) -> None:
-        """What attn-select run cannot reproduce of vLLM's trtllm-gen calls."""
+    def _refuse_soft_cap(self, what: str) -> None:
+        """vLLM 0.33.0 still picks XQA / trtllm-gen for a soft-capped model and
+        passes them no cap (explain warns): that step would ignore it."""
         if self.p.soft_cap:
-            # vLLM 0.33.0 passes no cap to either trtllm-gen call (explain warns)
             raise Unsupported(f"vLLM would {what} here, which takes no logits soft cap "
                               "(vLLM passes none, so the cap would be ignored)")
+
+    def _refuse_on_trtllm_gen(self, what: str) -> None:
+        """What attn-select run cannot reproduce of vLLM's trtllm-gen calls."""
+        self._refuse_soft_cap(what)
         if self.cache_torch_dtype() in (torch.float8_e4m3fn, torch.float8_e5m2):
             # On 10.x vLLM quantizes the query to fp8 first (scaled_fp8_quant with
             # the layer's q_scale, unless disable_flashinfer_q_quantization) and
@@ -297,7 +294,7 @@ class FlashInferAdapter(Adapter):
         nd = plan.batch.num_decodes
         p = self.p
         if plan.decode is not None:
-            if plan.decode_kernel == "xqa":
+            if plan.decode_kernel == XQA:
                 from flashinfer.decode import xqa_batch_decode_with_kv_cache
 
                 xqa_batch_decode_with_kv_cache(
