@@ -131,19 +131,26 @@ def _with_hf_quant_config(data: dict[str, Any], folder: Path) -> dict[str, Any]:
     config in hf_quant_config.json beside config.json, and vLLM reads it when
     config.json has none (a ModelOpt FP8 checkpoint's kv_cache_quant_algo
     then makes the KV cache fp8, which changes the selection)."""
-    extra = folder / "hf_quant_config.json"
-    if data.get("quantization_config") is not None or not extra.is_file():
+    if data.get("quantization_config") is not None:
         return data
+    quant = _hf_quant_config(folder)
+    return data if quant is None else {**data, "quantization_config": quant}
+
+
+def _hf_quant_config(folder: Path) -> dict[str, Any] | None:
+    """The folder's hf_quant_config.json, if it has one."""
+    extra = folder / "hf_quant_config.json"
+    if not extra.is_file():
+        return None
     quant = read_config_json(extra)
     if not isinstance(quant, dict):
         raise UserError(f"{extra}: expected a JSON object with the quantization config")
-    return {**data, "quantization_config": quant}
+    return quant
 
 
 def _names_dtype(data: dict[str, Any]) -> bool:
     subs = [data] + [data.get(k) for k in ("text_config", "vision_config", "encoder_config")]
     return any(isinstance(s, dict) and (s.get("dtype") or s.get("torch_dtype")) for s in subs)
-
 
 
 def _facts_from_mistral_folder(folder: Path, *, name: str, **kwargs: Any) -> ModelFacts:
@@ -165,14 +172,12 @@ def _facts_from_mistral_folder(folder: Path, *, name: str, **kwargs: Any) -> Mod
         params = {**params, "dtype": weights}
     converted = hf_config_from_params(params, config_json, str(params_file))
     data = converted.config
-    extra = folder / "hf_quant_config.json"
-    if converted.params_quantization is None and extra.is_file():
+    if converted.params_quantization is None:
         # get_config: hf_quant_config.json when params.json gave no quantization
         # (it replaces a quantization_config that config.json filled in)
-        quant = read_config_json(extra)
-        if not isinstance(quant, dict):
-            raise UserError(f"{extra}: expected a JSON object with the quantization config")
-        data["quantization_config"] = quant
+        quant = _hf_quant_config(folder)
+        if quant is not None:
+            data["quantization_config"] = quant
     facts = model_facts(data, name=name, where=str(params_file), weights=weights,
                         pooling_config=_has_pooling_module(folder), source=str(params_file), **kwargs)
     how = ("config.json beside it only fills keys params.json lacks" if config_file.is_file()
