@@ -106,9 +106,11 @@ def _validate(schema: cs.CoreSchema, data: Any, path: Path) -> dict[str, Any]:
     try:
         return SchemaValidator(schema).validate_python(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise UserError(f"{path}: field {loc!r}: {err['msg']}") from None
+        # here, not at the top: loading a device profile needs no config parser
+        from attn_select.selector.model.raw import first_error
+
+        loc, msg, _ = first_error(exc)
+        raise UserError(f"{path}: field {loc or '(top level)'!r}: {msg}") from None
 
 
 def load_device(name: str) -> Device:
