@@ -18,14 +18,10 @@ from attn_select.cli.app import main
 from attn_select.cli.formats.github import command, escape_data, escape_property
 from attn_select.selector.config import Capability
 from attn_select.selector.priorities import backend_priorities
+from tests.cli.helpers import run
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "lock" / "deployments.yaml"
 
-
-def run(capsys, *argv):
-    rc = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 @pytest.fixture

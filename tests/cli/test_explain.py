@@ -4,18 +4,9 @@ import json
 
 import pytest
 
-from attn_select.cli.app import main
+from tests.cli.helpers import doc, run
 
 
-def run(capsys, *argv):
-    rc = main(list(argv))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def doc(capsys, *argv):
-    rc, out, err = run(capsys, *argv, "--format", "json")
-    return rc, json.loads(out)
 
 
 def selected(d, group=0):

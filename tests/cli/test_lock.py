@@ -10,18 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from attn_select.cli.app import main
 from attn_select.selector.profiles import MODELS_DIR
+from tests.cli.helpers import run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "profiles" / "lock" / "deployments.yaml"
 EXAMPLE_LOCK = ROOT / "profiles" / "lock" / "attn-select.lock"
 
-
-def run(capsys, *argv):
-    rc = main([str(a) for a in argv])
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 def test_same_input_gives_byte_identical_lockfile(tmp_path, capsys):

@@ -9,14 +9,10 @@ from attn_select.backends import registry
 from attn_select.cli.app import main
 from attn_select.selector.config import Capability
 from attn_select.selector.priorities import backend_priorities
+from tests.cli.helpers import run
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "matrix.md"
 
-
-def run(capsys, *argv):
-    rc = main(list(argv))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
 
 
 def test_docs_matrix_is_current(capsys):

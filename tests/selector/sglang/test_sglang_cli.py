@@ -1,7 +1,6 @@
 """`attn-select explain --engine sglang|both`, lock and check with an engine,
 end to end through the console entry point (no SGLang, no GPU)."""
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -9,17 +8,9 @@ from pathlib import Path
 import pytest
 
 from attn_select.cli.app import main
+from tests.cli.helpers import doc, run
 
 
-def run(capsys, *argv):
-    rc = main(list(argv))
-    out = capsys.readouterr()
-    return rc, out.out, out.err
-
-
-def doc(capsys, *argv):
-    rc, out, err = run(capsys, *argv, "--format", "json")
-    return rc, json.loads(out)
 
 
 def test_sglang_json_fields(capsys):
