@@ -214,7 +214,10 @@ def random_inputs(batch: Batch, num_heads: int, num_kv_heads: int, head_size: in
 
 def fill_random_(t: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
     """Fill a cache tensor with N(0, 1) values in its own dtype (in place)."""
-    if t.is_cuda or generator is None:
+    if t.element_size() == 1:  # fp8: torch draws no normals in it; draw in bf16, round once
+        if t.is_cuda or generator is None:
+            return t.copy_(torch.empty(t.shape, dtype=torch.bfloat16, device=t.device).normal_())
+    elif t.is_cuda or generator is None:
         return t.normal_()
     return t.copy_(torch.randn(t.shape, generator=generator, dtype=torch.float32).to(t.dtype))
 

@@ -22,8 +22,8 @@ PARAMS = {
 }
 
 
-def _check(adapter_cls, p, shape, seed, **build_kw):
-    env = RunEnv(torch.device("cpu"), None, torch.float32, "auto")
+def _check(adapter_cls, p, shape, seed, dtype=torch.float32, kv_cache_dtype="auto", **build_kw):
+    env = RunEnv(torch.device("cpu"), None, dtype, kv_cache_dtype)
     a = adapter_cls(env, p)
     assert a.unavailable() is None
     b = make_batch(shape, 4, "cpu", seed=seed, spare_pages=3)
@@ -31,7 +31,7 @@ def _check(adapter_cls, p, shape, seed, **build_kw):
     cache = a.alloc_cache(b.num_pages, 4)
     fill_random_(cache, gen)
     k, v = a.kv_views(cache)
-    inp = random_inputs(b, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, torch.float32, p.has_sink, gen)
+    inp = random_inputs(b, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, dtype, p.has_sink, gen)
     write_new_tokens(k, v, b, inp)
     plan = a.build(b, **build_kw)
     out = torch.full_like(inp.q, float("nan"))
@@ -55,6 +55,24 @@ def test_triton_kernel_matches_reference(pname, kind):
     assert err < 1e-4
     if kind == "decode":
         assert plan.max_splits > 1 and plan.num_split_tokens == 3
+
+
+@needs_interpreter
+def test_triton_kernel_reads_an_fp8_cache():
+    """--kv-cache-dtype fp8: the cache holds float8_e4m3fn; the reference reads
+    the same rounded values, so only the kernel's own error remains."""
+    from attn_select.backends.run.triton_attn import TritonAttnAdapter
+
+    p = PARAMS["gqa"]
+    err, _ = _check(TritonAttnAdapter, p, SHAPES["mixed"], 5, dtype=torch.bfloat16, kv_cache_dtype="fp8")
+    assert err < 2e-2
+
+
+def test_fill_random_draws_an_fp8_cache_with_and_without_a_generator():
+    for gen in (None, torch.Generator().manual_seed(0)):
+        t = fill_random_(torch.empty(64, 16, dtype=torch.float8_e4m3fn), gen)
+        f = t.float()
+        assert torch.isfinite(f).all() and 0.5 < f.std() < 1.5
 
 
 @needs_interpreter
@@ -151,3 +169,13 @@ def test_host_timing_reports_the_fastest_run_and_restores_gc():
     assert 900 <= t.min_us < 2900 and t.min_us <= t.median_us
     assert t.cpu_min_us < 500  # a sleeping thread uses no CPU
     assert gc.isenabled()
+
+
+def test_host_probes_time_both_fixed_workloads():
+    from attn_select.backends.run.harness import host_probes
+
+    probes = host_probes(torch.device("cpu"))
+    assert set(probes) == {"python", "launch"}
+    assert all(v > 0 for v in probes.values())
+    # 3,000 interpreter iterations take tens of microseconds, not nanoseconds or seconds
+    assert 5 < probes["python"] < 100_000
