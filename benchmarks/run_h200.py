@@ -94,9 +94,10 @@ def stage_models(args, out: Path) -> None:
             t0 = time.time()
             log(f"{name} run {rep_i + 1}/{args.repeat} (facts: {source})")
             report = execute(name, device="cuda", facts=facts, progress=log, backend=args.backend,
-                             shapes=args.shapes, checks=args.checks, timing=not args.no_timing)
+                             shapes=args.shapes, checks=args.checks, timing=not args.no_timing,
+                             kv_cache_dtype=args.kv_cache_dtype)
             report.notes.append(f"model facts: {source}; wall {time.time() - t0:.0f} s")
-            tag = f"{name}.{args.tag}{rep_i + 1}"
+            tag = f"{name}.{args.tag}{args.index + rep_i}"
             (out / f"{tag}.json").write_text(report.to_json())
             with open(out / f"{tag}.txt", "w") as f:
                 render_text(report, file=f)
@@ -110,7 +111,8 @@ def stage_warm(args, out: Path) -> None:
     procs = []
     for name in args.models:
         cmd = [sys.executable, __file__, "--stage", "models", "--models", name, "--checks", "1", "--no-timing",
-               "--tag", "warm", "--out", str(out), "--keep", args.keep, "--shapes", args.shapes]
+               "--tag", "warm" if args.kv_cache_dtype in (None, "auto") else f"warm-{args.kv_cache_dtype}", "--out", str(out), "--keep", args.keep, "--shapes", args.shapes,
+               "--kv-cache-dtype", args.kv_cache_dtype or "auto"]
         procs.append((name, subprocess.Popen(cmd, stdout=open(out / f"{name}.warm.log", "w"),
                                              stderr=subprocess.STDOUT)))
     for name, proc in procs:
@@ -126,7 +128,9 @@ def main() -> None:
     ap.add_argument("--shapes", default="decode,prefill,mixed")
     ap.add_argument("--checks", type=int, default=2)
     ap.add_argument("--no-timing", action="store_true")
+    ap.add_argument("--kv-cache-dtype", default=None, help="as attn-select run's --kv-cache-dtype (fp8: an fp8 cache)")
     ap.add_argument("--tag", default="run", help="file name tag: <model>.<tag><n>.json")
+    ap.add_argument("--index", type=int, default=1, help="number of the first run in the file names")
     ap.add_argument("--keep", default="/root/keep")
     ap.add_argument("--out", default=os.environ.get("OUT", "out"))
     args = ap.parse_args()

@@ -158,6 +158,23 @@ def _timed_runs(fn: Callable[[], object], device: torch.device, repeats: int) ->
     return ts
 
 
+def _python_work() -> int:
+    s = 0
+    for i in range(3000):
+        s += i * i
+    return s
+
+
+def host_probes(device: torch.device) -> dict[str, float]:
+    """Fastest wall time (us) of two fixed host workloads, timed as c is:
+    ``python`` (pure interpreter work: the CPU's own speed) and ``launch``
+    (one small kernel launch: the driver's path). Timed beside each c, they
+    tell a slower host from a slower build when two runs disagree."""
+    launch = time_host(lambda: torch.zeros(33, dtype=torch.int32, device=device), device, rounds=3)
+    python = time_host(_python_work, device, rounds=3)
+    return {"python": round(python.min_us, 2), "launch": round(launch.min_us, 2)}
+
+
 class Ticker:
     """Calls ``progress`` every ``every`` seconds while a slow first call (JIT) runs."""
 

@@ -40,6 +40,8 @@ class Perf:
     build_share: float  # c / step
     build_median_us: float | None = None  # median of the same runs (interference included)
     build_cpu_us: float | None = None  # thread CPU time of the fastest run (time off the CPU excluded)
+    # fixed host workloads timed right after c, as c is: how fast this host was then
+    host_probe_us: dict[str, float] | None = None
 
 
 @dataclass

@@ -24,7 +24,7 @@ from attn_select.backends import registry
 from attn_select.backends.run.adapter import Adapter, RunEnv, Unsupported
 from attn_select.backends.run.batch import Batch, Shape, fill_random_, make_batch, random_inputs, write_new_tokens
 from attn_select.backends.run.flashinfer import vllm_prefills_on_trtllm
-from attn_select.backends.run.harness import Ticker, copy_ceiling, time_device, time_host
+from attn_select.backends.run.harness import Ticker, copy_ceiling, host_probes, time_device, time_host
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error, tolerance
 from attn_select.backends.run.report import (
     FAILED, RAN, SKIPPED, BackendRow, Check, GroupRun, Perf, RunReport, fastest_per_shape,
@@ -172,18 +172,22 @@ def _time(adapter: Adapter, plan: Any, batch: Batch, p: AttnParams, env: RunEnv,
     t = time_device(step_layers, dev, calls=max(1, 8 // n) if dev.type == "cuda" else 1,
                     max_seconds=opts.time_budget_s, samples=30 if dev.type == "cuda" else 3)
     per_layer = t.median_us / n
+    # c is timed with the timed caches freed, the same state for every row
+    del caches
+    _free(dev)
+    probes = None
     if dev.type == "cuda":
         build = time_host(lambda: adapter.build(batch), dev)
+        probes = host_probes(dev)
     else:  # the CPU path checks more than it times
         build = time_host(lambda: adapter.build(batch), dev, repeats=3, warmup=0, rounds=1, threads=None)
     build_us = build.min_us
     nbytes = kv_bytes(batch, p, elem)
     bw = nbytes / (per_layer * 1e-6)
     step = build_us + num_layers * per_layer
-    del caches
     return Perf(per_layer_us=per_layer, min_us=t.min_us / n, method=t.method, samples=t.samples,
                 layers_timed=n, first_call_s=first_s, build_us=build_us,
-                build_median_us=build.median_us, build_cpu_us=build.cpu_min_us, kv_bytes=nbytes, kv_read_tbs=bw / 1e12,
+                build_median_us=build.median_us, build_cpu_us=build.cpu_min_us, host_probe_us=probes, kv_bytes=nbytes, kv_read_tbs=bw / 1e12,
                 ceiling_fraction=(bw / ceiling) if ceiling else None, num_layers=num_layers, step_us=step,
                 build_share=build_us / step if step else 0.0)
 
