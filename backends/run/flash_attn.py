@@ -10,7 +10,15 @@ Tried in this order (the first that imports and can run here is used):
    page size that is a multiple of 256; no sinks).
 
 The row reports the version that ran and says so when it is not the one
-vLLM would use. Cache layout: vLLM's FLASH_ATTN one,
+vLLM would use.
+
+fp8 KV cache (``--kv-cache-dtype fp8``), as vLLM 0.33.0's FlashAttentionImpl
+serves it: the kernel gets per-(request, KV head) ``k_descale``/``v_descale``
+(the layer's scales, 1.0 without calibrated ones) and, where vLLM's attention
+layer quantizes the query (``supports_quant_query_input``: FA3, and FA4 off
+SM90), an fp8 query with its ``q_descale``; vLLM's FA4 on SM90 dequantizes
+fp8 K/V in-kernel and takes the bf16 query. Upstream FA4 and FA2 take no fp8
+cache: they are skipped with that reason. Cache layout: vLLM's FLASH_ATTN one,
 [2, num_pages, page_size, Hkv, D] (key and value caches unbound on dim 0).
 
 ``build`` computes the varlen metadata once per step: ``cu_seqlens_q`` int32
@@ -51,6 +59,24 @@ class FAPlan:
     max_seqlen_q: int
     max_seqlen_k: int
     fa_version: int  # the version passed to vllm_flash_attn / the one that ran
+    # fp8 KV: descales [B, Hkv] (None on a bf16/fp16 cache); quant_q: the query goes in as fp8
+    q_descale: torch.Tensor | None = None
+    k_descale: torch.Tensor | None = None
+    v_descale: torch.Tensor | None = None
+    quant_q: bool = False
+
+
+def _descales(plan: FAPlan) -> dict:
+    return dict(q_descale=plan.q_descale, k_descale=plan.k_descale, v_descale=plan.v_descale)
+
+
+FP8_MAX = 448.0  # largest float8_e4m3fn value
+
+
+def quantize_query(q: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+    """vLLM's static per-tensor ``scaled_fp8_quant``: q / scale, clamped to the
+    e4m3 range, rounded to float8_e4m3fn."""
+    return (q.float() / scale).clamp_(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
 
 
 def _window(p) -> tuple[int, int]:
@@ -62,7 +88,7 @@ def _call_vllm_fa(mod, plan: FAPlan, q, k, v, p, sinks, out) -> None:
         q=q, k=k, v=v, max_seqlen_q=plan.max_seqlen_q, cu_seqlens_q=plan.cu_seqlens_q,
         max_seqlen_k=plan.max_seqlen_k, seqused_k=plan.seqused_k, softmax_scale=p.scale, causal=True,
         window_size=list(_window(p)), softcap=p.soft_cap or 0.0, block_table=plan.block_table, out=out,
-        fa_version=plan.fa_version, s_aux=sinks, num_splits=0)
+        fa_version=plan.fa_version, s_aux=sinks, num_splits=0, **_descales(plan))
 
 
 def _call_fa3(mod, plan: FAPlan, q, k, v, p, sinks, out) -> None:
@@ -71,7 +97,7 @@ def _call_fa3(mod, plan: FAPlan, q, k, v, p, sinks, out) -> None:
     res = mod.flash_attn_with_kvcache(
         q, k, v, cache_seqlens=plan.seqused_k, page_table=plan.block_table, cu_seqlens_q=plan.cu_seqlens_q,
         max_seqlen_q=plan.max_seqlen_q, softmax_scale=p.scale, causal=True, window_size=_window(p),
-        softcap=p.soft_cap or 0.0, num_splits=0)
+        softcap=p.soft_cap or 0.0, num_splits=0, **_descales(plan))
     out.copy_(res[0] if isinstance(res, tuple) else res)
 
 
@@ -130,7 +156,19 @@ class FlashAttnAdapter(SeparateKVAdapter):
             return f"FA2 paged KV needs a page size multiple of 256 (got {page_size})"
         if impl.key == "vllm_fa" and self.env.fa_version is None:
             return "explain resolved no FA version"
+        if self.fp8 and impl.key in ("fa4", "fa2"):
+            return "takes no fp8 KV cache (no descale arguments)"
         return None
+
+    @property
+    def fp8(self) -> bool:
+        return self.env.kv_cache_dtype.startswith("fp8")
+
+    def _quantizes_query(self, version: int) -> bool:
+        """vLLM's ``supports_quant_query_input``: true on CUDA except FA4's SM90
+        fp8-KV path, which dequantizes K/V in-kernel and takes the bf16 query."""
+        cap = self.env.capability
+        return not (version == 4 and cap is not None and cap[0] == 9)
 
     def pick(self, page_size: int | None = None) -> tuple[FAImpl, Any] | None:
         """The first implementation that imports and can run; records why the others did not."""
@@ -163,7 +201,7 @@ class FlashAttnAdapter(SeparateKVAdapter):
         if not self.env.is_cuda and self.importer is _import:
             return "FlashAttention needs a CUDA GPU"
         if self.pick() is None:
-            return "no FlashAttention build importable here (" + "; ".join(self.tried) + ")"
+            return "no FlashAttention build runs here (" + "; ".join(self.tried) + ")"
         return None
 
 
@@ -175,17 +213,29 @@ class FlashAttnAdapter(SeparateKVAdapter):
         seq = batch.seq_lens
         cu_k = torch.zeros(batch.num_requests + 1, dtype=torch.int32, device=seq.device)
         cu_k[1:] = torch.cumsum(seq, 0)
-        version = self.env.fa_version if impl.key == "vllm_fa" else impl.version
-        return FAPlan(batch, impl, mod, batch.query_start_loc, seq, cu_k, batch.block_table.contiguous(),
-                      batch.max_query_len, batch.max_seq_len, int(version or 0))
+        version = int((self.env.fa_version if impl.key == "vllm_fa" else impl.version) or 0)
+        plan = FAPlan(batch, impl, mod, batch.query_start_loc, seq, cu_k, batch.block_table.contiguous(),
+                      batch.max_query_len, batch.max_seq_len, version)
+        if self.fp8:  # the layer's scales (1.0: no calibrated ones), expanded to [B, Hkv] as vLLM does
+            one = torch.ones(1, dtype=torch.float32, device=seq.device).expand(batch.num_requests,
+                                                                               self.p.num_kv_heads)
+            plan.k_descale = plan.v_descale = one
+            if self._quantizes_query(version):
+                plan.q_descale, plan.quant_q = one, True
+        return plan
 
     def run(self, plan: FAPlan, q: torch.Tensor, cache: torch.Tensor, sinks: torch.Tensor | None,
             out: torch.Tensor) -> None:
         k, v = self.kv_views(cache)
+        if plan.quant_q:  # vLLM's attention layer quantizes the query before the kernel
+            q = quantize_query(q)
         plan.impl.call(plan.mod, plan, q, k, v, self.p, sinks, out)
 
     def kernel_name(self, plan: FAPlan) -> str:
         label = plan.impl.label if plan.impl.key != "vllm_fa" else f"vllm.vllm_flash_attn FA{plan.fa_version}"
+        if plan.k_descale is not None:
+            query = "fp8" if plan.quant_q else str(self.env.dtype).removeprefix("torch.")
+            label += f" (fp8 KV, {query} query)"
         want = self.env.fa_version
         if want and plan.fa_version != want:
             label += f"; vLLM would use FA{want}"

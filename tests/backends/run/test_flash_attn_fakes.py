@@ -17,9 +17,15 @@ from attn_select.backends.run.flash_attn import IMPLS, FlashAttnAdapter
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
 
 
-def _attend(q, k_cache, v_cache, q_starts, kv_lens, pages, scale, causal, left, softcap, sinks):
-    """What every fake computes: paged varlen attention from its own arguments."""
+def _attend(q, k_cache, v_cache, q_starts, kv_lens, pages, scale, causal, left, softcap, sinks,
+            q_descale=None, k_descale=None, v_descale=None):
+    """What every fake computes: paged varlen attention from its own arguments.
+    Descales are [B, Hkv], as FA3's kernels read them; an fp8 tensor without
+    its descale is refused, as the real kernels cannot read it."""
     assert causal
+    for t, d in ((q, q_descale), (k_cache, k_descale), (v_cache, v_descale)):
+        if t.element_size() == 1:
+            assert d is not None and d.shape == (len(kv_lens), k_cache.shape[2]), "fp8 input without its descale"
     out = torch.empty(q.shape[0], q.shape[1], v_cache.shape[-1])
     ps, hkv = k_cache.shape[1], k_cache.shape[2]
     g = q.shape[1] // hkv
@@ -27,7 +33,9 @@ def _attend(q, k_cache, v_cache, q_starts, kv_lens, pages, scale, causal, left, 
         a, b, n = int(q_starts[r]), int(q_starts[r + 1]), int(kv_lens[r])
         k = k_cache[pages[r, : math.ceil(n / ps)].long()].reshape(-1, hkv, k_cache.shape[-1])[:n].repeat_interleave(g, 1)
         v = v_cache[pages[r, : math.ceil(n / ps)].long()].reshape(-1, hkv, v_cache.shape[-1])[:n].repeat_interleave(g, 1)
-        s = torch.einsum("qhd,khd->hqk", q[a:b].float(), k.float()) * scale
+        qr, k, v = (t.float() if d is None else t.float() * d[r].repeat_interleave(g)[None, :, None]
+                    for t, d in ((q[a:b], q_descale), (k, k_descale), (v, v_descale)))
+        s = torch.einsum("qhd,khd->hqk", qr, k) * scale
         if softcap:
             s = softcap * torch.tanh(s / softcap)
         qpos = torch.arange(n - (b - a), n)[:, None]
@@ -41,7 +49,7 @@ def _attend(q, k_cache, v_cache, q_starts, kv_lens, pages, scale, causal, left, 
             p = torch.softmax(s, -1)[..., :-1]
         else:
             p = torch.softmax(s, -1)
-        out[a:b] = torch.einsum("hqk,khd->qhd", p, v.float())
+        out[a:b] = torch.einsum("hqk,khd->qhd", p, v)
     return out
 
 
@@ -57,8 +65,10 @@ def fake_vllm_fa(calls):
                                gather_kv_indices=None, gather_kv_valid_length=None):
         calls.append(fa_version)
         assert out is not None and cu_seqlens_k is None
+        if fa_version == 3:
+            assert q.dtype == k.dtype == v.dtype, "FA3 takes q, k and v in one dtype"
         out.copy_(_attend(q, k, v, cu_seqlens_q, seqused_k, block_table, softmax_scale, causal, window_size[0],
-                          softcap, s_aux))
+                          softcap, s_aux, q_descale, k_descale, v_descale))
         return out
 
     return types.SimpleNamespace(flash_attn_varlen_func=flash_attn_varlen_func)
@@ -72,8 +82,9 @@ def fake_fa3():
                                 window_size=(-1, -1), attention_chunk=0, softcap=0.0, rotary_interleaved=True,
                                 scheduler_metadata=None, num_splits=0, pack_gqa=None, sm_margin=0,
                                 return_softmax_lse=False):
+        assert q.dtype == k_cache.dtype == v_cache.dtype, "FA3 takes q, k and v in one dtype"
         return _attend(q, k_cache, v_cache, cu_seqlens_q, cache_seqlens, page_table, softmax_scale, causal,
-                       window_size[0], softcap, None)
+                       window_size[0], softcap, None, q_descale, k_descale, v_descale)
 
     return types.SimpleNamespace(flash_attn_with_kvcache=flash_attn_with_kvcache)
 
@@ -110,8 +121,8 @@ def fake_fa2():
 SHAPE = Shape("mixed", decodes=2, decode_context=13, prefills=1, prefill_new=5, prefill_context=3)
 
 
-def _run(key, module, p, page=4, fa_version=3, importer=None):
-    env = RunEnv(torch.device("cpu"), (9, 0), torch.float32, "auto", fa_version=fa_version)
+def _run(key, module, p, page=4, fa_version=3, importer=None, kv_cache_dtype="auto", capability=(9, 0)):
+    env = RunEnv(torch.device("cpu"), capability, torch.float32, kv_cache_dtype, fa_version=fa_version)
     impl = next(i for i in IMPLS if i.key == key)
     a = FlashAttnAdapter(env, p, impls=(impl,), importer=importer or (lambda name: module))
     b = make_batch(SHAPE, page, "cpu", seed=7, spare_pages=2)
@@ -182,4 +193,41 @@ def test_order_falls_through_import_failures():
     # resolved once per page size: later builds time metadata, not imports
     assert a.unavailable() is None and a.pick() is a.chosen and len(calls) == 3
     mods.clear()
-    assert "no FlashAttention build importable" in FlashAttnAdapter(env, SINKS, importer=importer).unavailable()
+    assert "no FlashAttention build runs here" in FlashAttnAdapter(env, SINKS, importer=importer).unavailable()
+
+
+# fp8 KV cache: vLLM's FA3 takes an fp8 query (quantized by the attention layer)
+# and [B, Hkv] descales; its FA4 dequantizes K/V in-kernel on SM90 and takes the
+# native query, but on SM100 the query is fp8 again. The fakes refuse an fp8
+# tensor without its descale and (FA3) mixed dtypes, so each wiring is checked.
+FP8_TOL = 8e-2
+
+
+def test_fp8_cache_vllm_fa3_quantizes_the_query():
+    calls = []
+    err, a, plan = _run("vllm_fa", fake_vllm_fa(calls), SINKS, fa_version=3, kv_cache_dtype="fp8")
+    assert plan.quant_q and plan.q_descale.shape == (3, SINKS.num_kv_heads)
+    assert 1e-4 < err < FP8_TOL  # the query's rounding to e4m3 shows, within fp8's tolerance
+    assert a.kernel_name(plan) == "vllm.vllm_flash_attn FA3 (fp8 KV, fp8 query)"
+
+
+def test_fp8_cache_vllm_fa4_on_sm90_keeps_the_query_and_on_sm100_quantizes_it():
+    calls = []
+    err, a, plan = _run("vllm_fa", fake_vllm_fa(calls), SINKS, fa_version=4, kv_cache_dtype="fp8")
+    assert not plan.quant_q and plan.q_descale is None and plan.k_descale is not None
+    assert err < 1e-5  # the reference reads the same fp8 cache: only the query could differ
+    assert a.kernel_name(plan) == "vllm.vllm_flash_attn FA4 (fp8 KV, float32 query)"
+    err, _, plan = _run("vllm_fa", fake_vllm_fa(calls), SINKS, fa_version=4, kv_cache_dtype="fp8",
+                        capability=(10, 0))
+    assert plan.quant_q and 1e-4 < err < FP8_TOL
+
+
+def test_fp8_cache_upstream_fa3_quantizes_the_query():
+    err, a, plan = _run("fa3", fake_fa3(), NO_SINKS, kv_cache_dtype="fp8")
+    assert plan.quant_q and 1e-4 < err < FP8_TOL
+
+
+@pytest.mark.parametrize("key,fake,page", [("fa4", fake_fa4, 4), ("fa2", fake_fa2, 256)])
+def test_fp8_cache_upstream_fa4_and_fa2_are_skipped_with_the_reason(key, fake, page):
+    with pytest.raises(Unsupported, match="takes no fp8 KV cache"):
+        _run(key, fake(), NO_SINKS, page=page, kv_cache_dtype="fp8")
