@@ -89,6 +89,13 @@ class Adapter:
         """Drop references to device buffers (the runner frees memory between backends)."""
 
 
+def quantize_fp8(x: torch.Tensor, dtype: torch.dtype = torch.float8_e4m3fn, scale: float = 1.0) -> torch.Tensor:
+    """vLLM's static per-tensor ``scaled_fp8_quant`` of a query: x / scale,
+    clamped to the format's range, rounded to ``dtype``."""
+    limit = torch.finfo(dtype).max
+    return (x.float() / scale).clamp_(-limit, limit).to(dtype)
+
+
 def cache_dtype(kv_cache_dtype: str, act: torch.dtype) -> torch.dtype:
     if kv_cache_dtype in ("auto", None):
         return act

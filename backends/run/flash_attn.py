@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import torch
 
-from attn_select.backends.run.adapter import SeparateKVAdapter, Unsupported
+from attn_select.backends.run.adapter import SeparateKVAdapter, Unsupported, quantize_fp8
 from attn_select.backends.run.batch import Batch
 
 
@@ -69,14 +69,6 @@ class FAPlan:
 def _descales(plan: FAPlan) -> dict:
     return dict(q_descale=plan.q_descale, k_descale=plan.k_descale, v_descale=plan.v_descale)
 
-
-FP8_MAX = 448.0  # largest float8_e4m3fn value
-
-
-def quantize_query(q: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
-    """vLLM's static per-tensor ``scaled_fp8_quant``: q / scale, clamped to the
-    e4m3 range, rounded to float8_e4m3fn."""
-    return (q.float() / scale).clamp_(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
 
 
 def _window(p) -> tuple[int, int]:
@@ -228,7 +220,7 @@ class FlashAttnAdapter(SeparateKVAdapter):
             out: torch.Tensor) -> None:
         k, v = self.kv_views(cache)
         if plan.quant_q:  # vLLM's attention layer quantizes the query before the kernel
-            q = quantize_query(q)
+            q = quantize_fp8(q)
         plan.impl.call(plan.mod, plan, q, k, v, self.p, sinks, out)
 
     def kernel_name(self, plan: FAPlan) -> str:

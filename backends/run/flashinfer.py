@@ -36,7 +36,7 @@ from typing import Any
 
 import torch
 
-from attn_select.backends.run.adapter import Adapter, Unsupported
+from attn_select.backends.run.adapter import Adapter, Unsupported, quantize_fp8
 from attn_select.backends.run.batch import Batch, Shape
 from attn_select.backends.run.reference import AttnParams
 from attn_select.selector.flashinfer_dispatch import DEFAULT_WORKSPACE_BYTES, TRTLLM_GEN, XQA
@@ -94,6 +94,7 @@ class FIPlan:
     prefill: Any = None  # wrapper, or dict of trtllm-gen context arguments
     prefill_sinks: bool = False
     counter: torch.Tensor | None = None  # trtllm-gen multi-CTA KV counters
+    prefill_q_dtype: torch.dtype | None = None  # fp8 where vLLM quantizes the prefill query
 
 
 class FlashInferAdapter(Adapter):
@@ -216,9 +217,10 @@ class FlashInferAdapter(Adapter):
             indptr, indices, last = paged_kv_csr(batch, nd, batch.num_requests)
             qo = (batch.query_start_loc_cpu[nd:] - batch.query_start_loc_cpu[nd]).to(torch.int32)
             cap = env.capability or (0, 0)
+            qdt = plan.prefill_q_dtype = self.prefill_q_dtype()
             if p.has_sink and cap == (9, 0):
                 w = self._wrapper("sink prefill", lambda: flashinfer.BatchAttentionWithAttentionSinkWrapper(
-                    self._workspace("float"), self.kv_layout, backend="auto", q_data_type=env.dtype,
+                    self._workspace("float"), self.kv_layout, backend="auto", q_data_type=qdt,
                     kv_data_type=kv_dtype, head_dim_qk=p.head_size, head_dim_vo=p.head_size_v,
                     window_left=p.window_left))
                 plan.prefill_sinks = True
@@ -232,10 +234,21 @@ class FlashInferAdapter(Adapter):
             w.plan(qo, indptr, indices.to(dev, non_blocking=True), last, p.num_heads, p.num_kv_heads,
                    p.head_size, batch.page_size, head_dim_vo=p.head_size_v, causal=True,
                    sm_scale=p.scale, window_left=p.window_left, logits_soft_cap=p.soft_cap or 0.0,
-                   q_data_type=env.dtype, kv_data_type=kv_dtype, o_data_type=env.dtype)
+                   q_data_type=qdt, kv_data_type=kv_dtype, o_data_type=env.dtype)
             plan.prefill = w
             plan.prefill_kernel = f"{name} ({_resolved(w)})"
         return plan
+
+    def prefill_q_dtype(self) -> torch.dtype:
+        """vLLM's ``get_q_data_type(is_prefill=True)``: on an fp8 cache, SM90
+        (native FA3) and 10.x take an fp8 query, quantized by the impl
+        (``maybe_quant_query``); other GPUs (fa2 only) keep the model dtype.
+        Decode is not touched: XQA takes the 16-bit query."""
+        kv = self.cache_torch_dtype()
+        cap = self.env.capability or (0, 0)
+        if kv in (torch.float8_e4m3fn, torch.float8_e5m2) and (cap == (9, 0) or cap[0] == 10):
+            return kv
+        return self.env.dtype
 
     def _refuse_soft_cap(self, what: str) -> None:
         """vLLM 0.33.0 still picks XQA / trtllm-gen for a soft-capped model and
@@ -324,10 +337,14 @@ class FlashInferAdapter(Adapter):
                     query=q[nd:], kv_cache=cache, workspace_buffer=self._trtllm_workspace(),
                     **plan.prefill, bmm1_scale=p.scale, bmm2_scale=1.0, window_left=p.window_left,
                     sinks=sinks, out=out[nd:], kv_layout="HND", multi_ctas_kv_counter_buffer=plan.counter)
-            elif plan.prefill_sinks:
-                plan.prefill.run(q[nd:], cache, sinks, p.scale, out=out[nd:])
             else:
-                plan.prefill.run(q[nd:], cache, out=out[nd:])
+                qp = q[nd:]
+                if plan.prefill_q_dtype not in (None, qp.dtype):  # scales 1.0: no calibrated ones
+                    qp = quantize_fp8(qp, plan.prefill_q_dtype)
+                if plan.prefill_sinks:
+                    plan.prefill.run(qp, cache, sinks, p.scale, out=out[nd:])
+                else:
+                    plan.prefill.run(qp, cache, out=out[nd:])
 
     def _trtllm_workspace(self) -> torch.Tensor:
         """vLLM's one trtllm workspace (``_get_trtllm_workspace_buffer``):

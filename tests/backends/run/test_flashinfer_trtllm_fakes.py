@@ -177,6 +177,7 @@ def fake_flashinfer(p: AttnParams, page: int, log: list):
         k, v = _split(kv_cache, kv_layout, hkv)
         b = block_tables.shape[0]
         _int32(seq_lens, b)
+        assert query.element_size() > 1, "XQA on SM90 takes the 16-bit query"
         log.append(("xqa", dict(kv_layout=kv_layout, max_seq_len=max_seq_len, batch_size=b)))
         out.copy_(_attend(query, k, v, torch.arange(b + 1), seq_lens.tolist(), block_tables, bmm1_scale,
                           window_left, None, sinks) * bmm2_scale)
@@ -196,9 +197,12 @@ def fake_flashinfer(p: AttnParams, page: int, log: list):
             self.kv_layout = kv_layout
             self.facts = dict(kv_layout=kv_layout, **facts)
             self.resolved_backend = "fa2"
+            self.q_dtype = None
 
         def _plan(self, qo_indptr, indptr, indices, last, num_qo_heads, num_kv_heads, head_dim, page_size,
-                  sm_scale, window_left, logits_soft_cap):
+                  sm_scale, window_left, logits_soft_cap, q_data_type=None):
+            if isinstance(q_data_type, torch.dtype):  # the kernels are compiled for this query dtype
+                self.q_dtype = q_data_type
             assert (num_qo_heads, num_kv_heads, head_dim, page_size) == (p.num_heads, hkv, p.head_size, page)
             _int32(indptr)
             _int32(indices)
@@ -209,6 +213,7 @@ def fake_flashinfer(p: AttnParams, page: int, log: list):
             self.scale, self.left, self.cap = sm_scale, window_left, logits_soft_cap
 
         def _run(self, q, cache, sinks, out):
+            assert self.q_dtype in (None, q.dtype), f"planned for a {self.q_dtype} query, given {q.dtype}"
             k, v = _split(cache, self.kv_layout, hkv)
             log.append((self.kind, self.facts))
             out.copy_(_attend(q, k, v, self.qo, self.kv_lens, self.pages, self.scale, self.left, self.cap, sinks))
@@ -228,7 +233,7 @@ def fake_flashinfer(p: AttnParams, page: int, log: list):
                  rope_theta=None, non_blocking=True, block_tables=None, seq_lens=None, fixed_split_size=None,
                  disable_split_kv=False):
             self._plan(torch.arange(indptr.shape[0]), indptr, indices, last_page_len, num_qo_heads, num_kv_heads,
-                       head_dim, page_size, sm_scale, window_left, logits_soft_cap)
+                       head_dim, page_size, sm_scale, window_left, logits_soft_cap, q_data_type)
 
         def run(self, q, paged_kv_cache, *args, q_scale=None, k_scale=None, v_scale=None, out=None, lse=None,
                 return_lse=False, enable_pdl=None, window_left=None, sinks=None, q_len_per_req=None,
@@ -251,7 +256,7 @@ def fake_flashinfer(p: AttnParams, page: int, log: list):
                  q_data_type="float16", kv_data_type=None, o_data_type=None, non_blocking=True):
             assert causal and head_dim_vo == p.head_size_v
             self._plan(_int32(qo_indptr), paged_kv_indptr, paged_kv_indices, paged_kv_last_page_len, num_qo_heads,
-                       num_kv_heads, head_dim_qk, page_size, sm_scale, window_left, logits_soft_cap)
+                       num_kv_heads, head_dim_qk, page_size, sm_scale, window_left, logits_soft_cap, q_data_type)
 
         def run(self, q, paged_kv_cache, *args, q_scale=None, k_scale=None, v_scale=None, out=None, lse=None,
                 return_lse=False, lse_base="log2", lse_layout="NH", enable_pdl=None, window_left=None,
@@ -268,6 +273,10 @@ def fake_flashinfer(p: AttnParams, page: int, log: list):
                      use_fp16_qk_reduction=False, q_data_type=torch.bfloat16, kv_data_type=torch.bfloat16,
                      head_dim_qk=128, head_dim_vo=128, window_left=-1):
             self._init(float_workspace_buffer, kv_layout, backend=backend)
+            self.sink_q_dtype = q_data_type  # fixed at construction: plan() has no query dtype here
+
+        def plan(self, *a, q_data_type=None, **kw):
+            super().plan(*a, q_data_type=self.sink_q_dtype, **kw)
 
         def run(self, q, paged_kv_cache, *args, out=None, **kw):
             sinks, scale = args
@@ -390,6 +399,25 @@ def test_trtllm_gen_refuses_an_fp8_cache(fake):
     install(GQA)
     with pytest.raises(Unsupported, match="fp8-quantized query"):
         _run(GQA, SHAPES["decode"], B200, "trtllm-gen", True, kv="fp8")
+
+
+@pytest.mark.parametrize("p", [GQA, WINDOW_SINKS], ids=["gqa", "window+sinks"])
+def test_hopper_fp8_cache_quantizes_the_prefill_query_only(fake, p):
+    """vLLM's get_q_data_type on SM90 with an fp8 cache: XQA decode keeps the
+    16-bit query, the native (FA3) prefill and the sink wrapper take fp8."""
+    install, log = fake
+    install(p)
+    err, a, plan, cache, _ = _run(p, SHAPES["mixed"], H200, "xqa", False, kv="fp8")
+    assert cache.dtype == torch.float8_e4m3fn and plan.prefill_q_dtype == torch.float8_e4m3fn
+    assert 1e-4 < err < 8e-2  # the prefill query's rounding shows, within fp8's tolerance
+    assert log[0][0] == "xqa" and log[1][0] in ("prefill wrapper", "sink wrapper")
+
+
+def test_fp8_cache_keeps_the_model_dtype_query_where_prefill_is_fa2_only(fake):
+    install, _ = fake
+    install(GQA)
+    err, _, plan, _, _ = _run(GQA, SHAPES["prefill"], (8, 9), None, False, kv="fp8")
+    assert plan.prefill_q_dtype == torch.float32 and err < 1e-5
 
 
 def test_layout_follows_the_gpu_and_the_trtllm_gen_parts():
