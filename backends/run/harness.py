@@ -29,8 +29,15 @@ class Timing:
 
 
 def time_device(fn: Callable[[], None], device: torch.device, calls: int = 8, samples: int = 25,
-                warmup: int = 3, max_seconds: float = 3.0, use_graph: bool = True) -> Timing:
-    """Median per-call device time of ``fn`` (which must launch the same work each call)."""
+                warmup: int = 3, max_seconds: float = 3.0, use_graph: bool = True,
+                settle_s: float = 0.0) -> Timing:
+    """Median per-call device time of ``fn`` (which must launch the same work each call).
+
+    ``settle_s``: before the timed windows, the work is replayed back to back
+    for this long. A GPU left idle (while the host checked or timed a build)
+    drops its SM clock and takes a while to climb back, and a compute-bound
+    kernel timed in that climb reads several per cent slow, by a different
+    amount in each run; a memory-bound one hardly moves."""
     if device.type != "cuda":
         for _ in range(max(1, warmup)):
             fn()
@@ -80,6 +87,10 @@ def time_device(fn: Callable[[], None], device: torch.device, calls: int = 8, sa
     stop.record()
     stop.synchronize()
     one = max(start.elapsed_time(stop) / 1000.0, 1e-6)
+    if settle_s > 0:
+        for _ in range(max(1, int(settle_s / one))):
+            replay()
+        # no synchronize: the windows queue behind the settling work, so the GPU never idles
     n = max(5, min(samples, int(max_seconds / one)))
     events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
     for a, b in events:
@@ -112,13 +123,18 @@ def time_host(fn: Callable[[], object], device: torch.device, repeats: int = 31,
     step's host time erratic. The build is then fixed CPU work plus small
     uploads, and its run-to-run spread is interference (other processes, the
     garbage collector, a clock change), which only ever adds time: the
-    minimum of many runs is the reproducible figure (as ``timeit`` advises);
-    the median is kept beside it. On a shared VM the host's speed also drifts
-    by 10-25% over tens of milliseconds, so the runs are spread over
-    ``rounds`` rounds ``pause_s`` apart (benchmarks/run_build_repeatability.py
-    measured this on the H200 machine). The collector is paused while
-    timing, and the device is idle at the start of each run, so queued
-    kernels never stall the build."""
+    minimum of many runs is the figure to report (as ``timeit`` advises);
+    the median is kept beside it. The runs are spread over ``rounds`` rounds
+    ``pause_s`` apart; a host that slows for seconds at a time needs
+    ``SpreadHostTimer`` as well. The collector is paused while timing, and
+    the device is idle at the start of each run, so queued kernels never
+    stall the build."""
+    return summarize(host_samples(fn, device, repeats, warmup, threads, rounds, pause_s))
+
+
+def host_samples(fn: Callable[[], object], device: torch.device, repeats: int = 31, warmup: int = 10,
+                 threads: int | None = 1, rounds: int = 5, pause_s: float = 0.05) -> list[tuple[float, float]]:
+    """(wall us, thread CPU us) of each timed run of ``fn``, as ``time_host`` takes them."""
     before = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
@@ -130,10 +146,57 @@ def time_host(fn: Callable[[], object], device: torch.device, repeats: int = 31,
             if r:
                 time.sleep(pause_s)
             ts += _timed_runs(fn, device, repeats)
-        wall = [w for w, _ in ts]
-        return HostTiming(min(wall), statistics.median(wall), len(ts), min(c for _, c in ts))
+        return ts
     finally:
         torch.set_num_threads(before)
+
+
+def summarize(ts: list[tuple[float, float]]) -> HostTiming:
+    wall = [w for w, _ in ts]
+    return HostTiming(min(wall), statistics.median(wall), len(ts), min(c for _, c in ts))
+
+
+class SpreadHostTimer:
+    """Host times of several builds, sampled in bursts spread over tens of seconds.
+
+    Measured on the H200 VM (benchmarks/run_host_noise.py): the host runs in
+    spells. The same build's fastest of 155 runs was 295 us in some 5-second
+    rounds and 519 us in others, and a fixed interpreter loop moved by 49 %,
+    its thread CPU time with it (the CPU is slower, not taken away), so
+    neither more runs in one burst nor CPU time make c repeat between runs.
+    Each build registered here is timed again in ``finish``: one burst per
+    build per pass, passes paced over ``span_s``, so every build gets samples
+    from several spells; c is the fastest of all its samples (the row's own
+    first measurement included)."""
+
+    def __init__(self, device: torch.device, repeats: int = 31, warmup: int = 3):
+        self.device, self.repeats, self.warmup = device, repeats, warmup
+        self.jobs: list[tuple[Callable[[], object], list[tuple[float, float]], Callable[[HostTiming, float], None]]] = []
+
+    def add(self, fn: Callable[[], object], first: list[tuple[float, float]],
+            done: Callable[[HostTiming, float], None]) -> None:
+        """``first``: the samples already taken; ``done(timing, span_s)`` gets the final figure."""
+        self.jobs.append((fn, list(first), done))
+
+    def finish(self, span_s: float = 20.0, min_passes: int = 8) -> None:
+        if not self.jobs:
+            return
+        t0 = time.perf_counter()
+        passes = 0
+        try:
+            while passes < min_passes or time.perf_counter() - t0 < span_s:
+                for fn, samples, _ in self.jobs:
+                    samples += host_samples(fn, self.device, self.repeats, self.warmup, rounds=1)
+                passes += 1
+                # pace the passes over the span instead of crowding them into one spell
+                wait = t0 + passes * span_s / min_passes - time.perf_counter()
+                if wait > 0:
+                    time.sleep(wait)
+        finally:  # on a failure too, every build gets the figure of the samples taken
+            span = time.perf_counter() - t0
+            jobs, self.jobs = self.jobs, []
+            for _, samples, done in jobs:
+                done(summarize(samples), span)
 
 
 def _timed_runs(fn: Callable[[], object], device: torch.device, repeats: int) -> list[tuple[float, float]]:

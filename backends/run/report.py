@@ -42,6 +42,8 @@ class Perf:
     build_cpu_us: float | None = None  # thread CPU time of the fastest run (time off the CPU excluded)
     # fixed host workloads timed right after c, as c is: how fast this host was then
     host_probe_us: dict[str, float] | None = None
+    build_samples: int | None = None  # timed runs c is the fastest of
+    build_span_s: float | None = None  # seconds those runs were spread over
 
 
 @dataclass

@@ -179,3 +179,65 @@ def test_host_probes_time_both_fixed_workloads():
     assert all(v > 0 for v in probes.values())
     # 3,000 interpreter iterations take tens of microseconds, not nanoseconds or seconds
     assert 5 < probes["python"] < 100_000
+
+
+def test_spread_host_timer_times_every_build_again_over_the_span():
+    import time
+
+    from attn_select.backends.run.harness import SpreadHostTimer
+
+    timer = SpreadHostTimer(torch.device("cpu"), repeats=4, warmup=0)
+    got = {}
+    # a build whose first samples were taken in a slow spell: the spread passes find its real cost
+    timer.add(lambda: time.sleep(0.001), [(9000.0, 50.0)] * 3, lambda t, span: got.__setitem__("a", (t, span)))
+    timer.add(lambda: time.sleep(0.002), [], lambda t, span: got.__setitem__("b", (t, span)))
+    t0 = time.perf_counter()
+    timer.finish(span_s=0.3, min_passes=3)
+    assert time.perf_counter() - t0 >= 0.3 and timer.jobs == []
+    a, span = got["a"]
+    assert a.samples == 3 + 3 * 4 and 900 <= a.min_us < 2900 and a.median_us < 9000 and span >= 0.3
+    b, _ = got["b"]
+    assert b.samples == 3 * 4 and 1900 <= b.min_us < 3900
+
+
+def test_spread_host_timer_reports_what_it_has_when_a_build_fails():
+    from attn_select.backends.run.harness import SpreadHostTimer
+
+    timer = SpreadHostTimer(torch.device("cpu"), repeats=2, warmup=0)
+    got = []
+
+    def broken():
+        raise RuntimeError("device lost")
+
+    timer.add(broken, [(120.0, 110.0)], lambda t, span: got.append(t.min_us))
+    with pytest.raises(RuntimeError):
+        timer.finish(span_s=0.0, min_passes=1)
+    assert got == [120.0] and timer.jobs == []
+
+
+def test_runner_hands_each_timed_build_to_the_spread_timer_and_closes_it_after(monkeypatch):
+    from attn_select.backends.run import runner
+    from attn_select.backends.run.harness import SpreadHostTimer
+    from attn_select.selector.model_facts import LayerAttention
+
+    opts = runner.RunOptions(device="cpu", shapes=[SHAPES["decode"]], page_size=4, backends=("FLEX_ATTENTION",),
+                             checks=1, time_budget_s=0.01)
+    env = runner.make_env(opts, "float32", lambda m: None)
+    timer = SpreadHostTimer(torch.device("cpu"), repeats=2, warmup=0)
+    closed = []
+    real_load = runner.load_adapter
+
+    def load(name, env, p, **kw):
+        a = real_load(name, env, p, **kw)
+        a.close = lambda: closed.append(name)
+        return a
+
+    monkeypatch.setattr(runner, "load_adapter", load)
+    g = runner.run_group("full", LayerAttention(16, 16, 4, 2), 3, None, env, opts, None, timer)
+    row = next(r for r in g.rows if r.backend == "FLEX_ATTENTION")
+    assert row.status == "ran" and row.perf.build_samples == 3 and row.perf.build_span_s is None
+    assert closed == [] and len(timer.jobs) == 1  # kept open: its build is timed again at the end
+    timer.finish(span_s=0.05, min_passes=2)
+    p = row.perf
+    assert p.build_samples == 3 + 2 * 2 and p.build_span_s >= 0.05 and closed == ["FLEX_ATTENTION"]
+    assert p.step_us == pytest.approx(p.build_us + 3 * p.per_layer_us)
