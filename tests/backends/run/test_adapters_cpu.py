@@ -241,3 +241,50 @@ def test_runner_hands_each_timed_build_to_the_spread_timer_and_closes_it_after(m
     p = row.perf
     assert p.build_samples == 3 + 2 * 2 and p.build_span_s >= 0.05 and closed == ["FLEX_ATTENTION"]
     assert p.step_us == pytest.approx(p.build_us + 3 * p.per_layer_us)
+
+
+def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg, max_splits=64):
+    """The work list as torch tensor arithmetic (how plan_work was first
+    written): the definition the plain-Python plan_work must reproduce."""
+    small = q_lens <= small_q if small_q > 0 else torch.zeros_like(q_lens, dtype=torch.bool)
+    n_blocks = torch.where(small, torch.ones_like(q_lens), (q_lens + max(block_q, 1) - 1) // max(block_q, 1))
+    splittable = small | (n_blocks == 1)
+    base = int(small.sum() if bool(small.any()) else n_blocks.sum()) * num_kv_heads
+    want = max(1, -(-cfg.target_programs // max(1, base)))
+    by_len = (seq_lens + cfg.min_split_tokens - 1) // cfg.min_split_tokens
+    nsplit = torch.where(splittable, by_len.clamp(max=min(want, max_splits)).clamp(min=1), torch.ones_like(n_blocks))
+    items = n_blocks * nsplit
+    req = torch.repeat_interleave(torch.arange(len(q_lens)), items)
+    within = torch.arange(int(items.sum())) - torch.repeat_interleave(torch.cumsum(items, 0) - items, items)
+    ns_item = nsplit[req]
+    split_q = torch.where(nsplit > 1, q_lens, torch.zeros_like(q_lens))
+    part_base = torch.cumsum(split_q, 0) - split_q
+    work = torch.stack([req, (within // ns_item) * block_q, within % ns_item, ns_item, part_base[req]])
+    red_req = torch.repeat_interleave(torch.arange(len(q_lens)), split_q)
+    red_token = (torch.cumsum(q_lens, 0) - q_lens)[red_req] + torch.arange(int(split_q.sum())) - part_base[red_req]
+    return work, red_token, nsplit[red_req], int(nsplit.max())
+
+
+def test_triton_work_list_matches_its_vectorized_definition_on_random_batches():
+    import random
+
+    from attn_select.backends.run.triton_attn import KernelConfig, plan_work
+
+    rng = random.Random(0)
+    for _ in range(300):
+        n = rng.randint(1, 40)
+        q = torch.tensor([rng.choice([1, 1, 2, rng.randint(1, 700)]) for _ in range(n)])
+        seq = q + torch.tensor([rng.randint(0, 9000) for _ in range(n)])
+        cfg = KernelConfig(block_m=64, block_n=64, num_stages=1, small_m=16, small_n=64, small_stages=1,
+                           num_warps=4, target_programs=rng.choice([1, 64, 528, 4096]),
+                           min_split_tokens=rng.choice([16, 256, 1 << 20]))
+        block_q, small_q = rng.choice([0, 16, 64]), rng.choice([0, 1, 2, 4])
+        if block_q == 0:  # a decode-only config is only given decode batches
+            q = q.clamp(max=max(small_q, 1))
+            small_q = max(small_q, 1)
+        hkv = rng.randint(1, 8)
+        work, red_token, red_nsplit, max_splits = plan_work(q, seq, block_q, small_q, hkv, cfg)
+        w_work, w_token, w_nsplit, w_max = _work_list_vectorized(q, seq, block_q, small_q, hkv, cfg)
+        assert work.dtype == red_token.dtype == red_nsplit.dtype == torch.int32
+        assert work.tolist() == w_work.tolist() and max_splits == w_max
+        assert red_token.tolist() == w_token.tolist() and red_nsplit.tolist() == w_nsplit.tolist()
