@@ -159,13 +159,15 @@ def _post_qwen2_moe(a: dict[str, Any]) -> None:
 
 
 def _post_jamba(a: dict[str, Any]) -> None:
-    # JambaConfig.layers_block_type is a property of the period and offset.
-    # (A config.json that sets it is one transformers refuses to load; it is
-    # kept as given here rather than failing.)
-    if a.get("layers_block_type") is None:
-        period, offset = a.get("attn_layer_period", 8), a.get("attn_layer_offset", 4)
-        a["layers_block_type"] = ["attention" if i % period == offset else "mamba"
-                                  for i in range(a["num_hidden_layers"])]
+    # JambaConfig.layers_block_type is a property of the period and offset,
+    # with no setter: transformers refuses a config.json that sets it
+    # (AttributeError), so vLLM cannot load one
+    if a.get("layers_block_type") is not None:
+        raise UserError("config.json sets layers_block_type, which JambaConfig derives from attn_layer_period "
+                        "and attn_layer_offset (transformers cannot load such a config, so vLLM cannot); "
+                        "remove it and set those two instead")
+    period, offset = a.get("attn_layer_period", 8), a.get("attn_layer_offset", 4)
+    a["layers_block_type"] = ["attention" if i % period == offset else "mamba" for i in range(a["num_hidden_layers"])]
     _post_kv(a)
 
 
@@ -199,13 +201,20 @@ def _post_zamba2(a: dict[str, Any]) -> None:
 
 def _post_nemotron_h(a: dict[str, Any]) -> None:
     # NemotronHConfig: num_hidden_layers is a property, the length of the
-    # layer pattern (a stale num_hidden_layers in config.json is ignored)
+    # layer list (a stale num_hidden_layers in config.json is ignored). The
+    # list is layers_block_type (alias layer_types), else the legacy
+    # hybrid_override_pattern, else the class default of four layers.
+    if a.get("layers_block_type") is None and isinstance(a.get("layer_types"), list):
+        a["layers_block_type"] = a["layer_types"]
     pattern = a.get("hybrid_override_pattern")
     kinds = a.get("layers_block_type")
-    if pattern:
-        a["num_hidden_layers"] = len(pattern)
-    elif isinstance(kinds, list) and kinds:
+    if isinstance(kinds, list) and kinds:
         a["num_hidden_layers"] = len(kinds)
+    elif pattern:
+        a["num_hidden_layers"] = len(pattern)
+    else:
+        a["layers_block_type"] = ["linear_attention", "moe", "full_attention", "mlp"]
+        a["num_hidden_layers"] = 4
 
 
 def _post_cohere2_moe(a: dict[str, Any]) -> None:

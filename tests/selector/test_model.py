@@ -476,11 +476,40 @@ def test_generic_hybrid_pattern_lists_mamba_layers():
 
 
 def test_generic_layers_block_type():
+    # Nemotron-3's config.json lists its layers by name (NemotronHConfig.layers_block_type;
+    # vLLM reads them back through the hybrid_override_pattern property)
+    c = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 4096,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 52,
+         "layers_block_type": ["linear_attention", "mlp", "linear_attention", "full_attention", "mlp"],
+         "torch_dtype": "bfloat16"}
+    f = model_facts(c, name="nh3")
+    assert f.num_layers == 5 and f.groups[0].layers == (3,)
+    assert {o.kind: o.layers for o in f.other_layers} == {"linear_attention": (0, 2), "mlp": (1, 4)}
+
+
+def test_nemotron_h_layer_list_alias_precedence_and_class_default():
+    base = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 4096,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "torch_dtype": "bfloat16"}
+    # layer_types is an alias of layers_block_type (NemotronHConfig.attribute_map)
+    f = model_facts({**base, "layer_types": ["full_attention", "mlp", "linear_attention"]}, name="a")
+    assert f.num_layers == 3 and f.groups[0].layers == (0,)
+    # the list wins over the legacy pattern, as in the config class
+    f = model_facts({**base, "hybrid_override_pattern": "M*", "layers_block_type": ["full_attention", "mlp"]},
+                    name="b")
+    assert f.num_layers == 2 and f.groups[0].layers == (0,)
+    # neither: the class default, four layers with attention third
+    f = model_facts({**base, "num_hidden_layers": 40}, name="c")
+    assert f.num_layers == 4 and f.groups[0].layers == (2,)
+
+
+def test_jamba_layers_block_type_is_derived_and_refused_when_given():
     c = {"architectures": ["JambaForCausalLM"], "model_type": "jamba", "hidden_size": 4096,
          "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 4,
-         "layers_block_type": ["mamba", "mamba", "attention", "mamba"], "torch_dtype": "bfloat16"}
+         "attn_layer_period": 4, "attn_layer_offset": 2, "torch_dtype": "bfloat16"}
     f = model_facts(c, name="j")
     assert f.groups[0].layers == (2,) and f.other_layers[0].layers == (0, 1, 3)
+    with pytest.raises(UserError, match="JambaConfig derives from attn_layer_period"):
+        model_facts({**c, "layers_block_type": ["mamba", "mamba", "attention", "mamba"]}, name="j")
 
 
 def test_modelopt_hf_quant_config_beside_config_json(tmp_path):

@@ -885,6 +885,15 @@ def _registry_moe_hybrid_cases() -> list[dict]:
             head_dim=128, num_hidden_layers=6, hybrid_override_pattern="M-M*-", mamba_num_heads=16,
             mamba_head_dim=64, ssm_state_size=128, n_groups=8, conv_kernel=4, expand=2, chunk_size=128,
             mamba_hidden_act="silu", mlp_hidden_act="relu2")},
+        # Nemotron-3: the layers named in layers_block_type (vLLM's model reads them
+        # back through the config's hybrid_override_pattern property); a stale
+        # num_hidden_layers is ignored
+        {"name": "nemotron-3 nano like (layers_block_type)", "capability": [10, 0], "config": _dense(
+            "NemotronHForCausalLM", "nemotron_h", hidden_size=1024, num_attention_heads=8, num_key_value_heads=2,
+            head_dim=128, num_hidden_layers=52, mamba_num_heads=16, mamba_head_dim=64, ssm_state_size=128,
+            n_groups=8, conv_kernel=4, expand=2, chunk_size=128, mamba_hidden_act="silu", mlp_hidden_act="relu2",
+            layers_block_type=["linear_attention", "mlp", "linear_attention", "full_attention", "mlp",
+                               "full_attention"])},
         {"name": "falcon-h1 like", "capability": [10, 0], "config": _dense(
             "FalconH1ForCausalLM", "falcon_h1", hidden_size=1024, num_attention_heads=8, num_key_value_heads=2,
             head_dim=128, mamba_d_ssm=1024, mamba_n_heads=16, mamba_d_head=64, mamba_d_state=128,
@@ -1100,6 +1109,13 @@ def _rejected_cases() -> list[dict]:
          "rejects": "Sliding window for some but all layers is not supported"},
         {"name": "bailing_hybrid v3 without no_kda_lora", "config": _bailing_v3(no_kda_lora=False, num_hidden_layers=6),
          "rejects": "BailingMoeV3 KDA currently expects no_kda_lora=True"},
+        # JambaConfig.layers_block_type is a read-only property (period / offset)
+        {"name": "jamba with an explicit layers_block_type", "config": _dense(
+            "JambaForCausalLM", "jamba", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
+            num_hidden_layers=4, attn_layer_period=4, attn_layer_offset=2, num_experts=1, mamba_d_state=16,
+            mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=64,
+            layers_block_type=["mamba", "mamba", "attention", "mamba"]),
+         "rejects": "layers_block_type"},
     ]
 
 
