@@ -237,6 +237,24 @@ def _post_n_embed(a: dict[str, Any]) -> None:
         a["hidden_size"] = a.pop("n_embed")
 
 
+def _post_smollm3(a: dict[str, Any]) -> None:
+    # SmolLM3Config.__post_init__: every no_rope_layer_interval-th layer has no
+    # RoPE; with use_sliding_window those NoPE layers are the sliding ones
+    _post_kv(a)
+    n = a["num_hidden_layers"]
+    if a.get("no_rope_layers") is None:
+        a["no_rope_layers"] = [int((i + 1) % a.get("no_rope_layer_interval", 4) != 0) for i in range(n)]
+    if a.get("layer_types") is None:
+        sliding = a.get("use_sliding_window") and a.get("sliding_window") is not None
+        a["layer_types"] = ["sliding_attention" if sliding and not a["no_rope_layers"][i] else "full_attention"
+                            for i in range(n)]
+
+
+def _post_gpt_bigcode(a: dict[str, Any]) -> None:
+    # GPTBigCodeConfig.__post_init__: one KV head with multi_query (its default)
+    a["num_key_value_heads"] = 1 if a.get("multi_query", True) else a.get("n_head")
+
+
 def _post_falcon(a: dict[str, Any]) -> None:
     # FalconConfig.__post_init__; head_dim is its property hidden // heads
     _post_n_embed(a)
@@ -379,6 +397,14 @@ _HF_CLASSES: dict[str, _HFClass] = {
     "gpt2": _HFClass("GPT2Config", {"n_embd": 768, "n_layer": 12, "n_head": 12},
                      attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
                                     "num_hidden_layers": "n_layer"}),
+    "smollm3": _HFClass("SmolLM3Config", {"num_hidden_layers": 36, "num_attention_heads": 16, "hidden_size": 2048,
+                                          "num_key_value_heads": 4, "use_sliding_window": False,
+                                          "sliding_window": None}, _post_smollm3),
+    "gpt_bigcode": _HFClass("GPTBigCodeConfig", {"n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024,
+                                                "multi_query": True},
+                            _post_gpt_bigcode,
+                            attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
+                                           "num_hidden_layers": "n_layer", "max_position_embeddings": "n_positions"}),
     "gptj": _HFClass("GPTJConfig", {"n_embd": 4096, "n_layer": 28, "n_head": 16},
                      attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
                                     "num_hidden_layers": "n_layer"}),

@@ -594,13 +594,31 @@ def _whisper(ctx: _Ctx) -> tuple[_Stack, _Stack]:
     return decoder, encoder
 
 
+# registry.py _TRANSFORMERS_SUPPORTED_MODELS (text generation): architectures
+# vLLM 0.33.0 serves through its Transformers modeling backend, whose
+# _create_attention_instances gives a layer a window only from layer_types
+# (else cache_config's, to every layer) and the soft cap from
+# attn_logit_softcapping: what the generic derivation reads too.
+TRANSFORMERS_BACKEND = frozenset({
+    "ArceeForCausalLM", "CwmForCausalLM", "FlexOlmoForCausalLM", "GlmForCausalLM", "GPTBigCodeForCausalLM",
+    "GPTNeoXForCausalLM", "HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM", "Jais2ForCausalLM",
+    "Kolibri1ForCausalLM", "MellumForCausalLM", "NanbeigeForCausalLM", "OlmoForCausalLM", "Olmo2ForCausalLM",
+    "Olmo3ForCausalLM", "PhiForCausalLM", "SeedOssForCausalLM", "SmolLM3ForCausalLM", "Starcoder2ForCausalLM",
+    "VaultGemmaForCausalLM",
+})
+
+
 def _generic(ctx: _Ctx) -> _Stack:
     """Architectures without a dedicated mirror: MLA by model type, else
     Llama-style attention from the config fields, non-attention layer_types
     listed as other layers."""
     t, n = ctx.text, _n_layers(ctx)
-    _note(ctx, f"{ctx.arch} has no dedicated mirror here: layers derived from the config fields "
-               "the way Llama-style vLLM models read them")
+    if ctx.arch in TRANSFORMERS_BACKEND:
+        _note(ctx, f"vLLM 0.33.0 serves {ctx.arch} through its Transformers modeling backend: a layer's window "
+                   "comes from layer_types (else cache_config's, for every layer), as derived here")
+    else:
+        _note(ctx, f"{ctx.arch} has no dedicated mirror here: layers derived from the config fields "
+                   "the way Llama-style vLLM models read them")
     ignored = [k for k in _HETEROGENEOUS_KEYS if t.get(k) is not None or ctx.hf.get(k) is not None]
     if ignored and not ctx.use_mla:
         _note(ctx, f"config has {', '.join(ignored)}, which the generic derivation ignores: vLLM's model file "

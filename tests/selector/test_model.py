@@ -610,3 +610,32 @@ def test_deepseek_v4_is_refused_it_bypasses_get_attn_backend():
               "index_topk": 512, "torch_dtype": "bfloat16"}
     with pytest.raises(UserError, match="never calls get_attn_backend.*FLASHMLA_SPARSE_DSV4"):
         model_facts(config, name="dsv4", capability=H100)
+
+
+def test_transformers_backend_architectures_say_so():
+    c = {"architectures": ["Starcoder2ForCausalLM"], "model_type": "starcoder2", "hidden_size": 3072,
+         "num_attention_heads": 24, "num_key_value_heads": 2, "num_hidden_layers": 30, "sliding_window": 4096,
+         "torch_dtype": "bfloat16"}
+    f = model_facts(c, name="sc2")
+    assert any("through its Transformers modeling backend" in n for n in f.notes)
+    assert not any("no dedicated mirror" in n for n in f.notes)
+    assert f.groups[0].attn.sliding_window == 4096 and f.groups[0].attn.num_kv_heads == 2
+
+
+def test_smollm3_slides_only_its_nope_layers():
+    # SmolLM3Config: every 4th layer has no RoPE; use_sliding_window makes those sliding
+    c = {"architectures": ["SmolLM3ForCausalLM"], "model_type": "smollm3", "hidden_size": 2048,
+         "num_attention_heads": 16, "num_key_value_heads": 4, "num_hidden_layers": 8, "torch_dtype": "bfloat16",
+         "use_sliding_window": True, "sliding_window": 512}
+    f = model_facts(c, name="s")
+    windows = {i: g.attn.sliding_window for g in f.groups for i in g.layers}
+    assert [i for i, w in sorted(windows.items()) if w == 512] == [3, 7]
+    assert model_facts({**c, "use_sliding_window": False}, name="s").groups[0].attn.sliding_window is None
+
+
+def test_gpt_bigcode_multi_query_is_one_kv_head():
+    c = {"architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode", "n_embd": 2048, "n_head": 16,
+         "n_layer": 24, "torch_dtype": "float16"}
+    f = model_facts(c, name="santacoder")
+    assert f.num_layers == 24 and f.groups[0].attn.num_kv_heads == 1 and f.groups[0].attn.head_size == 128
+    assert model_facts({**c, "multi_query": False}, name="x").groups[0].attn.num_kv_heads == 16

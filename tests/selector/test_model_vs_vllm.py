@@ -61,6 +61,7 @@ def _cases() -> list[dict]:
              "vocab_size": 1000, "intermediate_size": 2048}
     cases += _gemma4_cases() + _popular_cases() + _more_cases() + _moe_and_mla_cases() + _hybrid_cases()
     cases += _registry_dense_cases() + _registry_moe_hybrid_cases() + _registry_newer_cases()
+    cases += _transformers_backend_cases()
     cases += [
         {"name": "qwen2 use_sliding_window false", "config": {
             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
@@ -1096,6 +1097,39 @@ def _bypass_cases() -> list[dict]:
                          "compressed_sparse_attention"])},
         {"name": "deepseek-v4 class-default layer_types, sm120", "bypass": True, "capability": [12, 0],
          "config": _dsv4()},
+    ]
+
+
+def _transformers_backend_cases() -> list[dict]:
+    """Architectures vLLM 0.33.0 serves through its Transformers modeling
+    backend (registry: ("transformers", "TransformersForCausalLM")): a layer
+    gets a window only from layer_types, else cache_config's, for every layer;
+    and multimodal wrappers whose text model is a nested text_config."""
+    return [
+        {"name": "starcoder2-3b like (transformers backend)", "config": _dense(
+            "Starcoder2ForCausalLM", "starcoder2", hidden_size=1024, num_attention_heads=16, num_key_value_heads=2,
+            sliding_window=4096, max_position_embeddings=16384)},
+        {"name": "smollm3-3b like (transformers backend)", "config": _dense(
+            "SmolLM3ForCausalLM", "smollm3", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
+            no_rope_layers=[1, 1, 1, 0], use_sliding_window=False, sliding_window=None, pad_token_id=0)},
+        {"name": "smollm3 sliding on its NoPE layers", "config": _dense(
+            "SmolLM3ForCausalLM", "smollm3", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
+            no_rope_layers=[1, 1, 1, 0], use_sliding_window=True, sliding_window=512, pad_token_id=0)},
+        {"name": "olmo2-7b like (transformers backend)", "config": _dense(
+            "Olmo2ForCausalLM", "olmo2", hidden_size=1024, num_attention_heads=16, num_key_value_heads=16)},
+        {"name": "santacoder like (gpt_bigcode multi_query)", "config": {
+            "architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode", "n_embd": 1024, "n_head": 16,
+            "n_layer": 2, "n_positions": 2048, "vocab_size": 1000, "multi_query": True, "torch_dtype": "float16"}},
+        {"name": "llava-1.5 like (text_config llama)", "config": {
+            "architectures": ["LlavaForConditionalGeneration"], "model_type": "llava", "torch_dtype": "float16",
+            "image_token_index": 32000, "projector_hidden_act": "gelu", "vision_feature_layer": -2,
+            "vision_feature_select_strategy": "default",
+            "text_config": {"model_type": "llama", "hidden_size": 1024, "num_attention_heads": 16,
+                            "num_key_value_heads": 16, "num_hidden_layers": 2, "intermediate_size": 1024,
+                            "vocab_size": 32064},
+            "vision_config": {"model_type": "clip_vision_model", "hidden_size": 256, "intermediate_size": 512,
+                              "num_attention_heads": 4, "num_hidden_layers": 2, "image_size": 336,
+                              "patch_size": 14, "projection_dim": 256}}},
     ]
 
 
