@@ -50,6 +50,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Qwen3ForCausalLM": (lambda c: _qwen2(c, "head_dim"), "generate"),
     # qwen2_5_vl.py builds its language model as Qwen2ForCausalLM over text_config
     "Qwen2_5_VLForConditionalGeneration": (lambda c: _qwen2(c, "hidden"), "generate"),
+    "Qwen2VLForConditionalGeneration": (lambda c: _qwen2(c, "hidden"), "generate"),  # qwen2_vl.py: the same
     "Qwen3MoeForCausalLM": (lambda c: _plain(c, head_rule="head_dim", reads_is_causal=False), "generate"),
     "Qwen3NextForCausalLM": (_qwen3_next, "generate"),
     "Gemma2ForCausalLM": (lambda c: _gemma(c, True, False), "generate"),
@@ -103,41 +104,6 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "BertForTokenClassification": (_bert, "pooling"),
     "WhisperForConditionalGeneration": (_whisper, "generate"),
 }
-
-# registry.py _PREVIOUSLY_SUPPORTED_MODELS: architectures vLLM dropped, with
-# the last version that had them. vLLM 0.33.0 no longer has a model file for
-# them: it can only try its Transformers backend, else it raises.
-_DROPPED: dict[str, str] = {
-    "MotifForCausalLM": "0.10.2", "Phi3SmallForCausalLM": "0.9.2", "Phi4FlashForCausalLM": "0.10.2",
-    "Phi4MultimodalForCausalLM": "0.12.0", "JAISLMHeadModel": "0.22.0", "ErnieModel": "0.23.0",
-    "ErnieForSequenceClassification": "0.23.0", "ErnieForTokenClassification": "0.23.0",
-    "InternLM2VEForCausalLM": "0.23.0", "QWenLMHeadModel": "0.23.0", "QwenVLForConditionalGeneration": "0.23.0",
-    "InternLMForCausalLM": "0.23.0", "DonutForConditionalGeneration": "0.10.2",
-    "MllamaForConditionalGeneration": "0.10.2", "XverseForCausalLM": "0.23.0", "Dots1ForCausalLM": "0.23.0",
-    "BambaForCausalLM": "0.23.0", "MiniMaxForCausalLM": "0.23.0", "MiniMaxText01ForCausalLM": "0.23.0",
-    "MiniMaxM1ForCausalLM": "0.23.0", "MiniMaxVL01ForConditionalGeneration": "0.23.0",
-    "BaiChuanForCausalLM": "0.23.0", "BaichuanForCausalLM": "0.23.0", "AquilaModel": "0.24.0",
-    "AquilaForCausalLM": "0.24.0", "Grok1ModelForCausalLM": "0.24.0", "Grok1ForCausalLM": "0.24.0",
-    "TarsierForConditionalGeneration": "0.24.0", "Tarsier2ForConditionalGeneration": "0.23.0",
-    "MantisForConditionalGeneration": "0.24.0", "MusicFlamingoForConditionalGeneration": "0.24.0",
-    "AyaVisionForConditionalGeneration": "0.24.0", "TeleChatForCausalLM": "0.25.0",
-    "PersimmonForCausalLM": "0.25.0", "FuyuForCausalLM": "0.25.0", "Plamo2ForCausalLM": "0.26.0",
-    "OuroForCausalLM": "0.26.0", "ArcticForCausalLM": "0.28.0", "ChameleonForConditionalGeneration": "0.28.0",
-    "Cheers": "0.28.0", "CheersForConditionalGeneration": "0.28.0", "Fairseq2LlamaForCausalLM": "0.28.0",
-    "FireRedLIDForConditionalGeneration": "0.28.0", "GritLM": "0.28.0", "HCXVisionForCausalLM": "0.28.0",
-    "MPTForCausalLM": "0.28.0", "MptForCausalLM": "0.28.0", "RWForCausalLM": "0.28.0",
-    "StableLMEpochForCausalLM": "0.28.0", "PrithviGeoSpatialMAE": "0.28.0",
-}
-
-
-def dropped_note(arch: str) -> str | None:
-    """A note when vLLM 0.33.0's registry lists the architecture as dropped."""
-    version = _DROPPED.get(arch)
-    if version is None:
-        return None
-    return (f"{arch} was supported in vLLM until v{version} and has no model file in 0.33.0: vLLM can only try "
-            "its Transformers backend (else it raises); these layers are a generic derivation, not verified")
-
 
 # _SUFFIX_TO_DEFAULTS: the runner of an architecture vLLM's registry lacks
 _POOLING_SUFFIXES = ("ForTextEncoding", "EmbeddingModel", "ForSequenceClassification", "ForTokenClassification",

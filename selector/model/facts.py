@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from attn_select.selector.config import Capability
 from attn_select.selector.errors import UserError
-from attn_select.selector.model.archs import _ARCHS, _runner_by_suffix, dropped_note
+from attn_select.selector.model.archs import _ARCHS, _runner_by_suffix
+from attn_select.selector.model.vllm_registry import dropped_note
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
 from attn_select.selector.model.layers import _Ctx, _generic, _Stack

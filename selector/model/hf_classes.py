@@ -327,6 +327,10 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                                          "hidden_size": 8192, "num_key_value_heads": 8,
                                                          "use_sliding_window": False, "sliding_window": 4096,
                                                          "max_window_layers": 80}, _post_qwen2),
+    "qwen2_vl_text": _HFClass("Qwen2VLTextConfig", {"num_hidden_layers": 80, "num_attention_heads": 64,
+                                                   "hidden_size": 8192, "num_key_value_heads": 8,
+                                                   "use_sliding_window": False, "sliding_window": 4096,
+                                                   "max_window_layers": 80}, _post_qwen2),
     "qwen3_moe": _HFClass("Qwen3MoeConfig", {"num_hidden_layers": 24, "num_attention_heads": 32,
                                              "hidden_size": 2048, "num_key_value_heads": 4,
                                              "use_sliding_window": False, "sliding_window": 4096},
@@ -471,6 +475,8 @@ _HF_CLASSES["bailing_hybrid"] = _HFClass("BailingHybridConfig", {
 # flat config.json: the text fields sit at the top level (text = hf_config view)
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _HF_CLASSES["qwen2_5_vl_text"].defaults, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")
+_HF_CLASSES["qwen2_vl"] = _HFClass("Qwen2VLConfig", _HF_CLASSES["qwen2_vl_text"].defaults, _post_qwen2,
+                                   text_config_type="qwen2_vl_text")
 
 
 def hf_view(given: dict[str, Any], model_type: str | None, where: str) -> HFView:

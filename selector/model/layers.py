@@ -10,6 +10,7 @@ from typing import NamedTuple
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.hf_classes import HFView
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
+from attn_select.selector.model.vllm_registry import TRANSFORMERS_BACKEND, transformers_backend
 from attn_select.selector.model_facts import LayerAttention
 
 
@@ -594,20 +595,6 @@ def _whisper(ctx: _Ctx) -> tuple[_Stack, _Stack]:
     return decoder, encoder
 
 
-# registry.py _TRANSFORMERS_SUPPORTED_MODELS (text generation): architectures
-# vLLM 0.33.0 serves through its Transformers modeling backend, whose
-# _create_attention_instances gives a layer a window only from layer_types
-# (else cache_config's, to every layer) and the soft cap from
-# attn_logit_softcapping: what the generic derivation reads too.
-TRANSFORMERS_BACKEND = frozenset({
-    "ArceeForCausalLM", "CwmForCausalLM", "FlexOlmoForCausalLM", "GlmForCausalLM", "GPTBigCodeForCausalLM",
-    "GPTNeoXForCausalLM", "HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM", "Jais2ForCausalLM",
-    "Kolibri1ForCausalLM", "MellumForCausalLM", "NanbeigeForCausalLM", "OlmoForCausalLM", "Olmo2ForCausalLM",
-    "Olmo3ForCausalLM", "PhiForCausalLM", "SeedOssForCausalLM", "SmolLM3ForCausalLM", "Starcoder2ForCausalLM",
-    "VaultGemmaForCausalLM",
-})
-
-
 def _generic(ctx: _Ctx) -> _Stack:
     """Architectures without a dedicated mirror: MLA by model type, else
     Llama-style attention from the config fields, non-attention layer_types
@@ -615,7 +602,8 @@ def _generic(ctx: _Ctx) -> _Stack:
     t, n = ctx.text, _n_layers(ctx)
     if ctx.arch in TRANSFORMERS_BACKEND:
         _note(ctx, f"vLLM 0.33.0 serves {ctx.arch} through its Transformers modeling backend: a layer's window "
-                   "comes from layer_types (else cache_config's, for every layer), as derived here")
+                   "comes from layer_types (else cache_config's, for every layer) and its soft cap from "
+                   "attn_logit_softcapping, as derived here")
     else:
         _note(ctx, f"{ctx.arch} has no dedicated mirror here: layers derived from the config fields "
                    "the way Llama-style vLLM models read them")
@@ -643,6 +631,9 @@ def _generic(ctx: _Ctx) -> _Stack:
     kv = _kv_per_rank(total_kv_heads(t, ctx.hf.model_type), ctx.tp)
     head = _check_head_size(model_head_size(t, ctx.hf.model_type), "head size")
     causal = t.get("is_causal", True) is not False
+    # the Transformers backend passes every layer attn_logit_softcapping;
+    # elsewhere none (Llama-style model files read no soft cap)
+    soft_cap = t.get("attn_logit_softcapping") if transformers_backend(ctx.arch) else None
     # which layers attend: Jamba's layers_block_type, Nemotron-H's pattern
     # string (one character per layer), else layer_types
     kinds: list[str] | None = None
@@ -661,7 +652,8 @@ def _generic(ctx: _Ctx) -> _Stack:
     for i in range(n):
         kind = kinds[i] if kinds else "full_attention"
         if kind in _ATTENTION_KINDS:
-            stack.add(i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i)))
+            stack.add(i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i),
+                                         soft_cap=soft_cap))
         else:
             stack.add(i, kind)
     return stack

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from attn_select.selector.model import model_facts
-from attn_select.selector.model.archs import _DROPPED
+from attn_select.selector.model.vllm_registry import _DROPPED, TRANSFORMERS_BACKEND
 
 VLLM_REGISTRY = Path("/work/vllm-src/vllm/model_executor/models/registry.py")
 
@@ -82,6 +82,19 @@ def test_dropped_table_matches_vllm_registry():
             assert ast.literal_eval(node.value) == _DROPPED
             return
     pytest.fail("_PREVIOUSLY_SUPPORTED_MODELS not found")
+
+
+@pytest.mark.skipif(not VLLM_REGISTRY.exists(), reason="vLLM 0.33.0 source not unpacked")
+def test_transformers_backend_table_matches_vllm_registry():
+    tree = ast.parse(VLLM_REGISTRY.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "_TRANSFORMERS_SUPPORTED_MODELS":
+            table = ast.literal_eval(node.value)
+            text = {arch for arch, (_, cls) in table.items() if cls in ("TransformersForCausalLM",
+                                                                         "TransformersMoEForCausalLM")}
+            assert text == TRANSFORMERS_BACKEND
+            return
+    pytest.fail("_TRANSFORMERS_SUPPORTED_MODELS not found")
 
 
 def test_generic_fallback_says_which_per_layer_fields_it_ignores():

@@ -1120,6 +1120,50 @@ def _transformers_backend_cases() -> list[dict]:
         {"name": "santacoder like (gpt_bigcode multi_query)", "config": {
             "architectures": ["GPTBigCodeForCausalLM"], "model_type": "gpt_bigcode", "n_embd": 1024, "n_head": 16,
             "n_layer": 2, "n_positions": 2048, "vocab_size": 1000, "multi_query": True, "torch_dtype": "float16"}},
+        {"name": "pythia like (gpt_neox, transformers backend)", "config": _dense(
+            "GPTNeoXForCausalLM", "gpt_neox", hidden_size=1024, num_attention_heads=16, rotary_pct=0.25,
+            use_parallel_residual=True)},
+        {"name": "phi-2 like (transformers backend)", "config": _dense(
+            "PhiForCausalLM", "phi", hidden_size=1024, num_attention_heads=16, num_key_value_heads=16,
+            partial_rotary_factor=0.4)},
+        {"name": "vaultgemma like (soft cap, layer_types)", "config": _dense(
+            "VaultGemmaForCausalLM", "vaultgemma", hidden_size=1024, num_attention_heads=4, num_key_value_heads=4,
+            head_dim=256, attn_logit_softcapping=50.0, final_logit_softcapping=30.0, sliding_window=512,
+            layer_types=["sliding_attention", "full_attention"] * 2, query_pre_attn_scalar=256)},
+        {"name": "hunyuan dense v1 like (transformers backend)", "config": _dense(
+            "HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense", hidden_size=1024, num_attention_heads=16,
+            num_key_value_heads=4, head_dim=128)},
+        {"name": "glm-4-9b-hf like (transformers backend)", "config": _dense(
+            "GlmForCausalLM", "glm", hidden_size=1024, num_attention_heads=16, num_key_value_heads=2, head_dim=128,
+            partial_rotary_factor=0.5, pad_token_id=0)},
+        {"name": "arcee afm like (transformers backend)", "config": _dense(
+            "ArceeForCausalLM", "arcee", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4)},
+        {"name": "qwen2-vl-2b like (flat, use_sliding_window false)", "config": {
+            "architectures": ["Qwen2VLForConditionalGeneration"], "model_type": "qwen2_vl", "torch_dtype": "bfloat16",
+            "hidden_size": 1536, "num_attention_heads": 12, "num_key_value_heads": 2, "num_hidden_layers": 2,
+            "intermediate_size": 1024, "vocab_size": 152000, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+            "vision_config": {"depth": 2, "embed_dim": 256, "num_heads": 4, "hidden_size": 1536, "in_chans": 3,
+                              "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2},
+            "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 28}},
+        {"name": "paligemma like (mm prefix)", "config": {
+            "architectures": ["PaliGemmaForConditionalGeneration"], "model_type": "paligemma", "torch_dtype": "bfloat16",
+            "image_token_index": 257152, "projection_dim": 2048, "hidden_size": 2048,
+            "text_config": {"model_type": "gemma", "hidden_size": 1024, "num_attention_heads": 8,
+                            "num_key_value_heads": 1, "head_dim": 256, "num_hidden_layers": 2,
+                            "intermediate_size": 1024, "vocab_size": 257216},
+            "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 256, "intermediate_size": 512,
+                              "num_attention_heads": 4, "num_hidden_layers": 2, "image_size": 224, "patch_size": 14,
+                              "projection_dim": 2048, "num_image_tokens": 256}}},
+        {"name": "llava-next mistral like", "config": {
+            "architectures": ["LlavaNextForConditionalGeneration"], "model_type": "llava_next",
+            "torch_dtype": "bfloat16", "image_token_index": 32000, "image_grid_pinpoints": [[336, 672], [672, 336]],
+            "vision_feature_layer": -2, "vision_feature_select_strategy": "default",
+            "text_config": {"model_type": "mistral", "hidden_size": 1024, "num_attention_heads": 16,
+                            "num_key_value_heads": 4, "num_hidden_layers": 2, "intermediate_size": 1024,
+                            "vocab_size": 32064, "sliding_window": None},
+            "vision_config": {"model_type": "clip_vision_model", "hidden_size": 256, "intermediate_size": 512,
+                              "num_attention_heads": 4, "num_hidden_layers": 2, "image_size": 336,
+                              "patch_size": 14, "projection_dim": 256}}},
         {"name": "llava-1.5 like (text_config llama)", "config": {
             "architectures": ["LlavaForConditionalGeneration"], "model_type": "llava", "torch_dtype": "float16",
             "image_token_index": 32000, "projector_hidden_act": "gelu", "vision_feature_layer": -2,
