@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import importlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import torch
@@ -281,7 +281,9 @@ def run_group(name: str, attn: Any, num_layers: int, gexp: Any, env: RunEnv, opt
                     row.reason = f"not valid for this config per the selector: {why}"
                     continue
                 try:
-                    adapter = load_adapter(bname, env, p, **kw)
+                    # its own copy of the group's and shape's facts (workspace shared):
+                    # the spread timer builds again at the end, when env has moved on
+                    adapter = load_adapter(bname, replace(env), p, **kw)
                     missing = adapter.unavailable()
                 except Exception as e:
                     adapter, missing = None, f"adapter failed to load: {one_line(e)}"

@@ -227,9 +227,12 @@ def test_runner_hands_each_timed_build_to_the_spread_timer_and_closes_it_after(m
     closed = []
     real_load = runner.load_adapter
 
+    loaded = []
+
     def load(name, env, p, **kw):
         a = real_load(name, env, p, **kw)
         a.close = lambda: closed.append(name)
+        loaded.append(a)
         return a
 
     monkeypatch.setattr(runner, "load_adapter", load)
@@ -237,6 +240,10 @@ def test_runner_hands_each_timed_build_to_the_spread_timer_and_closes_it_after(m
     row = next(r for r in g.rows if r.backend == "FLEX_ATTENTION")
     assert row.status == "ran" and row.perf.build_samples == 3 and row.perf.build_span_s is None
     assert closed == [] and len(timer.jobs) == 1  # kept open: its build is timed again at the end
+    # later groups and shapes change the runner's env; the adapter keeps the facts of its own row
+    env.fa_version, env.trtllm_prefill = 4, True
+    assert loaded[0].env.fa_version is None and loaded[0].env.trtllm_prefill is False
+    assert loaded[0].env.workspace is env.workspace
     timer.finish(span_s=0.05, min_passes=2)
     p = row.perf
     assert p.build_samples == 3 + 2 * 2 and p.build_span_s >= 0.05 and closed == ["FLEX_ATTENTION"]
