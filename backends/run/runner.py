@@ -351,6 +351,8 @@ def run_model(model: Any, explanation: Any, opts: RunOptions, device_name: str,
         opts.progress(f"build cost c: {len(timer.jobs)} builds timed again, spread over {opts.build_span_s:.0f} s")
         try:
             timer.finish(opts.build_span_s)
+            rep.notes.append(f"build cost c: the fastest of each build's host runs (torch at one thread), "
+                             f"timed with its row and again in passes spread over {opts.build_span_s:.0f} s")
         except Exception as e:  # keep each row's first figure
             rep.notes.append(f"spread build timing failed ({one_line(e)}); c is from the samples taken before it")
     env.workspace.clear()
