@@ -27,9 +27,11 @@ from attn_select.selector.model.layers import (
     _llama,
     _longcat_flash,
     _minicpm3,
+    _modernbert,
     _plain,
     _qwen2,
     _qwen3_next,
+    _roberta,
     _whisper,
 )
 
@@ -102,6 +104,15 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "BertForMaskedLM": (_bert, "pooling"),
     "BertForSequenceClassification": (_bert, "pooling"),
     "BertForTokenClassification": (_bert, "pooling"),
+    "BertSpladeSparseEmbeddingModel": (_bert, "pooling"),
+    # roberta.py (RobertaEmbeddingModel / ForSequenceClassification / ForTokenClassification)
+    **{arch: (_roberta, "pooling") for arch in (
+        "RobertaModel", "RobertaForMaskedLM", "XLMRobertaModel", "BgeM3EmbeddingModel",
+        "RobertaForSequenceClassification", "XLMRobertaForSequenceClassification",
+        "RobertaForTokenClassification", "XLMRobertaForTokenClassification")},
+    # modernbert.py
+    **{arch: (_modernbert, "pooling") for arch in (
+        "ModernBertModel", "ModernBertForSequenceClassification", "ModernBertForTokenClassification")},
     "WhisperForConditionalGeneration": (_whisper, "generate"),
 }
 

@@ -250,6 +250,16 @@ def _post_smollm3(a: dict[str, Any]) -> None:
                             for i in range(n)]
 
 
+def _post_modernbert(a: dict[str, Any]) -> None:
+    # ModernBertConfig: every global_attn_every_n_layers-th layer (from 0)
+    # global, the rest sliding; sliding_window is the property local_attention // 2
+    every = a.get("global_attn_every_n_layers", 3)
+    if a.get("layer_types") is None:
+        a["layer_types"] = ["sliding_attention" if i % every else "full_attention"
+                            for i in range(a["num_hidden_layers"])]
+    a["sliding_window"] = a["local_attention"] // 2
+
+
 def _post_gpt_bigcode(a: dict[str, Any]) -> None:
     # GPTBigCodeConfig.__post_init__: one KV head with multi_query (its default)
     a["num_key_value_heads"] = 1 if a.get("multi_query", True) else a.get("n_head")
@@ -432,6 +442,11 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                           "multi_query_group_num": 1},
                         attribute_map={"num_hidden_layers": "num_layers", "n_head_kv": "multi_query_group_num"}),
     "bert": _HFClass("BertConfig", {"num_hidden_layers": 12, "num_attention_heads": 12, "hidden_size": 768}),
+    "roberta": _HFClass("RobertaConfig", {"num_hidden_layers": 12, "num_attention_heads": 12, "hidden_size": 768}),
+    "xlm-roberta": _HFClass("XLMRobertaConfig", {"num_hidden_layers": 12, "num_attention_heads": 12,
+                                                 "hidden_size": 768}),
+    "modernbert": _HFClass("ModernBertConfig", {"num_hidden_layers": 22, "num_attention_heads": 12,
+                                                "hidden_size": 768, "local_attention": 128}, _post_modernbert),
     "whisper": _HFClass(
         "WhisperConfig",
         {"encoder_layers": 4, "decoder_layers": 4, "encoder_attention_heads": 6,

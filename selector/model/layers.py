@@ -570,6 +570,32 @@ def _bert(ctx: _Ctx) -> _Stack:
     return _Stack([(i, layer) for i in range(_n_layers(ctx))])
 
 
+def _roberta(ctx: _Ctx) -> _Stack:
+    """roberta.py: BertModel's layers (EncoderOnlyAttention, hidden // heads,
+    KV heads = query heads) with absolute positions, JinaRobertaModel's
+    (bert_with_rope.py BertWithRopeAttention, the same sizes) with rotary."""
+    total = _heads(ctx)
+    heads = _per_rank(total, ctx.tp, "attention heads")
+    head = _check_head_size(_hidden_over(ctx.text, total), "hidden_size // num_attention_heads")
+    layer = _bare(heads, _kv_per_rank(total, ctx.tp), head, "encoder_only")
+    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+
+
+def _modernbert(ctx: _Ctx) -> _Stack:
+    """modernbert.py ModernBertAttention: EncoderOnlyAttention with
+    config.num_attention_heads as given (vLLM does not divide it by the
+    tensor-parallel size), head hidden // heads; its sliding layers' window
+    (sliding_window + 1) stays inside the layer, out of get_attn_backend."""
+    total = _heads(ctx)
+    head = _check_head_size(_hidden_over(ctx.text, total), "hidden_size // num_attention_heads")
+    types = _layer_types(ctx, _n_layers(ctx)) or []
+    if "sliding_attention" in types:
+        _note(ctx, f"ModernBERT's sliding layers attend within {ctx.text.get('sliding_window', 0) + 1} tokens "
+                   "(local_attention // 2 + 1); EncoderOnlyAttention passes no window to get_attn_backend")
+    layer = _bare(total, total, head, "encoder_only")
+    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+
+
 def _whisper(ctx: _Ctx) -> tuple[_Stack, _Stack]:
     """whisper.py: decoder layers hold a self-attention (``Attention``,
     DECODER) and a cross-attention (``CrossAttention``); encoder layers run

@@ -123,3 +123,27 @@ def test_kimi_linear_kda_layers_are_not_attention_and_the_rest_are_mla():
     assert [(o.kind, o.layers) for o in f.other_layers] == [("kimi_delta_attention", (0, 1, 2))]
     with pytest.raises(Exception, match="mla_use_nope"):
         model_facts({**cfg, "mla_use_nope": False}, name="kl")
+
+
+def test_roberta_family_is_encoder_only_with_any_position_embedding():
+    base = {"model_type": "xlm-roberta", "hidden_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 24,
+            "torch_dtype": "float32"}
+    for arch in ("XLMRobertaModel", "RobertaForSequenceClassification", "BgeM3EmbeddingModel"):
+        f = model_facts({**base, "architectures": [arch]}, name="r")
+        a = f.groups[0].attn
+        assert (a.attn_type, a.num_heads, a.num_kv_heads, a.head_size) == ("encoder_only", 16, 16, 64)
+        assert f.runner == "pooling"
+    # roberta.py runs JinaRobertaModel for rotary positions (BERT refuses them)
+    f = model_facts({**base, "architectures": ["XLMRobertaModel"], "position_embedding_type": "rotary"}, name="j")
+    assert f.groups[0].attn.attn_type == "encoder_only"
+
+
+def test_modernbert_is_encoder_only_and_keeps_its_window_out_of_selection():
+    cfg = {"architectures": ["ModernBertModel"], "model_type": "modernbert", "hidden_size": 768,
+           "num_attention_heads": 12, "num_hidden_layers": 22, "torch_dtype": "float32"}
+    f = model_facts(cfg, name="mb")
+    a = f.groups[0].attn
+    assert f.groups[0].layers == tuple(range(22)) and a.attn_type == "encoder_only" and a.sliding_window is None
+    assert any("within 65 tokens" in n for n in f.notes)
+    # vLLM passes config.num_attention_heads to the layer undivided, at any tensor-parallel size
+    assert model_facts(cfg, name="mb", tp=2).groups[0].attn.num_heads == 12

@@ -61,7 +61,7 @@ def _cases() -> list[dict]:
              "vocab_size": 1000, "intermediate_size": 2048}
     cases += _gemma4_cases() + _popular_cases() + _more_cases() + _moe_and_mla_cases() + _hybrid_cases()
     cases += _registry_dense_cases() + _registry_moe_hybrid_cases() + _registry_newer_cases()
-    cases += _transformers_backend_cases() + _multimodal_wrapper_cases()
+    cases += _transformers_backend_cases() + _multimodal_wrapper_cases() + _encoder_cases()
     cases += [
         {"name": "qwen2 use_sliding_window false", "config": {
             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
@@ -1275,6 +1275,29 @@ def _multimodal_wrapper_cases() -> list[dict]:
                                           'image_size': 1540,
                                           'patch_size': 14,
                                           'head_dim': 64}}}]
+
+
+def _encoder_cases() -> list[dict]:
+    """Encoder-only embedding and classification models: RoBERTa, XLM-R
+    (BGE-M3, multilingual-e5) and ModernBERT (sliding local layers)."""
+    roberta = {"hidden_size": 256, "num_attention_heads": 4, "num_hidden_layers": 2, "intermediate_size": 512,
+               "vocab_size": 1000, "type_vocab_size": 1, "pad_token_id": 1, "position_embedding_type": "absolute",
+               "torch_dtype": "float32"}
+    return [
+        {"name": "roberta-base like", "config": {
+            "architectures": ["RobertaModel"], "model_type": "roberta", "max_position_embeddings": 514, **roberta}},
+        {"name": "xlm-roberta (bge-m3) like", "config": {
+            "architectures": ["XLMRobertaModel"], "model_type": "xlm-roberta", "max_position_embeddings": 8194,
+            **roberta}},
+        {"name": "roberta cross-encoder like", "config": {
+            "architectures": ["XLMRobertaForSequenceClassification"], "model_type": "xlm-roberta",
+            "max_position_embeddings": 514, "num_labels": 1, **roberta}},
+        {"name": "modernbert like", "config": {
+            "architectures": ["ModernBertModel"], "model_type": "modernbert", "hidden_size": 256,
+            "num_attention_heads": 4, "num_hidden_layers": 6, "intermediate_size": 512, "vocab_size": 1000,
+            "global_attn_every_n_layers": 3, "local_attention": 128, "max_position_embeddings": 8192,
+            "pad_token_id": 0, "torch_dtype": "float32"}},
+    ]
 
 
 def _rejected_cases() -> list[dict]:
