@@ -12,6 +12,7 @@ from attn_select.selector.model.layers import (
     _bailing_moe_v25,
     _bailing_moe_v3,
     _bert,
+    _bert_with_rope,
     _chatglm,
     _cohere2,
     _decilm,
@@ -110,6 +111,9 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
         "RobertaModel", "RobertaForMaskedLM", "XLMRobertaModel", "BgeM3EmbeddingModel",
         "RobertaForSequenceClassification", "XLMRobertaForSequenceClassification",
         "RobertaForTokenClassification", "XLMRobertaForTokenClassification")},
+    # bert_with_rope.py (remote-code configs: NomicBertConfig, NewConfig, GteConfig)
+    **{arch: (_bert_with_rope, "pooling") for arch in (
+        "NomicBertModel", "GteModel", "GteNewModel", "GteNewForSequenceClassification")},
     # modernbert.py
     **{arch: (_modernbert, "pooling") for arch in (
         "ModernBertModel", "ModernBertForSequenceClassification", "ModernBertForTokenClassification")},

@@ -445,6 +445,11 @@ _HF_CLASSES: dict[str, _HFClass] = {
     "roberta": _HFClass("RobertaConfig", {"num_hidden_layers": 12, "num_attention_heads": 12, "hidden_size": 768}),
     "xlm-roberta": _HFClass("XLMRobertaConfig", {"num_hidden_layers": 12, "num_attention_heads": 12,
                                                  "hidden_size": 768}),
+    # the checkpoint's NomicBertConfig (a GPT2Config); vLLM's NomicBertModelConfig
+    # copies n_embd / n_layer into hidden_size / num_hidden_layers
+    "nomic_bert": _HFClass("NomicBertConfig", {"n_embd": 768, "n_layer": 12, "n_head": 12},
+                           attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
+                                          "num_hidden_layers": "n_layer"}),
     "modernbert": _HFClass("ModernBertConfig", {"num_hidden_layers": 22, "num_attention_heads": 12,
                                                 "hidden_size": 768, "local_attention": 128}, _post_modernbert),
     "whisper": _HFClass(

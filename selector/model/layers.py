@@ -581,6 +581,20 @@ def _roberta(ctx: _Ctx) -> _Stack:
     return _Stack([(i, layer) for i in range(_n_layers(ctx))])
 
 
+def _bert_with_rope(ctx: _Ctx) -> _Stack:
+    """bert_with_rope.py BertWithRopeAttention (Nomic-BERT, GTE): encoder-only,
+    head hidden // heads (it asserts an exact split), KV heads = query heads."""
+    total = _heads(ctx)
+    hidden = ctx.text.get("hidden_size")
+    if isinstance(hidden, int) and hidden % total:
+        raise UserError(f"hidden_size {hidden} is not a multiple of num_attention_heads {total}: "
+                        "vLLM's BertWithRopeAttention asserts an exact split")
+    heads = _per_rank(total, ctx.tp, "attention heads")
+    head = _check_head_size(_hidden_over(ctx.text, total), "hidden_size // num_attention_heads")
+    layer = _bare(heads, _kv_per_rank(total, ctx.tp), head, "encoder_only")
+    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+
+
 def _modernbert(ctx: _Ctx) -> _Stack:
     """modernbert.py ModernBertAttention: EncoderOnlyAttention with
     config.num_attention_heads as given (vLLM does not divide it by the

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from attn_select.selector.errors import UserError
 from attn_select.selector.model import model_facts
 from attn_select.selector.model.vllm_registry import _DROPPED, TRANSFORMERS_BACKEND
 
@@ -147,3 +148,18 @@ def test_modernbert_is_encoder_only_and_keeps_its_window_out_of_selection():
     assert any("within 65 tokens" in n for n in f.notes)
     # vLLM passes config.num_attention_heads to the layer undivided, at any tensor-parallel size
     assert model_facts(cfg, name="mb", tp=2).groups[0].attn.num_heads == 12
+
+
+def test_bert_with_rope_models_are_encoder_only():
+    # nomic-embed-text-v1.5's config.json (NomicBertConfig names its sizes GPT-2 style)
+    nomic = {"architectures": ["NomicBertModel"], "model_type": "nomic_bert", "n_embd": 768, "n_head": 12,
+             "n_layer": 12, "n_inner": 3072, "activation_function": "swiglu", "torch_dtype": "float32"}
+    f = model_facts(nomic, name="nomic")
+    a = f.groups[0].attn
+    assert f.num_layers == 12 and (a.attn_type, a.num_heads, a.num_kv_heads, a.head_size) == ("encoder_only", 12, 12, 64)
+    gte = {"architectures": ["GteNewModel"], "model_type": "new", "hidden_size": 1024, "num_attention_heads": 16,
+           "num_hidden_layers": 24, "torch_dtype": "float32"}
+    a = model_facts(gte, name="gte").groups[0].attn
+    assert (a.attn_type, a.num_heads, a.head_size) == ("encoder_only", 16, 64)
+    with pytest.raises(UserError, match="exact split"):
+        model_facts({**gte, "hidden_size": 1000}, name="gte")
