@@ -45,11 +45,13 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Ministral3ForCausalLM": (_llama, "generate"),
     "Phi3ForCausalLM": (_llama, "generate"),
     "InternLM3ForCausalLM": (_llama, "generate"),
-    "LlamaModel": (_llama, "pooling"),
-    "MistralModel": (_llama, "pooling"),
+    # registry: LlamaModel / MistralModel / Qwen2Model / Gemma2Model build the
+    # *ForCausalLM class, not a pooling one, so the default runner is generate
+    "LlamaModel": (_llama, "generate"),
+    "MistralModel": (_llama, "generate"),
     "MixtralForCausalLM": (lambda c: _plain(c, head_rule="none_only", reads_is_causal=False), "generate"),
     "Qwen2ForCausalLM": (lambda c: _qwen2(c, "hidden"), "generate"),
-    "Qwen2Model": (lambda c: _qwen2(c, "hidden"), "pooling"),
+    "Qwen2Model": (lambda c: _qwen2(c, "hidden"), "generate"),
     "Qwen3ForCausalLM": (lambda c: _qwen2(c, "head_dim"), "generate"),
     # qwen2_5_vl.py builds its language model as Qwen2ForCausalLM over text_config
     "Qwen2_5_VLForConditionalGeneration": (lambda c: _qwen2(c, "hidden"), "generate"),
@@ -57,8 +59,12 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Qwen3MoeForCausalLM": (lambda c: _plain(c, head_rule="head_dim", reads_is_causal=False), "generate"),
     "Qwen3NextForCausalLM": (_qwen3_next, "generate"),
     "Gemma2ForCausalLM": (lambda c: _gemma(c, True, False), "generate"),
-    "Gemma2Model": (lambda c: _gemma(c, True, False), "pooling"),
+    "Gemma2Model": (lambda c: _gemma(c, True, False), "generate"),
     "Gemma3ForCausalLM": (lambda c: _gemma(c, False, True), "generate"),
+    "Gemma3TextModel": (lambda c: _gemma(c, False, True), "pooling"),  # gemma3.py Gemma3Model
+    # llama.py; LlamaBidirectionalConfig makes every layer encoder-only
+    "LlamaBidirectionalModel": (_llama, "pooling"),
+    "LlamaBidirectionalForSequenceClassification": (_llama, "pooling"),
     "Gemma3ForConditionalGeneration": (lambda c: _gemma(c, False, True), "generate"),
     "Gemma4ForCausalLM": (_gemma4, "generate"),
     "Gemma4ForConditionalGeneration": (_gemma4, "generate"),  # gemma4_mm.py builds Gemma4ForCausalLM

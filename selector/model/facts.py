@@ -7,7 +7,6 @@ from __future__ import annotations
 from attn_select.selector.config import Capability
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.archs import _ARCHS, _runner_by_suffix
-from attn_select.selector.model.vllm_registry import dropped_note
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
 from attn_select.selector.model.layers import _Ctx, _generic, _Stack
@@ -21,6 +20,7 @@ from attn_select.selector.model.model_level import (
 )
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config
 from attn_select.selector.model.raw import parse_raw
+from attn_select.selector.model.vllm_registry import dropped_note
 from attn_select.selector.model_facts import (
     AttentionGroup,
     LayerAttention,
@@ -63,6 +63,29 @@ def group_layers(stacks: list[_Stack], encoder_decoder: bool) -> tuple[tuple[Att
     return tuple(groups), tuple(OtherLayers(kind=k, layers=tuple(v)) for k, v in other.items())
 
 
+_BIDIRECTIONAL_POOLING = ("avg", "cls", "last")
+
+
+def _verify_and_update(arch: str, text: HFView, notes: list[str]) -> None:
+    """model_executor/models/config.py MODELS_CONFIG_MAP: the per-architecture
+    config updates vLLM makes before building the model, where they change
+    what the attention layers are."""
+    if arch == "Gemma3TextModel":  # Gemma3TextModelConfig (EmbeddingGemma)
+        text.attrs["is_causal"] = not text.get("use_bidirectional_attention")
+        if not text.attrs["is_causal"]:
+            notes.append("Gemma3TextModel with use_bidirectional_attention: vLLM sets is_causal False "
+                         "(encoder-only attention)")
+    elif arch in ("LlamaBidirectionalModel", "LlamaBidirectionalForSequenceClassification"):
+        # LlamaBidirectionalConfig: always bidirectional; its pooling must be named
+        pooling = text.get("pooling")
+        if pooling is None:
+            raise UserError("this bidirectional model needs a 'pooling' field in its config.json "
+                            "(avg, cls or last); vLLM assumes none")
+        if pooling not in _BIDIRECTIONAL_POOLING:
+            raise UserError(f"pooling {pooling!r} is not one vLLM supports (avg, cls or last)")
+        text.attrs["is_causal"] = False
+
+
 def model_facts(
     data: object,
     *,
@@ -99,6 +122,7 @@ def model_facts(
         sub_type = (cls.text_config_type if cls else None) or sub.get("model_type") or hf.model_type
         text = hf_view(sub, sub_type, f"{where} text_config")
     notes: list[str] = []
+    _verify_and_update(arch, text, notes)
 
     # ModelConfig.__post_init__: sliding_window 0 means none; --disable-sliding-window
     if text.get("sliding_window") == 0:

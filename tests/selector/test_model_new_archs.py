@@ -163,3 +163,21 @@ def test_bert_with_rope_models_are_encoder_only():
     assert (a.attn_type, a.num_heads, a.head_size) == ("encoder_only", 16, 64)
     with pytest.raises(UserError, match="exact split"):
         model_facts({**gte, "hidden_size": 1000}, name="gte")
+
+
+def test_bidirectional_embedding_models_are_encoder_only():
+    gemma = {"architectures": ["Gemma3TextModel"], "model_type": "gemma3_text", "hidden_size": 768,
+             "num_attention_heads": 3, "num_key_value_heads": 1, "head_dim": 256, "num_hidden_layers": 24,
+             "sliding_window": 512, "use_bidirectional_attention": True, "torch_dtype": "float32"}
+    f = model_facts(gemma, name="embeddinggemma")
+    assert f.runner == "pooling" and {g.attn.attn_type for g in f.groups} == {"encoder_only"}
+    causal = model_facts({**gemma, "use_bidirectional_attention": False}, name="g")
+    assert {g.attn.attn_type for g in causal.groups} == {"decoder"}
+    llama = {"architectures": ["LlamaBidirectionalModel"], "model_type": "llama", "hidden_size": 2048,
+             "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 16, "pooling": "avg",
+             "torch_dtype": "bfloat16"}
+    assert model_facts(llama, name="l").groups[0].attn.attn_type == "encoder_only"
+    with pytest.raises(UserError, match="needs a 'pooling' field"):
+        model_facts({k: v for k, v in llama.items() if k != "pooling"}, name="l")
+    with pytest.raises(UserError, match="pooling 'max'"):
+        model_facts({**llama, "pooling": "max"}, name="l")

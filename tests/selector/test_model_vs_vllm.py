@@ -61,7 +61,7 @@ def _cases() -> list[dict]:
              "vocab_size": 1000, "intermediate_size": 2048}
     cases += _gemma4_cases() + _popular_cases() + _more_cases() + _moe_and_mla_cases() + _hybrid_cases()
     cases += _registry_dense_cases() + _registry_moe_hybrid_cases() + _registry_newer_cases()
-    cases += _transformers_backend_cases() + _multimodal_wrapper_cases() + _encoder_cases()
+    cases += _transformers_backend_cases() + _multimodal_wrapper_cases() + _encoder_cases() + _embedding_cases()
     cases += [
         {"name": "qwen2 use_sliding_window false", "config": {
             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
@@ -1297,6 +1297,40 @@ def _encoder_cases() -> list[dict]:
             "num_attention_heads": 4, "num_hidden_layers": 6, "intermediate_size": 512, "vocab_size": 1000,
             "global_attn_every_n_layers": 3, "local_attention": 128, "max_position_embeddings": 8192,
             "pad_token_id": 0, "torch_dtype": "float32"}},
+    ]
+
+
+def _embedding_cases() -> list[dict]:
+    """Embedding / reward checkpoints of decoder models: EmbeddingGemma
+    (Gemma3TextModel, bidirectional), a Llama bidirectional retriever, a
+    Qwen3 reranker, a Qwen2 reward model, and the *Model names vLLM's
+    registry maps to *ForCausalLM (default runner: generate)."""
+    def dense(arch, model_type, **fields):
+        return {**_dense(arch, model_type, **fields), "num_hidden_layers": 2}
+
+    return [
+        {"name": "embeddinggemma like (Gemma3TextModel)", "config": dense(
+            "Gemma3TextModel", "gemma3_text", hidden_size=768, num_attention_heads=3, num_key_value_heads=1,
+            head_dim=256, sliding_window=512, query_pre_attn_scalar=256, use_bidirectional_attention=True)},
+        {"name": "llama bidirectional retriever like", "config": dense(
+            "LlamaBidirectionalModel", "llama", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
+            pooling="avg")},
+        {"name": "qwen3 reranker like", "config": dense(
+            "Qwen3ForSequenceClassification", "qwen3", hidden_size=1024, head_dim=128, num_attention_heads=16,
+            num_key_value_heads=8, num_labels=1)},
+        {"name": "qwen2 reward model like", "config": dense(
+            "Qwen2ForRewardModel", "qwen2", hidden_size=1024, num_attention_heads=16, num_key_value_heads=2,
+            num_labels=1)},
+        {"name": "LlamaModel", "config": dense(
+            "LlamaModel", "llama", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8)},
+        {"name": "MistralModel", "config": dense(
+            "MistralModel", "mistral", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
+            sliding_window=None)},
+        {"name": "Qwen2Model", "config": dense(
+            "Qwen2Model", "qwen2", hidden_size=1024, num_attention_heads=16, num_key_value_heads=2)},
+        {"name": "Gemma2Model", "config": dense(
+            "Gemma2Model", "gemma2", hidden_size=1024, num_attention_heads=8, num_key_value_heads=4, head_dim=256,
+            sliding_window=4096, attn_logit_softcapping=50.0, query_pre_attn_scalar=256)},
     ]
 
 
