@@ -1179,7 +1179,8 @@ def _transformers_backend_cases() -> list[dict]:
 
 def _multimodal_wrapper_cases() -> list[dict]:
     """Multimodal checkpoints whose language model is a nested text_config:
-    InternVL-3 (HF format), Idefics3 / SmolVLM, Gemma-3 4B, Mistral-Small-3.1."""
+    InternVL-3 (HF format), Idefics3 / SmolVLM, Gemma-3 4B, Mistral-Small-3.1, and
+    Kimi-VL (a DeepSeek-V3 MLA text_config)."""
     return [{'name': 'internvl3 hf like',
              'config': {'architectures': ['InternVLForConditionalGeneration'],
                         'model_type': 'internvl',
@@ -1274,7 +1275,44 @@ def _multimodal_wrapper_cases() -> list[dict]:
                                           'num_hidden_layers': 2,
                                           'image_size': 1540,
                                           'patch_size': 14,
-                                          'head_dim': 64}}}]
+                                          'head_dim': 64}}},
+            {'name': 'kimi-vl like',
+             'config': {'architectures': ['KimiVLForConditionalGeneration'],
+                        'model_type': 'kimi_vl',
+                        'torch_dtype': 'bfloat16',
+                        'media_placeholder_token_id': 163605,
+                        'text_config': {'model_type': 'deepseek_v3',
+                                        'hidden_size': 1024,
+                                        'num_attention_heads': 16,
+                                        'num_key_value_heads': 16,
+                                        'num_hidden_layers': 2,
+                                        'intermediate_size': 1024,
+                                        'moe_intermediate_size': 256,
+                                        'vocab_size': 163840,
+                                        'kv_lora_rank': 512,
+                                        'q_lora_rank': None,
+                                        'qk_nope_head_dim': 128,
+                                        'qk_rope_head_dim': 64,
+                                        'v_head_dim': 128,
+                                        'n_routed_experts': 4,
+                                        'num_experts_per_tok': 2,
+                                        'n_shared_experts': 1,
+                                        'first_k_dense_replace': 1,
+                                        'moe_layer_freq': 1,
+                                        'n_group': 1,
+                                        'topk_group': 1,
+                                        'topk_method': 'noaux_tc',
+                                        'scoring_func': 'sigmoid',
+                                        'routed_scaling_factor': 2.446},
+                        'vision_config': {'model_type': 'moonvit',
+                                          'hidden_size': 256,
+                                          'intermediate_size': 512,
+                                          'num_attention_heads': 4,
+                                          'num_hidden_layers': 2,
+                                          'patch_size': 14,
+                                          'init_pos_emb_height': 64,
+                                          'init_pos_emb_width': 64,
+                                          'merge_kernel_size': [2, 2]}}}]
 
 
 def _encoder_cases() -> list[dict]:
