@@ -64,6 +64,8 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Gemma3TextModel": (lambda c: _gemma(c, False, True), "pooling"),  # gemma3.py Gemma3Model
     # llama.py; LlamaBidirectionalConfig makes every layer encoder-only
     "LlamaBidirectionalModel": (_llama, "pooling"),
+    # voyage.py: Qwen3Model layers, made bidirectional by its config update
+    "VoyageQwen3BidirectionalEmbedModel": (lambda c: _qwen2(c, "head_dim"), "pooling"),
     "LlamaBidirectionalForSequenceClassification": (_llama, "pooling"),
     "Gemma3ForConditionalGeneration": (lambda c: _gemma(c, False, True), "generate"),
     "Gemma4ForCausalLM": (_gemma4, "generate"),

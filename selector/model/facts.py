@@ -84,6 +84,8 @@ def _verify_and_update(arch: str, text: HFView, notes: list[str]) -> None:
         if pooling not in _BIDIRECTIONAL_POOLING:
             raise UserError(f"pooling {pooling!r} is not one vLLM supports (avg, cls or last)")
         text.attrs["is_causal"] = False
+    elif arch == "VoyageQwen3BidirectionalEmbedModel":  # VoyageQwen3BidirectionalEmbedModelConfig
+        text.attrs["is_causal"] = False
 
 
 def model_facts(

@@ -1340,8 +1340,8 @@ def _encoder_cases() -> list[dict]:
 
 def _embedding_cases() -> list[dict]:
     """Embedding / reward checkpoints of decoder models: EmbeddingGemma
-    (Gemma3TextModel, bidirectional), a Llama bidirectional retriever, a
-    Qwen3 reranker, a Qwen2 reward model, and the *Model names vLLM's
+    (Gemma3TextModel, bidirectional), a Llama bidirectional retriever, Voyage's
+    bidirectional Qwen3, a Qwen3 reranker, a Qwen2 reward model, and the *Model names vLLM's
     registry maps to *ForCausalLM (default runner: generate)."""
     def dense(arch, model_type, **fields):
         return {**_dense(arch, model_type, **fields), "num_hidden_layers": 2}
@@ -1353,6 +1353,9 @@ def _embedding_cases() -> list[dict]:
         {"name": "llama bidirectional retriever like", "config": dense(
             "LlamaBidirectionalModel", "llama", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
             pooling="avg")},
+        {"name": "voyage qwen3 bidirectional like", "config": dense(
+            "VoyageQwen3BidirectionalEmbedModel", "qwen3", hidden_size=1024, head_dim=128, num_attention_heads=16,
+            num_key_value_heads=8, num_labels=1024)},
         {"name": "qwen3 reranker like", "config": dense(
             "Qwen3ForSequenceClassification", "qwen3", hidden_size=1024, head_dim=128, num_attention_heads=16,
             num_key_value_heads=8, num_labels=1)},
