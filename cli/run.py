@@ -44,6 +44,7 @@ def run_cmd(
     shapes: Annotated[str, typer.Option("--shapes", help="Batch shapes to run: decode,prefill,mixed.")] = "decode,prefill,mixed",
     checks: Annotated[int, typer.Option("--checks", min=1, help="Fresh-input correctness checks per backend and shape.")] = 2,
     no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness only.")] = False,
+    build_span: Annotated[float, typer.Option("--build-span", min=0.0, help="Seconds over which every build is timed again at the end, for a steadier build cost c on a noisy host (0: only each row's own timing).")] = 20.0,
     capability: Annotated[Optional[str], typer.Option("--capability", help="With --device cpu: the GPU the selection is for (default 9.0).")] = None,
     allow_missing: Annotated[bool, typer.Option("--allow-missing", help="Selected backend not installed here: warn instead of exit 1.")] = False,
     fmt: Annotated[RunFormat, typer.Option("--format", "-f", help="Output format.")] = RunFormat.text,
@@ -52,7 +53,7 @@ def run_cmd(
     report = execute(model, device=device, tp=tp, dtype=dtype, kv_cache_dtype=kv_cache_dtype,
                      block_size=block_size, backend=backend, batch=batch, context=context, shapes=shapes,
                      checks=checks, timing=not no_timing, capability=capability, allow_missing=allow_missing,
-                     progress=_stderr)
+                     build_span=build_span, progress=_stderr)
     if fmt is RunFormat.json:
         typer.echo(report.to_json())
     else:
@@ -100,7 +101,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
             kv_cache_dtype: str | None = None, block_size: int | None = None, backend: str | None = None,
             batch: int | None = None, context: int | None = None, shapes: str = "decode,prefill,mixed",
             checks: int = 2, timing: bool = True, capability: str | None = None, allow_missing: bool = False,
-            progress=lambda m: None, facts: Any = None):
+            build_span: float = 20.0, progress=lambda m: None, facts: Any = None):
     """The command without the rendering: returns a RunReport with ``exit_code`` set.
 
     ``facts`` (a ModelFacts) replaces loading ``model`` (for scripts and tests)."""
@@ -161,7 +162,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
 
     opts = RunOptions(device=torch_device, shapes=shape_list, page_size=block_size or 16, dtype=dtype,
                       kv_cache_dtype=kv_cache_dtype or "auto", backends=run_backends, checks=checks,
-                      timing=timing, progress=progress)
+                      timing=timing, build_span_s=build_span, progress=progress)
     if cpu:
         opts.time_budget_s = 0.2
     report = run_model(facts, exp, opts, device_name=dev.name, kernels_source=kern.source)

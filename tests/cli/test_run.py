@@ -101,3 +101,24 @@ def test_gpu_run_triton_and_flex(tiny_model, capsys):
     out = json.loads(capsys.readouterr().out)
     ran = [r for g in out["groups"] for r in g["rows"] if r["status"] == "ran"]
     assert ran and all(r["correct"] for r in ran) and code == 0
+
+
+def test_build_span_reaches_the_runner_and_refuses_negatives(tiny_model, monkeypatch):
+    from attn_select.backends.run import runner
+
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run_model(facts, exp, opts, **kw):
+        seen["span"] = opts.build_span_s
+        raise Stop
+
+    monkeypatch.setattr(runner, "run_model", fake_run_model)
+    from attn_select.cli.run import execute
+
+    with pytest.raises(Stop):
+        execute(tiny_model, device="cpu", shapes="decode", build_span=3.5)
+    assert seen["span"] == 3.5
+    assert main(["run", tiny_model, "--device", "cpu", "--build-span", "-1"]) == 2
