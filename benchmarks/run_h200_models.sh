@@ -4,7 +4,8 @@
 # run twice, every run its own process (two runs of the same command), run 1
 # of every model before any run 2 so that the two are minutes apart; then the
 # same pair for Llama-3.1-8B with an fp8 KV cache. Reports (JSON + text) go to
-# /root/keep/out; /root/keep/out/.done marks the end.
+# /root/keep/out; /root/keep/out/.done marks the end. RUN_MODELS picks the
+# models, RUN_FP8=0 leaves the fp8 pair out, RUN_OUT moves the output.
 #   setsid nohup bash benchmarks/run_h200_models.sh > /root/keep/models.log 2>&1 &
 set -u
 out=${RUN_OUT:-/root/keep/out}
@@ -15,8 +16,10 @@ for rep in 1 2; do
     python3 benchmarks/run_h200.py --stage models --models "$m" --tag run --index $rep --out "$out"
   done
 done
-for rep in 1 2; do
-  python3 benchmarks/run_h200.py --stage models --models llama-3.1-8b --kv-cache-dtype fp8 --tag fp8-run \
-    --index $rep --out "$out"
-done
+if [ "${RUN_FP8:-1}" != 0 ]; then
+  for rep in 1 2; do
+    python3 benchmarks/run_h200.py --stage models --models llama-3.1-8b --kv-cache-dtype fp8 --tag fp8-run \
+      --index $rep --out "$out"
+  done
+fi
 touch "$out/.done"
