@@ -421,6 +421,30 @@ def _deepseek_v32(ctx: _Ctx) -> _Stack:
     return _Stack([(i, layer) for i in range(_n_layers(ctx))])
 
 
+_HYV4_SPARSE = frozenset({"sparse_attention", "sparse", "indexed_attention", "deepseek_sparse_attention"})
+
+
+def _hy_v4(ctx: _Ctx) -> _Stack:
+    """vllm/models/hy_v4 (CUDA) HYV4MLAAttention: MLAAttention on every layer,
+    sparse (DSA) where the config has index_topk and layer_types names the
+    layer sparse. A sparse layer first probes get_attn_backend with the same
+    inputs; with learnable_sink the layer asks once more and, when the pick
+    cannot apply sinks, binds HYV4's own FLASHMLA_SPARSE subclass instead."""
+    t, n = ctx.text, _n_layers(ctx)
+    if t.get("kv_lora_rank") is None:
+        raise UserError("HY-V4 config has no kv_lora_rank; its MLA layers need it")
+    types = t.get("layer_types") or []
+    sparse_on = t.get("index_topk") is not None
+    heads = _heads(ctx)
+    if t.get("learnable_sink", True):
+        _note(ctx, "HY-V4 learnable_sink: each layer re-asks the selector and, where the pick cannot apply "
+                   "sinks, runs HYV4's sink-capable FLASHMLA_SPARSE subclass (if valid) instead of the pick")
+    return _Stack([
+        (i, _mla(ctx, heads, sparse=sparse_on and i < len(types) and types[i] in _HYV4_SPARSE))
+        for i in range(n)
+    ])
+
+
 def _kimi_linear(ctx: _Ctx) -> _Stack:
     """vllm/models/kimi_k3/nvidia/model.py (KimiLinearForCausalLM on CUDA):
     layers listed (1-based) in linear_attn_config["kda_layers"] run Kimi

@@ -181,3 +181,20 @@ def test_bidirectional_embedding_models_are_encoder_only():
         model_facts({k: v for k, v in llama.items() if k != "pooling"}, name="l")
     with pytest.raises(UserError, match="pooling 'max'"):
         model_facts({**llama, "pooling": "max"}, name="l")
+
+
+def test_hy_v4_mla_sparse_where_layer_types_say_so():
+    # per-layer inputs checked against vLLM's build of HYV4Config (its sparse
+    # layers probe get_attn_backend and, with learnable_sink, ask again: same inputs)
+    cfg = {"architectures": ["HYV4ForCausalLM"], "model_type": "hy_v4", "num_hidden_layers": 4,
+           "num_attention_heads": 32, "hidden_size": 4096, "q_lora_rank": 1536, "kv_lora_rank": 512,
+           "qk_nope_head_dim": 192, "qk_rope_head_dim": 64, "v_head_dim": 256, "index_topk": 2048,
+           "layer_types": ["full_attention", "sparse_attention", "full_attention", "sparse"],
+           "learnable_sink": True, "torch_dtype": "bfloat16"}
+    f = model_facts(cfg, name="hy")
+    layers = {i: g.attn for g in f.groups for i in g.layers}
+    assert [layers[i].use_sparse for i in range(4)] == [False, True, False, True]
+    assert {(a.head_size, a.use_mla, a.num_heads, a.num_kv_heads) for a in layers.values()} == {(576, True, 32, 1)}
+    assert any("learnable_sink" in n for n in f.notes)
+    dense = model_facts({k: v for k, v in cfg.items() if k != "layer_types"}, name="hy")
+    assert not any(g.attn.use_sparse for g in dense.groups)
