@@ -20,6 +20,7 @@ from attn_select.selector.model.layers import (
     _deepseek_v4,
     _deepseek_v32,
     _falcon,
+    _flint,
     _gemma,
     _gemma4,
     _gpt_oss,
@@ -82,7 +83,8 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "DeepseekV32ForCausalLM": (_deepseek_v32, "generate"),
     "GlmMoeDsaForCausalLM": (_deepseek_v32, "generate"),  # same CUDA module as DeepSeek-V3.2
     "KimiLinearForCausalLM": (_kimi_linear, "generate"),
-    "HYV4ForCausalLM": (_hy_v4, "generate"),  # vllm/models/hy_v4 (CUDA)  # vllm/models/kimi_k3 (CUDA)
+    "HYV4ForCausalLM": (_hy_v4, "generate"),  # vllm/models/hy_v4 (CUDA)
+    "FlintForCausalLM": (_flint, "generate"),  # vllm/models/flint  # vllm/models/kimi_k3 (CUDA)
     "BailingMoeV2_5ForCausalLM": (_bailing_moe_v25, "generate"),  # bailing_moe_linear.py (bailing_hybrid)
     "BailingMoeV3ForCausalLM": (_bailing_moe_v3, "generate"),  # bailing_moe_v3.py (bailing_hybrid)
     "DeepseekV4ForCausalLM": (_deepseek_v4, "generate"),  # vllm/models/deepseek_v4: bypasses the selector

@@ -260,6 +260,18 @@ def _post_modernbert(a: dict[str, Any]) -> None:
     a["sliding_window"] = a["local_attention"] // 2
 
 
+def _post_flint(a: dict[str, Any]) -> None:
+    # vllm/models/flint/configs.py FlintConfig: the window only with
+    # use_sliding_window; layer_types default all full, one per layer
+    if not a.get("use_sliding_window", True):
+        a["sliding_window"] = None
+    n = a["num_hidden_layers"]
+    if not a.get("layer_types"):
+        a["layer_types"] = ["full_attention"] * n
+    if len(a["layer_types"]) != n:
+        raise UserError(f"layer_types has {len(a['layer_types'])} entries but num_hidden_layers is {n}")
+
+
 def _post_gpt_bigcode(a: dict[str, Any]) -> None:
     # GPTBigCodeConfig.__post_init__: one KV head with multi_query (its default)
     a["num_key_value_heads"] = 1 if a.get("multi_query", True) else a.get("n_head")
@@ -411,6 +423,9 @@ _HF_CLASSES: dict[str, _HFClass] = {
     "gpt2": _HFClass("GPT2Config", {"n_embd": 768, "n_layer": 12, "n_head": 12},
                      attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
                                     "num_hidden_layers": "n_layer"}),
+    "flint": _HFClass("FlintConfig", {"num_hidden_layers": 49, "num_attention_heads": 32, "num_key_value_heads": 4,
+                                      "head_dim": 128, "use_sliding_window": True, "sliding_window": 513},
+                      _post_flint),
     "smollm3": _HFClass("SmolLM3Config", {"num_hidden_layers": 36, "num_attention_heads": 16, "hidden_size": 2048,
                                           "num_key_value_heads": 4, "use_sliding_window": False,
                                           "sliding_window": None}, _post_smollm3),

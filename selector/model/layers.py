@@ -421,6 +421,25 @@ def _deepseek_v32(ctx: _Ctx) -> _Stack:
     return _Stack([(i, layer) for i in range(_n_layers(ctx))])
 
 
+def _flint(ctx: _Ctx) -> _Stack:
+    """vllm/models/flint FlintAttention: Attention with a learned sink on every
+    layer, config.head_dim, the window on layer_types' sliding layers. Its
+    fused kernel asserts the layer's impl is FlashInferImpl: with any other
+    backend selected, vLLM fails to load the model."""
+    t, n = ctx.text, _n_layers(ctx)
+    heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
+    kv = _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
+    head = _check_head_size(t.get("head_dim") or 0, "head_dim")
+    types = t.get("layer_types") or []
+    _note(ctx, "Flint's fused attention kernel asserts FLASHINFER was selected (FlashInferImpl): vLLM cannot "
+               "load it with any other backend")
+    return _Stack([
+        (i, _attention(ctx, heads, kv, head, sinks=True,
+                       window=t.get("sliding_window") if types[i] == "sliding_attention" else None))
+        for i in range(n)
+    ])
+
+
 _HYV4_SPARSE = frozenset({"sparse_attention", "sparse", "indexed_attention", "deepseek_sparse_attention"})
 
 

@@ -198,3 +198,19 @@ def test_hy_v4_mla_sparse_where_layer_types_say_so():
     assert any("learnable_sink" in n for n in f.notes)
     dense = model_facts({k: v for k, v in cfg.items() if k != "layer_types"}, name="hy")
     assert not any(g.attn.use_sparse for g in dense.groups)
+
+
+def test_flint_sinks_everywhere_window_on_sliding_layers_and_the_flashinfer_assertion():
+    cfg = {"architectures": ["FlintForCausalLM"], "model_type": "flint", "num_hidden_layers": 4,
+           "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "sliding_window": 513,
+           "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
+           "torch_dtype": "bfloat16"}
+    f = model_facts(cfg, name="flint")
+    layers = {i: g.attn for g in f.groups for i in g.layers}
+    assert [layers[i].sliding_window for i in range(4)] == [513, 513, 513, None]
+    assert all(a.has_sink and a.head_size == 128 and a.num_kv_heads == 4 for a in layers.values())
+    assert any("asserts FLASHINFER" in n for n in f.notes)
+    off = model_facts({**cfg, "use_sliding_window": False}, name="flint")
+    assert {g.attn.sliding_window for g in off.groups} == {None}
+    with pytest.raises(UserError, match="layer_types has 2 entries"):
+        model_facts({**cfg, "layer_types": ["full_attention"] * 2}, name="flint")
