@@ -25,7 +25,7 @@ from attn_select.backends.run.adapter import Adapter, RunEnv, Unsupported
 from attn_select.backends.run.batch import Batch, Shape, fill_random_, make_batch, random_inputs, write_new_tokens
 from attn_select.backends.run.flashinfer import vllm_prefills_on_trtllm
 from attn_select.backends.run.harness import (
-    SpreadHostTimer, Ticker, copy_ceiling, host_probes, host_samples, summarize, time_device,
+    HostTiming, SpreadHostTimer, Ticker, copy_ceiling, host_probes, host_samples, summarize, time_device,
 )
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error, tolerance
 from attn_select.backends.run.report import (
@@ -160,12 +160,19 @@ def run_backend(row: BackendRow, adapter: Adapter, batch: Batch, p: AttnParams, 
     return False
 
 
+def _build_fields(build: HostTiming, num_layers: int, per_layer_us: float) -> dict[str, Any]:
+    """The Perf fields that follow from the build timing: c, its median and
+    CPU time, and the step projection c + L x t with c's share of it."""
+    step = build.min_us + num_layers * per_layer_us
+    return dict(build_us=build.min_us, build_median_us=build.median_us, build_cpu_us=build.cpu_min_us,
+                build_samples=build.samples, step_us=step, build_share=build.min_us / step if step else 0.0)
+
+
 def _final_build(perf: Perf, adapter: Adapter) -> Callable:
-    def done(build: Any, span_s: float) -> None:
-        perf.build_us, perf.build_median_us, perf.build_cpu_us = build.min_us, build.median_us, build.cpu_min_us
-        perf.build_samples, perf.build_span_s = build.samples, round(span_s, 1)
-        perf.step_us = build.min_us + perf.num_layers * perf.per_layer_us
-        perf.build_share = build.min_us / perf.step_us if perf.step_us else 0.0
+    def done(build: HostTiming, span_s: float) -> None:
+        for name, value in _build_fields(build, perf.num_layers, perf.per_layer_us).items():
+            setattr(perf, name, value)
+        perf.build_span_s = round(span_s, 1)
         adapter.close()
     return done
 
@@ -198,23 +205,15 @@ def _time(adapter: Adapter, plan: Any, batch: Batch, p: AttnParams, env: RunEnv,
     # c is timed with the timed caches freed, the same state for every row
     del caches
     _free(dev)
-    probes, samples = None, []
-    if cuda:
-        samples = host_samples(lambda: adapter.build(batch), dev)
-        build = summarize(samples)
-        probes = host_probes(dev)
-    else:  # the CPU path checks more than it times
-        samples = host_samples(lambda: adapter.build(batch), dev, repeats=3, warmup=0, rounds=1, threads=None)
-        build = summarize(samples)
-    build_us = build.min_us
+    # the CPU path checks more than it times
+    quick = {} if cuda else dict(repeats=3, warmup=0, rounds=1, threads=None)
+    samples = host_samples(lambda: adapter.build(batch), dev, **quick)
     nbytes = kv_bytes(batch, p, elem)
     bw = nbytes / (per_layer * 1e-6)
-    step = build_us + num_layers * per_layer
     perf = Perf(per_layer_us=per_layer, min_us=t.min_us / n, method=t.method, samples=t.samples,
-                layers_timed=n, first_call_s=first_s, build_us=build_us, build_median_us=build.median_us,
-                build_cpu_us=build.cpu_min_us, host_probe_us=probes, build_samples=build.samples,
+                layers_timed=n, first_call_s=first_s, host_probe_us=host_probes(dev) if cuda else None,
                 kv_bytes=nbytes, kv_read_tbs=bw / 1e12, ceiling_fraction=(bw / ceiling) if ceiling else None,
-                num_layers=num_layers, step_us=step, build_share=build_us / step if step else 0.0)
+                num_layers=num_layers, **_build_fields(summarize(samples), num_layers, per_layer))
     return perf, samples
 
 
