@@ -76,6 +76,11 @@ class Adapter:
     def cache_torch_dtype(self) -> torch.dtype:
         return cache_dtype(self.env.kv_cache_dtype, self.env.dtype)
 
+    @property
+    def fp8_cache(self) -> bool:
+        """The KV cache is fp8 (--kv-cache-dtype fp8*, vLLM's spelling)."""
+        return self.env.kv_cache_dtype.startswith("fp8")
+
     def build(self, batch: Batch) -> Any:
         raise NotImplementedError
 

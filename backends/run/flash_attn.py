@@ -70,7 +70,6 @@ def _descales(plan: FAPlan) -> dict:
     return dict(q_descale=plan.q_descale, k_descale=plan.k_descale, v_descale=plan.v_descale)
 
 
-
 def _window(p) -> tuple[int, int]:
     return (p.window_left, 0) if p.sliding_window is not None else (-1, -1)
 
@@ -137,6 +136,7 @@ class FlashAttnAdapter(SeparateKVAdapter):
         # page size -> (chosen, tried): resolved once, so the per-step build
         # times metadata only, not failed imports searching sys.path again
         self._picked: dict[int | None, tuple[tuple[FAImpl, Any] | None, list[str]]] = {}
+        self._scale: torch.Tensor | None = None
 
     def _runnable(self, impl: FAImpl, page_size: int | None) -> str | None:
         cap = self.env.capability
@@ -148,13 +148,16 @@ class FlashAttnAdapter(SeparateKVAdapter):
             return f"FA2 paged KV needs a page size multiple of 256 (got {page_size})"
         if impl.key == "vllm_fa" and self.env.fa_version is None:
             return "explain resolved no FA version"
-        if self.fp8 and impl.key in ("fa4", "fa2"):
+        if self.fp8_cache and impl.key in ("fa4", "fa2"):
             return "takes no fp8 KV cache (no descale arguments)"
         return None
 
-    @property
-    def fp8(self) -> bool:
-        return self.env.kv_cache_dtype.startswith("fp8")
+    def _unit_scale(self, device: torch.device) -> torch.Tensor:
+        """The layer's q/k/v scale, 1.0 without calibrated ones: one tensor the
+        adapter keeps, as the layer keeps its _k_scale, not a per-step one."""
+        if self._scale is None or self._scale.device != device:
+            self._scale = torch.ones(1, dtype=torch.float32, device=device)
+        return self._scale
 
     def _quantizes_query(self, version: int) -> bool:
         """vLLM's ``supports_quant_query_input``: true on CUDA except FA4's SM90
@@ -208,9 +211,8 @@ class FlashAttnAdapter(SeparateKVAdapter):
         version = int((self.env.fa_version if impl.key == "vllm_fa" else impl.version) or 0)
         plan = FAPlan(batch, impl, mod, batch.query_start_loc, seq, cu_k, batch.block_table.contiguous(),
                       batch.max_query_len, batch.max_seq_len, version)
-        if self.fp8:  # the layer's scales (1.0: no calibrated ones), expanded to [B, Hkv] as vLLM does
-            one = torch.ones(1, dtype=torch.float32, device=seq.device).expand(batch.num_requests,
-                                                                               self.p.num_kv_heads)
+        if self.fp8_cache:  # the layer's scales (1.0: no calibrated ones), expanded to [B, Hkv] as vLLM does
+            one = self._unit_scale(seq.device).expand(batch.num_requests, self.p.num_kv_heads)
             plan.k_descale = plan.v_descale = one
             if self._quantizes_query(version):
                 plan.q_descale, plan.quant_q = one, True

@@ -244,10 +244,9 @@ class FlashInferAdapter(Adapter):
         (native FA3) and 10.x take an fp8 query, quantized by the impl
         (``maybe_quant_query``); other GPUs (fa2 only) keep the model dtype.
         Decode is not touched: XQA takes the 16-bit query."""
-        kv = self.cache_torch_dtype()
         cap = self.env.capability or (0, 0)
-        if kv in (torch.float8_e4m3fn, torch.float8_e5m2) and (cap == (9, 0) or cap[0] == 10):
-            return kv
+        if self.fp8_cache and (cap == (9, 0) or cap[0] == 10):
+            return self.cache_torch_dtype()
         return self.env.dtype
 
     def _refuse_soft_cap(self, what: str) -> None:
@@ -260,7 +259,7 @@ class FlashInferAdapter(Adapter):
     def _refuse_on_trtllm_gen(self, what: str) -> None:
         """What attn-select run cannot reproduce of vLLM's trtllm-gen calls."""
         self._refuse_soft_cap(what)
-        if self.cache_torch_dtype() in (torch.float8_e4m3fn, torch.float8_e5m2):
+        if self.fp8_cache:
             # On 10.x vLLM quantizes the query to fp8 first (scaled_fp8_quant with
             # the layer's q_scale, unless disable_flashinfer_q_quantization) and
             # folds q/k scales into bmm1_scale; we pass the 16-bit query as is.

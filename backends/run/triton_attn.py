@@ -11,8 +11,8 @@ the merge kernel. Both are reused by every layer of the step.
 from __future__ import annotations
 
 from array import array
-from itertools import accumulate
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 import torch
 
@@ -142,9 +142,11 @@ class TritonAttnAdapter(Adapter):
 
     def choose(self, batch: Batch) -> KernelConfig:
         """Decode-only, prefill-only or mixed launch config for this batch."""
+        return self._config_for(_q_lens(batch))
+
+    def _config_for(self, q_lens: list[int]) -> KernelConfig:
         g_pad = _next_pow2(self.p.group)
         small_q = max(1, max(DECODE_CONFIG.small_m, g_pad) // g_pad)
-        q_lens = _q_lens(batch)
         if max(q_lens) <= small_q:
             return DECODE_CONFIG
         if min(q_lens) > small_q:
@@ -154,12 +156,12 @@ class TritonAttnAdapter(Adapter):
     def build(self, batch: Batch, cfg: KernelConfig | None = None) -> TritonPlan:
         p = self.p
         g_pad = _next_pow2(p.group)
-        cfg = cfg or self.choose(batch)
+        q_lens = _q_lens(batch)  # read once: build is the timed per-step host work
+        cfg = cfg or self._config_for(q_lens)
         if p.head_size > 128:  # keep the K/V tiles within shared memory
             cfg = replace(cfg, block_n=min(cfg.block_n, 32), small_n=min(cfg.small_n, 32))
         block_q = max(1, max(cfg.block_m, g_pad, 16) // g_pad) if cfg.block_m else 0
         small_q = max(1, max(cfg.small_m, g_pad, 16) // g_pad) if cfg.small_m else 0
-        q_lens = _q_lens(batch)
         if block_q == 0 and max(q_lens) > small_q:
             raise ValueError(f"decode-only config given a batch with {max(q_lens)}-token requests")
         work, red_token, red_nsplit, max_splits = plan_work(
