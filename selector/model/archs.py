@@ -18,6 +18,7 @@ from attn_select.selector.model.layers import (
     _decilm,
     _deepseek,
     _deepseek_v4,
+    _encoder_only,
     _deepseek_v32,
     _falcon,
     _flint,
@@ -34,7 +35,6 @@ from attn_select.selector.model.layers import (
     _plain,
     _qwen2,
     _qwen3_next,
-    _roberta,
     _whisper,
 )
 
@@ -118,8 +118,9 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "BertForSequenceClassification": (_bert, "pooling"),
     "BertForTokenClassification": (_bert, "pooling"),
     "BertSpladeSparseEmbeddingModel": (_bert, "pooling"),
-    # roberta.py (RobertaEmbeddingModel / ForSequenceClassification / ForTokenClassification)
-    **{arch: (_roberta, "pooling") for arch in (
+    # roberta.py (RobertaEmbeddingModel / ForSequenceClassification / ForTokenClassification):
+    # BertModel's layers, or JinaRobertaModel's for rotary positions; any position type
+    **{arch: (_encoder_only, "pooling") for arch in (
         "RobertaModel", "RobertaForMaskedLM", "XLMRobertaModel", "BgeM3EmbeddingModel",
         "RobertaForSequenceClassification", "XLMRobertaForSequenceClassification",
         "RobertaForTokenClassification", "XLMRobertaForTokenClassification")},

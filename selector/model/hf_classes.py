@@ -225,10 +225,9 @@ def _post_cohere2_moe(a: dict[str, Any]) -> None:
         dense = a.pop("first_k_dense_replace", 0) or 0
         prefix_every = a.get("prefix_dense_sliding_window_pattern") or 1
         every = a.get("sliding_window_pattern") or 4
-        a["layer_types"] = (
-            ["sliding_attention" if (i + 1) % prefix_every else "full_attention" for i in range(dense)]
-            + ["sliding_attention" if (i + 1) % every else "full_attention"
-               for i in range(a["num_hidden_layers"] - dense)])
+        a["layer_types"] = (_alternating(dense, prefix_every, "sliding_attention", "full_attention")
+                            + _alternating(a["num_hidden_layers"] - dense, every, "sliding_attention",
+                                           "full_attention"))
 
 
 def _post_n_embed(a: dict[str, Any]) -> None:
@@ -323,6 +322,16 @@ class _HFClass(NamedTuple):
 
 
 _LLAMA_SIZES = {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096}
+_BERT_SIZES = {"num_hidden_layers": 12, "num_attention_heads": 12, "hidden_size": 768}
+# GPT2Config's sizes and the attribute_map that gives them the common names
+# (GPT-2, GPT-J, GPTBigCode and Nomic-BERT's GPT2Config subclass)
+_GPT2_SIZES = {"n_embd": 768, "n_layer": 12, "n_head": 12}
+_GPT2_NAMES = MappingProxyType({"hidden_size": "n_embd", "num_attention_heads": "n_head",
+                                "num_hidden_layers": "n_layer"})
+# Qwen2_5_VLTextConfig and Qwen2VLTextConfig default alike
+_QWEN2_VL_TEXT = {"num_hidden_layers": 80, "num_attention_heads": 64, "hidden_size": 8192,
+                  "num_key_value_heads": 8, "use_sliding_window": False, "sliding_window": 4096,
+                  "max_window_layers": 80}
 _DEEPSEEK_MLA = {"q_lora_rank": 1536, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
                  "qk_nope_head_dim": 128, "v_head_dim": 128}
 
@@ -345,14 +354,8 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                       "max_window_layers": 28}, _post_qwen2),
     # Qwen2_5_VLConfig pops a flat (hub-style) config's text fields into a
     # Qwen2_5_VLTextConfig: same use_sliding_window gate as Qwen2Config
-    "qwen2_5_vl_text": _HFClass("Qwen2_5_VLTextConfig", {"num_hidden_layers": 80, "num_attention_heads": 64,
-                                                         "hidden_size": 8192, "num_key_value_heads": 8,
-                                                         "use_sliding_window": False, "sliding_window": 4096,
-                                                         "max_window_layers": 80}, _post_qwen2),
-    "qwen2_vl_text": _HFClass("Qwen2VLTextConfig", {"num_hidden_layers": 80, "num_attention_heads": 64,
-                                                   "hidden_size": 8192, "num_key_value_heads": 8,
-                                                   "use_sliding_window": False, "sliding_window": 4096,
-                                                   "max_window_layers": 80}, _post_qwen2),
+    "qwen2_5_vl_text": _HFClass("Qwen2_5_VLTextConfig", _QWEN2_VL_TEXT, _post_qwen2),
+    "qwen2_vl_text": _HFClass("Qwen2VLTextConfig", _QWEN2_VL_TEXT, _post_qwen2),
     "qwen3_moe": _HFClass("Qwen3MoeConfig", {"num_hidden_layers": 24, "num_attention_heads": 32,
                                              "hidden_size": 2048, "num_key_value_heads": 4,
                                              "use_sliding_window": False, "sliding_window": 4096},
@@ -420,23 +423,17 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                                  "sliding_window": 4096, "sliding_window_pattern": 4,
                                                  "prefix_dense_sliding_window_pattern": 1}, _post_cohere2_moe),
     # GPT-2 / GPT-J / BLOOM / DBRX name their sizes differently: attribute_map
-    "gpt2": _HFClass("GPT2Config", {"n_embd": 768, "n_layer": 12, "n_head": 12},
-                     attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
-                                    "num_hidden_layers": "n_layer"}),
+    "gpt2": _HFClass("GPT2Config", _GPT2_SIZES, attribute_map=_GPT2_NAMES),
     "flint": _HFClass("FlintConfig", {"num_hidden_layers": 49, "num_attention_heads": 32, "num_key_value_heads": 4,
                                       "head_dim": 128, "use_sliding_window": True, "sliding_window": 513},
                       _post_flint),
     "smollm3": _HFClass("SmolLM3Config", {"num_hidden_layers": 36, "num_attention_heads": 16, "hidden_size": 2048,
                                           "num_key_value_heads": 4, "use_sliding_window": False,
                                           "sliding_window": None}, _post_smollm3),
-    "gpt_bigcode": _HFClass("GPTBigCodeConfig", {"n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024,
-                                                "multi_query": True},
+    "gpt_bigcode": _HFClass("GPTBigCodeConfig", {**_GPT2_SIZES, "n_positions": 1024, "multi_query": True},
                             _post_gpt_bigcode,
-                            attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
-                                           "num_hidden_layers": "n_layer", "max_position_embeddings": "n_positions"}),
-    "gptj": _HFClass("GPTJConfig", {"n_embd": 4096, "n_layer": 28, "n_head": 16},
-                     attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
-                                    "num_hidden_layers": "n_layer"}),
+                            attribute_map={**_GPT2_NAMES, "max_position_embeddings": "n_positions"}),
+    "gptj": _HFClass("GPTJConfig", {"n_embd": 4096, "n_layer": 28, "n_head": 16}, attribute_map=_GPT2_NAMES),
     "bloom": _HFClass("BloomConfig", {"hidden_size": 64, "n_layer": 2, "n_head": 8}, _post_n_embed,
                       attribute_map={"num_hidden_layers": "n_layer", "num_attention_heads": "n_head"}),
     "falcon": _HFClass("FalconConfig", {"hidden_size": 4544, "num_hidden_layers": 32, "num_attention_heads": 71,
@@ -456,15 +453,12 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                           "num_attention_heads": 32, "multi_query_attention": False,
                                           "multi_query_group_num": 1},
                         attribute_map={"num_hidden_layers": "num_layers", "n_head_kv": "multi_query_group_num"}),
-    "bert": _HFClass("BertConfig", {"num_hidden_layers": 12, "num_attention_heads": 12, "hidden_size": 768}),
-    "roberta": _HFClass("RobertaConfig", {"num_hidden_layers": 12, "num_attention_heads": 12, "hidden_size": 768}),
-    "xlm-roberta": _HFClass("XLMRobertaConfig", {"num_hidden_layers": 12, "num_attention_heads": 12,
-                                                 "hidden_size": 768}),
+    "bert": _HFClass("BertConfig", _BERT_SIZES),
+    "roberta": _HFClass("RobertaConfig", _BERT_SIZES),
+    "xlm-roberta": _HFClass("XLMRobertaConfig", _BERT_SIZES),
     # the checkpoint's NomicBertConfig (a GPT2Config); vLLM's NomicBertModelConfig
     # copies n_embd / n_layer into hidden_size / num_hidden_layers
-    "nomic_bert": _HFClass("NomicBertConfig", {"n_embd": 768, "n_layer": 12, "n_head": 12},
-                           attribute_map={"hidden_size": "n_embd", "num_attention_heads": "n_head",
-                                          "num_hidden_layers": "n_layer"}),
+    "nomic_bert": _HFClass("NomicBertConfig", _GPT2_SIZES, attribute_map=_GPT2_NAMES),
     "modernbert": _HFClass("ModernBertConfig", {"num_hidden_layers": 22, "num_attention_heads": 12,
                                                 "hidden_size": 768, "local_attention": 128}, _post_modernbert),
     "whisper": _HFClass(
@@ -508,9 +502,9 @@ _HF_CLASSES["bailing_hybrid"] = _HFClass("BailingHybridConfig", {
     "head_dim": 128, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
     "layer_group_size": 6}, _post_kv)
 # flat config.json: the text fields sit at the top level (text = hf_config view)
-_HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _HF_CLASSES["qwen2_5_vl_text"].defaults, _post_qwen2,
+_HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")
-_HF_CLASSES["qwen2_vl"] = _HFClass("Qwen2VLConfig", _HF_CLASSES["qwen2_vl_text"].defaults, _post_qwen2,
+_HF_CLASSES["qwen2_vl"] = _HFClass("Qwen2VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                    text_config_type="qwen2_vl_text")
 
 

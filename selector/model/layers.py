@@ -600,42 +600,34 @@ def _deepseek_v4(ctx: _Ctx) -> _Stack:
         "selection to explain for it")
 
 
-def _bert(ctx: _Ctx) -> _Stack:
-    """bert.py BertSelfAttention: EncoderOnlyAttention, hidden // heads,
-    KV heads = query heads."""
+def _encoder_only(ctx: _Ctx) -> _Stack:
+    """EncoderOnlyAttention on every layer, head hidden // heads, KV heads =
+    query heads, both per rank: bert.py BertSelfAttention, roberta.py (BertModel's
+    layers with absolute positions, JinaRobertaModel's with rotary) and
+    bert_with_rope.py BertWithRopeAttention all build this."""
     total = _heads(ctx)
+    heads = _per_rank(total, ctx.tp, "attention heads")
+    head = _check_head_size(_hidden_over(ctx.text, total), "hidden_size // num_attention_heads")
+    layer = _bare(heads, _kv_per_rank(total, ctx.tp), head, "encoder_only")
+    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+
+
+def _bert(ctx: _Ctx) -> _Stack:
+    """bert.py: encoder-only layers, absolute positions only."""
     if ctx.text.get("position_embedding_type", "absolute") != "absolute":
         # bert.py BertEmbedding raises for anything else
         raise UserError("vLLM's BERT supports only position_embedding_type 'absolute'")
-    heads = _per_rank(total, ctx.tp, "attention heads")
-    head = _check_head_size(_hidden_over(ctx.text, total), "hidden_size // num_attention_heads")
-    layer = _bare(heads, _kv_per_rank(total, ctx.tp), head, "encoder_only")
-    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
-
-
-def _roberta(ctx: _Ctx) -> _Stack:
-    """roberta.py: BertModel's layers (EncoderOnlyAttention, hidden // heads,
-    KV heads = query heads) with absolute positions, JinaRobertaModel's
-    (bert_with_rope.py BertWithRopeAttention, the same sizes) with rotary."""
-    total = _heads(ctx)
-    heads = _per_rank(total, ctx.tp, "attention heads")
-    head = _check_head_size(_hidden_over(ctx.text, total), "hidden_size // num_attention_heads")
-    layer = _bare(heads, _kv_per_rank(total, ctx.tp), head, "encoder_only")
-    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+    return _encoder_only(ctx)
 
 
 def _bert_with_rope(ctx: _Ctx) -> _Stack:
-    """bert_with_rope.py BertWithRopeAttention (Nomic-BERT, GTE): encoder-only,
-    head hidden // heads (it asserts an exact split), KV heads = query heads."""
-    total = _heads(ctx)
-    hidden = ctx.text.get("hidden_size")
+    """bert_with_rope.py (Nomic-BERT, GTE): encoder-only layers; the attention
+    asserts an exact head split."""
+    total, hidden = _heads(ctx), ctx.text.get("hidden_size")
     if isinstance(hidden, int) and hidden % total:
         raise UserError(f"hidden_size {hidden} is not a multiple of num_attention_heads {total}: "
                         "vLLM's BertWithRopeAttention asserts an exact split")
-    heads = _per_rank(total, ctx.tp, "attention heads")
-    head = _check_head_size(_hidden_over(ctx.text, total), "hidden_size // num_attention_heads")
-    layer = _bare(heads, _kv_per_rank(total, ctx.tp), head, "encoder_only")
-    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+    return _encoder_only(ctx)
 
 
 def _modernbert(ctx: _Ctx) -> _Stack:
