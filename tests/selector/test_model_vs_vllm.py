@@ -1411,21 +1411,16 @@ def oracle(oracle_all) -> list[tuple[dict, dict]]:
     return [(c, r) for c, r in oracle_all if not {"rejects", "attention_free", "bypass"} & c.keys()]
 
 
-def test_attention_free_models_have_no_layers_in_both(oracle_all, tmp_path):
+@pytest.mark.parametrize("flag,refusal", [
+    ("attention_free", "no attention layers"),  # attention-free models: no layers in both
+    ("bypass", "never calls get_attn_backend"),  # models whose layers bypass the selector: refused
+])
+def test_cases_without_selection_build_no_calls_in_vllm_and_are_refused(oracle_all, tmp_path, flag, refusal):
     for case, res in oracle_all:
-        if "attention_free" not in case:
+        if flag not in case:
             continue
         assert res["error"] is None and not res["calls"] and not res["layers"], (case["name"], res["error"])
-        with pytest.raises(UserError, match="no attention layers"):
-            _ours(case, tmp_path)
-
-
-def test_selector_bypassing_models_are_refused(oracle_all, tmp_path):
-    for case, res in oracle_all:
-        if "bypass" not in case:
-            continue
-        assert res["error"] is None and not res["calls"] and not res["layers"], (case["name"], res["error"])
-        with pytest.raises(UserError, match="never calls get_attn_backend"):
+        with pytest.raises(UserError, match=refusal):
             _ours(case, tmp_path)
 
 
