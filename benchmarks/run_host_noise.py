@@ -34,7 +34,7 @@ import torch
 
 from attn_select.backends.run.adapter import RunEnv
 from attn_select.backends.run.batch import make_batch, standard_shapes
-from attn_select.backends.run.harness import time_device, time_host
+from attn_select.backends.run.harness import python_work, time_device, time_host
 from attn_select.backends.run.reference import AttnParams
 from attn_select.backends.run.runner import load_adapter
 
@@ -61,12 +61,6 @@ def probes(dev: torch.device) -> dict:
         cu = torch.zeros(batch.num_requests + 1, dtype=torch.int32, device=dev)
         cu[1:] = torch.cumsum(seq, 0)
         return cu
-
-    def python_work():
-        s = 0
-        for i in range(3000):
-            s += i * i
-        return s
 
     small = torch.arange(4096, dtype=torch.int64)
 

@@ -221,7 +221,8 @@ def _timed_runs(fn: Callable[[], object], device: torch.device, repeats: int) ->
     return ts
 
 
-def _python_work() -> int:
+def python_work() -> int:
+    """A fixed 3,000-step interpreter loop: the host's own speed, no driver."""
     s = 0
     for i in range(3000):
         s += i * i
@@ -234,7 +235,7 @@ def host_probes(device: torch.device) -> dict[str, float]:
     (one small kernel launch: the driver's path). Timed beside each c, they
     tell a slower host from a slower build when two runs disagree."""
     launch = time_host(lambda: torch.zeros(33, dtype=torch.int32, device=device), device, rounds=3)
-    python = time_host(_python_work, device, rounds=3)
+    python = time_host(python_work, device, rounds=3)
     return {"python": round(python.min_us, 2), "launch": round(launch.min_us, 2)}
 
 
