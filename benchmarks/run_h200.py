@@ -109,10 +109,11 @@ def stage_warm(args, out: Path) -> None:
     import subprocess
 
     procs = []
+    kv = args.kv_cache_dtype or "auto"
+    tag = "warm" if kv == "auto" else f"warm-{kv}"
     for name in args.models:
         cmd = [sys.executable, __file__, "--stage", "models", "--models", name, "--checks", "1", "--no-timing",
-               "--tag", "warm" if args.kv_cache_dtype in (None, "auto") else f"warm-{args.kv_cache_dtype}", "--out", str(out), "--keep", args.keep, "--shapes", args.shapes,
-               "--kv-cache-dtype", args.kv_cache_dtype or "auto"]
+               "--tag", tag, "--out", str(out), "--keep", args.keep, "--shapes", args.shapes, "--kv-cache-dtype", kv]
         procs.append((name, subprocess.Popen(cmd, stdout=open(out / f"{name}.warm.log", "w"),
                                              stderr=subprocess.STDOUT)))
     for name, proc in procs:
