@@ -20,6 +20,14 @@ Rounds are spread over ``--seconds`` so that slow spells of the host show
 up as rounds, not as noise inside one.
 
     python3 benchmarks/run_host_noise.py --rounds 8 --seconds 40 --out $OUT
+
+``--per-cpu`` asks a narrower question: is the slow spell a property of the
+vCPU the thread happens to run on? Each round pins the timing thread to
+every CPU in turn and times the fixed interpreter loop there (fastest of
+``--per-cpu-runs``). If each CPU's figure repeats across rounds while CPUs
+differ, pinning the build timing to one CPU would make c repeat; if every
+CPU drifts together, the host as a whole changes speed and pinning cannot
+help. Written to host_noise_per_cpu.json.
 """
 
 from __future__ import annotations
@@ -81,14 +89,61 @@ def probes(dev: torch.device) -> dict:
     return out
 
 
+def cpu_topology() -> dict[int, str]:
+    """SMT siblings of each CPU, as the guest kernel reports them."""
+    out = {}
+    for cpu in sorted(os.sched_getaffinity(0)):
+        path = f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
+        try:
+            with open(path) as f:
+                out[cpu] = f.read().strip()
+        except OSError:
+            out[cpu] = "?"
+    return out
+
+
+def per_cpu(args, dev: torch.device) -> None:
+    cpus = sorted(os.sched_getaffinity(0))
+    table: dict[int, list[float]] = {c: [] for c in cpus}
+    t_start = time.perf_counter()
+    try:
+        for r in range(args.rounds):
+            for cpu in cpus:
+                os.sched_setaffinity(0, {cpu})
+                t = time_host(python_work, dev, repeats=args.per_cpu_runs, warmup=5, rounds=1)
+                table[cpu].append(round(t.min_us, 2))
+            wait = t_start + (r + 1) * args.seconds / args.rounds - time.perf_counter()
+            if wait > 0:
+                time.sleep(wait)
+    finally:
+        os.sched_setaffinity(0, set(cpus))
+
+    def spread(xs):
+        return 100.0 * (max(xs) - min(xs)) / min(xs)
+
+    print(f"{'cpu':>4s}  {'python loop fastest us per round':60s} spread")
+    for cpu, xs in table.items():
+        print(f"{cpu:4d}  {' '.join(f'{x:6.1f}' for x in xs):60s} {spread(xs):5.1f}%")
+    by_round = [min(table[c][r] for c in cpus) for r in range(args.rounds)]
+    print(f"best CPU per round: {' '.join(f'{x:.1f}' for x in by_round)} ({spread(by_round):.1f}%)")
+    with open(os.path.join(args.out, "host_noise_per_cpu.json"), "w") as f:
+        json.dump({"nproc": os.cpu_count(), "siblings": cpu_topology(), "runs": args.per_cpu_runs,
+                   "seconds": args.seconds, "python_loop_min_us": table}, f, indent=1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=40.0, help="spread the rounds over this long")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--device", default="cuda", help="cpu: a dry run of the script itself")
+    ap.add_argument("--per-cpu", action="store_true", help="time the interpreter loop pinned to each CPU in turn")
+    ap.add_argument("--per-cpu-runs", type=int, default=61)
     args = ap.parse_args()
     dev = torch.device(args.device)
+    if args.per_cpu:
+        per_cpu(args, dev)
+        return
     fns = probes(dev)
     src = torch.empty(1 << (29 if dev.type == "cuda" else 20), dtype=torch.uint8, device=dev)
     dst = torch.empty_like(src)
