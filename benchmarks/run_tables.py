@@ -15,9 +15,10 @@ def us(x: float) -> str:
 
 
 def table(rep: dict, only: set[str] | None = None) -> str:
+    ceiling = rep["copy_ceiling_tbs"]  # None in a checked-only (--no-timing) report
+    ceiling = f"copy ceiling {ceiling:.2f} TB/s (read + write)" if ceiling else "checked only, not timed"
     out = [f"Device {rep['device']} (SM {rep['capability']}), torch {rep['torch']}, {rep['dtype']}, "
-           f"KV {rep['kv_cache_dtype']}, page {rep['page_size']}, copy ceiling {rep['copy_ceiling_tbs']:.2f} TB/s "
-           f"(read + write). Shapes: " + "; ".join(f"{k} = {v}" for k, v in rep["shapes"].items()) + ".", ""]
+           f"KV {rep['kv_cache_dtype']}, page {rep['page_size']}, {ceiling}. Shapes: " + "; ".join(f"{k} = {v}" for k, v in rep["shapes"].items()) + ".", ""]
     for g in rep["groups"]:
         a = g["attention"]
         extra = [f"window {a['sliding_window']}" if a["sliding_window"] else "", f"soft cap {a['soft_cap']}" if a["soft_cap"] else "",
@@ -39,12 +40,16 @@ def table(rep: dict, only: set[str] | None = None) -> str:
                 continue
             p, c = r["perf"], r["check"]
             err = f"{max(c['rel_errors']):.1e}" + ("" if r["correct"] else " WRONG")
+            if p is None:
+                out.append(f"| {r['shape']} | {name} | {r['kernel']} | {err} | | | | | | | |")
+                continue
             out.append(f"| {r['shape']} | {name} | {r['kernel']} | {err} | {us(p['per_layer_us'])} | {p['kv_read_tbs']:.2f} | "
                        f"{100 * (p['ceiling_fraction'] or 0):.0f} | {us(p['build_us'])} | {us(p['num_layers'] * p['per_layer_us'])} | "
                        f"{100 * p['build_share']:.1f}% | {p['first_call_s']:.1f} |")
         out.append("")
-        out.append("Fastest: " + ", ".join(f"{k} {v}" for k, v in g["fastest"].items()) + ".")
-        out.append("")
+        if g["fastest"]:  # none in a checked-only report
+            out.append("Fastest: " + ", ".join(f"{k} {v}" for k, v in g["fastest"].items()) + ".")
+            out.append("")
     return "\n".join(out)
 
 
