@@ -21,6 +21,8 @@ from attn_select.selector.config import Capability
 from attn_select.selector.errors import UserError
 from attn_select.selector.model import facts_from_path, model_facts
 
+from . import model_cases_pooling, model_cases_text, model_cases_vlm
+
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
 HERE = Path(__file__).resolve().parent
@@ -62,6 +64,7 @@ def _cases() -> list[dict]:
     cases += _gemma4_cases() + _popular_cases() + _more_cases() + _moe_and_mla_cases() + _hybrid_cases()
     cases += _registry_dense_cases() + _registry_moe_hybrid_cases() + _registry_newer_cases()
     cases += _transformers_backend_cases() + _multimodal_wrapper_cases() + _encoder_cases() + _embedding_cases()
+    cases += model_cases_vlm.cases() + model_cases_text.cases() + model_cases_pooling.cases()
     cases += [
         {"name": "qwen2 use_sliding_window false", "config": {
             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
