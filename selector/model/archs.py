@@ -30,6 +30,7 @@ from attn_select.selector.model.layers import (
     _kimi_linear,
     _llama,
     _longcat_flash,
+    _mimo_v2,
     _minicpm3,
     _modernbert,
     _plain,
@@ -37,6 +38,7 @@ from attn_select.selector.model.layers import (
     _qwen3_next,
     _whisper,
 )
+from attn_select.selector.model.layers_pooling import _clip_text, _siglip_text
 
 
 # architectures[0] -> (layer builder, runner); the vLLM model file each mirrors
@@ -102,6 +104,8 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "ChatGLMModel": (_chatglm, "generate"),  # chatglm.py ChatGLMForCausalLM
     "ChatGLMForConditionalGeneration": (_chatglm, "generate"),
     "MiniCPM3ForCausalLM": (_minicpm3, "generate"),  # minicpm3.py
+    "MiMoV2FlashForCausalLM": (_mimo_v2, "generate"),  # mimo_v2.py
+    "MiMoV2ForCausalLM": (_mimo_v2, "generate"),  # mimo_v2.py: a MiMoV2FlashForCausalLM subclass
     # mistral_large_3.py: DeepseekV3ForCausalLM over the deepseek_v3 config vLLM
     # makes from a Mistral-format params.json
     "MistralLarge3ForCausalLM": (_deepseek, "generate"),
@@ -131,6 +135,9 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     **{arch: (_modernbert, "pooling") for arch in (
         "ModernBertModel", "ModernBertForSequenceClassification", "ModernBertForTokenClassification")},
     "WhisperForConditionalGeneration": (_whisper, "generate"),
+    # pooling / retrieval / speech wrappers (layers_pooling.py)
+    "CLIPModel": (_clip_text, "pooling"),  # clip.py CLIPEmbeddingModel
+    "SiglipModel": (_siglip_text, "pooling"),  # siglip.py SiglipEmbeddingModel
 }
 
 # _SUFFIX_TO_DEFAULTS: the runner of an architecture vLLM's registry lacks
@@ -149,3 +156,64 @@ def _runner_by_suffix(arch: str) -> str:
             return "pooling"
     return "pooling" if arch.endswith("Model") else "generate"
 
+
+
+# Multimodal wrappers whose language model is another registered architecture,
+# built by utils.init_vllm_registered_model over text_config: the architecture
+# the wrapper names (its model file), or None where it names none, so that
+# VllmConfig.with_hf_config takes text_config.architectures, else transformers'
+# causal-LM class for the text config's model_type.
+_LANGUAGE_MODEL: dict[str, str | None] = {
+    "LlavaOnevisionForConditionalGeneration": None,  # llava_onevision.py
+    "LlavaNextVideoForConditionalGeneration": None,  # llava_next_video.py
+    "InternVLForConditionalGeneration": None,  # internvl.py (HF format)
+    "Blip2ForConditionalGeneration": None,  # blip2.py
+    "Cohere2VisionForConditionalGeneration": None,  # cohere2_vision.py: text_config.architectures
+    "Lfm2VlForConditionalGeneration": None,  # lfm2_vl.py: text_config.architectures
+    "Step3VLForConditionalGeneration": None,  # step3_vl.py
+    "DeepseekVLV2ForCausalLM": None,  # deepseek_vl2.py
+    "DeepseekOCRForCausalLM": None,  # deepseek_ocr.py
+    "DeepseekOCR2ForCausalLM": None,  # deepseek_ocr2.py
+    "LightOnOCRForConditionalGeneration": None,  # lightonocr.py
+    "VoxtralForConditionalGeneration": None,  # voxtral.py
+    "Qwen2AudioForConditionalGeneration": "Qwen2ForCausalLM",  # qwen2_audio.py
+    "AudioFlamingo3ForConditionalGeneration": "Qwen2ForCausalLM",  # audioflamingo3.py
+    # qwen2_5_omni_thinker.py: the thinker's language model over thinker_config.text_config
+    "Qwen2_5OmniModel": "Qwen2ForCausalLM",
+    "Qwen2_5OmniForConditionalGeneration": "Qwen2ForCausalLM",
+    "KimiK25ForConditionalGeneration": "DeepseekV2ForCausalLM",  # kimi_k25.py
+    "IsaacForConditionalGeneration": "Qwen3ForCausalLM",  # isaac.py
+    "Exaone4_5_ForConditionalGeneration": "Exaone4ForCausalLM",  # exaone4_5.py
+    "Gemma3nForConditionalGeneration": "Gemma3nForCausalLM",  # gemma3n_mm.py
+}
+
+# transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, for the text model types
+# whose causal-LM class has its own builder here (any other falls to the
+# generic derivation, whatever its name)
+_CAUSAL_LM_OF_TYPE = {
+    "llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "ministral3": "Ministral3ForCausalLM",
+    "mixtral": "MixtralForCausalLM", "phi3": "Phi3ForCausalLM", "qwen2": "Qwen2ForCausalLM",
+    "qwen3": "Qwen3ForCausalLM", "qwen2_moe": "Qwen2MoeForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM",
+    "qwen3_next": "Qwen3NextForCausalLM", "qwen3_5_text": "Qwen3_5ForCausalLM",
+    "qwen3_5_moe_text": "Qwen3_5MoeForCausalLM", "gemma2": "Gemma2ForCausalLM", "gemma3_text": "Gemma3ForCausalLM",
+    "gemma4_text": "Gemma4ForCausalLM", "cohere2": "Cohere2ForCausalLM", "cohere2_moe": "Cohere2MoeForCausalLM",
+    "gpt_oss": "GptOssForCausalLM", "deepseek_v2": "DeepseekV2ForCausalLM", "deepseek_v3": "DeepseekV3ForCausalLM",
+    "deepseek_v32": "DeepseekV32ForCausalLM", "glm_moe_dsa": "GlmMoeDsaForCausalLM", "falcon": "FalconForCausalLM",
+    "granite": "GraniteForCausalLM", "granitemoe": "GraniteMoeForCausalLM",
+    "granitemoeshared": "GraniteMoeSharedForCausalLM", "minicpm3": "MiniCPM3ForCausalLM",
+    "longcat_flash": "LongcatFlashForCausalLM", "kimi_linear": "KimiLinearForCausalLM",
+}
+
+
+def language_model_arch(arch: str, text_view: Any) -> str:
+    """The architecture whose layers vLLM builds for ``arch``: itself, or
+    the language model a multimodal wrapper builds over text_config."""
+    if arch not in _LANGUAGE_MODEL:
+        return arch
+    named = _LANGUAGE_MODEL[arch]
+    if named is not None:
+        return named
+    given = text_view.get("architectures")
+    if given:
+        return given[0]
+    return _CAUSAL_LM_OF_TYPE.get(text_view.model_type, arch)

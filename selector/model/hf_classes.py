@@ -319,6 +319,9 @@ class _HFClass(NamedTuple):
     # A NamedTuple default is shared by every instance: a read-only empty map.
     attribute_map: Mapping[str, str] = MappingProxyType({})
     text_config_type: str | None = None  # model_type of the text_config sub-config class
+    # model_type a text_config without one gets (wrappers that pick the text
+    # class by the text_config's own model_type, defaulting to this one)
+    text_default_type: str | None = None
 
 
 _LLAMA_SIZES = {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096}
@@ -501,11 +504,55 @@ _HF_CLASSES["bailing_hybrid"] = _HFClass("BailingHybridConfig", {
     "num_hidden_layers": 42, "num_attention_heads": 32, "hidden_size": 2560, "num_key_value_heads": 32,
     "head_dim": 128, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
     "layer_group_size": 6}, _post_kv)
+def _post_mimo_v2_flash(a: dict[str, Any]) -> None:
+    # MiMoV2FlashConfig.__post_init__: full attention on layer 0 and every
+    # 6th layer; a given sliding_window_size sets sliding_window to size + 1
+    if a.get("layer_types") is None:
+        a["layer_types"] = ["full_attention" if i == 0 or not (i + 1) % 6 else "sliding_attention"
+                            for i in range(a["num_hidden_layers"])]
+    if a.get("sliding_window_size") is not None:
+        a["sliding_window"] = a["sliding_window_size"] + 1
+
+
+_HF_CLASSES["mimo_v2_flash"] = _HFClass("MiMoV2FlashConfig", {
+    "num_hidden_layers": 48, "num_attention_heads": 64, "hidden_size": 4096, "num_key_value_heads": 4,
+    "head_dim": 192, "v_head_dim": 128, "sliding_window": 129}, _post_mimo_v2_flash)
 # flat config.json: the text fields sit at the top level (text = hf_config view)
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")
 _HF_CLASSES["qwen2_vl"] = _HFClass("Qwen2VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                    text_config_type="qwen2_vl_text")
+
+# CLIPConfig / SiglipConfig hold the text tower's sizes in text_config
+# (CLIPTextConfig / SiglipTextConfig defaults; hub configs often list only some)
+_HF_CLASSES["clip"] = _HFClass("CLIPConfig", {}, None, text_config_type="clip_text_model")
+_HF_CLASSES["clip_text_model"] = _HFClass("CLIPTextConfig", {
+    "num_hidden_layers": 12, "num_attention_heads": 8, "hidden_size": 512})
+_HF_CLASSES["siglip"] = _HFClass("SiglipConfig", {}, None, text_config_type="siglip_text_model")
+_HF_CLASSES["siglip_text_model"] = _HFClass("SiglipTextConfig", _BERT_SIZES)
+
+# Multimodal wrapper configs that build text_config as
+# CONFIG_MAPPING[text_config.get("model_type", DEFAULT)] (LlavaConfig and its
+# kin): a text_config without a model_type gets that class's defaults
+for _type, _cls, _text in (
+        ("llava", "LlavaConfig", "llama"), ("llava_next", "LlavaNextConfig", "llama"),
+        ("llava_next_video", "LlavaNextVideoConfig", "llama"),
+        ("llava_onevision", "LlavaOnevisionConfig", "qwen2"), ("internvl", "InternVLConfig", "qwen2"),
+        ("blip-2", "Blip2Config", "opt"), ("cohere2_vision", "Cohere2VisionConfig", "cohere2"),
+        ("lfm2_vl", "Lfm2VlConfig", "lfm2"), ("smolvlm", "SmolVLMConfig", "llama"),
+        ("idefics3", "Idefics3Config", "llama"), ("mistral3", "Mistral3Config", "mistral"),
+        ("qwen2_audio", "Qwen2AudioConfig", "qwen2"), ("voxtral", "VoxtralConfig", "llama"),
+        ("lighton_ocr", "LightOnOcrConfig", "qwen3"), ("audioflamingo3", "AudioFlamingo3Config", "qwen2"),
+        ("aya_vision", "AyaVisionConfig", "cohere2")):
+    _HF_CLASSES.setdefault(_type, _HFClass(_cls, {}, None, text_default_type=_text))
+# the Omni thinkers' text configs (facts.py reads thinker_config.text_config):
+# Qwen2_5OmniTextConfig gates the window on use_sliding_window as Qwen2Config
+_HF_CLASSES["qwen2_5_omni_text"] = _HFClass("Qwen2_5OmniTextConfig", {
+    "num_hidden_layers": 28, "num_attention_heads": 28, "hidden_size": 3584, "num_key_value_heads": 4,
+    "use_sliding_window": False, "sliding_window": 32768, "max_window_layers": 28}, _post_qwen2)
+_HF_CLASSES["qwen3_omni_moe_text"] = _HFClass("Qwen3OmniMoeTextConfig", {
+    "num_hidden_layers": 28, "num_attention_heads": 28, "hidden_size": 2048, "num_key_value_heads": 4,
+    "sliding_window": None})
 
 
 def hf_view(given: dict[str, Any], model_type: str | None, where: str) -> HFView:

@@ -539,6 +539,56 @@ def _decilm(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _mimo_v2(ctx: _Ctx) -> _Stack:
+    """mimo_v2.py MiMoV2FlashDecoderLayer: hybrid_layer_pattern[i] == 1 builds
+    a sliding layer from the swa_* sizes (window sliding_window_size, a sink
+    per head with add_swa_attention_sink_bias), 0 a full layer from the
+    plain sizes; the layer sets cache_config.sliding_window to None first, so
+    full layers get no window. A layer whose v head size differs from its
+    head size hands Attention a fixed FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV
+    backend (MiMoV2Attention), so get_attn_backend is never asked for it."""
+    t, n, tp = ctx.text, _n_layers(ctx), ctx.tp
+    pattern = t.get("hybrid_layer_pattern")
+    if not isinstance(pattern, list) or len(pattern) < n:
+        raise UserError(f"{ctx.arch} needs hybrid_layer_pattern with one entry per layer (1 = sliding, 0 = full)")
+    no_cache_window = ctx._replace(cache_window=None)
+    stack, diffkv = _Stack([]), []
+    for i in range(n):
+        swa = pattern[i] == 1
+        prefix = "swa_" if swa else ""
+        heads = t.get(f"{prefix}num_attention_heads")
+        kv = t.get(f"{prefix}num_key_value_heads")
+        head = t.get(f"{prefix}head_dim")
+        if not all(isinstance(v, int) and v > 0 for v in (heads, kv, head)):
+            raise UserError(f"{ctx.arch} layer {i} needs positive {prefix}num_attention_heads, "
+                            f"{prefix}num_key_value_heads and {prefix}head_dim")
+        head_v = t.get(f"{prefix}v_head_dim") if t.get(f"{prefix}v_head_dim") is not None else head
+        window = None
+        if swa:
+            if not t.has("sliding_window_size"):
+                raise UserError(f"{ctx.arch}: sliding layers read sliding_window_size, which the config lacks")
+            size = t.get("sliding_window_size")
+            window = size if size is not None and size > -1 else None
+        # MiMoV2Attention: heads // tp (no divisibility check), KV heads at least one per rank
+        layer = _attention(no_cache_window, heads // tp, max(1, kv // tp), head, window=window,
+                           sinks=swa and bool(t.get("add_swa_attention_sink_bias", False)), head_v=head_v)
+        if head_v != head:
+            diffkv.append(i)
+            stack.add(i, "diffkv_attention")
+        else:
+            stack.add(i, layer)
+    if diffkv and len(diffkv) == n:
+        raise UserError(
+            f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for this model: every layer's v head size "
+            "differs from its head size, so MiMoV2Attention binds FLASH_ATTN_DIFFKV (when FA3/4 supports the "
+            "device, head sizes and sinks) or else TRITON_ATTN_DIFFKV itself, unless --attention-backend names "
+            "a *_DIFFKV backend; attn-select has no selection to explain for it")
+    if diffkv:
+        _note(ctx, f"MiMo-V2 layers {diffkv}: v head size != head size, so MiMoV2Attention binds "
+                   "FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV without get_attn_backend (listed, not selected)")
+    return stack
+
+
 def _attention_free(kind: str):
     """mamba.py / mamba2.py: every layer is a state-space mixer; vLLM
     builds no attention layer and never calls get_attn_backend."""
@@ -686,12 +736,6 @@ def _generic(ctx: _Ctx) -> _Stack:
     if ignored and not ctx.use_mla:
         _note(ctx, f"config has {', '.join(ignored)}, which the generic derivation ignores: vLLM's model file "
                    "may give some layers other head sizes, head counts, windows or sinks than listed here")
-    if ctx.arch in ("MiMoV2FlashForCausalLM", "MiMoV2ForCausalLM"):
-        # mimo_v2.py: hybrid_layer_pattern 1 layers take swa_* sizes, sinks
-        # and sliding_window_size; v_head_dim != head_dim layers pick
-        # FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV without get_attn_backend
-        _note(ctx, "MiMo-V2 is not mirrored: its SWA layers use swa_* head sizes and sinks, and layers with "
-                   "v_head_dim != head_dim bypass get_attn_backend (FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV)")
     if t.get("attention_chunk_size"):
         # llama4.py: RoPE layers build ChunkedLocalAttention, which asks
         # get_attn_backend(head_size, dtype, kv_cache_dtype) and wraps the answer

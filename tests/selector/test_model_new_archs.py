@@ -99,13 +99,28 @@ def test_transformers_backend_table_matches_vllm_registry():
 
 
 def test_generic_fallback_says_which_per_layer_fields_it_ignores():
-    cfg = {"architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash", "hidden_size": 4096,
+    # an architecture without a mirror that carries MiMo-style per-layer fields
+    cfg = {"architectures": ["SwaHybridForCausalLM"], "model_type": "swa_hybrid", "hidden_size": 4096,
            "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 192, "swa_head_dim": 192,
            "swa_num_key_value_heads": 8, "hybrid_layer_pattern": [0, 1, 1, 0], "num_hidden_layers": 4,
            "torch_dtype": "bfloat16"}
-    notes = " ".join(model_facts(cfg, name="mimo").notes)
+    notes = " ".join(model_facts(cfg, name="swa").notes)
     assert "swa_head_dim, swa_num_key_value_heads, hybrid_layer_pattern" in notes
-    assert "bypass get_attn_backend" in notes
+
+
+def test_mimo_v2_diffkv_layers_bypass_the_selector():
+    # mimo_v2.py: v_head_dim != head_dim on every layer -> a fixed *_DIFFKV backend, no get_attn_backend
+    cfg = {"architectures": ["MiMoV2FlashForCausalLM"], "model_type": "mimo_v2_flash", "hidden_size": 4096,
+           "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 192, "swa_head_dim": 192,
+           "swa_num_attention_heads": 64, "swa_num_key_value_heads": 8, "swa_v_head_dim": 128,
+           "sliding_window_size": 128, "hybrid_layer_pattern": [0, 1, 1, 0], "num_hidden_layers": 4,
+           "torch_dtype": "bfloat16"}
+    with pytest.raises(Exception, match="never calls get_attn_backend"):
+        model_facts(cfg, name="mimo")
+    f = model_facts({**cfg, "v_head_dim": 192, "swa_v_head_dim": 192, "add_swa_attention_sink_bias": True},
+                    name="mimo")
+    assert [(g.layers, g.attn.num_kv_heads, g.attn.sliding_window, g.attn.has_sink) for g in f.groups] == [
+        ((0, 3), 4, None, False), ((1, 2), 8, 128, True)]
 
 
 def test_mirrored_gemma4_carries_no_ignored_fields_note():

@@ -1422,7 +1422,10 @@ def test_cases_without_selection_build_no_calls_in_vllm_and_are_refused(oracle_a
     for case, res in oracle_all:
         if flag not in case:
             continue
-        assert res["error"] is None and not res["calls"] and not res["layers"], (case["name"], res["error"])
+        assert res["error"] is None and not res["calls"], (case["name"], res["error"])
+        # a bypassing model may still build Attention modules, each handed a fixed
+        # backend (MiMo-V2's FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV layers)
+        assert flag == "bypass" or not res["layers"], case["name"]
         with pytest.raises(UserError, match=refusal):
             _ours(case, tmp_path)
 
