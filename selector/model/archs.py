@@ -26,9 +26,11 @@ from attn_select.selector.model.layers import (
     _gemma4,
     _gpt_oss,
     _granite,
+    _hrm_text,
     _hy_v4,
     _kimi_linear,
     _llama,
+    _llama4,
     _longcat_flash,
     _mimo_v2,
     _minicpm3,
@@ -45,6 +47,8 @@ from attn_select.selector.model.layers_pooling import _clip_text, _siglip_text
 _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "LlamaForCausalLM": (_llama, "generate"),
     "LLaMAForCausalLM": (_llama, "generate"),
+    "Llama4ForCausalLM": (_llama4, "generate"),  # llama4.py
+    "HrmTextForCausalLM": (_hrm_text, "generate"),  # hrm_text.py
     "MistralForCausalLM": (_llama, "generate"),
     "Ministral3ForCausalLM": (_llama, "generate"),
     "Phi3ForCausalLM": (_llama, "generate"),

@@ -517,6 +517,34 @@ def _post_mimo_v2_flash(a: dict[str, Any]) -> None:
 _HF_CLASSES["mimo_v2_flash"] = _HFClass("MiMoV2FlashConfig", {
     "num_hidden_layers": 48, "num_attention_heads": 64, "hidden_size": 4096, "num_key_value_heads": 4,
     "head_dim": 192, "v_head_dim": 128, "sliding_window": 129}, _post_mimo_v2_flash)
+def _post_llama4_text(a: dict[str, Any]) -> None:
+    # Llama4TextConfig.__post_init__: an empty or missing no_rope_layers gets
+    # a NoPE layer every no_rope_layer_interval layers; layer_types follow it
+    _post_kv(a)
+    if not a.get("no_rope_layers"):
+        every = a.get("no_rope_layer_interval", 4)
+        a["no_rope_layers"] = [int((i + 1) % every != 0) for i in range(a["num_hidden_layers"])]
+    if a.get("head_dim") is None:
+        a["head_dim"] = a["hidden_size"] // a["num_attention_heads"]
+    if a.get("layer_types") is None:
+        a["layer_types"] = ["chunked_attention" if r else "full_attention" for r in a["no_rope_layers"]]
+
+
+_HF_CLASSES["llama4_text"] = _HFClass("Llama4TextConfig", {
+    "num_hidden_layers": 48, "num_attention_heads": 40, "hidden_size": 5120, "num_key_value_heads": 8,
+    "head_dim": 128, "no_rope_layer_interval": 4, "attention_chunk_size": 8192}, _post_llama4_text)
+def _post_hrm_text(a: dict[str, Any]) -> None:
+    # HrmTextConfig.__post_init__: without num_layers_per_stack, the given
+    # num_hidden_layers is the per-stack count, and num_hidden_layers becomes
+    # one slot per (recurrence step, layer): per_stack * H_cycles * (L_cycles + 1)
+    if a.get("num_layers_per_stack") is None:
+        a["num_layers_per_stack"] = a["num_hidden_layers"]
+        a["num_hidden_layers"] = a["num_layers_per_stack"] * a["H_cycles"] * (a["L_cycles"] + 1)
+
+
+_HF_CLASSES["hrm_text"] = _HFClass("HrmTextConfig", {
+    "num_hidden_layers": 16, "num_attention_heads": 12, "hidden_size": 1536, "head_dim": 128,
+    "H_cycles": 2, "L_cycles": 3, "num_layers_per_stack": None}, _post_hrm_text)
 # flat config.json: the text fields sit at the top level (text = hf_config view)
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")
@@ -545,6 +573,8 @@ for _type, _cls, _text in (
         ("lighton_ocr", "LightOnOcrConfig", "qwen3"), ("audioflamingo3", "AudioFlamingo3Config", "qwen2"),
         ("aya_vision", "AyaVisionConfig", "cohere2")):
     _HF_CLASSES.setdefault(_type, _HFClass(_cls, {}, None, text_default_type=_text))
+# Kimi_K25Config: text_config is a DeepseekV3Config (its "kimi_k2" model_type renamed)
+_HF_CLASSES["kimi_k25"] = _HFClass("Kimi_K25Config", {}, None, text_config_type="deepseek_v3")
 # the Omni thinkers' text configs (facts.py reads thinker_config.text_config):
 # Qwen2_5OmniTextConfig gates the window on use_sliding_window as Qwen2Config
 _HF_CLASSES["qwen2_5_omni_text"] = _HFClass("Qwen2_5OmniTextConfig", {
