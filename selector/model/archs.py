@@ -38,9 +38,10 @@ from attn_select.selector.model.layers import (
     _plain,
     _qwen2,
     _qwen3_next,
+    _step3p5,
     _whisper,
 )
-from attn_select.selector.model.layers_pooling import _clip_text, _siglip_text
+from attn_select.selector.model.layers_pooling import _clip_text, _gpt2, _jina_v5, _lfm2, _siglip_text
 
 
 # architectures[0] -> (layer builder, runner); the vLLM model file each mirrors
@@ -49,6 +50,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "LLaMAForCausalLM": (_llama, "generate"),
     "Llama4ForCausalLM": (_llama4, "generate"),  # llama4.py
     "HrmTextForCausalLM": (_hrm_text, "generate"),  # hrm_text.py
+    "Step3p5ForCausalLM": (_step3p5, "generate"),  # step3p5.py
     "MistralForCausalLM": (_llama, "generate"),
     "Ministral3ForCausalLM": (_llama, "generate"),
     "Phi3ForCausalLM": (_llama, "generate"),
@@ -142,6 +144,13 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     # pooling / retrieval / speech wrappers (layers_pooling.py)
     "CLIPModel": (_clip_text, "pooling"),  # clip.py CLIPEmbeddingModel
     "SiglipModel": (_siglip_text, "pooling"),  # siglip.py SiglipEmbeddingModel
+    "GPT2ForSequenceClassification": (_gpt2, "pooling"),  # gpt2.py
+    # qwen2_rm.py: Qwen2Model layers under a token-classification pooler
+    "Qwen2ForRewardModel": (lambda c: _qwen2(c, "hidden"), "pooling"),
+    "Qwen2ForProcessRewardModel": (lambda c: _qwen2(c, "hidden"), "pooling"),
+    "JinaForRanking": (lambda c: _qwen2(c, "head_dim"), "pooling"),  # jina.py: Qwen3Model layers
+    "JinaEmbeddingsV5Model": (_jina_v5, "pooling"),  # jina.py
+    "Lfm2BidirectionalModel": (_lfm2(bidirectional=True), "pooling"),  # lfm2.py
 }
 
 # _SUFFIX_TO_DEFAULTS: the runner of an architecture vLLM's registry lacks

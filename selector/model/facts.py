@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from attn_select.selector.config import Capability
 from attn_select.selector.errors import UserError
-from attn_select.selector.model.archs import _ARCHS, _runner_by_suffix
+from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
 from attn_select.selector.model.layers import _Ctx, _generic, _Stack
@@ -15,6 +15,7 @@ from attn_select.selector.model.model_level import (
     is_mm_prefix_lm,
     model_head_size,
     model_num_layers,
+    total_attention_heads,
     total_kv_heads,
     uses_alibi,
 )
@@ -64,6 +65,9 @@ def group_layers(stacks: list[_Stack], encoder_decoder: bool) -> tuple[tuple[Att
 
 
 _BIDIRECTIONAL_POOLING = ("avg", "cls", "last")
+# model types whose get_text_config() is thinker_config.text_config, and that
+# text config's model_type (the thinker's fixed text class)
+_THINKER_TEXT = {"qwen2_5_omni": "qwen2_5_omni_text", "qwen3_omni_moe": "qwen3_omni_moe_text"}
 
 
 def _verify_and_update(arch: str, text: HFView, notes: list[str]) -> None:
@@ -85,6 +89,9 @@ def _verify_and_update(arch: str, text: HFView, notes: list[str]) -> None:
             raise UserError(f"pooling {pooling!r} is not one vLLM supports (avg, cls or last)")
         text.attrs["is_causal"] = False
     elif arch == "VoyageQwen3BidirectionalEmbedModel":  # VoyageQwen3BidirectionalEmbedModelConfig
+        text.attrs["is_causal"] = False
+    elif arch == "JinaEmbeddingsV5Model" and not text.get("is_decoder", True):
+        # JinaEmbeddingsV5ModelConfig: an encoder checkpoint (-nano) runs bidirectional
         text.attrs["is_causal"] = False
 
 
@@ -118,11 +125,27 @@ def model_facts(
     arch = archs[0]
     hf = hf_view(given, given.get("model_type"), where)
     text = hf
-    if "text_config" in given:
-        sub = given["text_config"] or {}
-        cls = _HF_CLASSES.get(hf.model_type)
-        sub_type = (cls.text_config_type if cls else None) or sub.get("model_type") or hf.model_type
-        text = hf_view(sub, sub_type, f"{where} text_config")
+    holder, holder_cls, text_where = given, _HF_CLASSES.get(hf.model_type), f"{where} text_config"
+    if hf.model_type in _THINKER_TEXT and isinstance(given.get("thinker_config"), dict):
+        # Qwen2.5-Omni / Qwen3-Omni: get_text_config() is thinker_config.text_config
+        holder, holder_cls = given["thinker_config"], None
+        text_where = f"{where} thinker_config.text_config"
+    if hf.model_type == "deepseek_vl_v2" and "text_config" not in given:
+        # vLLM's DeepseekVLV2Config (DeepSeek-VL2 / -OCR / -OCR-2): text_config is
+        # DeepseekVLV2TextConfig(**language_config), a DeepseekV2Config whose
+        # kv_lora_rank defaults to None (no MLA unless the config gives one)
+        sub = dict(given.get("language_config") or {})
+        sub.setdefault("kv_lora_rank", None)
+        text = hf_view(sub, "deepseek_v2", f"{where} language_config")
+    elif "text_config" in holder:
+        sub = holder["text_config"] or {}
+        cls = holder_cls
+        # a fixed text class, else the text_config's model_type, else the
+        # wrapper class's default (CONFIG_MAPPING[text_config.get("model_type", ...)])
+        sub_type = ((cls.text_config_type if cls else None) or sub.get("model_type")
+                    or (cls.text_default_type if cls else None)
+                    or _THINKER_TEXT.get(hf.model_type) or hf.model_type)
+        text = hf_view(sub, sub_type, text_where)
     notes: list[str] = []
     _verify_and_update(arch, text, notes)
 
@@ -149,14 +172,17 @@ def model_facts(
     quant = _quant_config(hf, text)
     kv_scheme, per_head = _kv_cache_facts(quant)
 
-    builder, runner = _ARCHS.get(arch, (_generic, None))
+    # registry: a multimodal wrapper (even one named *Model) builds a generative model
+    _, runner = _ARCHS.get(arch, (None, "generate" if arch in _LANGUAGE_MODEL else None))
+    built_arch = language_model_arch(arch, text)  # a multimodal wrapper's language model
+    builder = _ARCHS.get(built_arch, (_generic, None))[0]
     if dropped_note(arch):
         notes.append(dropped_note(arch))
     if runner is None:
         runner = _runner_by_suffix(arch)
     if pooling_config:
         runner = "pooling"
-    ctx = _Ctx(arch=arch, hf=hf, text=text, tp=tp, cache_window=cache_window,
+    ctx = _Ctx(arch=built_arch, hf=hf, text=text, tp=tp, cache_window=cache_window,
                mm_prefix=is_mm_prefix_lm(hf, text, mm_inputs), per_head_scales=per_head, use_mla=use_mla,
                alibi=uses_alibi(text, archs), notes=notes)
     built = builder(ctx)
@@ -171,7 +197,7 @@ def model_facts(
 
     # model-level facts the selector's predicates read from model_config
     head_size = model_head_size(text, hf.model_type)
-    total_heads = text.get("num_attention_heads") or 0
+    total_heads = total_attention_heads(text)
     num_kv = 1 if use_mla else max(1, total_kv_heads(text, hf.model_type) // tp)
 
     config_dtype, dtype_from = _find_config_dtype(hf, text, where, weights)

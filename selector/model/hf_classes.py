@@ -545,6 +545,33 @@ def _post_hrm_text(a: dict[str, Any]) -> None:
 _HF_CLASSES["hrm_text"] = _HFClass("HrmTextConfig", {
     "num_hidden_layers": 16, "num_attention_heads": 12, "hidden_size": 1536, "head_dim": 128,
     "H_cycles": 2, "L_cycles": 3, "num_layers_per_stack": None}, _post_hrm_text)
+def _post_step3p5(a: dict[str, Any]) -> None:
+    """Step3p7TextConfig.__post_init__ (model_type step3p5): MTP entries that
+    pad layer_types past num_hidden_layers move to mtp_layer_types; sliding
+    layers' head count comes from num_sliding_attention_heads, else the
+    remote-code attention_other_setting (popped), else num_attention_heads,
+    and becomes a per_layer_config override where it differs."""
+    n, mtp = a["num_hidden_layers"], a.get("num_nextn_predict_layers") or 0
+    types = a.get("layer_types")
+    if mtp and isinstance(types, list) and len(types) == n + mtp:
+        a["layer_types"], a["mtp_layer_types"] = types[:n], types[n:]
+    if a.get("layer_types") is None:
+        a["layer_types"] = ["full_attention"] * n
+    other = a.pop("attention_other_setting", None)
+    if a.get("num_sliding_attention_heads") is None:
+        heads = a["num_attention_heads"]
+        a["num_sliding_attention_heads"] = other.get("num_attention_heads", heads) if other else heads
+    if a.get("per_layer_config") is None:
+        table = {i: {"num_attention_heads": a["num_sliding_attention_heads"]}
+                 for i, kind in enumerate(a["layer_types"]) if kind == "sliding_attention"
+                 and a["num_sliding_attention_heads"] != a["num_attention_heads"]}
+        a["per_layer_config"] = table or None
+
+
+_HF_CLASSES["step3p5"] = _HFClass("Step3p7TextConfig", {
+    "num_hidden_layers": 45, "num_attention_heads": 64, "hidden_size": 4096, "num_key_value_heads": 8,
+    "head_dim": 128, "sliding_window": None, "num_sliding_attention_heads": None},
+    _post_step3p5, attribute_map={"num_attention_groups": "num_key_value_heads"})
 # flat config.json: the text fields sit at the top level (text = hf_config view)
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")
@@ -558,6 +585,25 @@ _HF_CLASSES["clip_text_model"] = _HFClass("CLIPTextConfig", {
     "num_hidden_layers": 12, "num_attention_heads": 8, "hidden_size": 512})
 _HF_CLASSES["siglip"] = _HFClass("SiglipConfig", {}, None, text_config_type="siglip_text_model")
 _HF_CLASSES["siglip_text_model"] = _HFClass("SiglipTextConfig", _BERT_SIZES)
+# jina-embeddings-v5's remote JinaEmbeddingsV5Config subclasses Qwen3Config unchanged
+_HF_CLASSES["jina_embeddings_v5"] = _HF_CLASSES["qwen3"]._replace(name="JinaEmbeddingsV5Config")
+# EuroBertConfig (jina-embeddings-v5-text-nano's encoder): Llama's head_dim / KV defaults
+_HF_CLASSES["eurobert"] = _HFClass("EuroBertConfig", {**_BERT_SIZES, "num_key_value_heads": None, "head_dim": None},
+                                   _post_head_dim_and_kv)
+
+
+def _post_lfm2(a: dict[str, Any]) -> None:
+    # Lfm2Config.__post_init__: without layer_types, attention on the
+    # full_attn_idxs layers (default: every layer), short convolutions elsewhere
+    if a.get("layer_types") is None:
+        n = a["num_hidden_layers"]
+        idxs = a.get("full_attn_idxs")
+        idxs = range(n) if idxs is None else idxs
+        a["layer_types"] = ["full_attention" if i in idxs else "conv" for i in range(n)]
+
+
+_HF_CLASSES["lfm2"] = _HFClass("Lfm2Config", {"num_hidden_layers": 32, "num_attention_heads": 32,
+                                               "hidden_size": 2560, "num_key_value_heads": 8}, _post_lfm2)
 
 # Multimodal wrapper configs that build text_config as
 # CONFIG_MAPPING[text_config.get("model_type", DEFAULT)] (LlavaConfig and its

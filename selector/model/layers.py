@@ -589,6 +589,80 @@ def _mimo_v2(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _llama4(ctx: _Ctx) -> _Stack:
+    """llama4.py Llama4Attention: config.head_dim; no_rope_layers[i] == 0 marks
+    a NoPE layer (plain ``Attention``); the RoPE layers, when
+    attention_chunk_size is set, build ``ChunkedLocalAttention``, which asks
+    get_attn_backend with head size, dtype and cache dtype only (no window,
+    sinks, mm-prefix or per-head scales) and wraps the answer in a
+    chunked-local subclass."""
+    t, n = ctx.text, _n_layers(ctx)
+    heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
+    kv = _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
+    head = _check_head_size(t.get("head_dim") or 0, "head_dim")
+    no_rope = t.get("no_rope_layers")
+    if not isinstance(no_rope, list) or len(no_rope) < n:
+        raise UserError(f"{ctx.arch} reads no_rope_layers[i] for each of its {n} layers (0 = NoPE layer)")
+    chunk = t.get("attention_chunk_size")
+    stack = _Stack([])
+    for i in range(n):
+        if no_rope[i] != 0 and chunk:
+            stack.add(i, _bare(heads, kv, head, "decoder"))
+        else:
+            stack.add(i, _attention(ctx, heads, kv, head))
+    if chunk:
+        _note(ctx, f"Llama-4 RoPE layers run chunked local attention (chunks of {chunk} tokens): "
+                   "ChunkedLocalAttention wraps the backend get_attn_backend picks from head size and dtype")
+    return stack
+
+
+def _hrm_text(ctx: _Ctx) -> _Stack:
+    """hrm_text.py HrmTextAttention: the L and H stacks share their weights
+    across recurrence steps, but each (step, layer-in-stack) pair builds its
+    own ``PrefillPrefixLMAttention`` numbered step * num_layers_per_stack +
+    layer (one per num_hidden_layers slot). That class asks get_attn_backend
+    with head size, dtype, cache dtype and attn_type DECODER only, then wraps
+    the answer as an encoder-only (non-causal prefill) backend. MHA: the KV
+    heads are the query heads."""
+    t = ctx.text
+    per_stack, high, low = t.get("num_layers_per_stack"), t.get("H_cycles"), t.get("L_cycles")
+    if not all(isinstance(v, int) and v > 0 for v in (per_stack, high)) or not isinstance(low, int) or low < 0:
+        raise UserError(f"{ctx.arch} needs positive num_layers_per_stack and H_cycles and a L_cycles count")
+    total = _heads(ctx)
+    heads = _per_rank(total, ctx.tp, "attention heads")
+    head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
+    layer = _bare(heads, heads, head, "decoder")
+    _note(ctx, f"HRM-Text: {high} x ({low} + 1) recurrence steps over {per_stack} layers per stack, one "
+               "attention (own KV cache) per step and layer; prefill attends bidirectionally")
+    return _Stack([(i, layer) for i in range(per_stack * high * (low + 1))])
+
+
+def _step3p5(ctx: _Ctx) -> _Stack:
+    """step3p5.py Step3p5DecoderLayer: cache_config.sliding_window is cleared
+    first; layer_types (then mtp_layer_types) name each layer; sliding layers
+    take num_sliding_attention_heads (Step3p7TextConfig fills it) and the
+    window; KV heads are num_attention_groups; head_dim or hidden // heads."""
+    t, n = ctx.text, _n_layers(ctx)
+    types = list(t.get("layer_types") or []) + list(t.get("mtp_layer_types") or [])
+    if len(types) < n:
+        raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
+    if t.get("att_impl_type", "GQA") != "GQA":
+        raise UserError(f"{ctx.arch}: vLLM supports only att_impl_type GQA, not {t.get('att_impl_type')!r}")
+    table = t.get("per_layer_config") or {}
+    no_cache_window = ctx._replace(cache_window=None)
+    kv = _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
+    stack = _Stack([])
+    for i in range(n):
+        sliding = types[i] == "sliding_attention"
+        total = t.get("num_sliding_attention_heads") if sliding else None
+        total = total or table.get(i, {}).get("num_attention_heads") or _heads(ctx)
+        head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
+        window = t.get("sliding_window") if sliding else None
+        stack.add(i, _attention(no_cache_window, _per_rank(total, ctx.tp, "attention heads"), kv, head,
+                                window=window))
+    return stack
+
+
 def _attention_free(kind: str):
     """mamba.py / mamba2.py: every layer is a state-space mixer; vLLM
     builds no attention layer and never calls get_attn_backend."""

@@ -60,6 +60,12 @@ def model_head_size(text: HFView, hf_model_type: str | None = None) -> int:
     return _per_layer_max(text, "head_dim", _whole_model_head_size(text))
 
 
+def total_attention_heads(text: HFView) -> int:
+    """ModelArchConfigConvertorBase.get_total_num_attention_heads, the largest
+    layer's for a heterogeneous config (Step-3.5's sliding-layer head count)."""
+    return _per_layer_max(text, "num_attention_heads", text.get("num_attention_heads") or 0)
+
+
 def _whole_model_head_size(text: HFView) -> int:
     if is_deepseek_mla(text):
         if text.get("compress_ratios"):

@@ -43,5 +43,85 @@ def _mimo_cases() -> list[dict]:
     ]
 
 
+def _llama4_scout_text(**fields) -> dict:
+    """meta-llama/Llama-4-Scout-17B-16E's text_config as a text-only
+    Llama4ForCausalLM, cut to 8 layers and 4 experts (no_rope_layers [] as
+    published: the class puts a NoPE layer every 4th layer)."""
+    return {
+        "architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text", "attention_bias": False,
+        "attention_chunk_size": 8192, "attn_scale": 0.1, "attn_temperature_tuning": True, "floor_scale": 8192,
+        "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120, "interleave_moe_layer_step": 1,
+        "intermediate_size": 8192, "intermediate_size_mlp": 16384, "max_position_embeddings": 10485760,
+        "no_rope_layers": [], "num_attention_heads": 40, "num_experts_per_tok": 1, "num_hidden_layers": 8,
+        "num_key_value_heads": 8, "num_local_experts": 4, "rms_norm_eps": 1e-05,
+        "rope_scaling": {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+        "rope_theta": 500000.0, "use_qk_norm": True, "vocab_size": 1000, "torch_dtype": "bfloat16", **fields}
+
+
+def _llama4_cases() -> list[dict]:
+    return [
+        # RoPE layers: ChunkedLocalAttention (selection from head size / dtype only); NoPE layers: Attention
+        {"name": "llama-4-scout text cut to 8 layers", "config": _llama4_scout_text()},
+        # Maverick: MoE every other layer, explicit no_rope_layers
+        {"name": "llama-4-maverick text cut to 4 layers", "config": _llama4_scout_text(
+            interleave_moe_layer_step=2, num_hidden_layers=4, no_rope_layers=[1, 1, 1, 0],
+            rope_scaling=None, use_qk_norm=False)},
+        {"name": "llama-4 text without attention_chunk_size", "config": _llama4_scout_text(
+            attention_chunk_size=None, num_hidden_layers=4)},
+        {"name": "llama-4-scout text cut to 4 layers, sm100", "capability": [10, 0],
+         "config": _llama4_scout_text(num_hidden_layers=4)},
+    ]
+
+
+def _hrm_text_cases() -> list[dict]:
+    hrm = {"architectures": ["HrmTextForCausalLM"], "model_type": "hrm_text", "hidden_size": 1536,
+           "intermediate_size": 4096, "num_attention_heads": 12, "head_dim": 128, "H_cycles": 2, "L_cycles": 3,
+           "max_position_embeddings": 2048, "rms_norm_eps": 1e-6, "prefix_lm": True, "vocab_size": 1000,
+           "torch_dtype": "bfloat16"}
+    return [
+        # HrmTextConfig: num_hidden_layers 2 per stack -> 2 * 2 * (3 + 1) = 16 attention slots
+        {"name": "hrm-text (class sizes) 2 layers per stack", "config": {**hrm, "num_hidden_layers": 2}},
+        # a saved config carries num_layers_per_stack and the expanded num_hidden_layers
+        {"name": "hrm-text saved config, 1 layer per stack, 1 x (1 + 1) cycles", "config": {
+            **hrm, "num_layers_per_stack": 1, "num_hidden_layers": 2, "H_cycles": 1, "L_cycles": 1,
+            "num_attention_heads": 16, "hidden_size": 2048}},
+    ]
+
+
+def _step3p5_flash(n: int = 8, **fields) -> dict:
+    """stepfun-ai/Step-3.5-Flash's config.json (model_type step3p5, remote-code
+    field names that Step3p7TextConfig reads), cut to n layers plus its 3 MTP
+    layers, whose entries trail layer_types and the per-layer rope lists."""
+    padded = n + 3
+    types = (["full_attention"] + ["sliding_attention"] * 3) * (padded // 4 + 1)
+    return {
+        "architectures": ["Step3p5ForCausalLM"], "model_type": "step3p5", "hidden_size": 4096,
+        "intermediate_size": 11264, "num_hidden_layers": n, "num_attention_heads": 64, "num_attention_groups": 8,
+        "head_dim": 128, "max_position_embeddings": 262144, "vocab_size": 1000, "rms_norm_eps": 1e-5,
+        "moe_intermediate_size": 1280, "moe_num_experts": 4, "moe_top_k": 2, "share_expert_dim": 1280,
+        "moe_layers_enum": ",".join(str(i) for i in range(3, padded)), "num_nextn_predict_layers": 3,
+        "sliding_window": 512, "layer_types": types[:padded],
+        "attention_other_setting": {"attention_type": "sliding_attention", "num_attention_heads": 96,
+                                    "num_attention_groups": 8, "head_dim": 128, "true_head_dim": 128},
+        "use_head_wise_attn_gate": True, "use_moe_router_bias": True, "need_fp32_gate": True,
+        "moe_router_activation": "sigmoid", "moe_router_scaling_factor": 3.0, "norm_expert_weight": True,
+        "rope_theta": [5000000.0 if t == "full_attention" else 10000.0 for t in types[:padded]],
+        "partial_rotary_factors": [0.5 if t == "full_attention" else 1.0 for t in types[:padded]],
+        "yarn_only_types": ["full_attention"],
+        "rope_scaling": {"rope_type": "llama3", "factor": 2.0, "original_max_position_embeddings": 131072,
+                         "low_freq_factor": 1.0, "high_freq_factor": 32.0},
+        "torch_dtype": "bfloat16", **fields}
+
+
+def _step_cases() -> list[dict]:
+    return [
+        {"name": "step-3.5-flash cut to 8 layers", "config": _step3p5_flash()},
+        {"name": "step-3.5-flash, sliding heads from num_sliding_attention_heads", "config": _step3p5_flash(
+            n=4, attention_other_setting=None, num_sliding_attention_heads=32)},
+        {"name": "step-3.5-flash without sliding_window", "config": _step3p5_flash(n=4, sliding_window=None)},
+    ]
+
+
 def cases() -> list[dict]:
-    return _mimo_cases()
+    return _mimo_cases() + _llama4_cases() + _hrm_text_cases() + _step_cases()
