@@ -86,8 +86,16 @@ def _has_pooling_module(folder: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(modules, list) and any(
-        isinstance(m, dict) and m.get("type") == "sentence_transformers.models.Pooling" for m in modules
+        isinstance(m, dict) and m.get("type") in _ST_POOLING_TYPES for m in modules
     )
+
+
+# vllm/transformers_utils/config.py _ST_POOLING_MODULE_TYPES: the Pooling
+# module under its Sentence-Transformers < 5 and >= 5 import paths
+_ST_POOLING_TYPES = frozenset({
+    "sentence_transformers.models.Pooling",
+    "sentence_transformers.sentence_transformer.modules.pooling.Pooling",
+})
 
 
 def is_mistral_format(folder: Path) -> bool:

@@ -13,8 +13,12 @@ from attn_select.selector.model.layers import (
     _check_head_size,
     _Ctx,
     _heads,
+    _hidden_over,
+    _kv_per_rank,
+    _llama,
     _n_layers,
     _per_rank,
+    _qwen2,
     _Stack,
 )
 
@@ -48,3 +52,44 @@ def _siglip_text(ctx: _Ctx) -> _Stack:
     heads = _per_rank(total, ctx.tp, "attention heads")
     layer = _bare(heads, heads, _exact_split(ctx, total), "encoder_only")
     return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+
+
+def _gpt2(ctx: _Ctx) -> _Stack:
+    """gpt2.py GPT2Attention (GPT2ForSequenceClassification's GPT2Model):
+    decoder ``Attention`` with KV heads = query heads, head hidden // heads."""
+    total = _heads(ctx)
+    heads = _per_rank(total, ctx.tp, "attention heads")
+    hidden = ctx.text.get("hidden_size")
+    if not isinstance(hidden, int):
+        raise UserError("the config has no n_embd / hidden_size; GPT-2 needs the model width")
+    layer = _attention(ctx, heads, heads, _check_head_size(hidden // total, "n_embd // n_head"))
+    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+
+
+def _lfm2(bidirectional: bool):
+    """lfm2.py Lfm2Model: layer_types "full_attention" layers build
+    Lfm2Attention (head hidden // heads; ``EncoderOnlyAttention`` in
+    Lfm2BidirectionalModel, else decoder ``Attention``), the rest short
+    convolutions (no attention backend)."""
+    def build(ctx: _Ctx) -> _Stack:
+        t, n = ctx.text, _n_layers(ctx)
+        total = _heads(ctx)
+        heads = _per_rank(total, ctx.tp, "attention heads")
+        kv = _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
+        head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
+        types = t.get("layer_types") or []
+        if len(types) < n:
+            raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
+        layer = _bare(heads, kv, head, "encoder_only") if bidirectional else _attention(ctx, heads, kv, head)
+        return _Stack([(i, layer if types[i] == "full_attention" else "short_conv") for i in range(n)])
+    return build
+
+
+def _jina_v5(ctx: _Ctx) -> _Stack:
+    """jina.py JinaEmbeddingsV5Model: a Qwen3 decoder (-small) unless the
+    config says is_decoder false (-nano, a EuroBERT encoder), which builds
+    LlamaForCausalLM with is_causal False (set by
+    JinaEmbeddingsV5ModelConfig): EncoderOnlyAttention on every layer."""
+    if not ctx.hf.get("is_decoder", True):
+        return _llama(ctx)
+    return _qwen2(ctx, "head_dim")

@@ -8,7 +8,8 @@ Run with the python of a venv holding ``vllm==0.33.0`` (see
 
 Input: a JSON list of ``{"config": {config.json}, "capability": [9, 0],
 "dtype": "auto", "weights": {tensor: safetensors dtype} (optional),
-"language_model_only": false, "disable_sliding_window": false}``. Output, one per case: ``{"model": {ModelConfig facts},
+"language_model_only": false, "disable_sliding_window": false, "files": {name: JSON or text}
+(optional, written beside config.json)}``. Output, one per case: ``{"model": {ModelConfig facts},
 "calls": [every get_attn_backend call, with the calling layer's prefix],
 "layers": [attributes of every Attention / MLAAttention module],
 "error": null | text}``.
@@ -202,6 +203,9 @@ def main() -> None:
             folder = Path(tmp) / f"m{i}"
             folder.mkdir()
             (folder / "config.json").write_text(json.dumps(case["config"]))
+            for rel, content in case.get("files", {}).items():  # e.g. a Sentence-Transformers modules.json
+                (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+                (folder / rel).write_text(content if isinstance(content, str) else json.dumps(content))
             if case.get("weights"):  # safetensors header only: vLLM reads dtypes from it
                 header = {n: {"dtype": dt, "shape": [1], "data_offsets": [0, 1]} for n, dt in case["weights"].items()}
                 blob = json.dumps(header).encode()

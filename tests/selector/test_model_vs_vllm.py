@@ -1469,11 +1469,16 @@ def _ours(case: dict, tmp: Path):
     options = dict(capability=Capability(*case.get("capability", [9, 0])), dtype=case.get("dtype", "auto"),
                    mm_inputs=not case.get("language_model_only", False),
                    disable_sliding_window=case.get("disable_sliding_window", False))
-    if not case.get("weights"):
+    if not case.get("weights") and not case.get("files"):
         return model_facts(case["config"], name=case["name"], **options)
     folder = tmp / re.sub(r"\W+", "_", case["name"])
     folder.mkdir(exist_ok=True)
     (folder / "config.json").write_text(json.dumps(case["config"]))
+    for rel, content in case.get("files", {}).items():  # the same extra files the oracle writes
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(content if isinstance(content, str) else json.dumps(content))
+    if not case.get("weights"):
+        return facts_from_path(folder, name=case["name"], **options)
     header = {n: {"dtype": dt, "shape": [1], "data_offsets": [0, 1]} for n, dt in case["weights"].items()}
     blob = json.dumps(header).encode()
     (folder / "model.safetensors").write_bytes(len(blob).to_bytes(8, "little") + blob + b"\0")
