@@ -572,6 +572,29 @@ _HF_CLASSES["step3p5"] = _HFClass("Step3p7TextConfig", {
     "num_hidden_layers": 45, "num_attention_heads": 64, "hidden_size": 4096, "num_key_value_heads": 8,
     "head_dim": 128, "sliding_window": None, "num_sliding_attention_heads": None},
     _post_step3p5, attribute_map={"num_attention_groups": "num_key_value_heads"})
+def _post_muse_glimmer_text(a: dict[str, Any]) -> None:
+    # MuseGlimmerTextConfig.__post_init__: full attention on every 4th layer
+    # counted from the last one, sliding elsewhere
+    if a.get("layer_types") is None:
+        n = a["num_hidden_layers"]
+        a["layer_types"] = ["full_attention" if (n - 1 - i) % 4 == 0 else "sliding_attention" for i in range(n)]
+
+
+_HF_CLASSES["muse_glimmer_text"] = _HFClass("MuseGlimmerTextConfig", {
+    "num_hidden_layers": 52, "num_attention_heads": 32, "hidden_size": 6656, "num_key_value_heads": 2,
+    "head_dim": 128, "sliding_window": 2048}, _post_muse_glimmer_text)
+_HF_CLASSES["muse_glimmer"] = _HFClass("MuseGlimmerConfig", {}, None, text_config_type="muse_glimmer_text")
+
+
+def _post_kolibri1(a: dict[str, Any]) -> None:
+    # Kolibri1Config.__post_init__: full attention on every 5th layer
+    if a.get("layer_types") is None:
+        a["layer_types"] = _alternating(a["num_hidden_layers"], 5, "sliding_attention", "full_attention")
+
+
+_HF_CLASSES["kolibri1"] = _HFClass("Kolibri1Config", {
+    "num_hidden_layers": 50, "num_attention_heads": 48, "hidden_size": 2560, "num_key_value_heads": 4,
+    "head_dim": 128, "sliding_window": 513}, _post_kolibri1)
 # flat config.json: the text fields sit at the top level (text = hf_config view)
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")

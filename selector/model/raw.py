@@ -45,7 +45,7 @@ FIELDS: dict[str, str] = {
     "layer_types": "list[str]",
     "layers_block_type": "list[str]",  # Jamba-style hybrids
     "hybrid_override_pattern": "str",  # Nemotron-H: one character per layer
-    "sliding_window_pattern": "int",
+    "sliding_window_pattern": "int|str",  # EXAONE-4 writes the pattern as letters ("LLLG")
     "full_attention_interval": "int",
     "use_bidirectional_attention": "bool|str",
     "is_causal": "bool",
@@ -67,6 +67,8 @@ FIELDS: dict[str, str] = {
     "is_encoder_decoder": "bool",
     # sub-configs and model-level switches
     "text_config": "config",
+    "thinker_config": "config",  # Qwen2.5-Omni / Qwen3-Omni: holds the text_config
+    "language_config": "config",  # DeepSeek-VL2 / -OCR: the text config
     "vision_config": "dict",
     "encoder_config": "dict",
     "quantization_config": "dict",
@@ -93,6 +95,8 @@ def _kind_schema(kind: str) -> cs.CoreSchema:
         return cs.float_schema()
     if kind == "bool|str":
         return cs.union_schema([cs.bool_schema(), cs.str_schema()])
+    if kind == "int|str":
+        return cs.union_schema([cs.int_schema(), cs.str_schema()])
     if kind == "list[str]":
         return cs.list_schema(cs.str_schema())
     if kind == "dict":

@@ -123,5 +123,128 @@ def _step_cases() -> list[dict]:
     ]
 
 
+def _llg(n: int, every: int = 4) -> list[str]:
+    """layer_types with a full-attention layer closing every ``every`` layers."""
+    return ["full_attention" if (i + 1) % every == 0 else "sliding_attention" for i in range(n)]
+
+
+def _native_llama_like_cases() -> list[dict]:
+    """Registry models whose attention is Llama-style with a layer_types window."""
+    return [
+        {"name": "exaone-4.0-32b cut to 8 layers", "config": {
+            "architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 5120,
+            "intermediate_size": 27392, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+            "num_hidden_layers": 8, "sliding_window": 4096, "sliding_window_pattern": "LLLG", "layer_types": _llg(8),
+            "rope_scaling": {"factor": 16.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                             "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+            "rope_theta": 1000000, "max_position_embeddings": 131072, "rms_norm_eps": 1e-5, "vocab_size": 1000,
+            "tie_word_embeddings": False, "torch_dtype": "bfloat16"}},
+        {"name": "exaone-4.0-1.2b cut to 4 layers (all global)", "config": {
+            "architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "hidden_size": 2048,
+            "intermediate_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64,
+            "num_hidden_layers": 4, "sliding_window": None, "sliding_window_pattern": None,
+            "layer_types": ["full_attention"] * 4, "rope_theta": 1000000, "max_position_embeddings": 65536,
+            "rms_norm_eps": 1e-5, "vocab_size": 1000, "tie_word_embeddings": True, "torch_dtype": "bfloat16"}},
+        {"name": "k-exaone-236b-a23b cut to 8 layers", "config": {
+            "architectures": ["ExaoneMoEForCausalLM"], "model_type": "exaone_moe", "hidden_size": 6144,
+            "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_attention_heads": 64,
+            "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 8, "sliding_window": 128,
+            "sliding_window_pattern": "LLLG", "layer_types": _llg(8),
+            "mlp_layer_types": ["dense"] + ["sparse"] * 7, "first_k_dense_replace": 1, "num_experts": 4,
+            "num_experts_per_tok": 2, "num_shared_experts": 1, "norm_topk_prob": True, "routed_scaling_factor": 2.5,
+            "n_group": 1, "topk_group": 1, "rope_theta": 1000000, "max_position_embeddings": 262144,
+            "rms_norm_eps": 1e-5, "vocab_size": 1000, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}},
+        # MuseGlimmerTextConfig: full attention on every 4th layer counted from the last
+        {"name": "muse-glimmer text (class sizes) cut to 8 layers", "config": {
+            "architectures": ["MuseGlimmerForCausalLM"], "model_type": "muse_glimmer_text", "hidden_size": 6656,
+            "intermediate_size": 19968, "num_hidden_layers": 8, "num_attention_heads": 32, "num_key_value_heads": 2,
+            "head_dim": 128, "sliding_window": 2048, "final_logit_softcapping": 20.0, "qk_scale_factor": 3.87,
+            "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+        {"name": "muse-glimmer text cut to 6 layers, explicit layer_types", "config": {
+            "architectures": ["MuseGlimmerForCausalLM"], "model_type": "muse_glimmer_text", "hidden_size": 6656,
+            "intermediate_size": 19968, "num_hidden_layers": 6, "num_attention_heads": 32, "num_key_value_heads": 2,
+            "head_dim": 128, "sliding_window": 2048, "layer_types": _llg(6, 3), "vocab_size": 1000,
+            "torch_dtype": "bfloat16"}},
+        {"name": "phi-3.5-moe-instruct cut to 4 layers", "config": {
+            "architectures": ["PhiMoEForCausalLM"], "model_type": "phimoe", "hidden_size": 4096,
+            "intermediate_size": 6400, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 4,
+            "num_local_experts": 4, "num_experts_per_tok": 2, "sliding_window": 131072, "max_position_embeddings": 131072,
+            "original_max_position_embeddings": 4096, "rope_theta": 10000.0, "rms_norm_eps": 1e-5,
+            "attention_bias": True, "lm_head_bias": True, "vocab_size": 1000, "torch_dtype": "bfloat16",
+            "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 64, "long_factor": [1.0] * 64,
+                             "short_mscale": 1.243163121016122, "long_mscale": 1.243163121016122}}},
+        {"name": "minimax-m2 cut to 4 layers", "config": {
+            "architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2", "hidden_size": 3072,
+            "intermediate_size": 1536, "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128,
+            "num_hidden_layers": 4, "rotary_dim": 64, "rope_theta": 5000000, "max_position_embeddings": 196608,
+            "num_local_experts": 4, "num_experts_per_tok": 2, "scoring_func": "sigmoid", "use_qk_norm": True,
+            "qk_norm_type": "per_layer", "use_routing_bias": True, "attn_type_list": [1, 1, 1, 1],
+            "rms_norm_eps": 1e-6, "vocab_size": 1000, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}},
+        {"name": "solar-open-100b cut to 4 layers", "config": {
+            "architectures": ["SolarForCausalLM"], "model_type": "solar_open", "hidden_size": 4096,
+            "intermediate_size": 10240, "moe_intermediate_size": 1280, "num_attention_heads": 64,
+            "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 4, "n_routed_experts": 4,
+            "n_shared_experts": 1, "num_experts_per_tok": 2, "first_k_dense_replace": 0, "n_group": 1,
+            "topk_group": 1, "norm_topk_prob": True, "routed_scaling_factor": 1.0, "rope_theta": 1000000,
+            "max_position_embeddings": 131072, "rms_norm_eps": 1e-5, "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+    ]
+
+
+def _transformers_backend_text_cases() -> list[dict]:
+    """Registry architectures vLLM serves through its Transformers modeling backend."""
+    return [
+        {"name": "hunyuan-a13b-instruct cut to 4 layers", "config": {
+            "architectures": ["HunYuanMoEV1ForCausalLM"], "model_type": "hunyuan_v1_moe", "hidden_size": 4096,
+            "intermediate_size": 3072, "moe_intermediate_size": 3072, "num_attention_heads": 32,
+            "num_key_value_heads": 8, "head_dim": 128, "attention_head_dim": 128, "num_hidden_layers": 4,
+            "num_experts": 4, "moe_topk": 2, "num_shared_expert": 1, "use_qk_norm": True, "rope_theta": 10000.0,
+            "rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0,
+                             "mscale_all_dim": 1.0, "type": "dynamic"},
+            "max_position_embeddings": 32768, "rms_norm_eps": 1e-5, "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+        {"name": "cwm cut to 8 layers", "config": {
+            "architectures": ["CwmForCausalLM"], "model_type": "cwm", "hidden_size": 6144, "intermediate_size": 21504,
+            "num_attention_heads": 48, "num_key_value_heads": 8, "head_dim": 128, "num_hidden_layers": 8,
+            "sliding_window": 8192, "layer_types": _llg(8), "rope_theta": 1000000.0,
+            "rope_scaling": {"factor": 16.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                             "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+            "max_position_embeddings": 131072, "rms_norm_eps": 1e-5, "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+        {"name": "olmo-3-7b cut to 8 layers", "config": {
+            "architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "hidden_size": 4096,
+            "intermediate_size": 11008, "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 8,
+            "sliding_window": 4096, "layer_types": _llg(8), "rope_theta": 500000, "max_position_embeddings": 65536,
+            "rms_norm_eps": 1e-6, "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+        {"name": "olmo-1b-hf cut to 4 layers", "config": {
+            "architectures": ["OlmoForCausalLM"], "model_type": "olmo", "hidden_size": 2048,
+            "intermediate_size": 8192, "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 4,
+            "clip_qkv": None, "rope_theta": 10000.0, "max_position_embeddings": 2048, "vocab_size": 1000,
+            "torch_dtype": "float32"}},
+        {"name": "flexolmo-7x7b cut to 4 layers", "config": {
+            "architectures": ["FlexOlmoForCausalLM"], "model_type": "flex_olmo", "hidden_size": 4096,
+            "intermediate_size": 11008, "num_attention_heads": 32, "num_key_value_heads": 32, "num_hidden_layers": 4,
+            "num_experts": 4, "num_experts_per_tok": 2, "rope_theta": 500000, "max_position_embeddings": 4096,
+            "rms_norm_eps": 1e-6, "vocab_size": 100352, "pad_token_id": 100277, "torch_dtype": "bfloat16"}},
+        {"name": "seed-oss-36b cut to 4 layers", "config": {
+            "architectures": ["SeedOssForCausalLM"], "model_type": "seed_oss", "hidden_size": 5120,
+            "intermediate_size": 27648, "num_attention_heads": 80, "num_key_value_heads": 8, "head_dim": 128,
+            "num_hidden_layers": 4, "attention_bias": True, "attention_out_bias": False, "rope_theta": 10000000.0,
+            "max_position_embeddings": 524288, "rms_norm_eps": 1e-6, "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+        {"name": "jais-2 (Jais2Config sizes) cut to 4 layers", "config": {
+            "architectures": ["Jais2ForCausalLM"], "model_type": "jais2", "hidden_size": 3328,
+            "intermediate_size": 26624, "num_attention_heads": 26, "num_hidden_layers": 4, "hidden_act": "relu2",
+            "attention_bias": True, "mlp_bias": True, "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+        # Kolibri1Config: window 513, full attention on every 5th layer (class-derived layer_types)
+        {"name": "kolibri-1 (class sizes) cut to 10 layers", "config": {
+            "architectures": ["Kolibri1ForCausalLM"], "model_type": "kolibri1", "num_hidden_layers": 10,
+            "num_experts": 4, "num_experts_per_tok": 2, "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+        {"name": "mellum sliding layers cut to 4 layers", "config": {
+            "architectures": ["MellumForCausalLM"], "model_type": "mellum", "hidden_size": 2304,
+            "intermediate_size": 7168, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+            "num_hidden_layers": 4, "sliding_window": 1024, "layer_types": _llg(4),
+            "mlp_layer_types": ["sparse"] * 4, "num_experts": 4, "num_experts_per_tok": 2, "vocab_size": 1000,
+            "torch_dtype": "bfloat16"}},
+    ]
+
+
 def cases() -> list[dict]:
-    return _mimo_cases() + _llama4_cases() + _hrm_text_cases() + _step_cases()
+    return (_mimo_cases() + _llama4_cases() + _hrm_text_cases() + _step_cases() + _native_llama_like_cases()
+            + _transformers_backend_text_cases())
