@@ -23,6 +23,7 @@ _TYPES: dict[str, Any] = {
     "bool": bool,
     "float": float,
     "bool|str": Union[bool, str],
+    "int|str": Union[int, str],
     "list[str]": list[str],
     "dict": dict[str, Any],
 }
