@@ -41,7 +41,7 @@ from attn_select.selector.model.layers import (
     _step3p5,
     _whisper,
 )
-from attn_select.selector.model.layers_pooling import _clip_text, _gpt2, _jina_v5, _lfm2, _siglip_text
+from attn_select.selector.model.layers_pooling import _clip_text, _gemma1, _gpt2, _jina_v5, _lfm2, _siglip_text
 
 
 # architectures[0] -> (layer builder, runner); the vLLM model file each mirrors
@@ -151,6 +151,17 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "JinaForRanking": (lambda c: _qwen2(c, "head_dim"), "pooling"),  # jina.py: Qwen3Model layers
     "JinaEmbeddingsV5Model": (_jina_v5, "pooling"),  # jina.py
     "Lfm2BidirectionalModel": (_lfm2(bidirectional=True), "pooling"),  # lfm2.py
+    # colqwen3.py ColQwen3Model: Qwen3VLForConditionalGeneration, whose text
+    # model is Qwen3Model's layers over text_config
+    **{arch: (lambda c: _qwen2(c, "head_dim"), "pooling") for arch in (
+        "ColQwen3", "OpsColQwen3Model", "Qwen3VLNemotronEmbedModel")},
+    # colqwen3_5.py: Qwen3_5ForConditionalGeneration's language model (is_causal per ColQwen3_5Config)
+    "ColQwen3_5": (_qwen3_next, "pooling"),
+    # colmodernvbert.py: ModernBertLayer over text_config
+    "ColModernVBertForRetrieval": (_modernbert, "pooling"),
+    "ModernVBertModel": (_modernbert, "pooling"),
+    # colpali.py ColPaliModel: PaliGemma over vlm_config, its Gemma language model
+    "ColPaliForRetrieval": (_gemma1, "pooling"),
 }
 
 # _SUFFIX_TO_DEFAULTS: the runner of an architecture vLLM's registry lacks

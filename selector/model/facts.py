@@ -70,7 +70,7 @@ _BIDIRECTIONAL_POOLING = ("avg", "cls", "last")
 _THINKER_TEXT = {"qwen2_5_omni": "qwen2_5_omni_text", "qwen3_omni_moe": "qwen3_omni_moe_text"}
 
 
-def _verify_and_update(arch: str, text: HFView, notes: list[str]) -> None:
+def _verify_and_update(arch: str, text: HFView, notes: list[str], hf: HFView | None = None) -> None:
     """model_executor/models/config.py MODELS_CONFIG_MAP: the per-architecture
     config updates vLLM makes before building the model, where they change
     what the attention layers are."""
@@ -93,6 +93,26 @@ def _verify_and_update(arch: str, text: HFView, notes: list[str]) -> None:
     elif arch == "JinaEmbeddingsV5Model" and not text.get("is_decoder", True):
         # JinaEmbeddingsV5ModelConfig: an encoder checkpoint (-nano) runs bidirectional
         text.attrs["is_causal"] = False
+    elif arch == "ColQwen3_5":
+        _colqwen3_5_contract(text, hf or text, notes)
+
+
+def _colqwen3_5_contract(text: HFView, hf: HFView, notes: list[str]) -> None:
+    """ColQwen3_5Config: the checkpoint must declare retrieval_attention_contract
+    (on the config or its text config, one value, "causal" or "bidirectional");
+    it sets is_causal on both configs."""
+    views = [text] if hf is text else [hf, text]
+    declared = [v.get("retrieval_attention_contract") for v in views if v.get("retrieval_attention_contract") is not None]
+    if not declared:
+        raise UserError("ColQwen3.5 checkpoints must declare retrieval_attention_contract as 'causal' or "
+                        "'bidirectional'; vLLM refuses the config without it")
+    if any(d not in ("causal", "bidirectional") for d in declared) or len(set(declared)) != 1:
+        raise UserError(f"unsupported or conflicting ColQwen3.5 retrieval_attention_contract declarations: {declared!r}")
+    for view in views:
+        view.attrs["is_causal"] = declared[0] == "causal"
+    if declared[0] == "bidirectional":
+        notes.append("ColQwen3.5 retrieval_attention_contract bidirectional: is_causal False "
+                     "(full-attention layers run encoder-only attention)")
 
 
 def model_facts(
@@ -130,6 +150,11 @@ def model_facts(
         # Qwen2.5-Omni / Qwen3-Omni: get_text_config() is thinker_config.text_config
         holder, holder_cls = given["thinker_config"], None
         text_where = f"{where} thinker_config.text_config"
+    if hf.model_type == "colpali" and isinstance(given.get("vlm_config"), dict):
+        # ColPaliConfig.get_text_config(): the text_config of vlm_config (a PaliGemmaConfig)
+        holder = parse_raw(given["vlm_config"], f"{where} vlm_config")
+        holder_cls = _HF_CLASSES.get(holder.get("model_type") or "paligemma")
+        text_where = f"{where} vlm_config.text_config"
     if hf.model_type == "deepseek_vl_v2" and "text_config" not in given:
         # vLLM's DeepseekVLV2Config (DeepSeek-VL2 / -OCR / -OCR-2): text_config is
         # DeepseekVLV2TextConfig(**language_config), a DeepseekV2Config whose
@@ -147,7 +172,7 @@ def model_facts(
                     or _THINKER_TEXT.get(hf.model_type) or hf.model_type)
         text = hf_view(sub, sub_type, text_where)
     notes: list[str] = []
-    _verify_and_update(arch, text, notes)
+    _verify_and_update(arch, text, notes, hf)
 
     # ModelConfig.__post_init__: sliding_window 0 means none; --disable-sliding-window
     if text.get("sliding_window") == 0:

@@ -627,6 +627,16 @@ def _post_lfm2(a: dict[str, Any]) -> None:
 
 _HF_CLASSES["lfm2"] = _HFClass("Lfm2Config", {"num_hidden_layers": 32, "num_attention_heads": 32,
                                                "hidden_size": 2560, "num_key_value_heads": 8}, _post_lfm2)
+# vLLM's ColQwen3Config (and its ops_colqwen3 / qwen3_vl_nemotron_embed
+# subclasses) is a Qwen3VLConfig: text_config is a Qwen3VLTextConfig
+for _type in ("colqwen3", "ops_colqwen3", "qwen3_vl_nemotron_embed"):
+    _HF_CLASSES[_type] = _HFClass("ColQwen3Config", {}, None, text_config_type="qwen3_vl_text")
+# ModernVBertConfig: text_config via AutoConfig, default model_type modernbert
+_HF_CLASSES["modernvbert"] = _HFClass("ModernVBertConfig", {}, None, text_default_type="modernbert")
+# GemmaConfig (PaliGemma's default text config; hub text_configs often omit head_dim)
+_HF_CLASSES["gemma"] = _HFClass("GemmaConfig", {"num_hidden_layers": 28, "num_attention_heads": 16,
+                                                 "hidden_size": 3072, "num_key_value_heads": 16, "head_dim": 256})
+_HF_CLASSES["paligemma"] = _HFClass("PaliGemmaConfig", {}, None, text_default_type="gemma")
 
 # Multimodal wrapper configs that build text_config as
 # CONFIG_MAPPING[text_config.get("model_type", DEFAULT)] (LlavaConfig and its
