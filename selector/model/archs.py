@@ -24,6 +24,7 @@ from attn_select.selector.model.layers import (
     _flint,
     _gemma,
     _gemma4,
+    _glm5_next,
     _gpt_oss,
     _granite,
     _hrm_text,
@@ -51,6 +52,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Llama4ForCausalLM": (_llama4, "generate"),  # llama4.py
     "HrmTextForCausalLM": (_hrm_text, "generate"),  # hrm_text.py
     "Step3p5ForCausalLM": (_step3p5, "generate"),  # step3p5.py
+    "Glm5NextForCausalLM": (_glm5_next, "generate"),  # vllm/models/glm5next
     "MistralForCausalLM": (_llama, "generate"),
     "Ministral3ForCausalLM": (_llama, "generate"),
     "Phi3ForCausalLM": (_llama, "generate"),

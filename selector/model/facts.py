@@ -102,12 +102,14 @@ def _colqwen3_5_contract(text: HFView, hf: HFView, notes: list[str]) -> None:
     (on the config or its text config, one value, "causal" or "bidirectional");
     it sets is_causal on both configs."""
     views = [text] if hf is text else [hf, text]
-    declared = [v.get("retrieval_attention_contract") for v in views if v.get("retrieval_attention_contract") is not None]
+    declared = [v.get("retrieval_attention_contract") for v in views
+                if v.get("retrieval_attention_contract") is not None]
     if not declared:
         raise UserError("ColQwen3.5 checkpoints must declare retrieval_attention_contract as 'causal' or "
                         "'bidirectional'; vLLM refuses the config without it")
     if any(d not in ("causal", "bidirectional") for d in declared) or len(set(declared)) != 1:
-        raise UserError(f"unsupported or conflicting ColQwen3.5 retrieval_attention_contract declarations: {declared!r}")
+        raise UserError("unsupported or conflicting ColQwen3.5 retrieval_attention_contract declarations: "
+                        f"{declared!r}")
     for view in views:
         view.attrs["is_causal"] = declared[0] == "causal"
     if declared[0] == "bidirectional":

@@ -595,6 +595,23 @@ def _post_kolibri1(a: dict[str, Any]) -> None:
 _HF_CLASSES["kolibri1"] = _HFClass("Kolibri1Config", {
     "num_hidden_layers": 50, "num_attention_heads": 48, "hidden_size": 2560, "num_key_value_heads": 4,
     "head_dim": 128, "sliding_window": 513}, _post_kolibri1)
+def _post_glm5_next_text(a: dict[str, Any]) -> None:
+    # Glm5NextTextConfig.__post_init__: linear attention except every 4th
+    # layer (indexed_attention); "full_attention" reads as indexed_attention;
+    # head_dim is forced to qk_rope_head_dim
+    _post_kv(a)
+    if a.get("layer_types") is None:
+        a["layer_types"] = ["linear_attention" if i % 4 != 3 else "indexed_attention"
+                            for i in range(a["num_hidden_layers"])]
+    a["layer_types"] = ["indexed_attention" if k == "full_attention" else k for k in a["layer_types"]]
+    a["head_dim"] = a.get("qk_rope_head_dim")
+
+
+_HF_CLASSES["glm5_next_text"] = _HFClass("Glm5NextTextConfig", {
+    "num_hidden_layers": 45, "num_attention_heads": 64, "hidden_size": 4096, "num_key_value_heads": 64,
+    "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 0, "qk_nope_head_dim": 256, "v_head_dim": 256,
+    "index_topk": 2048}, _post_glm5_next_text)
+_HF_CLASSES["glm5_next"] = _HFClass("Glm5NextConfig", {}, None, text_config_type="glm5_next_text")
 # flat config.json: the text fields sit at the top level (text = hf_config view)
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")

@@ -93,3 +93,15 @@ def _jina_v5(ctx: _Ctx) -> _Stack:
     if not ctx.hf.get("is_decoder", True):
         return _llama(ctx)
     return _qwen2(ctx, "head_dim")
+
+
+def _gemma1(ctx: _Ctx) -> _Stack:
+    """gemma.py GemmaAttention (ColPali's PaliGemma language model):
+    config.head_dim, num_key_value_heads, decoder ``Attention`` with the
+    model-level window; is_causal is not read."""
+    t = ctx.text
+    total = _heads(ctx)
+    heads = _per_rank(total, ctx.tp, "attention heads")
+    kv = _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
+    layer = _attention(ctx, heads, kv, _check_head_size(t.get("head_dim") or 0, "head_dim"))
+    return _Stack([(i, layer) for i in range(_n_layers(ctx))])

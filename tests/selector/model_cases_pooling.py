@@ -35,6 +35,75 @@ _LFM2_350M = {"architectures": ["Lfm2ForCausalLM"], "block_auto_adjust_ff_dim": 
               "vocab_size": 65536}
 
 
+def _special(i: int, token: str) -> dict:
+    return {"id": i, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+            "special": True}
+
+
+# A processor's files: ColQwen3 / ColQwen3.5 load the Qwen3-VL processor (tokenizer,
+# image and video processors) while vLLM builds them; a three-token BPE tokenizer
+# with Qwen's special tokens stands in for the published one (it changes no layer)
+_QWEN_VL_PROCESSOR_FILES = {
+    "tokenizer.json": {
+        "version": "1.0", "truncation": None, "padding": None, "normalizer": None, "post_processor": None,
+        "decoder": None,
+        "added_tokens": [_special(i + 3, t) for i, t in enumerate((
+            "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
+            "<|video_pad|>"))],
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {"<unk>": 0, "a": 1, "b": 2}, "merges": []}},
+    "tokenizer_config.json": {"tokenizer_class": "Qwen2Tokenizer", "eos_token": "<|im_end|>",
+                              "pad_token": "<|endoftext|>"},
+    "preprocessor_config.json": {"image_processor_type": "Qwen2VLImageProcessorFast", "patch_size": 16,
+                                 "temporal_patch_size": 2, "merge_size": 2,
+                                 "size": {"shortest_edge": 65536, "longest_edge": 16777216},
+                                 "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]},
+    "video_preprocessor_config.json": {"video_processor_type": "Qwen3VLVideoProcessor", "patch_size": 16,
+                                       "temporal_patch_size": 2, "merge_size": 2,
+                                       "size": {"shortest_edge": 4096, "longest_edge": 25165824}},
+}
+
+_QWEN3VL_8B_TEXT = {"model_type": "qwen3_vl_text", "attention_bias": False, "attention_dropout": 0.0,
+                    "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+                    "intermediate_size": 12288, "max_position_embeddings": 262144, "num_attention_heads": 32,
+                    "num_hidden_layers": 3, "num_key_value_heads": 8, "rms_norm_eps": 1e-06,
+                    "rope_scaling": {"mrope_interleaved": True, "mrope_section": [24, 20, 20], "rope_type": "default"},
+                    "rope_theta": 5000000, "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": 151936}
+_QWEN3VL_VISION = {"model_type": "qwen3_vl", "deepstack_visual_indexes": [0], "depth": 2,
+                   "hidden_act": "gelu_pytorch_tanh",
+                   "hidden_size": 1152, "in_channels": 3, "initializer_range": 0.02, "intermediate_size": 4304,
+                   "num_heads": 16, "num_position_embeddings": 2304, "out_hidden_size": 4096, "patch_size": 16,
+                   "spatial_merge_size": 2, "temporal_patch_size": 2}
+_QWEN3VL_TOP = {"image_token_id": 151655, "video_token_id": 151656, "vision_start_token_id": 151652,
+                "vision_end_token_id": 151653, "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
+_MODERNVBERT = {"model_type": "modernvbert", "torch_dtype": "float32", "image_token_id": 50407,
+                "pixel_shuffle_factor": 4,
+                "text_config": {"model_type": "modernbert", "hidden_size": 768, "intermediate_size": 1152,
+                                "num_hidden_layers": 4, "num_attention_heads": 12, "global_attn_every_n_layers": 3,
+                                "local_attention": 128, "max_position_embeddings": 8192, "vocab_size": 50368,
+                                "pad_token_id": 50283, "bos_token_id": 50281, "eos_token_id": 50282,
+                                "cls_token_id": 50281, "sep_token_id": 50282},
+                "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 768, "image_size": 512,
+                                  "patch_size": 16, "num_hidden_layers": 2, "intermediate_size": 3072,
+                                  "num_attention_heads": 12}}
+
+
+_QWEN35_TEXT = {"model_type": "qwen3_5_text", "hidden_size": 2048, "intermediate_size": 6144, "num_attention_heads": 8,
+                "num_key_value_heads": 2, "head_dim": 256, "num_hidden_layers": 4, "vocab_size": 248320,
+                "layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"],
+                "full_attention_interval": 4, "attn_output_gate": True, "linear_conv_kernel_dim": 4,
+                "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_num_key_heads": 16,
+                "linear_num_value_heads": 16,
+                "rope_parameters": {"rope_type": "default", "rope_theta": 10000000, "partial_rotary_factor": 0.25,
+                                    "mrope_section": [11, 11, 10], "mrope_interleaved": True},
+                "max_position_embeddings": 262144, "dtype": "bfloat16"}
+_QWEN35_VISION = {"model_type": "qwen3_5", "depth": 2, "hidden_size": 1024, "intermediate_size": 4096, "num_heads": 16,
+                  "out_hidden_size": 2048, "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2,
+                  "num_position_embeddings": 2304, "deepstack_visual_indexes": [], "in_channels": 3}
+
+
 def cases() -> list[dict]:
     return [
         {"name": "google/siglip-so400m-patch14-384 (3 layers)", "config": {
@@ -198,4 +267,51 @@ def cases() -> list[dict]:
         {"name": "LiquidAI/LFM2-350M (full_attn_idxs, no layer_types) as Lfm2BidirectionalModel", "config": {
             **{k: v for k, v in _LFM2_350M.items() if k != "layer_types"}, "full_attn_idxs": [2, 5],
             "architectures": ["Lfm2BidirectionalModel"]}},
+        {"name": "TomoroAI/tomoro-colqwen3-embed-8b (3 text layers)", "config": {
+            "architectures": ["ColQwen3"], "model_type": "colqwen3", "embed_dim": 320, **_QWEN3VL_TOP,
+            "text_config": _QWEN3VL_8B_TEXT, "vision_config": _QWEN3VL_VISION}, "files": _QWEN_VL_PROCESSOR_FILES},
+        {"name": "OpenSearch-AI/Ops-Colqwen3-4B (3 text layers)", "config": {
+            "architectures": ["OpsColQwen3Model"], "model_type": "ops_colqwen3", "dims": 2560, **_QWEN3VL_TOP,
+            "text_config": {**_QWEN3VL_8B_TEXT, "hidden_size": 2560, "intermediate_size": 9728,
+                            "num_key_value_heads": 8},
+            "vision_config": {**_QWEN3VL_VISION, "hidden_size": 1024, "num_heads": 16, "out_hidden_size": 2560}},
+         "files": _QWEN_VL_PROCESSOR_FILES},
+        {"name": "nvidia/nemotron-colembed-vl-8b-v2 (3 text layers)", "config": {
+            "architectures": ["Qwen3VLNemotronEmbedModel"], "model_type": "qwen3_vl_nemotron_embed", **_QWEN3VL_TOP,
+            "text_config": _QWEN3VL_8B_TEXT, "vision_config": _QWEN3VL_VISION}, "files": _QWEN_VL_PROCESSOR_FILES},
+        {"name": "ModernVBERT/colmodernvbert-merged (4 text layers)", "config": {
+            "architectures": ["ColModernVBertForRetrieval"], **_MODERNVBERT}},
+        {"name": "ModernVBERT/modernvbert (ModernVBertModel; 4 text layers)", "config": {
+            "architectures": ["ModernVBertModel"], **_MODERNVBERT}},
+        {"name": "vidore/colpali-v1.3-hf (3 text layers)", "config": {
+            "architectures": ["ColPaliForRetrieval"], "embedding_dim": 128, "initializer_range": 0.02,
+            "model_type": "colpali", "torch_dtype": "bfloat16",
+            "vlm_config": {"architectures": ["PaliGemmaForConditionalGeneration"], "bos_token_id": 2,
+                           "eos_token_id": 1, "hidden_size": 2048, "image_token_index": 257152,
+                           "model_type": "paligemma", "pad_token_id": 0, "projection_dim": 2048,
+                           "text_config": {"hidden_size": 2048, "intermediate_size": 16384, "model_type": "gemma",
+                                           "num_attention_heads": 8, "num_hidden_layers": 3,
+                                           "num_image_tokens": 1024, "num_key_value_heads": 1,
+                                           "torch_dtype": "float32", "vocab_size": 257216},
+                           "torch_dtype": "bfloat16",
+                           "vision_config": {"hidden_size": 1152, "image_size": 448, "intermediate_size": 4304,
+                                             "model_type": "siglip_vision_model", "num_attention_heads": 16,
+                                             "num_hidden_layers": 2, "num_image_tokens": 1024,
+                                             "num_positions": 1024, "patch_size": 14, "projection_dim": 2048}}}},
+        {"name": "ColQwen3.5 (Qwen3.5-2B backbone, bidirectional contract; 4 text layers)",
+         "capability": [10, 0],
+         "config": {"architectures": ["ColQwen3_5"], "model_type": "qwen3_5",
+                    "retrieval_attention_contract": "bidirectional",
+                    "text_config": _QWEN35_TEXT, "vision_config": _QWEN35_VISION, "image_token_id": 248056,
+                    "video_token_id": 248057, "vision_start_token_id": 248053, "vision_end_token_id": 248054,
+                    "tie_word_embeddings": True, "torch_dtype": "bfloat16", "embed_dim": 128},
+         "files": _QWEN_VL_PROCESSOR_FILES},
+        {"name": "ColQwen3.5 (Qwen3.5-2B backbone, causal contract on text_config; 4 text layers)",
+         "capability": [10, 0],
+         "config": {"architectures": ["ColQwen3_5"], "model_type": "qwen3_5",
+                    "text_config": {**_QWEN35_TEXT, "retrieval_attention_contract": "causal"},
+                    "vision_config": _QWEN35_VISION, "image_token_id": 248056,
+                    "video_token_id": 248057, "vision_start_token_id": 248053, "vision_end_token_id": 248054,
+                    "tie_word_embeddings": True, "torch_dtype": "bfloat16", "embed_dim": 128},
+         "files": _QWEN_VL_PROCESSOR_FILES},
     ]

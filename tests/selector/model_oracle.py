@@ -213,7 +213,9 @@ def main() -> None:
             platform_cls.capability = DeviceCapability(*case.get("capability", [9, 0]))
             calls.clear()
             try:
-                args = EngineArgs(model=str(folder), skip_tokenizer_init=True, load_format="dummy",
+                # a case that ships a tokenizer (a processor a model's init loads needs it) gets it read
+                with_tokenizer = "tokenizer.json" in case.get("files", {})
+                args = EngineArgs(model=str(folder), skip_tokenizer_init=not with_tokenizer, load_format="dummy",
                                   dtype=case.get("dtype", "auto"), max_model_len=case.get("max_model_len"),
                                   language_model_only=case.get("language_model_only", False),
                                   disable_sliding_window=case.get("disable_sliding_window", False))
