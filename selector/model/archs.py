@@ -42,7 +42,15 @@ from attn_select.selector.model.layers import (
     _step3p5,
     _whisper,
 )
-from attn_select.selector.model.layers_pooling import _clip_text, _gemma1, _gpt2, _jina_v5, _lfm2, _siglip_text
+from attn_select.selector.model.layers_pooling import (
+    _clip_text,
+    _embedding_gemma2,
+    _gemma1,
+    _gpt2,
+    _jina_v5,
+    _lfm2,
+    _siglip_text,
+)
 
 
 # architectures[0] -> (layer builder, runner); the vLLM model file each mirrors
@@ -164,6 +172,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "ModernVBertModel": (_modernbert, "pooling"),
     # colpali.py ColPaliModel: PaliGemma over vlm_config, its Gemma language model
     "ColPaliForRetrieval": (_gemma1, "pooling"),
+    "EmbeddingGemma2Model": (_embedding_gemma2, "pooling"),  # embedding_gemma2.py
 }
 
 # _SUFFIX_TO_DEFAULTS: the runner of an architecture vLLM's registry lacks

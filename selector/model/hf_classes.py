@@ -655,6 +655,40 @@ _HF_CLASSES["gemma"] = _HFClass("GemmaConfig", {"num_hidden_layers": 28, "num_at
                                                  "hidden_size": 3072, "num_key_value_heads": 16, "head_dim": 256})
 _HF_CLASSES["paligemma"] = _HFClass("PaliGemmaConfig", {}, None, text_default_type="gemma")
 
+
+def _post_embedding_gemma2_text(a: dict[str, Any]) -> None:
+    """EmbeddingGemma2TextConfig.__post_init__: layer_types every
+    sliding_window_pattern-th (default 6) layer full, the last forced full;
+    per_layer_config gives full layers global_head_dim (default 512) and
+    num_global_key_value_heads (default 1) KV heads; the window is kept as given."""
+    every = a.pop("sliding_window_pattern", None) or 6
+    n = a["num_hidden_layers"]
+    if a.get("layer_types") is None:
+        a["layer_types"] = _alternating(n, every, "sliding_attention", "full_attention")
+    else:
+        a["layer_types"] = list(a["layer_types"])
+    if a["layer_types"] and a["layer_types"][-1] != "full_attention":
+        a["layer_types"][-1] = "full_attention"
+    global_head = a.pop("global_head_dim", None)
+    global_kv = a.pop("num_global_key_value_heads", None)
+    table = a.get("per_layer_config")
+    if table is None:
+        override = {"head_dim": 512 if global_head is None else global_head,
+                    "num_key_value_heads": 1 if global_kv is None else global_kv}
+        table = {i: dict(override) for i, kind in enumerate(a["layer_types"]) if kind == "full_attention"}
+    elif isinstance(table, dict):  # config.json keys are strings
+        table = {int(k): dict(v) for k, v in table.items()}
+    else:
+        table = {i: dict(v) for i, v in enumerate(table)}
+    a["per_layer_config"] = table
+
+
+_HF_CLASSES["embedding_gemma2_text"] = _HFClass("EmbeddingGemma2TextConfig", {
+    "num_hidden_layers": 24, "num_attention_heads": 4, "hidden_size": 512, "num_key_value_heads": 2,
+    "head_dim": 256, "sliding_window": 512}, _post_embedding_gemma2_text)
+_HF_CLASSES["embedding_gemma2"] = _HFClass("EmbeddingGemma2Config", {}, None,
+                                           text_config_type="embedding_gemma2_text")
+
 # Multimodal wrapper configs that build text_config as
 # CONFIG_MAPPING[text_config.get("model_type", DEFAULT)] (LlavaConfig and its
 # kin): a text_config without a model_type gets that class's defaults

@@ -663,6 +663,24 @@ def _step3p5(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _glm5_next(ctx: _Ctx) -> _Stack:
+    """vllm/models/glm5next Glm5NextDecoderLayer: layer_types "linear_attention"
+    builds Glm5NextLinearAttention (a gated-delta-net mixer, no attention
+    backend); every other layer Glm5NextMLAAttention, an MLA wrapper that is
+    sparse (DSA indexer) when index_topk is set."""
+    t, n = ctx.text, _n_layers(ctx)
+    if t.get("kv_lora_rank") is None or t.get("v_head_dim") is None:
+        raise UserError(f"{ctx.arch}: its MLA layers need kv_lora_rank and v_head_dim")
+    sparse = t.get("index_topk") is not None
+    if sparse and not t.get("index_kpool_always_select_tail"):
+        # _validate_supported_config raises NotImplementedError
+        raise UserError(f"vLLM 0.33.0's {ctx.arch} sparse indexer requires index_kpool_always_select_tail true")
+    types = t.get("layer_types") or []
+    layer = _mla(ctx, _heads(ctx), sparse=sparse)
+    return _Stack([(i, "linear_attention" if i < len(types) and types[i] == "linear_attention" else layer)
+                   for i in range(n)])
+
+
 def _attention_free(kind: str):
     """mamba.py / mamba2.py: every layer is a state-space mixer; vLLM
     builds no attention layer and never calls get_attn_backend."""

@@ -245,6 +245,30 @@ def _transformers_backend_text_cases() -> list[dict]:
     ]
 
 
+def _glm5_next_text(**fields) -> dict:
+    """Glm5NextTextConfig class sizes (NoPE MLA; rope_parameters, which the
+    MLA layer asserts, DSA indexer) as a text-only Glm5NextForCausalLM, cut to 8 layers."""
+    return {"architectures": ["Glm5NextForCausalLM"], "model_type": "glm5_next_text", "hidden_size": 4096,
+            "intermediate_size": 12288, "moe_intermediate_size": 2048, "num_hidden_layers": 8,
+            "num_attention_heads": 64, "num_key_value_heads": 64, "n_shared_experts": 1, "n_routed_experts": 4,
+            "num_experts_per_tok": 2, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 0,
+            "rope_parameters": {"rope_type": "default", "rope_theta": 1000000.0},
+            "qk_nope_head_dim": 256, "v_head_dim": 256, "index_topk": 2048, "index_head_dim": 128,
+            "index_n_heads": 32, "index_kpool": 4, "index_kpool_always_select_tail": True,
+            "indexer_rope_interleave": False, "mhc": False, "mla_use_nope": False, "scoring_func": "sigmoid",
+            "topk_method": "noaux_tc", "vocab_size": 1000,
+            "torch_dtype": "bfloat16", **fields}
+
+
+def _glm5_next_cases() -> list[dict]:
+    return [
+        # class-derived layer_types: linear attention except every 4th layer (sparse MLA)
+        {"name": "glm-5-next text cut to 8 layers", "config": _glm5_next_text()},
+        {"name": "glm-5-next text, explicit layer_types", "config": _glm5_next_text(num_hidden_layers=4,
+            layer_types=["linear_attention", "full_attention", "linear_attention", "full_attention"])},
+    ]
+
+
 def cases() -> list[dict]:
     return (_mimo_cases() + _llama4_cases() + _hrm_text_cases() + _step_cases() + _native_llama_like_cases()
-            + _transformers_backend_text_cases())
+            + _transformers_backend_text_cases() + _glm5_next_cases())
