@@ -105,3 +105,24 @@ def _gemma1(ctx: _Ctx) -> _Stack:
     kv = _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
     layer = _attention(ctx, heads, kv, _check_head_size(t.get("head_dim") or 0, "head_dim"))
     return _Stack([(i, layer) for i in range(_n_layers(ctx))])
+
+
+def _embedding_gemma2(ctx: _Ctx) -> _Stack:
+    """embedding_gemma2.py EmbeddingGemma2Attention: ``Attention`` with
+    attn_type ENCODER_ONLY (it passes the window to get_attn_backend);
+    head size and KV heads from per_layer_config[i] (full layers wider),
+    sliding layers' window sliding_window + 1 (HF's mask is inclusive)."""
+    t, n = ctx.text, _n_layers(ctx)
+    heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
+    types = t.get("layer_types") or []
+    if len(types) < n:
+        raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
+    table = t.get("per_layer_config") or {}
+    stack = _Stack([])
+    for i in range(n):
+        layer = table.get(i, {})
+        head = _check_head_size(layer.get("head_dim", t.get("head_dim")) or 0, f"layer {i} head_dim")
+        kv = max(1, (layer.get("num_key_value_heads", t.get("num_key_value_heads")) or 0) // ctx.tp)
+        window = t.get("sliding_window") + 1 if types[i] == "sliding_attention" else None
+        stack.add(i, _attention(ctx, heads, kv, head, window=window, attn_type="encoder_only"))
+    return stack

@@ -103,6 +103,17 @@ _QWEN35_VISION = {"model_type": "qwen3_5", "depth": 2, "hidden_size": 1024, "int
                   "out_hidden_size": 2048, "patch_size": 16, "spatial_merge_size": 2, "temporal_patch_size": 2,
                   "num_position_embeddings": 2304, "deepstack_visual_indexes": [], "in_channels": 3}
 
+_EMBEDDING_GEMMA2_TEXT = {
+    "model_type": "embedding_gemma2_text", "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": 2,
+    "embedding_dim": 768, "eos_token_id": 1, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "hidden_size": 512, "hidden_size_per_layer_input": 512, "intermediate_size": 2048,
+    "max_position_embeddings": 262144, "num_attention_heads": 4, "num_hidden_layers": 6, "num_key_value_heads": 2,
+    "pad_token_id": 0, "rms_norm_eps": 1e-06, "sliding_window": 512, "vocab_size": 262144}
+_EMBEDDING_GEMMA2 = {
+    "architectures": ["EmbeddingGemma2Model"], "model_type": "embedding_gemma2", "boi_token_id": 255999,
+    "eoi_token_id": 258882, "image_token_id": 258880, "video_token_id": 258884, "boa_token_id": 256000,
+    "eoa_token_index": 258883, "audio_token_id": 258881, "torch_dtype": "bfloat16"}
+
 
 def cases() -> list[dict]:
     return [
@@ -314,4 +325,11 @@ def cases() -> list[dict]:
                     "video_token_id": 248057, "vision_start_token_id": 248053, "vision_end_token_id": 248054,
                     "tie_word_embeddings": True, "torch_dtype": "bfloat16", "embed_dim": 128},
          "files": _QWEN_VL_PROCESSOR_FILES},
+        {"name": "EmbeddingGemma2 text-only (EmbeddingGemma2TextConfig defaults, 6 layers)",
+         "config": {**_EMBEDDING_GEMMA2, "text_config": _EMBEDDING_GEMMA2_TEXT}},
+        {"name": "EmbeddingGemma2 text-only (layer_types, global head 512 / 2 KV heads, float32)",
+         "config": {**_EMBEDDING_GEMMA2, "torch_dtype": "float32", "text_config": {
+             **_EMBEDDING_GEMMA2_TEXT, "num_hidden_layers": 4, "sliding_window": 1024, "global_head_dim": 512,
+             "num_global_key_value_heads": 2,
+             "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "sliding_attention"]}}},
     ]
