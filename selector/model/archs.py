@@ -29,6 +29,7 @@ from attn_select.selector.model.layers import (
     _granite,
     _hrm_text,
     _hy_v4,
+    _inkling,
     _kimi_linear,
     _llama,
     _llama4,
@@ -40,6 +41,7 @@ from attn_select.selector.model.layers import (
     _qwen2,
     _qwen3_next,
     _step3p5,
+    _step5,
     _whisper,
 )
 from attn_select.selector.model.layers_pooling import (
@@ -61,6 +63,8 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "HrmTextForCausalLM": (_hrm_text, "generate"),  # hrm_text.py
     "Step3p5ForCausalLM": (_step3p5, "generate"),  # step3p5.py
     "Glm5NextForCausalLM": (_glm5_next, "generate"),  # vllm/models/glm5next
+    "Step5ForCausalLM": (_step5, "generate"),  # vllm/models/step5: bypasses the selector
+    "InklingForCausalLM": (_inkling, "generate"),  # vllm/models/inkling: bypasses the selector
     "MistralForCausalLM": (_llama, "generate"),
     "Ministral3ForCausalLM": (_llama, "generate"),
     "Phi3ForCausalLM": (_llama, "generate"),
@@ -220,6 +224,12 @@ _LANGUAGE_MODEL: dict[str, str | None] = {
     "IsaacForConditionalGeneration": "Qwen3ForCausalLM",  # isaac.py
     "Exaone4_5_ForConditionalGeneration": "Exaone4ForCausalLM",  # exaone4_5.py
     "Gemma3nForConditionalGeneration": "Gemma3nForCausalLM",  # gemma3n_mm.py
+    # speech models: the language model each builds over its text config
+    "GraniteSpeechForConditionalGeneration": None,  # granite_speech.py: text_config.architectures
+    "GraniteSpeechPlusForConditionalGeneration": None,  # granite_speech_plus.py: the same
+    "GlmAsrForConditionalGeneration": "LlamaForCausalLM",  # glmasr.py
+    "MossTranscribeDiarizeForConditionalGeneration": "Qwen3ForCausalLM",  # moss_transcribe_diarize.py
+    "Qwen3ASRForConditionalGeneration": "Qwen3ForCausalLM",  # qwen3_asr.py over thinker_config.text_config
 }
 
 # transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, for the text model types

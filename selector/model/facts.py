@@ -67,7 +67,8 @@ def group_layers(stacks: list[_Stack], encoder_decoder: bool) -> tuple[tuple[Att
 _BIDIRECTIONAL_POOLING = ("avg", "cls", "last")
 # model types whose get_text_config() is thinker_config.text_config, and that
 # text config's model_type (the thinker's fixed text class)
-_THINKER_TEXT = {"qwen2_5_omni": "qwen2_5_omni_text", "qwen3_omni_moe": "qwen3_omni_moe_text"}
+_THINKER_TEXT = {"qwen2_5_omni": "qwen2_5_omni_text", "qwen3_omni_moe": "qwen3_omni_moe_text",
+                 "qwen3_asr": "qwen3_asr_text"}
 
 
 def _verify_and_update(arch: str, text: HFView, notes: list[str], hf: HFView | None = None) -> None:

@@ -688,6 +688,11 @@ _HF_CLASSES["embedding_gemma2_text"] = _HFClass("EmbeddingGemma2TextConfig", {
     "head_dim": 256, "sliding_window": 512}, _post_embedding_gemma2_text)
 _HF_CLASSES["embedding_gemma2"] = _HFClass("EmbeddingGemma2Config", {}, None,
                                            text_config_type="embedding_gemma2_text")
+# vLLM's Qwen3ASRTextConfig (transformers_utils/configs/qwen3_asr.py), the
+# thinker's text config: no sliding window
+_HF_CLASSES["qwen3_asr_text"] = _HFClass("Qwen3ASRTextConfig", {
+    "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096, "num_key_value_heads": 32,
+    "head_dim": 128})
 
 # Multimodal wrapper configs that build text_config as
 # CONFIG_MAPPING[text_config.get("model_type", DEFAULT)] (LlavaConfig and its
