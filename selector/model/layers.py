@@ -742,6 +742,32 @@ def _deepseek_v4(ctx: _Ctx) -> _Stack:
         "selection to explain for it")
 
 
+def _step5(ctx: _Ctx) -> _Stack:
+    """vllm/models/step5/nvidia/model.py Step5Attention: each layer hands
+    Attention a fixed backend (Step5DSAAttentionBackend on the sparse
+    full-attention layers, Step5SplitKVFlashAttentionBackend on the others),
+    so no layer calls get_attn_backend; a checkpoint without a sparse_config
+    section is rejected. Read from the source: the CPU oracle cannot import
+    its Triton kernels."""
+    if ctx.text.get("sparse_config") is None and ctx.hf.get("sparse_config") is None:
+        raise UserError(f"{ctx.arch}: vLLM 0.33.0 requires a sparse_config section (dense-only Step5 "
+                        "checkpoints are not supported)")
+    raise UserError(
+        f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for Step5: each layer binds its own backend "
+        "(Step5DSAAttentionBackend on sparse full-attention layers, Step5SplitKVFlashAttentionBackend on the "
+        "rest); attn-select has no selection to explain for it")
+
+
+def _inkling(ctx: _Ctx) -> _Stack:
+    """vllm/models/inkling/nvidia InklingAttention: its own attention layer (a
+    FA4 relative-position kernel) whose get_attn_backend method returns
+    FlashAttentionBackend for the KV-cache metadata; it is no vLLM Attention
+    and never asks the selector (checked: a vLLM build makes no call)."""
+    raise UserError(
+        f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for Inkling: InklingAttention runs its own FA4 "
+        "kernel and fixes FlashAttentionBackend for the KV cache; attn-select has no selection to explain for it")
+
+
 def _encoder_only(ctx: _Ctx) -> _Stack:
     """EncoderOnlyAttention on every layer, head hidden // heads, KV heads =
     query heads, both per rank: bert.py BertSelfAttention, roberta.py (BertModel's

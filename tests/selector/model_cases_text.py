@@ -269,6 +269,20 @@ def _glm5_next_cases() -> list[dict]:
     ]
 
 
+def _bypass_text_cases() -> list[dict]:
+    """Text models whose attention never asks get_attn_backend (attn-select refuses them)."""
+    return [
+        # InklingModelConfig's sizes; local (sliding) layers 0-2, global layer 3
+        {"name": "inkling text (class sizes) cut to 4 layers", "bypass": True, "config": {
+            "architectures": ["InklingForCausalLM"], "model_type": "inkling_model", "hidden_size": 1536,
+            "num_hidden_layers": 4, "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 128,
+            "swa_num_attention_heads": 12, "swa_num_key_value_heads": 4, "swa_head_dim": 128,
+            "sliding_window_size": 512, "local_layer_ids": [0, 1, 2], "n_shared_experts": 1,
+            "shared_expert_sink": True, "n_routed_experts": 4, "num_experts_per_tok": 2, "vocab_size": 1000,
+            "torch_dtype": "bfloat16"}},
+    ]
+
+
 def cases() -> list[dict]:
     return (_mimo_cases() + _llama4_cases() + _hrm_text_cases() + _step_cases() + _native_llama_like_cases()
-            + _transformers_backend_text_cases() + _glm5_next_cases())
+            + _transformers_backend_text_cases() + _glm5_next_cases() + _bypass_text_cases())

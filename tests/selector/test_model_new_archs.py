@@ -229,3 +229,13 @@ def test_flint_sinks_everywhere_window_on_sliding_layers_and_the_flashinfer_asse
     assert {g.attn.sliding_window for g in off.groups} == {None}
     with pytest.raises(UserError, match="layer_types has 2 entries"):
         model_facts({**cfg, "layer_types": ["full_attention"] * 2}, name="flint")
+
+
+def test_step5_layers_bind_their_own_backends():
+    # vllm/models/step5: every Step5Attention passes attn_backend=...; dense-only checkpoints are rejected
+    cfg = {"architectures": ["Step5ForCausalLM"], "model_type": "step5", "hidden_size": 5120,
+           "num_attention_heads": 40, "num_attention_groups": 8, "num_hidden_layers": 4, "torch_dtype": "bfloat16"}
+    with pytest.raises(Exception, match="sparse_config"):
+        model_facts(cfg, name="step5")
+    with pytest.raises(Exception, match="never calls get_attn_backend"):
+        model_facts({**cfg, "sparse_config": {"topk": 512}}, name="step5")
