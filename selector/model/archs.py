@@ -36,6 +36,7 @@ from attn_select.selector.model.layers import (
     _longcat_flash,
     _mimo_v2,
     _minicpm3,
+    _minimax_m3,
     _modernbert,
     _plain,
     _qwen2,
@@ -60,11 +61,13 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "LlamaForCausalLM": (_llama, "generate"),
     "LLaMAForCausalLM": (_llama, "generate"),
     "Llama4ForCausalLM": (_llama4, "generate"),  # llama4.py
+    "Llama4ForConditionalGeneration": (_llama4, "generate"),  # mllama4.py builds Llama4ForCausalLM
     "HrmTextForCausalLM": (_hrm_text, "generate"),  # hrm_text.py
     "Step3p5ForCausalLM": (_step3p5, "generate"),  # step3p5.py
     "Glm5NextForCausalLM": (_glm5_next, "generate"),  # vllm/models/glm5next
     "Step5ForCausalLM": (_step5, "generate"),  # vllm/models/step5: bypasses the selector
     "InklingForCausalLM": (_inkling, "generate"),  # vllm/models/inkling: bypasses the selector
+    "MiniMaxM3SparseForCausalLM": (_minimax_m3, "generate"),  # vllm/models/minimax_m3
     "MistralForCausalLM": (_llama, "generate"),
     "Ministral3ForCausalLM": (_llama, "generate"),
     "Phi3ForCausalLM": (_llama, "generate"),

@@ -533,6 +533,7 @@ def _post_llama4_text(a: dict[str, Any]) -> None:
 _HF_CLASSES["llama4_text"] = _HFClass("Llama4TextConfig", {
     "num_hidden_layers": 48, "num_attention_heads": 40, "hidden_size": 5120, "num_key_value_heads": 8,
     "head_dim": 128, "no_rope_layer_interval": 4, "attention_chunk_size": 8192}, _post_llama4_text)
+_HF_CLASSES["llama4"] = _HFClass("Llama4Config", {}, None, text_config_type="llama4_text")
 def _post_hrm_text(a: dict[str, Any]) -> None:
     # HrmTextConfig.__post_init__: without num_layers_per_stack, the given
     # num_hidden_layers is the per-stack count, and num_hidden_layers becomes

@@ -768,6 +768,26 @@ def _inkling(ctx: _Ctx) -> _Stack:
         "kernel and fixes FlashAttentionBackend for the KV cache; attn-select has no selection to explain for it")
 
 
+def _minimax_m3(ctx: _Ctx) -> _Stack:
+    """vllm/models/minimax_m3/nvidia MiniMaxM3DecoderLayer: layers whose
+    sparse_attention_config.sparse_attention_freq entry is non-zero build
+    MiniMaxM3SparseAttention (its own layer and MiniMaxM3SparseBackend, no
+    get_attn_backend); the others MiniMaxM3Attention, a plain Attention over
+    config.head_dim with no per-layer window."""
+    t, n = ctx.text, _n_layers(ctx)
+    sparse_cfg = t.get("sparse_attention_config") or {}
+    freq = sparse_cfg.get("sparse_attention_freq") if isinstance(sparse_cfg, dict) else None
+    sparse = {i for i, f in enumerate(freq or []) if f != 0}
+    heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
+    kv = _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
+    head = _check_head_size(t.get("head_dim") or 0, "head_dim")
+    layer = _attention(ctx, heads, kv, head)
+    if sparse:
+        _note(ctx, "MiniMax-M3 sparse layers run MiniMaxM3SparseAttention with its own backend "
+                   "(listed, not selected)")
+    return _Stack([(i, "minimax_m3_sparse_attention" if i in sparse else layer) for i in range(n)])
+
+
 def _encoder_only(ctx: _Ctx) -> _Stack:
     """EncoderOnlyAttention on every layer, head hidden // heads, KV heads =
     query heads, both per rank: bert.py BertSelfAttention, roberta.py (BertModel's

@@ -269,6 +269,45 @@ def _glm5_next_cases() -> list[dict]:
     ]
 
 
+def _minimax_m3_cases() -> list[dict]:
+    # vLLM registers only the multimodal minimax_m3_vl config class: a text-only
+    # MiniMaxM3SparseForCausalLM reads its layers from that class's text_config
+    text = {"hidden_size": 6144, "intermediate_size": 3072, "num_hidden_layers": 4, "num_attention_heads": 64,
+            "num_key_value_heads": 4, "head_dim": 128, "num_local_experts": 4, "num_experts_per_tok": 2,
+            "rotary_dim": 64, "partial_rotary_factor": 0.5, "rope_theta": 5000000, "vocab_size": 1000,
+            "sparse_attention_config": {"sparse_attention_freq": [0, 1, 1, 1], "sparse_num_index_heads": 4,
+                                        "sparse_index_dim": 128, "sparse_block_size": 128, "sparse_topk_blocks": 16,
+                                        "sparse_local_block": 1}}
+    cfg = {"architectures": ["MiniMaxM3SparseForCausalLM"], "model_type": "minimax_m3_vl", "torch_dtype": "bfloat16"}
+    return [
+        {"name": "minimax-m3 text (MiniMaxM3TextConfig sizes) cut to 4 layers", "config": {**cfg, "text_config": text}},
+        {"name": "minimax-m3 text, dense and sparse layers alternating", "config": {**cfg, "text_config": {
+            **text, "sparse_attention_config": {**text["sparse_attention_config"],
+                                                "sparse_attention_freq": [0, 1, 0, 1]}}}},
+    ]
+
+
+def _mla_and_moe_cases() -> list[dict]:
+    return [
+        # AXK1Config sizes (DeepSeek-V3-style MLA on every layer)
+        {"name": "a.x-k1 (AXK1Config sizes) cut to 4 layers", "config": {
+            "architectures": ["AXK1ForCausalLM"], "model_type": "axk1", "hidden_size": 7168,
+            "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 4,
+            "num_attention_heads": 64, "num_key_value_heads": 64, "n_shared_experts": 1, "n_routed_experts": 4,
+            "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1, "kv_lora_rank": 512, "q_lora_rank": 1536,
+            "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "rope_interleave": True,
+            "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"], "vocab_size": 1000,
+            "torch_dtype": "bfloat16"}},
+        {"name": "ernie-4.5-21b-a3b cut to 4 layers", "config": {
+            "architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe", "hidden_size": 2560,
+            "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_attention_heads": 20,
+            "num_key_value_heads": 4, "head_dim": 128, "num_hidden_layers": 4, "moe_num_experts": 4, "moe_k": 2,
+            "moe_layer_start_index": 1, "moe_layer_interval": 1, "moe_num_shared_experts": 2,
+            "use_bias": False, "rope_theta": 500000, "max_position_embeddings": 131072, "rms_norm_eps": 1e-5,
+            "tie_word_embeddings": True, "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+    ]
+
+
 def _bypass_text_cases() -> list[dict]:
     """Text models whose attention never asks get_attn_backend (attn-select refuses them)."""
     return [
@@ -285,4 +324,5 @@ def _bypass_text_cases() -> list[dict]:
 
 def cases() -> list[dict]:
     return (_mimo_cases() + _llama4_cases() + _hrm_text_cases() + _step_cases() + _native_llama_like_cases()
-            + _transformers_backend_text_cases() + _glm5_next_cases() + _bypass_text_cases())
+            + _transformers_backend_text_cases() + _glm5_next_cases() + _minimax_m3_cases() + _mla_and_moe_cases()
+            + _bypass_text_cases())
