@@ -613,6 +613,14 @@ _HF_CLASSES["glm5_next_text"] = _HFClass("Glm5NextTextConfig", {
     "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 0, "qk_nope_head_dim": 256, "v_head_dim": 256,
     "index_topk": 2048}, _post_glm5_next_text)
 _HF_CLASSES["glm5_next"] = _HFClass("Glm5NextConfig", {}, None, text_config_type="glm5_next_text")
+def _post_jetmoe(a: dict[str, Any]) -> None:
+    # JetMoeConfig.__post_init__: the query heads are always KV heads x experts per token
+    a["num_attention_heads"] = a["num_key_value_heads"] * a["num_experts_per_tok"]
+
+
+_HF_CLASSES["jetmoe"] = _HFClass("JetMoeConfig", {
+    "num_hidden_layers": 12, "hidden_size": 2048, "num_key_value_heads": 16, "kv_channels": 128,
+    "num_experts_per_tok": 2}, _post_jetmoe, attribute_map={"head_dim": "kv_channels"})
 # flat config.json: the text fields sit at the top level (text = hf_config view)
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")

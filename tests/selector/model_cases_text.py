@@ -236,6 +236,13 @@ def _transformers_backend_text_cases() -> list[dict]:
         {"name": "kolibri-1 (class sizes) cut to 10 layers", "config": {
             "architectures": ["Kolibri1ForCausalLM"], "model_type": "kolibri1", "num_hidden_layers": 10,
             "num_experts": 4, "num_experts_per_tok": 2, "vocab_size": 1000, "torch_dtype": "bfloat16"}},
+        # not in the registry: vLLM falls back to the Transformers backend; JetMoeConfig
+        # maps head_dim to kv_channels and sets the query heads to KV heads x experts per token
+        {"name": "jetmoe-8b cut to 4 layers", "config": {
+            "architectures": ["JetMoeForCausalLM"], "model_type": "jetmoe", "hidden_size": 2048,
+            "num_hidden_layers": 4, "num_key_value_heads": 16, "kv_channels": 128, "intermediate_size": 5632,
+            "num_local_experts": 8, "num_experts_per_tok": 2, "max_position_embeddings": 4096, "vocab_size": 1000,
+            "torch_dtype": "bfloat16"}},
         {"name": "mellum sliding layers cut to 4 layers", "config": {
             "architectures": ["MellumForCausalLM"], "model_type": "mellum", "hidden_size": 2304,
             "intermediate_size": 7168, "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
