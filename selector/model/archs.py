@@ -41,6 +41,7 @@ from attn_select.selector.model.layers import (
     _plain,
     _qwen2,
     _qwen3_next,
+    _qwen4_exp,
     _step3p5,
     _step5,
     _whisper,
@@ -68,6 +69,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Step5ForCausalLM": (_step5, "generate"),  # vllm/models/step5: bypasses the selector
     "InklingForCausalLM": (_inkling, "generate"),  # vllm/models/inkling: bypasses the selector
     "MiniMaxM3SparseForCausalLM": (_minimax_m3, "generate"),  # vllm/models/minimax_m3
+    "Qwen4ExpForCausalLM": (_qwen4_exp, "generate"),  # vllm/models/qwen4_exp
     "MistralForCausalLM": (_llama, "generate"),
     "Ministral3ForCausalLM": (_llama, "generate"),
     "Phi3ForCausalLM": (_llama, "generate"),

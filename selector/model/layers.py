@@ -320,6 +320,38 @@ def _qwen3_next(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _qwen4_exp(ctx: _Ctx) -> _Stack:
+    """vllm/models/qwen4_exp/nvidia Qwen4ExpDecoderLayer: "linear_attention"
+    layers run Gated DeltaNet; "indexed_attention" / "qwen_sparse_attention"
+    layers build Qwen4ExpQSAAttention (its own layer and backend, no
+    get_attn_backend) when indexer_n_heads is set, else Qwen3NextAttention;
+    any other layer type is rejected. Read from the source: vLLM's model
+    inspection fails on the CPU oracle."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
+    head = _check_head_size(t.get("head_dim") or _hidden_over(t, heads), "head_dim")
+    types = _layer_types(ctx, n) or []
+    qsa = t.get("indexer_n_heads") is not None
+    stack = _Stack([])
+    for i in range(n):
+        kind = types[i] if i < len(types) else None
+        if kind == "linear_attention":
+            stack.add(i, "gated_deltanet")
+        elif kind in ("indexed_attention", "qwen_sparse_attention"):
+            stack.add(i, "qsa_attention" if qsa else _attention(ctx, heads, kv, head))
+        else:
+            raise UserError(f"layer_types[{i}] is {kind!r}; vLLM 0.33.0's {ctx.arch} accepts only linear_attention "
+                            "and indexed_attention layers")
+    if qsa and "qsa_attention" in [w for _, w in stack.slots]:
+        raise UserError(
+            f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for this config: with indexer_n_heads set, "
+            "every attention layer is a Qwen4ExpQSAAttention with its own backend, and the other layers run "
+            "Gated DeltaNet; attn-select has no selection to explain for it")
+    _note(ctx, f"{ctx.arch}: derived from vLLM's source, not checked against a vLLM build")
+    return stack
+
+
 def _falcon(ctx: _Ctx) -> _Stack:
     """falcon.py FalconAttention: head size hidden // heads; KV heads
     num_kv_heads with new_decoder_architecture, else 1 with multi_query,

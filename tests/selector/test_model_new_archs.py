@@ -239,3 +239,18 @@ def test_step5_layers_bind_their_own_backends():
         model_facts(cfg, name="step5")
     with pytest.raises(Exception, match="never calls get_attn_backend"):
         model_facts({**cfg, "sparse_config": {"topk": 512}}, name="step5")
+
+
+def test_qwen4_exp_qsa_layers_bypass_and_plain_indexed_layers_select():
+    # vllm/models/qwen4_exp: indexed_attention -> Qwen4ExpQSAAttention (own backend) with indexer_n_heads,
+    # else Qwen3NextAttention; linear_attention -> Gated DeltaNet
+    cfg = {"architectures": ["Qwen4ExpForCausalLM"], "model_type": "qwen4_exp_text", "hidden_size": 2048,
+           "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "num_hidden_layers": 4,
+           "layer_types": ["linear_attention"] * 3 + ["indexed_attention"], "torch_dtype": "bfloat16"}
+    f = model_facts(cfg, name="q4")
+    assert [(g.layers, g.attn.head_size, g.attn.num_kv_heads) for g in f.groups] == [((3,), 256, 2)]
+    assert [(o.kind, o.layers) for o in f.other_layers] == [("gated_deltanet", (0, 1, 2))]
+    with pytest.raises(Exception, match="never calls get_attn_backend"):
+        model_facts({**cfg, "indexer_n_heads": 8}, name="q4")
+    with pytest.raises(Exception, match="accepts only"):
+        model_facts({**cfg, "layer_types": ["full_attention"] * 4}, name="q4")
