@@ -21,7 +21,7 @@ from attn_select.selector.model.model_level import (
 )
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config
 from attn_select.selector.model.raw import parse_raw
-from attn_select.selector.model.vllm_registry import dropped_note
+from attn_select.selector.model.vllm_registry import dropped_note, transformers_backend
 from attn_select.selector.model_facts import (
     AttentionGroup,
     LayerAttention,
@@ -175,6 +175,10 @@ def model_facts(
                     or _THINKER_TEXT.get(hf.model_type) or hf.model_type)
         text = hf_view(sub, sub_type, text_where)
     notes: list[str] = []
+    if "text_config" not in holder and holder_cls is not None and holder_cls.text_from_defaults:
+        text = hf_view({}, holder_cls.text_config_type, text_where)
+        notes.append(f"no text_config: {holder_cls.name} builds its text config from {text.hf_class}'s "
+                     "defaults alone, not from the top-level fields")
     _verify_and_update(arch, text, notes, hf)
 
     # ModelConfig.__post_init__: sliding_window 0 means none; --disable-sliding-window
@@ -195,8 +199,13 @@ def model_facts(
         notes.append(f"sliding_window {cache_window} with no layer_types: cache_config.sliding_window "
                      "applies it to every layer")
 
-    mla = is_deepseek_mla(text)
-    use_mla = mla and text.get("is_causal", True) is not False
+    # ModelConfig.use_mla: on the Transformers modeling backend a kv_lora_rank
+    # alone makes the layers MLAAttention (any model type, is_causal not read);
+    # vLLM's own model files go by the MLA model-type list, causal only
+    if transformers_backend(arch):
+        use_mla = text.get("kv_lora_rank") is not None
+    else:
+        use_mla = is_deepseek_mla(text) and text.get("is_causal", True) is not False
     quant = _quant_config(hf, text)
     kv_scheme, per_head = _kv_cache_facts(quant)
 

@@ -143,6 +143,12 @@ def _post_deepseek(a: dict[str, Any]) -> None:
     a["head_dim"] = a.get("qk_rope_head_dim")
 
 
+def _post_mistral4(a: dict[str, Any]) -> None:
+    _post_kv(a)
+    # Mistral4Config.__post_init__: head_dim is the whole query-key width
+    a["head_dim"] = (a.get("qk_nope_head_dim") or 0) + (a.get("qk_rope_head_dim") or 0)
+
+
 def _post_qwen2_moe(a: dict[str, Any]) -> None:
     # Qwen2MoeConfig.__post_init__: the window becomes 0 (vLLM: none) without
     # use_sliding_window; layer_types slide on odd-numbered layers below
@@ -322,6 +328,9 @@ class _HFClass(NamedTuple):
     # model_type a text_config without one gets (wrappers that pick the text
     # class by the text_config's own model_type, defaulting to this one)
     text_default_type: str | None = None
+    # a config without a text_config section: the wrapper class builds its
+    # text_config from its defaults alone (True), not from the top-level fields
+    text_from_defaults: bool = False
 
 
 _LLAMA_SIZES = {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096}
@@ -399,6 +408,15 @@ _HF_CLASSES: dict[str, _HFClass] = {
     "deepseek_v3": _HFClass("DeepseekV3Config", {"num_hidden_layers": 61, "num_attention_heads": 128,
                                                  "hidden_size": 7168, "num_key_value_heads": 128, **_DEEPSEEK_MLA},
                             _post_deepseek),
+    # YoutuConfig / Mistral4Config (not in vLLM's registry: its Transformers
+    # backend serves them, MLA from kv_lora_rank); YoutuConfig's __post_init__
+    # sets head_dim to the rope part as DeepSeek's does
+    "youtu": _HFClass("YoutuConfig", {"num_hidden_layers": 32, "num_attention_heads": 16, "hidden_size": 2048,
+                                      "num_key_value_heads": 16, **_DEEPSEEK_MLA}, _post_deepseek),
+    "mistral4": _HFClass("Mistral4Config", {"num_hidden_layers": 36, "num_attention_heads": 32, "hidden_size": 4096,
+                                            "num_key_value_heads": 32, "q_lora_rank": 1024, "kv_lora_rank": 256,
+                                            "qk_rope_head_dim": 64, "qk_nope_head_dim": 64, "v_head_dim": 128},
+                         _post_mistral4),
     "qwen2_moe": _HFClass("Qwen2MoeConfig", {"num_hidden_layers": 24, "num_attention_heads": 16,
                                              "hidden_size": 2048, "num_key_value_heads": 16,
                                              "use_sliding_window": False, "sliding_window": 4096,
@@ -695,8 +713,9 @@ def _post_embedding_gemma2_text(a: dict[str, Any]) -> None:
 _HF_CLASSES["embedding_gemma2_text"] = _HFClass("EmbeddingGemma2TextConfig", {
     "num_hidden_layers": 24, "num_attention_heads": 4, "hidden_size": 512, "num_key_value_heads": 2,
     "head_dim": 256, "sliding_window": 512}, _post_embedding_gemma2_text)
+# EmbeddingGemma2Config: text_config None -> EmbeddingGemma2TextConfig()
 _HF_CLASSES["embedding_gemma2"] = _HFClass("EmbeddingGemma2Config", {}, None,
-                                           text_config_type="embedding_gemma2_text")
+                                           text_config_type="embedding_gemma2_text", text_from_defaults=True)
 # vLLM's Qwen3ASRTextConfig (transformers_utils/configs/qwen3_asr.py), the
 # thinker's text config: no sliding window
 _HF_CLASSES["qwen3_asr_text"] = _HFClass("Qwen3ASRTextConfig", {

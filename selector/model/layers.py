@@ -10,7 +10,7 @@ from typing import NamedTuple
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.hf_classes import HFView
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
-from attn_select.selector.model.vllm_registry import TRANSFORMERS_BACKEND, transformers_backend
+from attn_select.selector.model.vllm_registry import REGISTERED, TRANSFORMERS_BACKEND, transformers_backend
 from attn_select.selector.model_facts import LayerAttention
 
 
@@ -899,6 +899,10 @@ def _generic(ctx: _Ctx) -> _Stack:
         _note(ctx, f"vLLM 0.33.0 serves {ctx.arch} through its Transformers modeling backend: a layer's window "
                    "comes from layer_types (else cache_config's, for every layer) and its soft cap from "
                    "attn_logit_softcapping, as derived here")
+    elif ctx.arch not in REGISTERED:
+        _note(ctx, f"{ctx.arch} is not in vLLM 0.33.0's model registry: vLLM tries its Transformers modeling "
+                   "backend (which raises if transformers cannot build the model); layers derived as that "
+                   "backend makes them")
     else:
         _note(ctx, f"{ctx.arch} has no dedicated mirror here: layers derived from the config fields "
                    "the way Llama-style vLLM models read them")
@@ -913,7 +917,8 @@ def _generic(ctx: _Ctx) -> _Stack:
                    "attention (vLLM wraps the selected backend; its selection inputs carry no window, "
                    "sinks or mm-prefix)")
     if ctx.use_mla:
-        layer = _mla(ctx, _heads(ctx), sparse=t.has("index_topk"))
+        # the Transformers backend's MLAAttention gets no indexer: never sparse
+        layer = _mla(ctx, _heads(ctx), sparse=t.has("index_topk") and not transformers_backend(ctx.arch))
         return _Stack([(i, layer) for i in range(n)])
     total = _heads(ctx)
     heads = _per_rank(total, ctx.tp, "attention heads")

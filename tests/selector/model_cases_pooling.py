@@ -332,6 +332,12 @@ def cases() -> list[dict]:
              **_EMBEDDING_GEMMA2_TEXT, "num_hidden_layers": 4, "sliding_window": 1024, "global_head_dim": 512,
              "num_global_key_value_heads": 2,
              "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "sliding_attention"]}}},
+        # no text_config: EmbeddingGemma2Config ignores top-level text fields and
+        # builds EmbeddingGemma2TextConfig() (24 layers), as vLLM's build shows
+        {"name": "EmbeddingGemma2 flat fields, no text_config (class-default text config)",
+         "config": {"architectures": ["EmbeddingGemma2Model"], "model_type": "embedding_gemma2",
+                    "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 64,
+                    "num_hidden_layers": 4, "torch_dtype": "bfloat16"}},
     ] + speech_cases()
 
 

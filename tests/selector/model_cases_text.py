@@ -329,7 +329,31 @@ def _bypass_text_cases() -> list[dict]:
     ]
 
 
+def _unregistered_mla_cases() -> list[dict]:
+    """Architectures vLLM 0.33.0's registry lacks: served through the Transformers
+    backend, where a kv_lora_rank alone makes every layer MLAAttention."""
+    return [
+        # transformers' YoutuConfig sizes (Youtu-LLM 2B), layers cut
+        {"name": "youtu-llm-2b (class sizes) cut to 4 layers", "config": {
+            "architectures": ["YoutuForCausalLM"], "model_type": "youtu", "vocab_size": 128256, "hidden_size": 2048,
+            "intermediate_size": 6144, "num_hidden_layers": 4, "num_attention_heads": 16, "num_key_value_heads": 16,
+            "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128,
+            "qk_nope_head_dim": 128, "max_position_embeddings": 131072, "tie_word_embeddings": True,
+            "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}, "rope_interleave": True,
+            "torch_dtype": "bfloat16"}},
+        # transformers' Mistral4Config sizes, layers cut
+        {"name": "mistral4 (class sizes) cut to 4 layers", "config": {
+            "architectures": ["Mistral4ForCausalLM"], "model_type": "mistral4", "vocab_size": 131072,
+            "hidden_size": 4096, "intermediate_size": 12288, "moe_intermediate_size": 2048, "num_hidden_layers": 4,
+            "num_attention_heads": 32, "num_key_value_heads": 32, "n_shared_experts": 1, "n_routed_experts": 128,
+            "kv_lora_rank": 256, "q_lora_rank": 1024, "qk_rope_head_dim": 64, "v_head_dim": 128,
+            "qk_nope_head_dim": 64, "num_experts_per_tok": 4, "first_k_dense_replace": 0,
+            "max_position_embeddings": 1048576, "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"},
+            "rope_interleave": True, "torch_dtype": "bfloat16"}},
+    ]
+
+
 def cases() -> list[dict]:
     return (_mimo_cases() + _llama4_cases() + _hrm_text_cases() + _step_cases() + _native_llama_like_cases()
             + _transformers_backend_text_cases() + _glm5_next_cases() + _minimax_m3_cases() + _mla_and_moe_cases()
-            + _bypass_text_cases())
+            + _bypass_text_cases() + _unregistered_mla_cases())

@@ -345,7 +345,41 @@ def test_unknown_architecture_is_derived_generically():
     f = model_facts(c, name="foo")
     assert f.groups[0].layers == (0, 2) and f.groups[0].attn.num_kv_heads == 4
     assert f.other_layers[0].kind == "mamba" and f.other_layers[0].layers == (1, 3)
-    assert f.dtype == "float16" and any("no dedicated mirror" in n for n in f.notes)
+    assert f.dtype == "float16" and any("not in vLLM 0.33.0's model registry" in n for n in f.notes)
+
+
+def test_registered_architecture_without_a_mirror_is_derived_llama_style():
+    c = {"architectures": ["OrionForCausalLM"], "model_type": "orion", "hidden_size": 2048,
+         "num_attention_heads": 16, "num_key_value_heads": 4, "num_hidden_layers": 2, "torch_dtype": "bfloat16",
+         "attn_logit_softcapping": 30.0}
+    f = model_facts(c, name="orion")
+    assert any("no dedicated mirror" in n for n in f.notes)
+    # a Llama-style model file reads no soft cap; only the Transformers backend passes one
+    assert f.groups[0].attn.logits_soft_cap is None
+
+
+def test_unregistered_architecture_takes_the_transformers_backend_mla_rule():
+    """ModelConfig.use_mla on the Transformers backend: kv_lora_rank alone, any model type."""
+    c = {"architectures": ["BarForCausalLM"], "model_type": "bar", "hidden_size": 2048, "num_attention_heads": 16,
+         "num_key_value_heads": 16, "num_hidden_layers": 3, "torch_dtype": "bfloat16", "kv_lora_rank": 256,
+         "q_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 64, "v_head_dim": 128, "head_dim": 128,
+         "index_topk": 64}
+    f = model_facts(c, name="bar")
+    a = f.groups[0].attn
+    assert a.use_mla and a.head_size == 256 + 64 and not a.use_sparse and f.groups[0].layers == (0, 1, 2)
+    # the same fields under a registered, unmirrored architecture: vLLM's MLA model-type list decides (no MLA)
+    g = model_facts({**c, "architectures": ["OrionForCausalLM"]}, name="orion-like")
+    assert not g.groups[0].attn.use_mla and g.groups[0].attn.head_size == 128
+
+
+def test_a_wrapper_without_text_config_may_take_its_text_class_defaults():
+    """EmbeddingGemma2Config builds EmbeddingGemma2TextConfig() when text_config is absent:
+    the top-level text fields are ignored (vLLM's build: 24 layers, not 4)."""
+    c = {"architectures": ["EmbeddingGemma2Model"], "model_type": "embedding_gemma2", "hidden_size": 1024,
+         "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 64, "num_hidden_layers": 4,
+         "torch_dtype": "bfloat16"}
+    f = model_facts(c, name="eg2")
+    assert f.num_layers == 24 and any("no text_config" in n for n in f.notes)
 
 
 # --- dtype resolution (vLLM _get_and_verify_dtype) ---------------------------
