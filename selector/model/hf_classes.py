@@ -92,22 +92,33 @@ def _post_gemma4_text(a: dict[str, Any]) -> None:
         a["is_causal"] = False
         if a.get("sliding_window") is not None:
             a["sliding_window"] = a["sliding_window"] // 2 + 1
-    n = a["num_hidden_layers"]
+    _last_full_layer_types(a, 6)
+    global_head = a.pop("global_head_dim", None)
+    global_kv = a.pop("num_global_key_value_heads", None)
+    override: dict[str, Any] = {"head_dim": 512 if global_head is None else global_head}
+    if a.get("attention_k_eq_v") and global_kv is not None:
+        override["num_key_value_heads"] = global_kv
+    _full_layer_table(a, override)
+
+
+def _last_full_layer_types(a: dict[str, Any], every: int) -> None:
+    """Gemma-4-style layer_types: every ``every``-th layer full unless given,
+    the last layer forced full either way."""
     if a.get("layer_types") is None:
-        a["layer_types"] = _alternating(n, 6, "sliding_attention", "full_attention")
+        a["layer_types"] = _alternating(a["num_hidden_layers"], every, "sliding_attention", "full_attention")
     else:
         a["layer_types"] = list(a["layer_types"])
     if a["layer_types"] and a["layer_types"][-1] != "full_attention":
         a["layer_types"][-1] = "full_attention"
-    global_head = a.pop("global_head_dim", None)
-    global_kv = a.pop("num_global_key_value_heads", None)
+
+
+def _full_layer_table(a: dict[str, Any], override: dict[str, Any]) -> None:
+    """per_layer_config as {layer: fields}: the given one (config.json keys
+    are strings; a list counts from 0), else ``override`` on every full layer."""
     table = a.get("per_layer_config")
     if table is None:
-        override: dict[str, Any] = {"head_dim": 512 if global_head is None else global_head}
-        if a.get("attention_k_eq_v") and global_kv is not None:
-            override["num_key_value_heads"] = global_kv
         table = {i: dict(override) for i, kind in enumerate(a["layer_types"]) if kind == "full_attention"}
-    elif isinstance(table, dict):  # config.json keys are strings
+    elif isinstance(table, dict):
         table = {int(k): dict(v) for k, v in table.items()}
     else:
         table = {i: dict(v) for i, v in enumerate(table)}
@@ -688,26 +699,11 @@ def _post_embedding_gemma2_text(a: dict[str, Any]) -> None:
     sliding_window_pattern-th (default 6) layer full, the last forced full;
     per_layer_config gives full layers global_head_dim (default 512) and
     num_global_key_value_heads (default 1) KV heads; the window is kept as given."""
-    every = a.pop("sliding_window_pattern", None) or 6
-    n = a["num_hidden_layers"]
-    if a.get("layer_types") is None:
-        a["layer_types"] = _alternating(n, every, "sliding_attention", "full_attention")
-    else:
-        a["layer_types"] = list(a["layer_types"])
-    if a["layer_types"] and a["layer_types"][-1] != "full_attention":
-        a["layer_types"][-1] = "full_attention"
+    _last_full_layer_types(a, a.pop("sliding_window_pattern", None) or 6)
     global_head = a.pop("global_head_dim", None)
     global_kv = a.pop("num_global_key_value_heads", None)
-    table = a.get("per_layer_config")
-    if table is None:
-        override = {"head_dim": 512 if global_head is None else global_head,
-                    "num_key_value_heads": 1 if global_kv is None else global_kv}
-        table = {i: dict(override) for i, kind in enumerate(a["layer_types"]) if kind == "full_attention"}
-    elif isinstance(table, dict):  # config.json keys are strings
-        table = {int(k): dict(v) for k, v in table.items()}
-    else:
-        table = {i: dict(v) for i, v in enumerate(table)}
-    a["per_layer_config"] = table
+    _full_layer_table(a, {"head_dim": 512 if global_head is None else global_head,
+                          "num_key_value_heads": 1 if global_kv is None else global_kv})
 
 
 _HF_CLASSES["embedding_gemma2_text"] = _HFClass("EmbeddingGemma2TextConfig", {
