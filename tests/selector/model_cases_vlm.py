@@ -1072,4 +1072,50 @@ def cases() -> list[dict]:
                  'patch_size': 16,
                  'model_type': 'minicpmv4_7',
                  'torch_dtype': 'bfloat16'},
-      'capability': [10, 0]}])
+      'capability': [10, 0]}] + _second_round_cases())
+
+
+# Gemma-3n E2B-it (google/gemma-3n-E2B-it): the published text / audio / vision
+# configs; text cut to n layers (layer_types' 4 sliding + 1 full pattern kept, the
+# first third of the layers activation-sparse as published), audio cut to 2 conformer layers
+def _gemma3n_e2b(n: int, shared: int) -> dict:
+    text = {"activation_sparsity_pattern": [0.95] * (n // 3) + [0.0] * (n - n // 3),
+            "altup_active_idx": 0, "altup_coef_clip": 120.0, "altup_correct_scale": True,
+            "altup_lr_multiplier": 1.0, "altup_num_inputs": 4, "attention_bias": False, "attention_dropout": 0.0,
+            "final_logit_softcapping": 30.0, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+            "hidden_size": 2048, "hidden_size_per_layer_input": 256, "initializer_range": 0.02,
+            "intermediate_size": [8192] * n, "laurel_rank": 64,
+            "layer_types": ((["sliding_attention"] * 4 + ["full_attention"]) * 6)[:n],
+            "max_position_embeddings": 32768, "model_type": "gemma3n_text", "num_attention_heads": 8,
+            "num_hidden_layers": n, "num_key_value_heads": 2, "num_kv_shared_layers": shared,
+            "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000.0, "rope_scaling": None, "rope_theta": 1000000.0,
+            "sliding_window": 512, "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": 262400,
+            "vocab_size_per_layer_input": 262144}
+    audio = {"conf_attention_chunk_size": 12, "conf_attention_context_left": 13, "conf_attention_context_right": 0,
+             "conf_attention_logit_cap": 50.0, "conf_conv_kernel_size": 5, "conf_num_attention_heads": 8,
+             "conf_num_hidden_layers": 2, "conf_reduction_factor": 4, "conf_residual_weight": 0.5,
+             "gradient_clipping": 10000000000.0, "hidden_size": 1536, "input_feat_size": 128,
+             "model_type": "gemma3n_audio", "rms_norm_eps": 1e-06, "sscp_conv_channel_size": [128, 32],
+             "sscp_conv_group_norm_eps": 0.001, "sscp_conv_kernel_size": [[3, 3], [3, 3]],
+             "sscp_conv_stride_size": [[2, 2], [2, 2]], "torch_dtype": "bfloat16", "vocab_offset": 262272,
+             "vocab_size": 128}
+    vision = {"architecture": "mobilenetv5_300m_enc", "do_pooling": False, "hidden_size": 2048,
+              "initializer_range": 0.02, "label_names": ["LABEL_0", "LABEL_1"], "model_args": None,
+              "model_type": "gemma3n_vision", "num_classes": 2, "rms_norm_eps": 1e-06, "torch_dtype": "bfloat16",
+              "vocab_offset": 262144, "vocab_size": 128}
+    return {"architectures": ["Gemma3nForConditionalGeneration"], "audio_config": audio,
+            "audio_soft_tokens_per_image": 188, "audio_token_id": 262273, "boa_token_id": 256000,
+            "boi_token_id": 255999, "eoa_token_id": 262272, "eoi_token_id": 262144, "eos_token_id": [1, 106],
+            "image_token_id": 262145, "initializer_range": 0.02, "model_type": "gemma3n", "text_config": text,
+            "torch_dtype": "bfloat16", "transformers_version": "4.53.0.dev0", "vision_config": vision,
+            "vision_soft_tokens_per_image": 256}
+
+
+def _second_round_cases() -> list[dict]:
+    """Wrappers whose build needs more than config.json (timm's vision tower, a
+    tokenizer or processor shipped as files), or a config class's own defaults."""
+    return [
+        {"name": "gemma-3n-e2b-it cut to 10 layers (4 kv-shared)", "config": _gemma3n_e2b(10, 4)},
+        {"name": "gemma-3n-e2b-it --language-model-only", "config": _gemma3n_e2b(10, 4),
+         "language_model_only": True},
+    ]

@@ -181,6 +181,8 @@ def main() -> None:
         activation = sys.modules.get("vllm.model_executor.layers.activation")
         if activation is not None and hasattr(activation, "XIELU"):
             activation.XIELU.__init__ = on_cpu(activation.XIELU.__init__)
+        if activation is not None and hasattr(activation, "GeluAndMulSparse"):  # Gemma-3n's icdf(...).item()
+            activation.GeluAndMulSparse.__init__ = on_cpu(activation.GeluAndMulSparse.__init__)
 
     from vllm.triton_utils import triton
 
