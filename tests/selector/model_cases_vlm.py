@@ -1111,6 +1111,78 @@ def _gemma3n_e2b(n: int, shared: int) -> dict:
             "vision_soft_tokens_per_image": 256}
 
 
+
+def _special(i: int, token: str) -> dict:
+    return {"id": i, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+            "special": True}
+
+
+# DeepSeek-VL2 / -OCR / -OCR-2 read the "<image>" token id from the tokenizer at
+# build: a three-token BPE tokenizer with DeepSeek's special tokens and "<image>"
+# stands in for the published one (it changes no layer)
+_DEEPSEEK_TOKENIZER_FILES = {
+    "tokenizer.json": {
+        "version": "1.0", "truncation": None, "padding": None, "normalizer": None, "post_processor": None,
+        "decoder": None,
+        "added_tokens": [_special(i + 3, t) for i, t in enumerate((
+            "<\uff5cbegin\u2581of\u2581sentence\uff5c>", "<\uff5cend\u2581of\u2581sentence\uff5c>", "<image>",
+            "<\uff5c\u2581pad\u2581\uff5c>"))],
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {"<unk>": 0, "a": 1, "b": 2}, "merges": []}},
+    "tokenizer_config.json": {"tokenizer_class": "LlamaTokenizerFast",
+                              "bos_token": "<\uff5cbegin\u2581of\u2581sentence\uff5c>",
+                              "eos_token": "<\uff5cend\u2581of\u2581sentence\uff5c>",
+                              "pad_token": "<\uff5c\u2581pad\u2581\uff5c>"},
+}
+
+# deepseek-ai/DeepSeek-OCR: language_config as published (a DeepSeek-V2 MoE without
+# MLA: kv_lora_rank null, use_mla false), 12 layers cut to 3 and 64 experts to 8
+_DEEPSEEK_OCR_LANGUAGE = {
+    "architectures": ["DeepseekV2ForCausalLM"], "bos_token_id": 0, "eos_token_id": 1, "first_k_dense_replace": 1,
+    "hidden_size": 1280, "intermediate_size": 6848, "kv_lora_rank": None, "lm_head": True,
+    "max_position_embeddings": 8192, "moe_intermediate_size": 896, "n_group": 1, "n_routed_experts": 8,
+    "n_shared_experts": 2, "num_attention_heads": 10, "num_experts_per_tok": 6, "num_hidden_layers": 3,
+    "num_key_value_heads": 10, "q_lora_rank": None, "qk_nope_head_dim": 0, "qk_rope_head_dim": 0, "rm_head": False,
+    "topk_group": 1, "topk_method": "greedy", "torch_dtype": "bfloat16", "use_mla": False, "v_head_dim": 0,
+    "vocab_size": 129280}
+_DEEPSEEK_OCR = {
+    "architectures": ["DeepseekOCRForCausalLM"], "candidate_resolutions": [[1024, 1024]], "global_view_pos": "head",
+    "language_config": _DEEPSEEK_OCR_LANGUAGE, "model_type": "deepseek_vl_v2",
+    "projector_config": {"input_dim": 2048, "model_type": "mlp_projector", "n_embed": 1280, "projector_type": "linear"},
+    "tile_tag": "2D", "torch_dtype": "bfloat16", "transformers_version": "4.46.3",
+    "vision_config": {"image_size": 1024, "mlp_ratio": 3.7362, "model_name": "deeplip_b_l", "model_type": "vision",
+                      "width": {"clip-l-14-224": {"heads": 16, "image_size": 224, "layers": 24, "patch_size": 14,
+                                                  "width": 1024},
+                                "sam_vit_b": {"downsample_channels": [512, 1024], "global_attn_indexes": [2, 5, 8, 11],
+                                              "heads": 12, "layers": 12, "width": 768}}}}
+# deepseek-ai/deepseek-vl2-tiny (the same language model shape, no dense first layer)
+# and deepseek-vl2-small (MLA: kv_lora_rank 512, no q_lora_rank); siglip tower from timm
+_DEEPSEEK_VL2_TINY = {
+    "architectures": ["DeepseekVLV2ForCausalLM"], "candidate_resolutions": [[384, 384], [384, 768], [768, 384]],
+    "global_view_pos": "head", "model_type": "deepseek_vl_v2",
+    "language_config": {**_DEEPSEEK_OCR_LANGUAGE, "first_k_dense_replace": 0, "max_position_embeddings": 4096,
+                        "model_type": "deepseek_v2"},
+    "projector_config": {"model_type": "mlp_projector", "n_embed": 1280, "input_dim": 1152, "depth": 2,
+                         "mlp_ratio": 1, "downsample_ratio": 2, "projector_type": "downsample_mlp_gelu",
+                         "token_pooling": False},
+    "tile_tag": "2D", "torch_dtype": "bfloat16",
+    "vision_config": {"layers": 27, "mlp_ratio": 3.7362, "model_name": "siglip_so400m_patch14_384",
+                      "model_type": "vision", "patch_size": 14, "select_feature": "same", "select_layer": -1,
+                      "weight_init": "skip", "width": 1152, "image_size": 384}}
+_DEEPSEEK_VL2_SMALL = {
+    **_DEEPSEEK_VL2_TINY,
+    "language_config": {
+        "architectures": ["DeepseekV2ForCausalLM"], "bos_token_id": 0, "eos_token_id": 1, "first_k_dense_replace": 1,
+        "hidden_size": 2048, "intermediate_size": 10944, "kv_lora_rank": 512, "lm_head": True,
+        "max_position_embeddings": 4096, "model_type": "deepseek_v2", "moe_intermediate_size": 1408, "n_group": 1,
+        "n_routed_experts": 8, "n_shared_experts": 2, "num_attention_heads": 16, "num_experts_per_tok": 6,
+        "num_hidden_layers": 3, "num_key_value_heads": 16, "q_lora_rank": None, "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64, "rm_head": False, "routed_scaling_factor": 1.0, "topk_group": 1,
+        "topk_method": "greedy", "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 102400},
+    "projector_config": {**_DEEPSEEK_VL2_TINY["projector_config"], "n_embed": 2048}}
+
 def _second_round_cases() -> list[dict]:
     """Wrappers whose build needs more than config.json (timm's vision tower, a
     tokenizer or processor shipped as files), or a config class's own defaults."""
@@ -1118,4 +1190,14 @@ def _second_round_cases() -> list[dict]:
         {"name": "gemma-3n-e2b-it cut to 10 layers (4 kv-shared)", "config": _gemma3n_e2b(10, 4)},
         {"name": "gemma-3n-e2b-it --language-model-only", "config": _gemma3n_e2b(10, 4),
          "language_model_only": True},
+        {"name": "deepseek-ocr cut to 3 layers, 8 experts", "config": _DEEPSEEK_OCR,
+         "files": _DEEPSEEK_TOKENIZER_FILES},
+        # DeepSeek-OCR-2: the DeepSeek-OCR config under its architecture (deepseek_ocr2.py
+        # reads the same DeepseekVLV2Config; its vision towers are fixed in code)
+        {"name": "deepseek-ocr-2 (deepseek-ocr's config) cut to 3 layers", "config": {
+            **_DEEPSEEK_OCR, "architectures": ["DeepseekOCR2ForCausalLM"]}, "files": _DEEPSEEK_TOKENIZER_FILES},
+        {"name": "deepseek-vl2-tiny cut to 3 layers, 8 experts", "config": _DEEPSEEK_VL2_TINY,
+         "files": _DEEPSEEK_TOKENIZER_FILES},
+        {"name": "deepseek-vl2-small (MLA) cut to 3 layers, 8 experts", "config": _DEEPSEEK_VL2_SMALL,
+         "files": _DEEPSEEK_TOKENIZER_FILES},
     ]
