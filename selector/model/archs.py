@@ -53,6 +53,7 @@ from attn_select.selector.model.layers_pooling import (
     _gpt2,
     _jina_v5,
     _lfm2,
+    _openai_privacy_filter,
     _siglip_text,
 )
 
@@ -160,6 +161,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     **{arch: (_modernbert, "pooling") for arch in (
         "ModernBertModel", "ModernBertForSequenceClassification", "ModernBertForTokenClassification")},
     "WhisperForConditionalGeneration": (_whisper, "generate"),
+    "OpenAIPrivacyFilterForTokenClassification": (_openai_privacy_filter, "pooling"),  # openai_privacy_filter.py
     # pooling / retrieval / speech wrappers (layers_pooling.py)
     "CLIPModel": (_clip_text, "pooling"),  # clip.py CLIPEmbeddingModel
     "SiglipModel": (_siglip_text, "pooling"),  # siglip.py SiglipEmbeddingModel

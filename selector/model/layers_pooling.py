@@ -17,6 +17,7 @@ from attn_select.selector.model.layers import (
     _kv_per_rank,
     _llama,
     _n_layers,
+    _note,
     _per_rank,
     _qwen2,
     _Stack,
@@ -126,3 +127,28 @@ def _embedding_gemma2(ctx: _Ctx) -> _Stack:
         window = t.get("sliding_window") + 1 if types[i] == "sliding_attention" else None
         stack.add(i, _attention(ctx, heads, kv, head, window=window, attn_type="encoder_only"))
     return stack
+
+
+def _openai_privacy_filter(ctx: _Ctx) -> _Stack:
+    """openai_privacy_filter.py OpenAIPrivacyFilterAttention: gpt-oss's
+    OAIAttention (heads and KV heads plain ``// tp``) building
+    EncoderOnlyAttention on every layer. EncoderOnlyAttention asks
+    get_attn_backend with head size, dtype, cache dtype and ENCODER_ONLY
+    only, then hands that backend to Attention.__init__, which skips its own
+    selection: the module keeps the learned sinks and the window
+    sliding_window + 1, but neither reaches the selection, so neither is here."""
+    t, tp = ctx.text, ctx.tp
+    total = _heads(ctx)
+    heads = _per_rank(total, tp, "attention heads")
+    kv_total = t.get("num_key_value_heads") or total
+    kv = _kv_per_rank(kv_total, 1) // tp
+    if kv == 0:
+        raise UserError(f"tensor parallel size {tp} exceeds the {kv_total} KV heads; vLLM's OAIAttention "
+                        f"would get {kv_total} // {tp} = 0 KV heads per rank and fail")
+    if t.get("sliding_window") is None:
+        raise UserError("sliding_window is null; OpenAIPrivacyFilterAttention adds 1 to it and fails")
+    head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
+    _note(ctx, f"OpenAI Privacy Filter: every layer is bidirectional within {t.get('sliding_window') + 1} tokens with "
+               "learned sinks; EncoderOnlyAttention selects its backend without the window or the sinks")
+    layer = _bare(heads, kv, head, "encoder_only")
+    return _Stack([(i, layer) for i in range(_n_layers(ctx))])
