@@ -1183,6 +1183,144 @@ _DEEPSEEK_VL2_SMALL = {
         "topk_method": "greedy", "torch_dtype": "bfloat16", "v_head_dim": 128, "vocab_size": 102400},
     "projector_config": {**_DEEPSEEK_VL2_TINY["projector_config"], "n_embed": 2048}}
 
+
+def _tokenizer_files(tokens: tuple[str, ...], tokenizer_class: str, extra: dict, **named: str) -> dict:
+    """A three-token BPE tokenizer with ``tokens`` added as specials (a
+    stand-in for the published one: it changes no layer), for processors
+    that vLLM loads while it builds the model."""
+    return {
+        "tokenizer.json": {
+            "version": "1.0", "truncation": None, "padding": None, "normalizer": None, "post_processor": None,
+            "decoder": None, "added_tokens": [_special(i + 3, t) for i, t in enumerate(tokens)],
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+            "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>", "continuing_subword_prefix": None,
+                      "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                      "vocab": {"<unk>": 0, "a": 1, "b": 2}, "merges": []}},
+        "tokenizer_config.json": {"tokenizer_class": tokenizer_class, "extra_special_tokens": extra, **named},
+    }
+
+
+# Transformers-backend multimodal models (TransformersMultiModalForCausalLM) load
+# the HF processor at build: a tokenizer with the processor's special tokens, and
+# preprocessor_config.json
+_HUNYUAN_VL_FILES = {
+    **_tokenizer_files(("<pad>", "<img>", "<img_start>", "<img_end>", "<eos>"), "Qwen2Tokenizer",
+                       {"image_token": "<img>", "image_start_token": "<img_start>", "image_end_token": "<img_end>"},
+                       pad_token="<pad>", eos_token="<eos>"),
+    "preprocessor_config.json": {"image_processor_type": "HunYuanVLImageProcessor",
+                                 "processor_class": "HunYuanVLProcessor"},
+    "processor_config.json": {"processor_class": "HunYuanVLProcessor"},
+}
+_EMU3_FILES = {
+    **_tokenizer_files(("<|endoftext|>", "<image>", "<|image start|>", "<|image end|>", "<|image token|>",
+                        "<|extra_201|>"), "GPT2Tokenizer",
+                       {"image_token": "<image>", "boi_token": "<|image start|>", "eoi_token": "<|image end|>",
+                        "image_wrapper_token": "<|image token|>", "eof_token": "<|extra_201|>"},
+                       bos_token="<|endoftext|>", eos_token="<|endoftext|>", pad_token="<|endoftext|>"),
+    "preprocessor_config.json": {"image_processor_type": "Emu3ImageProcessor", "processor_class": "Emu3Processor"},
+    "processor_config.json": {"processor_class": "Emu3Processor"},
+}
+# HunYuanVLConfig's defaults with a HunyuanOCR-sized text model (head_dim 128, 16 / 8
+# heads; a dynamic-alpha RoPE, which the class defaults leave unusable), cut to 4 layers
+_HUNYUAN_VL = {'architectures': ['HunYuanVLForConditionalGeneration'],
+     'text_config': {'vocab_size': 290943,
+                     'hidden_size': 1024,
+                     'intermediate_size': 11008,
+                     'num_hidden_layers': 4,
+                     'num_attention_heads': 16,
+                     'num_key_value_heads': 8,
+                     'hidden_act': 'silu',
+                     'max_position_embeddings': 2048,
+                     'initializer_range': 0.02,
+                     'rms_norm_eps': 1e-05,
+                     'use_cache': True,
+                     'pad_token_id': 0,
+                     'bos_token_id': 1,
+                     'eos_token_id': 2,
+                     'eod_token_id': 3,
+                     'pretraining_tp': 1,
+                     'tie_word_embeddings': True,
+                     'rope_parameters': {'rope_type': 'dynamic',
+                                         'rope_theta': 10000.0,
+                                         'alpha': 1000.0,
+                                         'mrope_section': [16, 16, 16, 16],
+                                         'factor': 1.0},
+                     'attention_bias': False,
+                     'attention_dropout': 0.0,
+                     'head_dim': 128,
+                     'sep_token_id': 4,
+                     'model_type': 'hunyuan_vl_text'},
+     'vision_config': {'hidden_act': 'gelu',
+                       'hidden_size': 1152,
+                       'intermediate_size': 4304,
+                       'interpolate_mode': 'bilinear',
+                       'rms_norm_eps': 1e-05,
+                       'attention_dropout': 0.0,
+                       'num_attention_heads': 16,
+                       'num_key_value_heads': 16,
+                       'num_channels': 3,
+                       'num_hidden_layers': 4,
+                       'out_hidden_size': 4096,
+                       'patch_size': 16,
+                       'spatial_merge_size': 2,
+                       'temporal_patch_size': 1,
+                       'img_max_token_num': 4096,
+                       'max_image_size': 2048,
+                       'min_image_size': 512,
+                       'max_vit_seq_len': 16384,
+                       'text_hidden_size': 4096,
+                       'model_type': 'hunyuan_vl_vision'},
+     'image_token_id': 120120,
+     'tie_word_embeddings': True,
+     'im_start_id': 120118,
+     'im_end_id': 120119,
+     'im_newline_id': 120121,
+     'model_type': 'hunyuan_vl',
+     'torch_dtype': 'bfloat16'}
+# Emu3Config's defaults (Emu3-Chat-hf's shapes), cut to 4 layers; vocabulary_map cut
+# to the entries the model reads at build
+_EMU3 = {'architectures': ['Emu3ForConditionalGeneration'],
+     'vq_config': {'codebook_size': 32768,
+                   'embed_dim': 4,
+                   'latent_channels': 4,
+                   'double_latent': False,
+                   'in_channels': 3,
+                   'out_channels': 3,
+                   'temporal_downsample_factor': 4,
+                   'base_channels': 256,
+                   'channel_multiplier': [1, 2, 2, 4],
+                   'num_res_blocks': 2,
+                   'attn_resolutions': [3],
+                   'hidden_size': 1024,
+                   'num_attention_heads': 1,
+                   'attention_dropout': 0.0,
+                   'model_type': 'emu3_vqgan'},
+     'text_config': {'vocab_size': 184622,
+                     'hidden_size': 4096,
+                     'intermediate_size': 14336,
+                     'num_hidden_layers': 4,
+                     'num_attention_heads': 32,
+                     'num_key_value_heads': 8,
+                     'hidden_act': 'silu',
+                     'max_position_embeddings': 9216,
+                     'rms_norm_eps': 1e-05,
+                     'use_cache': True,
+                     'pad_token_id': 151643,
+                     'bos_token_id': 151849,
+                     'eos_token_id': 151850,
+                     'rope_parameters': {'rope_theta': 1000000.0, 'rope_type': 'default'},
+                     'attention_dropout': 0.1,
+                     'initializer_range': 0.02,
+                     'tie_word_embeddings': False,
+                     'model_type': 'emu3_text_model'},
+     'vocabulary_map': {'<|extra_200|>': 151846,
+                        '<|visual token 000000|>': 151854,
+                        '<|visual token 000001|>': 151855},
+     'tie_word_embeddings': False,
+     'image_token_id': None,
+     'model_type': 'emu3',
+     'torch_dtype': 'bfloat16'}
+
 def _second_round_cases() -> list[dict]:
     """Wrappers whose build needs more than config.json (timm's vision tower, a
     tokenizer or processor shipped as files), or a config class's own defaults."""
@@ -1200,4 +1338,7 @@ def _second_round_cases() -> list[dict]:
          "files": _DEEPSEEK_TOKENIZER_FILES},
         {"name": "deepseek-vl2-small (MLA) cut to 3 layers, 8 experts", "config": _DEEPSEEK_VL2_SMALL,
          "files": _DEEPSEEK_TOKENIZER_FILES},
+        {"name": "hunyuan-vl defaults, hunyuanocr-sized text, cut to 4 layers", "config": _HUNYUAN_VL,
+         "files": _HUNYUAN_VL_FILES},
+        {"name": "emu3 defaults cut to 4 layers", "config": _EMU3, "files": _EMU3_FILES},
     ]
