@@ -176,7 +176,8 @@ def model_facts(
         text = hf_view(sub, sub_type, text_where)
     notes: list[str] = []
     if "text_config" not in holder and holder_cls is not None and holder_cls.text_from_defaults:
-        text = hf_view({}, holder_cls.text_config_type, text_where)
+        text = hf_view(dict(holder_cls.text_init), holder_cls.text_config_type or holder_cls.text_default_type,
+                       text_where)
         notes.append(f"no text_config: {holder_cls.name} builds its text config from {text.hf_class}'s "
                      "defaults alone, not from the top-level fields")
     _verify_and_update(arch, text, notes, hf)

@@ -342,6 +342,8 @@ class _HFClass(NamedTuple):
     # a config without a text_config section: the wrapper class builds its
     # text_config from its defaults alone (True), not from the top-level fields
     text_from_defaults: bool = False
+    # SubConfigSpec.init_kwargs: what that default text config is built with
+    text_init: Mapping[str, Any] = MappingProxyType({})
 
 
 _LLAMA_SIZES = {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096}
@@ -393,7 +395,8 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                                  "hidden_size": 2304, "num_key_value_heads": 4, "head_dim": 256,
                                                  "sliding_window": 4096, "attn_logit_softcapping": None,
                                                  "use_bidirectional_attention": False}, _post_gemma3_text),
-    "gemma3": _HFClass("Gemma3Config", {}, None, text_config_type="gemma3_text"),
+    # SubConfigSpec(Gemma3TextConfig): no text_config -> Gemma3TextConfig()
+    "gemma3": _HFClass("Gemma3Config", {}, None, text_config_type="gemma3_text", text_from_defaults=True),
     "gemma4_text": _HFClass("Gemma4TextConfig", {"num_hidden_layers": 30, "num_attention_heads": 8,
                                                  "hidden_size": 2304, "num_key_value_heads": 4, "head_dim": 256,
                                                  "sliding_window": 512, "attention_k_eq_v": False,
@@ -720,7 +723,16 @@ _HF_CLASSES["qwen3_asr_text"] = _HFClass("Qwen3ASRTextConfig", {
 
 # Multimodal wrapper configs that build text_config as
 # CONFIG_MAPPING[text_config.get("model_type", DEFAULT)] (LlavaConfig and its
-# kin): a text_config without a model_type gets that class's defaults
+# kin): a text_config without a model_type gets that class's defaults, and a
+# config without text_config gets that class built from its SubConfigSpec's
+# init_kwargs alone (SubConfigSpec.create_subconfig), the top-level fields unread
+_TEXT_INIT = {
+    "mistral3": {"head_dim": 128, "hidden_size": 5120, "num_attention_heads": 32, "num_hidden_layers": 40,
+                 "num_key_value_heads": 8, "sliding_window": None},
+    "voxtral": {"hidden_size": 3072, "num_hidden_layers": 30, "num_key_value_heads": 8, "head_dim": 128},
+    "lighton_ocr": {"head_dim": 128, "hidden_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 28,
+                    "num_key_value_heads": 8, "sliding_window": None},
+}
 for _type, _cls, _text in (
         ("llava", "LlavaConfig", "llama"), ("llava_next", "LlavaNextConfig", "llama"),
         ("llava_next_video", "LlavaNextVideoConfig", "llama"),
@@ -731,7 +743,8 @@ for _type, _cls, _text in (
         ("qwen2_audio", "Qwen2AudioConfig", "qwen2"), ("voxtral", "VoxtralConfig", "llama"),
         ("lighton_ocr", "LightOnOcrConfig", "qwen3"), ("audioflamingo3", "AudioFlamingo3Config", "qwen2"),
         ("aya_vision", "AyaVisionConfig", "cohere2")):
-    _HF_CLASSES.setdefault(_type, _HFClass(_cls, {}, None, text_default_type=_text))
+    _HF_CLASSES.setdefault(_type, _HFClass(_cls, {}, None, text_default_type=_text, text_from_defaults=True,
+                                           text_init=MappingProxyType(_TEXT_INIT.get(_type, {}))))
 # Kimi_K25Config: text_config is a DeepseekV3Config (its "kimi_k2" model_type renamed)
 _HF_CLASSES["kimi_k25"] = _HFClass("Kimi_K25Config", {}, None, text_config_type="deepseek_v3")
 # the Omni thinkers' text configs (facts.py reads thinker_config.text_config):
