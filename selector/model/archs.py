@@ -231,6 +231,7 @@ _LANGUAGE_MODEL: dict[str, str | None] = {
     "IsaacForConditionalGeneration": "Qwen3ForCausalLM",  # isaac.py
     "Exaone4_5_ForConditionalGeneration": "Exaone4ForCausalLM",  # exaone4_5.py
     "Gemma3nForConditionalGeneration": "Gemma3nForCausalLM",  # gemma3n_mm.py
+    "Glm5NextForConditionalGeneration": "Glm5NextForCausalLM",  # vllm/models/glm5next/common/model.py
     # speech models: the language model each builds over its text config
     "GraniteSpeechForConditionalGeneration": None,  # granite_speech.py: text_config.architectures
     "GraniteSpeechPlusForConditionalGeneration": None,  # granite_speech_plus.py: the same
