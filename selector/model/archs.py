@@ -232,6 +232,10 @@ _LANGUAGE_MODEL: dict[str, str | None] = {
     "Exaone4_5_ForConditionalGeneration": "Exaone4ForCausalLM",  # exaone4_5.py
     "Gemma3nForConditionalGeneration": "Gemma3nForCausalLM",  # gemma3n_mm.py
     "Glm5NextForConditionalGeneration": "Glm5NextForCausalLM",  # vllm/models/glm5next/common/model.py
+    # vllm/models/qwen4_exp/{nvidia,amd}/model.py: Qwen4ExpForCausalLM over hf_text_config
+    "Qwen4ExpForConditionalGeneration": "Qwen4ExpForCausalLM",
+    # vllm/models/kimi_k3/nvidia/model.py: init_vllm_registered_model(architectures=["KimiLinearForCausalLM"])
+    "KimiK3ForConditionalGeneration": "KimiLinearForCausalLM",
     # speech models: the language model each builds over its text config
     "GraniteSpeechForConditionalGeneration": None,  # granite_speech.py: text_config.architectures
     "GraniteSpeechPlusForConditionalGeneration": None,  # granite_speech_plus.py: the same
