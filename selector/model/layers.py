@@ -219,6 +219,17 @@ def _gemma(ctx: _Ctx, soft_cap_from_config: bool, reads_is_causal: bool) -> _Sta
     ])
 
 
+def _per_layer_geometry(ctx: _Ctx, n: int) -> tuple[int, list, dict]:
+    """Gemma-4-style configs (Gemma-4, EmbeddingGemma2): query heads per
+    rank, one layer_types entry per layer (required), and per_layer_config's
+    {layer: overrides} table."""
+    heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
+    types = ctx.text.get("layer_types") or []
+    if len(types) < n:
+        raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
+    return heads, types, ctx.text.get("per_layer_config") or {}
+
+
 def _gemma4(ctx: _Ctx) -> _Stack:
     """gemma4.py Gemma4DecoderLayer / Gemma4Attention: head size and KV
     heads from ``per_layer_config[i]`` (full layers: global_head_dim and,
@@ -228,11 +239,7 @@ def _gemma4(ctx: _Ctx) -> _Stack:
     num_kv_shared_layers) still build an ``Attention`` with the same inputs,
     reading the cache of the last earlier layer of their type."""
     t, n = ctx.text, _n_layers(ctx)
-    heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
-    types = t.get("layer_types") or []
-    if len(types) < n:
-        raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
-    table = t.get("per_layer_config") or {}
+    heads, types, table = _per_layer_geometry(ctx, n)
     shared = t.get("num_kv_shared_layers") or 0
     first_shared = n - shared
     soft_cap = t.get("attn_logit_softcapping")

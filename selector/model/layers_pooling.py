@@ -18,6 +18,7 @@ from attn_select.selector.model.layers import (
     _llama,
     _n_layers,
     _note,
+    _per_layer_geometry,
     _per_rank,
     _qwen2,
     _Stack,
@@ -114,11 +115,7 @@ def _embedding_gemma2(ctx: _Ctx) -> _Stack:
     head size and KV heads from per_layer_config[i] (full layers wider),
     sliding layers' window sliding_window + 1 (HF's mask is inclusive)."""
     t, n = ctx.text, _n_layers(ctx)
-    heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
-    types = t.get("layer_types") or []
-    if len(types) < n:
-        raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
-    table = t.get("per_layer_config") or {}
+    heads, types, table = _per_layer_geometry(ctx, n)
     stack = _Stack([])
     for i in range(n):
         layer = table.get(i, {})
