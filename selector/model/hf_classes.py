@@ -31,8 +31,9 @@ class HFView:
         return name in self.attrs
 
 
-def _alternating(n: int, every: int, hit: str, other: str) -> list[str]:
-    """transformers' default layer_types: ``other`` on every ``every``-th layer."""
+def _alternating(n: int, every: int, hit: Any, other: Any) -> list[Any]:
+    """transformers' default per-layer lists (layer_types, no_rope_layers):
+    ``other`` on every ``every``-th layer, ``hit`` elsewhere."""
     return [hit if (i + 1) % every else other for i in range(n)]
 
 
@@ -259,7 +260,7 @@ def _post_smollm3(a: dict[str, Any]) -> None:
     _post_kv(a)
     n = a["num_hidden_layers"]
     if a.get("no_rope_layers") is None:
-        a["no_rope_layers"] = [int((i + 1) % a.get("no_rope_layer_interval", 4) != 0) for i in range(n)]
+        a["no_rope_layers"] = _alternating(n, a.get("no_rope_layer_interval", 4), 1, 0)
     if a.get("layer_types") is None:
         sliding = a.get("use_sliding_window") and a.get("sliding_window") is not None
         a["layer_types"] = ["sliding_attention" if sliding and not a["no_rope_layers"][i] else "full_attention"
@@ -536,6 +537,8 @@ _HF_CLASSES["bailing_hybrid"] = _HFClass("BailingHybridConfig", {
     "num_hidden_layers": 42, "num_attention_heads": 32, "hidden_size": 2560, "num_key_value_heads": 32,
     "head_dim": 128, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
     "layer_group_size": 6}, _post_kv)
+
+
 def _post_mimo_v2_flash(a: dict[str, Any]) -> None:
     # MiMoV2FlashConfig.__post_init__: full attention on layer 0 and every
     # 6th layer; a given sliding_window_size sets sliding_window to size + 1
@@ -549,15 +552,14 @@ def _post_mimo_v2_flash(a: dict[str, Any]) -> None:
 _HF_CLASSES["mimo_v2_flash"] = _HFClass("MiMoV2FlashConfig", {
     "num_hidden_layers": 48, "num_attention_heads": 64, "hidden_size": 4096, "num_key_value_heads": 4,
     "head_dim": 192, "v_head_dim": 128, "sliding_window": 129}, _post_mimo_v2_flash)
+
+
 def _post_llama4_text(a: dict[str, Any]) -> None:
     # Llama4TextConfig.__post_init__: an empty or missing no_rope_layers gets
     # a NoPE layer every no_rope_layer_interval layers; layer_types follow it
-    _post_kv(a)
+    _post_head_dim_and_kv(a)
     if not a.get("no_rope_layers"):
-        every = a.get("no_rope_layer_interval", 4)
-        a["no_rope_layers"] = [int((i + 1) % every != 0) for i in range(a["num_hidden_layers"])]
-    if a.get("head_dim") is None:
-        a["head_dim"] = a["hidden_size"] // a["num_attention_heads"]
+        a["no_rope_layers"] = _alternating(a["num_hidden_layers"], a.get("no_rope_layer_interval", 4), 1, 0)
     if a.get("layer_types") is None:
         a["layer_types"] = ["chunked_attention" if r else "full_attention" for r in a["no_rope_layers"]]
 
@@ -566,6 +568,8 @@ _HF_CLASSES["llama4_text"] = _HFClass("Llama4TextConfig", {
     "num_hidden_layers": 48, "num_attention_heads": 40, "hidden_size": 5120, "num_key_value_heads": 8,
     "head_dim": 128, "no_rope_layer_interval": 4, "attention_chunk_size": 8192}, _post_llama4_text)
 _HF_CLASSES["llama4"] = _HFClass("Llama4Config", {}, None, text_config_type="llama4_text")
+
+
 def _post_hrm_text(a: dict[str, Any]) -> None:
     # HrmTextConfig.__post_init__: without num_layers_per_stack, the given
     # num_hidden_layers is the per-stack count, and num_hidden_layers becomes
@@ -578,6 +582,8 @@ def _post_hrm_text(a: dict[str, Any]) -> None:
 _HF_CLASSES["hrm_text"] = _HFClass("HrmTextConfig", {
     "num_hidden_layers": 16, "num_attention_heads": 12, "hidden_size": 1536, "head_dim": 128,
     "H_cycles": 2, "L_cycles": 3, "num_layers_per_stack": None}, _post_hrm_text)
+
+
 def _post_step3p5(a: dict[str, Any]) -> None:
     """Step3p7TextConfig.__post_init__ (model_type step3p5): MTP entries that
     pad layer_types past num_hidden_layers move to mtp_layer_types; sliding
@@ -605,6 +611,8 @@ _HF_CLASSES["step3p5"] = _HFClass("Step3p7TextConfig", {
     "num_hidden_layers": 45, "num_attention_heads": 64, "hidden_size": 4096, "num_key_value_heads": 8,
     "head_dim": 128, "sliding_window": None, "num_sliding_attention_heads": None},
     _post_step3p5, attribute_map={"num_attention_groups": "num_key_value_heads"})
+
+
 def _post_muse_glimmer_text(a: dict[str, Any]) -> None:
     # MuseGlimmerTextConfig.__post_init__: full attention on every 4th layer
     # counted from the last one, sliding elsewhere
@@ -628,14 +636,15 @@ def _post_kolibri1(a: dict[str, Any]) -> None:
 _HF_CLASSES["kolibri1"] = _HFClass("Kolibri1Config", {
     "num_hidden_layers": 50, "num_attention_heads": 48, "hidden_size": 2560, "num_key_value_heads": 4,
     "head_dim": 128, "sliding_window": 513}, _post_kolibri1)
+
+
 def _post_glm5_next_text(a: dict[str, Any]) -> None:
     # Glm5NextTextConfig.__post_init__: linear attention except every 4th
     # layer (indexed_attention); "full_attention" reads as indexed_attention;
     # head_dim is forced to qk_rope_head_dim
     _post_kv(a)
     if a.get("layer_types") is None:
-        a["layer_types"] = ["linear_attention" if i % 4 != 3 else "indexed_attention"
-                            for i in range(a["num_hidden_layers"])]
+        a["layer_types"] = _alternating(a["num_hidden_layers"], 4, "linear_attention", "indexed_attention")
     a["layer_types"] = ["indexed_attention" if k == "full_attention" else k for k in a["layer_types"]]
     a["head_dim"] = a.get("qk_rope_head_dim")
 
@@ -645,6 +654,8 @@ _HF_CLASSES["glm5_next_text"] = _HFClass("Glm5NextTextConfig", {
     "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 0, "qk_nope_head_dim": 256, "v_head_dim": 256,
     "index_topk": 2048}, _post_glm5_next_text)
 _HF_CLASSES["glm5_next"] = _HFClass("Glm5NextConfig", {}, None, text_config_type="glm5_next_text")
+
+
 def _post_jetmoe(a: dict[str, Any]) -> None:
     # JetMoeConfig.__post_init__: the query heads are always KV heads x experts per token
     a["num_attention_heads"] = a["num_key_value_heads"] * a["num_experts_per_tok"]
