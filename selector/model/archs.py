@@ -110,9 +110,9 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "DeepseekV3ForCausalLM": (_deepseek, "generate"),
     "DeepseekV32ForCausalLM": (_deepseek_v32, "generate"),
     "GlmMoeDsaForCausalLM": (_deepseek_v32, "generate"),  # same CUDA module as DeepSeek-V3.2
-    "KimiLinearForCausalLM": (_kimi_linear, "generate"),
+    "KimiLinearForCausalLM": (_kimi_linear, "generate"),  # vllm/models/kimi_k3 (CUDA)
     "HYV4ForCausalLM": (_hy_v4, "generate"),  # vllm/models/hy_v4 (CUDA)
-    "FlintForCausalLM": (_flint, "generate"),  # vllm/models/flint  # vllm/models/kimi_k3 (CUDA)
+    "FlintForCausalLM": (_flint, "generate"),  # vllm/models/flint
     "BailingMoeV2_5ForCausalLM": (_bailing_moe_v25, "generate"),  # bailing_moe_linear.py (bailing_hybrid)
     "BailingMoeV3ForCausalLM": (_bailing_moe_v3, "generate"),  # bailing_moe_v3.py (bailing_hybrid)
     "DeepseekV4ForCausalLM": (_deepseek_v4, "generate"),  # vllm/models/deepseek_v4: bypasses the selector
@@ -201,7 +201,6 @@ def _runner_by_suffix(arch: str) -> str:
         if arch.endswith(suffix):
             return "pooling"
     return "pooling" if arch.endswith("Model") else "generate"
-
 
 
 # Multimodal wrappers whose language model is another registered architecture,

@@ -327,6 +327,13 @@ def _qwen3_next(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _no_selection(ctx: _Ctx, subject: str, why: str) -> UserError:
+    """The refusal for models whose layers bind their backends themselves:
+    vLLM never asks get_attn_backend, so there is no selection to explain."""
+    return UserError(f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for {subject}: {why}; "
+                     "attn-select has no selection to explain for it")
+
+
 def _qwen4_exp(ctx: _Ctx) -> _Stack:
     """vllm/models/qwen4_exp/nvidia Qwen4ExpDecoderLayer: "linear_attention"
     layers run Gated DeltaNet; "indexed_attention" / "qwen_sparse_attention"
@@ -351,10 +358,8 @@ def _qwen4_exp(ctx: _Ctx) -> _Stack:
             raise UserError(f"layer_types[{i}] is {kind!r}; vLLM 0.33.0's {ctx.arch} accepts only linear_attention "
                             "and indexed_attention layers")
     if qsa and "qsa_attention" in [w for _, w in stack.slots]:
-        raise UserError(
-            f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for this config: with indexer_n_heads set, "
-            "every attention layer is a Qwen4ExpQSAAttention with its own backend, and the other layers run "
-            "Gated DeltaNet; attn-select has no selection to explain for it")
+        raise _no_selection(ctx, "this config", "with indexer_n_heads set, every attention layer is a "
+                            "Qwen4ExpQSAAttention with its own backend, and the other layers run Gated DeltaNet")
     _note(ctx, f"{ctx.arch}: derived from vLLM's source, not checked against a vLLM build")
     return stack
 
@@ -617,11 +622,10 @@ def _mimo_v2(ctx: _Ctx) -> _Stack:
         else:
             stack.add(i, layer)
     if diffkv and len(diffkv) == n:
-        raise UserError(
-            f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for this model: every layer's v head size "
-            "differs from its head size, so MiMoV2Attention binds FLASH_ATTN_DIFFKV (when FA3/4 supports the "
-            "device, head sizes and sinks) or else TRITON_ATTN_DIFFKV itself, unless --attention-backend names "
-            "a *_DIFFKV backend; attn-select has no selection to explain for it")
+        raise _no_selection(ctx, "this model", "every layer's v head size differs from its head size, so "
+                            "MiMoV2Attention binds FLASH_ATTN_DIFFKV (when FA3/4 supports the device, head sizes "
+                            "and sinks) or else TRITON_ATTN_DIFFKV itself, unless --attention-backend names a "
+                            "*_DIFFKV backend")
     if diffkv:
         _note(ctx, f"MiMo-V2 layers {diffkv}: v head size != head size, so MiMoV2Attention binds "
                    "FLASH_ATTN_DIFFKV / TRITON_ATTN_DIFFKV without get_attn_backend (listed, not selected)")
@@ -773,12 +777,10 @@ def _deepseek_v4(ctx: _Ctx) -> _Stack:
     and the device's major capability), and each layer's backend is that
     class's fixed backend_cls; no layer calls get_attn_backend, so there is
     no selection to mirror (checked: a vLLM build makes no such call)."""
-    raise UserError(
-        f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for DeepSeek-V4; DeepseekV4DecoderLayer picks "
-        "its own sparse-MLA attention class (_select_dsv4_attn_cls): DeepseekV4FlashMLAAttention "
-        "(FLASHMLA_SPARSE_DSV4 backend) unless the device is SM 12.x or --attention-backend is "
-        "FLASHINFER_MLA_SPARSE_DSV4, which give the FlashInfer sparse-MLA classes; attn-select has no "
-        "selection to explain for it")
+    raise _no_selection(ctx, "DeepSeek-V4", "DeepseekV4DecoderLayer picks its own sparse-MLA attention class "
+                        "(_select_dsv4_attn_cls): DeepseekV4FlashMLAAttention (FLASHMLA_SPARSE_DSV4 backend) "
+                        "unless the device is SM 12.x or --attention-backend is FLASHINFER_MLA_SPARSE_DSV4, "
+                        "which give the FlashInfer sparse-MLA classes")
 
 
 def _step5(ctx: _Ctx) -> _Stack:
@@ -791,10 +793,8 @@ def _step5(ctx: _Ctx) -> _Stack:
     if ctx.text.get("sparse_config") is None and ctx.hf.get("sparse_config") is None:
         raise UserError(f"{ctx.arch}: vLLM 0.33.0 requires a sparse_config section (dense-only Step5 "
                         "checkpoints are not supported)")
-    raise UserError(
-        f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for Step5: each layer binds its own backend "
-        "(Step5DSAAttentionBackend on sparse full-attention layers, Step5SplitKVFlashAttentionBackend on the "
-        "rest); attn-select has no selection to explain for it")
+    raise _no_selection(ctx, "Step5", "each layer binds its own backend (Step5DSAAttentionBackend on sparse "
+                        "full-attention layers, Step5SplitKVFlashAttentionBackend on the rest)")
 
 
 def _inkling(ctx: _Ctx) -> _Stack:
@@ -802,9 +802,8 @@ def _inkling(ctx: _Ctx) -> _Stack:
     FA4 relative-position kernel) whose get_attn_backend method returns
     FlashAttentionBackend for the KV-cache metadata; it is no vLLM Attention
     and never asks the selector (checked: a vLLM build makes no call)."""
-    raise UserError(
-        f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for Inkling: InklingAttention runs its own FA4 "
-        "kernel and fixes FlashAttentionBackend for the KV cache; attn-select has no selection to explain for it")
+    raise _no_selection(ctx, "Inkling", "InklingAttention runs its own FA4 kernel and fixes "
+                        "FlashAttentionBackend for the KV cache")
 
 
 def _minimax_m3(ctx: _Ctx) -> _Stack:
