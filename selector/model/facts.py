@@ -118,6 +118,45 @@ def _colqwen3_5_contract(text: HFView, hf: HFView, notes: list[str]) -> None:
                      "(full-attention layers run encoder-only attention)")
 
 
+def _text_view(given: dict, hf: HFView, where: str, notes: list[str]) -> HFView:
+    """hf_text_config, as transformers' get_text_config() gives it: the
+    config itself, its text_config (Qwen-Omni: thinker_config's; ColPali:
+    vlm_config's; DeepSeek-VL2: built from language_config), or, for a
+    wrapper class that builds a missing text_config from its defaults, that."""
+    text = hf
+    holder, holder_cls, text_where = given, _HF_CLASSES.get(hf.model_type), f"{where} text_config"
+    if hf.model_type in _THINKER_TEXT and isinstance(given.get("thinker_config"), dict):
+        # Qwen2.5-Omni / Qwen3-Omni: get_text_config() is thinker_config.text_config
+        holder, holder_cls = given["thinker_config"], None
+        text_where = f"{where} thinker_config.text_config"
+    if hf.model_type == "colpali" and isinstance(given.get("vlm_config"), dict):
+        # ColPaliConfig.get_text_config(): the text_config of vlm_config (a PaliGemmaConfig)
+        holder = parse_raw(given["vlm_config"], f"{where} vlm_config")
+        holder_cls = _HF_CLASSES.get(holder.get("model_type") or "paligemma")
+        text_where = f"{where} vlm_config.text_config"
+    if hf.model_type == "deepseek_vl_v2" and "text_config" not in given:
+        # vLLM's DeepseekVLV2Config (DeepSeek-VL2 / -OCR / -OCR-2): text_config is
+        # DeepseekVLV2TextConfig(**language_config), a DeepseekV2Config whose
+        # kv_lora_rank defaults to None (no MLA unless the config gives one)
+        sub = dict(given.get("language_config") or {})
+        sub.setdefault("kv_lora_rank", None)
+        text = hf_view(sub, "deepseek_v2", f"{where} language_config")
+    elif "text_config" in holder:
+        sub = holder["text_config"] or {}
+        # a fixed text class, else the text_config's model_type, else the
+        # wrapper class's default (CONFIG_MAPPING[text_config.get("model_type", ...)])
+        sub_type = ((holder_cls.text_config_type if holder_cls else None) or sub.get("model_type")
+                    or (holder_cls.text_default_type if holder_cls else None)
+                    or _THINKER_TEXT.get(hf.model_type) or hf.model_type)
+        text = hf_view(sub, sub_type, text_where)
+    if "text_config" not in holder and holder_cls is not None and holder_cls.text_from_defaults:
+        text = hf_view(dict(holder_cls.text_init), holder_cls.text_config_type or holder_cls.text_default_type,
+                       text_where)
+        notes.append(f"no text_config: {holder_cls.name} builds its text config from {text.hf_class}'s "
+                     "defaults alone, not from the top-level fields")
+    return text
+
+
 def model_facts(
     data: object,
     *,
@@ -147,39 +186,8 @@ def model_facts(
         raise UserError(f"{where}: no 'architectures'; vLLM needs it to pick the model class")
     arch = archs[0]
     hf = hf_view(given, given.get("model_type"), where)
-    text = hf
-    holder, holder_cls, text_where = given, _HF_CLASSES.get(hf.model_type), f"{where} text_config"
-    if hf.model_type in _THINKER_TEXT and isinstance(given.get("thinker_config"), dict):
-        # Qwen2.5-Omni / Qwen3-Omni: get_text_config() is thinker_config.text_config
-        holder, holder_cls = given["thinker_config"], None
-        text_where = f"{where} thinker_config.text_config"
-    if hf.model_type == "colpali" and isinstance(given.get("vlm_config"), dict):
-        # ColPaliConfig.get_text_config(): the text_config of vlm_config (a PaliGemmaConfig)
-        holder = parse_raw(given["vlm_config"], f"{where} vlm_config")
-        holder_cls = _HF_CLASSES.get(holder.get("model_type") or "paligemma")
-        text_where = f"{where} vlm_config.text_config"
-    if hf.model_type == "deepseek_vl_v2" and "text_config" not in given:
-        # vLLM's DeepseekVLV2Config (DeepSeek-VL2 / -OCR / -OCR-2): text_config is
-        # DeepseekVLV2TextConfig(**language_config), a DeepseekV2Config whose
-        # kv_lora_rank defaults to None (no MLA unless the config gives one)
-        sub = dict(given.get("language_config") or {})
-        sub.setdefault("kv_lora_rank", None)
-        text = hf_view(sub, "deepseek_v2", f"{where} language_config")
-    elif "text_config" in holder:
-        sub = holder["text_config"] or {}
-        cls = holder_cls
-        # a fixed text class, else the text_config's model_type, else the
-        # wrapper class's default (CONFIG_MAPPING[text_config.get("model_type", ...)])
-        sub_type = ((cls.text_config_type if cls else None) or sub.get("model_type")
-                    or (cls.text_default_type if cls else None)
-                    or _THINKER_TEXT.get(hf.model_type) or hf.model_type)
-        text = hf_view(sub, sub_type, text_where)
     notes: list[str] = []
-    if "text_config" not in holder and holder_cls is not None and holder_cls.text_from_defaults:
-        text = hf_view(dict(holder_cls.text_init), holder_cls.text_config_type or holder_cls.text_default_type,
-                       text_where)
-        notes.append(f"no text_config: {holder_cls.name} builds its text config from {text.hf_class}'s "
-                     "defaults alone, not from the top-level fields")
+    text = _text_view(given, hf, where, notes)
     _verify_and_update(arch, text, notes, hf)
 
     # ModelConfig.__post_init__: sliding_window 0 means none; --disable-sliding-window
