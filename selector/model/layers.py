@@ -113,11 +113,17 @@ def _note(ctx: _Ctx, text: str) -> None:
         ctx.notes.append(text)
 
 
-def _layer_types(ctx: _Ctx, n: int) -> list[str] | None:
-    types = ctx.text.get("layer_types")
-    if types and len(types) < n:
+def _one_per_layer(types: list, n: int) -> list:
+    """``types`` when it names every one of the n layers, else the error."""
+    if len(types) < n:
         raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
-    return types or None
+    return types
+
+
+def _layer_types(ctx: _Ctx, n: int) -> list[str] | None:
+    """layer_types when the config gives it (then one per layer), else None."""
+    types = ctx.text.get("layer_types")
+    return _one_per_layer(types, n) if types else None
 
 
 def _window_from_types(ctx: _Ctx, types: list[str] | None, i: int) -> int | None:
@@ -224,9 +230,7 @@ def _per_layer_geometry(ctx: _Ctx, n: int) -> tuple[int, list, dict]:
     rank, one layer_types entry per layer (required), and per_layer_config's
     {layer: overrides} table."""
     heads = _per_rank(_heads(ctx), ctx.tp, "attention heads")
-    types = ctx.text.get("layer_types") or []
-    if len(types) < n:
-        raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
+    types = _one_per_layer(ctx.text.get("layer_types") or [], n)
     return heads, types, ctx.text.get("per_layer_config") or {}
 
 
@@ -686,9 +690,7 @@ def _step3p5(ctx: _Ctx) -> _Stack:
     take num_sliding_attention_heads (Step3p7TextConfig fills it) and the
     window; KV heads are num_attention_groups; head_dim or hidden // heads."""
     t, n = ctx.text, _n_layers(ctx)
-    types = list(t.get("layer_types") or []) + list(t.get("mtp_layer_types") or [])
-    if len(types) < n:
-        raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
+    types = _one_per_layer(list(t.get("layer_types") or []) + list(t.get("mtp_layer_types") or []), n)
     if t.get("att_impl_type", "GQA") != "GQA":
         raise UserError(f"{ctx.arch}: vLLM supports only att_impl_type GQA, not {t.get('att_impl_type')!r}")
     table = t.get("per_layer_config") or {}

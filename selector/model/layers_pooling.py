@@ -18,6 +18,7 @@ from attn_select.selector.model.layers import (
     _llama,
     _n_layers,
     _note,
+    _one_per_layer,
     _per_layer_geometry,
     _per_rank,
     _qwen2,
@@ -79,9 +80,7 @@ def _lfm2(bidirectional: bool):
         heads = _per_rank(total, ctx.tp, "attention heads")
         kv = _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
         head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
-        types = t.get("layer_types") or []
-        if len(types) < n:
-            raise UserError(f"layer_types has {len(types)} entries for {n} layers; give one per layer")
+        types = _one_per_layer(t.get("layer_types") or [], n)
         layer = _bare(heads, kv, head, "encoder_only") if bidirectional else _attention(ctx, heads, kv, head)
         return _Stack([(i, layer if types[i] == "full_attention" else "short_conv") for i in range(n)])
     return build
