@@ -24,7 +24,8 @@ import sys
 import torch
 
 from attn_select.backends.run.adapter import RunEnv
-from attn_select.backends.run.batch import make_batch, standard_shapes
+from attn_select.backends.run.batch import make_batch
+from attn_select.selector.run_plan import standalone_row, standard_shapes
 from attn_select.backends.run.harness import time_host
 from attn_select.backends.run.reference import AttnParams
 from attn_select.backends.run.runner import load_adapter
@@ -46,7 +47,7 @@ def main() -> None:
     for shape_i, shape in enumerate(standard_shapes(None, None, ("decode", "prefill", "mixed"))):
         batch = make_batch(shape, 16, dev, seed=shape_i, spare_pages=64)
         for name in names:
-            adapter = load_adapter(name, env, p)
+            adapter = load_adapter(standalone_row(name), env, p)
             if adapter.unavailable():
                 print(f"{name}: {adapter.unavailable()}", file=sys.stderr)
                 continue

@@ -41,7 +41,8 @@ import time
 import torch
 
 from attn_select.backends.run.adapter import RunEnv
-from attn_select.backends.run.batch import make_batch, standard_shapes
+from attn_select.backends.run.batch import make_batch
+from attn_select.selector.run_plan import standalone_row, standard_shapes
 from attn_select.backends.run.harness import python_work, time_device, time_host
 from attn_select.backends.run.reference import AttnParams
 from attn_select.backends.run.runner import load_adapter
@@ -59,7 +60,7 @@ def probes(dev: torch.device) -> dict:
     batch = make_batch(shape, 16, dev, seed=0, spare_pages=64)
     cap = torch.cuda.get_device_capability(dev) if dev.type == "cuda" else None
     env = RunEnv(dev, cap, torch.bfloat16, "auto")
-    triton = load_adapter("TRITON_ATTN", env, AttnParams(32, 8, 128, 128, 128 ** -0.5))
+    triton = load_adapter(standalone_row("TRITON_ATTN"), env, AttnParams(32, 8, 128, 128, 128 ** -0.5))
     seq = batch.seq_lens
     pinned = [torch.arange(n, dtype=torch.int32) for n in (4096, 64, 64)]
     if dev.type == "cuda":

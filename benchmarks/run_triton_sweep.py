@@ -13,7 +13,8 @@ from pathlib import Path
 import torch
 
 from attn_select.backends.run.adapter import RunEnv
-from attn_select.backends.run.batch import fill_random_, make_batch, random_inputs, standard_shapes, write_new_tokens
+from attn_select.backends.run.batch import fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.selector.run_plan import standard_shapes
 from attn_select.backends.run.harness import copy_ceiling, time_device
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
 from attn_select.backends.run.runner import kv_bytes

@@ -81,7 +81,7 @@ def _parse_backends(text: str | None) -> tuple[str, ...] | None:
 
 
 def _shapes(text: str, batch: int | None, context: int | None, cpu: bool):
-    from attn_select.backends.run.batch import standard_shapes
+    from attn_select.selector.run_plan import standard_shapes
 
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
     bad = [k for k in kinds if k not in KINDS]
@@ -158,14 +158,18 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
                    backend=run_backends[0] if run_backends and len(run_backends) == 1 else None, tp=tp)
     exp = explain(facts, dev, kern, ov)
 
+    from attn_select.selector.run_plan import plan_run
+
+    plan = plan_run(exp, dtype or facts.dtype, kv_cache_dtype or "auto", shape_list, block_size or 16,
+                    run_backends)
+
     from attn_select.backends.run.runner import RunOptions, run_model
 
-    opts = RunOptions(device=torch_device, shapes=shape_list, page_size=block_size or 16, dtype=dtype,
-                      kv_cache_dtype=kv_cache_dtype or "auto", backends=run_backends, checks=checks,
-                      timing=timing, build_span_s=build_span, progress=progress)
+    opts = RunOptions(device=torch_device, checks=checks, timing=timing, build_span_s=build_span,
+                      progress=progress)
     if cpu:
         opts.time_budget_s = 0.2
-    report = run_model(facts, exp, opts, device_name=dev.name, kernels_source=kern.source)
+    report = run_model(plan, opts, device_name=dev.name, kernels_source=kern.source)
     if cpu:
         report.notes.append(f"CPU run: the selection is for SM{dev.capability.to_int()}; "
                             "CUDA-only backends are skipped")

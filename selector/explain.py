@@ -8,7 +8,7 @@ Data flows one way: ModelFacts -> SelectorConfig/EngineContext -> Selection
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from attn_select.backends import registry
 from attn_select.backends.spec import BackendSpec, resolve
@@ -27,6 +27,9 @@ from attn_select.selector.errors import UserError
 from attn_select.selector.fa_version import FAVersion, TrailStep, layer_fa_version, resolve_fa_version
 from attn_select.selector.model_facts import AttentionGroup, LayerAttention, ModelFacts
 from attn_select.selector.select import Selection, select
+
+if TYPE_CHECKING:  # imported only where FLASHINFER is valid (explain's start-up budget)
+    from attn_select.selector.flashinfer_dispatch import FlashInferDispatch
 
 ENGINE = "vllm"
 ENGINE_VERSION = "0.33.0"
@@ -92,7 +95,7 @@ class GroupExplanation(NamedTuple):
     selection: Selection
     fa_version: FAVersion  # the call the FlashAttention layer makes for this group
     fa_version_noarg: FAVersion  # the no-argument call (sink / per-head-scale support)
-    flashinfer: object | None  # FlashInferDispatch when FLASHINFER is valid here
+    flashinfer: FlashInferDispatch | None  # when FLASHINFER is valid here
     backend_facts: tuple[BackendFacts, ...]
     # What the selected backend's layer raises after selection passed (vLLM
     # checks some combinations only in the impl's __init__), or None.
@@ -312,7 +315,7 @@ def _fa_versions(
     return layer_fa_version(cfg, cap, kernels, ctx, attn), noarg
 
 
-def _flashinfer_dispatch(sel: Selection, attn: LayerAttention | None, q: Query) -> object | None:
+def _flashinfer_dispatch(sel: Selection, attn: LayerAttention | None, q: Query) -> FlashInferDispatch | None:
     """FlashInfer's inner kernels, when FLASHINFER is a valid candidate."""
     if not any(c.name == "FLASHINFER" and c.valid for c in sel.candidates):
         return None

@@ -14,6 +14,11 @@ backend's own layout, as a serving engine does it:
 
 ``unavailable(env)`` says why the backend cannot execute here (not
 installed, not runnable on this GPU) or None.
+
+What vLLM would run for the row (the FlashAttention version, FlashInfer's
+trtllm-API decode kernel and context choice) comes in ``row``, the row of
+the selector's run plan; ``RunEnv`` holds only what is true of this
+process and GPU.
 """
 
 from __future__ import annotations
@@ -25,24 +30,21 @@ import torch
 
 from attn_select.backends.run.batch import Batch
 from attn_select.backends.run.reference import AttnParams
+from attn_select.selector.run_plan import RowPlan
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunEnv:
-    """Facts an adapter may consult; built once by the runner."""
+    """This process's device and dtypes; built once by the runner, never changed."""
 
     device: torch.device
     capability: tuple[int, int] | None  # (9, 0) on an H200; None on CPU
     dtype: torch.dtype  # activations
     kv_cache_dtype: str  # "auto" or "fp8..." (vLLM spelling)
-    fa_version: int | None = None  # what vLLM would run for FLASH_ATTN (explain's answer)
-    trtllm_decode: str | None = None  # "xqa" / "trtllm-gen" when vLLM's rules pick it, else None
-    trtllm_why: str = ""  # one line: why (or why not) the trtllm-api decode kernel
-    # vLLM runs this batch's prefills with trtllm-gen context (its build()'s
-    # use_trtllm_attention(is_prefill=True)); set per batch shape by the runner
-    trtllm_prefill: bool = False
     progress: Callable[[str], None] = field(default=lambda msg: None)
-    workspace: dict[str, Any] = field(default_factory=dict)  # buffers shared across steps (FlashInfer workspace)
+    # Device buffers kept across rows and backends (FlashInfer's workspaces),
+    # as vLLM's runner shares one workspace between attention groups.
+    workspace: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_cuda(self) -> bool:
@@ -55,9 +57,10 @@ class Adapter:
     name = "?"
     # Allocates its own cache layout [num_pages, 2, page_size, Hkv, D] unless overridden.
 
-    def __init__(self, env: RunEnv, p: AttnParams):
+    def __init__(self, env: RunEnv, p: AttnParams, row: RowPlan | None = None):
         self.env = env
         self.p = p
+        self.row = row if row is not None else RowPlan(self.name)
 
     def unavailable(self) -> str | None:
         return None

@@ -22,75 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-# Batch shapes the issue names: (requests, new tokens each, cached tokens each).
-DECODE_DEFAULT = (32, 1, 4096)
-PREFILL_DEFAULT = (4, 512, 1024)
-
-
-@dataclass(frozen=True)
-class Shape:
-    """One batch shape. ``decodes`` requests with 1 new token on ``decode_context``
-    cached tokens, then ``prefills`` requests with ``prefill_new`` new tokens on
-    ``prefill_context`` cached tokens."""
-
-    kind: str  # "decode" | "prefill" | "mixed"
-    decodes: int = 0
-    decode_context: int = 0
-    prefills: int = 0
-    prefill_new: int = 0
-    prefill_context: int = 0
-
-    @property
-    def num_requests(self) -> int:
-        return self.decodes + self.prefills
-
-    @property
-    def num_tokens(self) -> int:
-        return self.decodes + self.prefills * self.prefill_new
-
-    def describe(self) -> str:
-        parts = []
-        if self.decodes:
-            parts.append(f"{self.decodes} x 1 new on {self.decode_context}")
-        if self.prefills:
-            parts.append(f"{self.prefills} x {self.prefill_new} new on {self.prefill_context}")
-        return " + ".join(parts)
-
-    def kv_tokens(self) -> int:
-        """Tokens every attention call must read from the cache (after the write)."""
-        return self.decodes * (self.decode_context + 1) + self.prefills * (
-            self.prefill_context + self.prefill_new
-        )
-
-
-def standard_shapes(
-    batch: int | None = None, context: int | None = None, kinds: tuple[str, ...] = ("decode", "prefill", "mixed")
-) -> list[Shape]:
-    """The three shapes of the issue. ``batch``/``context`` override the decode
-    request count / decode context (prefill keeps its own sizes, scaled down
-    when ``context`` is smaller than its cached length, for tiny CPU runs)."""
-    nd, _, ctx = DECODE_DEFAULT
-    npf, new, pctx = PREFILL_DEFAULT
-    if batch is not None:
-        nd = batch
-        npf = max(1, min(npf, batch))
-    if context is not None:
-        ctx = context
-        if context < pctx:
-            pctx = context
-            new = max(1, min(new, context // 2 or 1))
-    out = []
-    for kind in kinds:
-        if kind == "decode":
-            out.append(Shape("decode", decodes=nd, decode_context=ctx))
-        elif kind == "prefill":
-            out.append(Shape("prefill", prefills=npf, prefill_new=new, prefill_context=pctx))
-        elif kind == "mixed":
-            out.append(Shape("mixed", decodes=nd, decode_context=ctx, prefills=npf,
-                             prefill_new=new, prefill_context=pctx))
-        else:
-            raise ValueError(f"unknown batch kind {kind!r}")
-    return out
+from attn_select.selector.run_plan import Shape
 
 
 @dataclass

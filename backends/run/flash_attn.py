@@ -127,8 +127,9 @@ def _import(name: str):
 class FlashAttnAdapter(SeparateKVAdapter):
     name = "FLASH_ATTN"
 
-    def __init__(self, env, p, impls: tuple[FAImpl, ...] = IMPLS, importer: Callable[[str], Any] = _import):
-        super().__init__(env, p)
+    def __init__(self, env, p, row=None, impls: tuple[FAImpl, ...] = IMPLS,
+                 importer: Callable[[str], Any] = _import):
+        super().__init__(env, p, row)
         self.impls = impls
         self.importer = importer
         self.tried: list[str] = []  # "FA3: why not" lines, for the report
@@ -146,7 +147,7 @@ class FlashAttnAdapter(SeparateKVAdapter):
             return "FA4 runs on SM90/SM100/SM110 only"
         if impl.key == "fa2" and page_size is not None and page_size % 256:
             return f"FA2 paged KV needs a page size multiple of 256 (got {page_size})"
-        if impl.key == "vllm_fa" and self.env.fa_version is None:
+        if impl.key == "vllm_fa" and self.row.fa_version is None:
             return "explain resolved no FA version"
         if self.fp8_cache and impl.key in ("fa4", "fa2"):
             return "takes no fp8 KV cache (no descale arguments)"
@@ -208,7 +209,7 @@ class FlashAttnAdapter(SeparateKVAdapter):
         seq = batch.seq_lens
         cu_k = torch.zeros(batch.num_requests + 1, dtype=torch.int32, device=seq.device)
         cu_k[1:] = torch.cumsum(seq, 0)
-        version = int((self.env.fa_version if impl.key == "vllm_fa" else impl.version) or 0)
+        version = int((self.row.fa_version if impl.key == "vllm_fa" else impl.version) or 0)
         plan = FAPlan(batch, impl, mod, batch.query_start_loc, seq, cu_k, batch.block_table.contiguous(),
                       batch.max_query_len, batch.max_seq_len, version)
         if self.fp8_cache:  # the layer's scales (1.0: no calibrated ones), expanded to [B, Hkv] as vLLM does
@@ -230,7 +231,7 @@ class FlashAttnAdapter(SeparateKVAdapter):
         if plan.k_descale is not None:
             query = "fp8" if plan.quant_q else str(self.env.dtype).removeprefix("torch.")
             label += f" (fp8 KV, {query} query)"
-        want = self.env.fa_version
+        want = self.row.fa_version
         if want and plan.fa_version != want:
             label += f"; vLLM would use FA{want}"
         return label

@@ -12,15 +12,15 @@ point takes as well.
 ``build(batch)`` once per step, decodes first, as vLLM's
 ``FlashInferMetadataBuilder.build``:
 
-- decodes: the trtllm-API kernel vLLM fixed at builder init (explain's
-  dispatch, ``env.trtllm_decode``): XQA (``xqa_batch_decode_with_kv_cache``)
+- decodes: the trtllm-API kernel vLLM fixed at builder init (the run plan's
+  ``row.flashinfer.decode_api``): XQA (``xqa_batch_decode_with_kv_cache``)
   on SM90/12.x, trtllm-gen (``trtllm_batch_decode_with_kv_cache``) on 10.x,
   both fed the decode rows of the block table; else
   ``BatchDecodeWithPagedKVCacheWrapper(use_tensor_cores=True).plan()`` on
   FlashInfer's CSR page list (``paged_kv_csr``);
 - prefills: trtllm-gen context (``trtllm_batch_context_with_kv_cache``) when
   vLLM's ``use_trtllm_attention(is_prefill=True)`` says so for this batch
-  (``env.trtllm_prefill``, see ``vllm_prefills_on_trtllm``), else
+  (``row.flashinfer.prefill_trtllm``, decided by the selector's run plan), else
   ``BatchPrefillWithPagedKVCacheWrapper(backend="auto").plan()`` (FlashInfer
   resolves fa3 on SM90, fa2 elsewhere), or, with sinks on SM90,
   ``BatchAttentionWithAttentionSinkWrapper`` as vLLM does.
@@ -37,9 +37,8 @@ from typing import Any
 import torch
 
 from attn_select.backends.run.adapter import Adapter, Unsupported, quantize_fp8
-from attn_select.backends.run.batch import Batch, Shape
-from attn_select.backends.run.reference import AttnParams
-from attn_select.selector.flashinfer_dispatch import DEFAULT_WORKSPACE_BYTES, TRTLLM_GEN, XQA
+from attn_select.backends.run.batch import Batch
+from attn_select.selector.run_plan import DEFAULT_WORKSPACE_BYTES, TRTLLM_GEN, XQA
 
 WORKSPACE_BYTES = 256 * 1024 * 1024
 TRTLLM_GEN_DECODE = "trtllm-gen decode"
@@ -63,28 +62,6 @@ def paged_kv_csr(batch: Batch, start: int, stop: int) -> tuple[torch.Tensor, tor
     return indptr, indices, last
 
 
-def vllm_prefills_on_trtllm(gexp: Any, p: AttnParams, shape: Shape, page_size: int) -> bool:
-    """Does vLLM 0.33.0 run this batch's prefills with trtllm-gen context?
-
-    ``FlashInferMetadataBuilder.build`` decides it per batch
-    (``use_trtllm_attention(..., is_prefill=True)``, the page >= 128 force);
-    we ask our mirror of that build, ``selector.flashinfer_dispatch``, about
-    this very batch shape and page size, with the selection's config,
-    capability, kernels and engine context (False without an explanation)."""
-    fi = getattr(gexp, "flashinfer", None) if gexp is not None else None
-    if fi is None or fi.init_error is not None or shape.prefills == 0:
-        return False
-    from attn_select.selector.flashinfer_dispatch import BatchShape, flashinfer_dispatch
-
-    sel = gexp.selection
-    groups = tuple((n, q) for n, q in ((shape.decodes, 1), (shape.prefills, shape.prefill_new)) if n)
-    seq = max(shape.decode_context + 1 if shape.decodes else 0, shape.prefill_context + shape.prefill_new)
-    d = flashinfer_dispatch(sel.cfg, sel.cap, sel.kernels, sel.ctx, num_qo_heads=p.num_heads,
-                            num_kv_heads=p.num_kv_heads, has_sinks=p.has_sink, page_size=page_size,
-                            batches=(BatchShape(shape.kind, groups, max_seq_len=seq),))
-    return bool(d.batches) and d.batches[0].error is None and d.batches[0].prefill == TRTLLM_GEN
-
-
 @dataclass
 class FIPlan:
     batch: Batch
@@ -100,13 +77,12 @@ class FIPlan:
 class FlashInferAdapter(Adapter):
     name = "FLASHINFER"
 
-    def __init__(self, env, p, force_native_decode: bool = False):
-        super().__init__(env, p)
-        self.force_native_decode = force_native_decode
+    def __init__(self, env, p, row=None):
+        super().__init__(env, p, row)
         # Fixed before alloc_cache: the layout follows the GPU (vLLM's rule)
         # and whatever trtllm-gen part this adapter will run (which reads HND only).
         major = env.capability[0] if env.capability else None
-        trtllm_gen = self._decode_api() == TRTLLM_GEN or env.trtllm_prefill
+        trtllm_gen = self._decode_api() == TRTLLM_GEN or self.row.flashinfer.prefill_trtllm
         self.kv_layout = "HND" if major == 10 or trtllm_gen else "NHD"
         # The paged wrappers, made once and re-planned every step, as vLLM's
         # builder keeps them (_get_decode_wrapper / _get_prefill_wrapper): a
@@ -154,10 +130,9 @@ class FlashInferAdapter(Adapter):
         return ws
 
     def _decode_api(self) -> str | None:
-        """The trtllm-API decode kernel vLLM fixed at builder init, unless this
-        is the native-decode comparison variant."""
-        k = self.env.trtllm_decode
-        return k if k in (XQA, TRTLLM_GEN) and not self.force_native_decode else None
+        """The trtllm-API decode kernel vLLM fixed at builder init; None for the
+        native decode wrapper (also the plan's native-decode comparison row)."""
+        return self.row.flashinfer.decode_api
 
     def build(self, batch: Batch) -> FIPlan:
         import flashinfer
@@ -168,7 +143,7 @@ class FlashInferAdapter(Adapter):
         plan = FIPlan(batch, None, None)
         dev = batch.device
         api = self._decode_api() if nd > 0 else None
-        trtllm_prefill = batch.num_requests > nd and env.trtllm_prefill
+        trtllm_prefill = batch.num_requests > nd and self.row.flashinfer.prefill_trtllm
         if api == TRTLLM_GEN:
             self._refuse_on_trtllm_gen("decode with trtllm-gen")
         if trtllm_prefill:

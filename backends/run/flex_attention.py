@@ -77,8 +77,8 @@ class FlexPlan:
 class FlexAttentionAdapter(SeparateKVAdapter):
     name = "FLEX_ATTENTION"
 
-    def __init__(self, env, p):
-        super().__init__(env, p)
+    def __init__(self, env, p, row=None):
+        super().__init__(env, p, row)
         self.staging = HostStaging()
 
     def unavailable(self) -> str | None:

@@ -15,36 +15,31 @@ from __future__ import annotations
 import gc
 import importlib
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
-from attn_select.backends import registry
 from attn_select.backends.run.adapter import Adapter, RunEnv, Unsupported
-from attn_select.backends.run.batch import Batch, Shape, fill_random_, make_batch, random_inputs, write_new_tokens
-from attn_select.backends.run.flashinfer import vllm_prefills_on_trtllm
+from attn_select.backends.run.batch import Batch, fill_random_, make_batch, random_inputs, write_new_tokens
 from attn_select.backends.run.harness import (
     HostTiming, SpreadHostTimer, Ticker, copy_ceiling, host_probes, host_samples, summarize, time_device,
 )
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error, tolerance
 from attn_select.backends.run.report import (
-    FAILED, RAN, SKIPPED, BackendRow, Check, GroupRun, Perf, RunReport, fastest_per_shape,
+    FAILED, RAN, BackendRow, Check, GroupRun, Perf, RunReport, SKIPPED, fastest_per_shape,
 )
+from attn_select.selector.run_plan import GroupPlan, RowPlan, RunPlan
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
-# Run order of the backends attn-select can execute (vLLM enum order).
-RUNNABLE = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
 
 
 @dataclass
 class RunOptions:
+    """How to run the plan here: the device, how much to check and time.
+    What to run (shapes, page size, backends, dtypes) is the plan's."""
+
     device: str = "cuda"
-    shapes: list[Shape] = field(default_factory=list)
-    page_size: int = 16
-    dtype: str | None = None  # None: the model's
-    kv_cache_dtype: str = "auto"
-    backends: tuple[str, ...] | None = None  # restrict
     checks: int = 2  # fresh-input checks per backend and shape
     timing: bool = True
     time_budget_s: float = 1.5  # device time spent timing one row
@@ -63,15 +58,16 @@ def one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg}"[:240]
 
 
-def load_adapter(name: str, env: RunEnv, p: AttnParams, **kw: Any) -> Adapter:
-    path = registry.BACKENDS[name].run_adapter
-    assert path is not None, name
-    module, cls = path.split(":")
-    return getattr(importlib.import_module(module), cls)(env, p, **kw)
+def load_adapter(row: RowPlan, env: RunEnv, p: AttnParams) -> Adapter:
+    """The row's adapter class (``module:Class`` from the backend's spec), built."""
+    assert row.adapter is not None, row.backend
+    module, cls = row.adapter.split(":")
+    return getattr(importlib.import_module(module), cls)(env, p, row)
 
 
-def attn_params(attn: Any) -> AttnParams:
-    """From a ModelFacts LayerAttention."""
+def attn_params(g: GroupPlan) -> AttnParams:
+    """The kernels' view of the group's layers (per-rank heads)."""
+    attn = g.attn
     return AttnParams(
         num_heads=attn.num_heads, num_kv_heads=attn.num_kv_heads, head_size=attn.head_size,
         head_size_v=attn.head_size_v, scale=attn.head_size ** -0.5, sliding_window=attn.sliding_window,
@@ -217,88 +213,44 @@ def _time(adapter: Adapter, plan: Any, batch: Batch, p: AttnParams, env: RunEnv,
     return perf, samples
 
 
-def _validity(name: str, gexp: Any) -> tuple[bool, str]:
-    """(valid, reasons) for backend ``name`` per the selector, for this group."""
-    if gexp is None:
-        return True, ""
-    for c in gexp.selection.candidates:
-        if c.name == name:
-            return c.valid, "; ".join(c.reasons)
-    from attn_select.selector.config import Query
-    from attn_select.selector.validate import check
-
-    sel = gexp.selection
-    reasons = check(registry.BACKENDS[name], Query(sel.cfg, sel.cap, sel.kernels, sel.ctx))
-    return not reasons, "; ".join(reasons)
-
-
-def _decode_kernel(gexp: Any) -> str | None:
-    fi = getattr(gexp, "flashinfer", None) if gexp is not None else None
-    k = getattr(fi, "decode_kernel", None)
-    return None if k in (None, "native") else k
-
-
-def run_group(name: str, attn: Any, num_layers: int, gexp: Any, env: RunEnv, opts: RunOptions,
-              ceiling: float | None, timer: SpreadHostTimer | None = None) -> GroupRun:
-    p = attn_params(attn)
-    selected = gexp.selection.selected if gexp is not None else None
-    fa_v = gexp.fa_version.version if gexp is not None else None
-    g = GroupRun(
-        name=name, layers=num_layers,
+def run_group(g: GroupPlan, env: RunEnv, opts: RunOptions, page_size: int, ceiling: float | None,
+              timer: SpreadHostTimer | None = None) -> GroupRun:
+    p = attn_params(g)
+    a = g.attn
+    out = GroupRun(
+        name=g.name, layers=g.layers,
         attention=dict(num_heads=p.num_heads, num_kv_heads=p.num_kv_heads, head_size=p.head_size,
                        head_size_v=p.head_size_v, sliding_window=p.sliding_window, soft_cap=p.soft_cap,
-                       has_sink=p.has_sink, use_mla=bool(getattr(attn, "use_mla", False))),
-        selected=selected, selection_error=gexp.selection.error if gexp is not None else None,
-        fa_version=fa_v, flashinfer_decode=_decode_kernel(gexp))
-    env.fa_version = fa_v
-    env.trtllm_decode = g.flashinfer_decode
-    names = list(RUNNABLE)
-    if gexp is not None:  # other candidates of the priority list: listed, no adapter
-        names += [c.name for c in gexp.selection.candidates if c.name not in RUNNABLE]
-    if opts.backends:
-        names = [n for n in names if n in opts.backends]
-    for si, shape in enumerate(opts.shapes):
-        batch = make_batch(shape, opts.page_size, env.device, seed=opts.seed + si, spare_pages=64)
-        # vLLM decides trtllm-gen context per batch (use_trtllm_attention(is_prefill=True))
-        env.trtllm_prefill = vllm_prefills_on_trtllm(gexp, p, shape, opts.page_size)
-        for bi, bname in enumerate(names):
-            variants = [("", {})]
-            if bname == "FLASHINFER" and env.trtllm_decode and shape.decodes:
-                variants.append(("native decode", {"force_native_decode": True}))
-            for variant, kw in variants:
-                row = BackendRow(group=name, shape=shape.kind, backend=bname, variant=variant,
-                                 selected=(bname == selected and not variant))
-                g.rows.append(row)
-                if getattr(attn, "use_mla", False):
-                    row.reason = "MLA layers: attn-select run has no MLA adapters"
-                    continue
-                if registry.BACKENDS[bname].run_adapter is None:
-                    row.reason = "attn-select run has no adapter for this backend"
-                    continue
-                valid, why = _validity(bname, gexp)
-                if not valid:
-                    row.reason = f"not valid for this config per the selector: {why}"
-                    continue
-                try:
-                    # its own copy of the group's and shape's facts (workspace shared):
-                    # the spread timer builds again at the end, when env has moved on
-                    adapter = load_adapter(bname, replace(env), p, **kw)
-                    missing = adapter.unavailable()
-                except Exception as e:
-                    adapter, missing = None, f"adapter failed to load: {one_line(e)}"
-                if missing:
-                    row.reason = missing
-                    continue
-                env.progress(f"{name}/{shape.kind}: {row.label}")
-                if not run_backend(row, adapter, batch, p, env, opts, num_layers, ceiling,
-                                   seed=opts.seed + 31 * si + bi, timer=timer):
-                    adapter.close()
-                del adapter
-                _free(env.device)
+                       has_sink=p.has_sink, use_mla=a.use_mla),
+        selected=g.selected, selection_error=g.selection_error,
+        fa_version=g.fa_version, flashinfer_decode=g.flashinfer_decode)
+    for si, sp in enumerate(g.shapes):
+        batch = make_batch(sp.shape, page_size, env.device, seed=opts.seed + si, spare_pages=64)
+        for bi, plan_row in enumerate(sp.rows):
+            row = BackendRow(group=g.name, shape=sp.shape.kind, backend=plan_row.backend,
+                             variant=plan_row.variant, selected=plan_row.selected)
+            out.rows.append(row)
+            if plan_row.skip is not None:
+                row.reason = plan_row.skip
+                continue
+            try:
+                adapter = load_adapter(plan_row, env, p)
+                missing = adapter.unavailable()
+            except Exception as e:
+                adapter, missing = None, f"adapter failed to load: {one_line(e)}"
+            if missing:
+                row.reason = missing
+                continue
+            env.progress(f"{g.name}/{sp.shape.kind}: {row.label}")
+            if not run_backend(row, adapter, batch, p, env, opts, g.layers, ceiling,
+                               seed=opts.seed + 31 * si + bi, timer=timer):
+                adapter.close()
+            del adapter
+            _free(env.device)
         del batch
-    g.fastest = fastest_per_shape(g.rows)
-    _verdict(g)
-    return g
+    out.fastest = fastest_per_shape(out.rows)
+    _verdict(out)
+    return out
 
 
 def _verdict(g: GroupRun) -> None:
@@ -323,29 +275,27 @@ def _verdict(g: GroupRun) -> None:
         g.verdict, g.verdict_detail = "confirmed", f"{g.selected} ran and was correct ({'; '.join(kernels)})"
 
 
-def make_env(opts: RunOptions, dtype_name: str, progress: Callable[[str], None]) -> RunEnv:
+def make_env(opts: RunOptions, dtype_name: str, kv_cache_dtype: str, progress: Callable[[str], None]) -> RunEnv:
     dev = torch.device(opts.device)
     cap = torch.cuda.get_device_capability(dev) if dev.type == "cuda" else None
-    return RunEnv(device=dev, capability=cap, dtype=DTYPES[dtype_name], kv_cache_dtype=opts.kv_cache_dtype,
+    return RunEnv(device=dev, capability=cap, dtype=DTYPES[dtype_name], kv_cache_dtype=kv_cache_dtype,
                   progress=progress)
 
 
-def run_model(model: Any, explanation: Any, opts: RunOptions, device_name: str,
-              kernels_source: str = "") -> RunReport:
-    """Every group of ``model`` (ModelFacts); ``explanation`` from selector.explain (or None)."""
-    dtype_name = opts.dtype or model.dtype
-    env = make_env(opts, dtype_name, opts.progress)
+def run_model(plan: RunPlan, opts: RunOptions, device_name: str, kernels_source: str = "") -> RunReport:
+    """Every group of the plan, every shape, every row."""
+    env = make_env(opts, plan.dtype, plan.kv_cache_dtype, opts.progress)
     ceiling = copy_ceiling(env.device) if opts.timing else None
+    shapes = plan.groups[0].shapes if plan.groups else ()
     rep = RunReport(
-        model=model.name, device=device_name,
+        model=plan.model, device=device_name,
         capability=f"{env.capability[0]}.{env.capability[1]}" if env.capability else None,
-        torch=torch.__version__, dtype=dtype_name, kv_cache_dtype=opts.kv_cache_dtype, page_size=opts.page_size,
-        shapes={s.kind: s.describe() for s in opts.shapes},
+        torch=torch.__version__, dtype=plan.dtype, kv_cache_dtype=plan.kv_cache_dtype, page_size=plan.page_size,
+        shapes={sp.shape.kind: sp.shape.describe() for sp in shapes},
         copy_ceiling_tbs=ceiling / 1e12 if ceiling else None, kernels_source=kernels_source)
-    gexps = list(explanation.groups) if explanation is not None else [None] * len(model.groups)
     timer = SpreadHostTimer(env.device) if env.device.type == "cuda" and opts.timing and opts.build_span_s > 0 else None
-    for group, gexp in zip(model.groups, gexps):
-        rep.groups.append(run_group(group.name, group.attn, len(group.layers), gexp, env, opts, ceiling, timer))
+    for g in plan.groups:
+        rep.groups.append(run_group(g, env, opts, plan.page_size, ceiling, timer))
     if timer is not None and timer.jobs:
         opts.progress(f"build cost c: {len(timer.jobs)} builds timed again, spread over {opts.build_span_s:.0f} s")
         try:

@@ -136,8 +136,8 @@ class TritonAttnAdapter(Adapter):
                 return "Triton needs a GPU, or TRITON_INTERPRET=1 on CPU"
         return None
 
-    def __init__(self, env, p):
-        super().__init__(env, p)
+    def __init__(self, env, p, row=None):
+        super().__init__(env, p, row)
         self.staging = HostStaging()
 
     def choose(self, batch: Batch) -> KernelConfig:

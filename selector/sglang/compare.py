@@ -79,7 +79,7 @@ def _vllm_side(g, r) -> Side:
     page, page_why = _vllm_block(g, r)
     if sel.selected is None:
         return Side("error", "-", page, page_why, sel.error or "nothing valid")
-    decode = getattr(g.flashinfer, "decode_kernel", None) if g.flashinfer is not None else None
+    decode = g.flashinfer.decode_kernel if g.flashinfer is not None else None
     fam = vllm_family(sel.selected, g.fa_version.version, decode)
     if sel.backend:
         why = f"--backend {sel.backend}"

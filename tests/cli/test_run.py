@@ -111,7 +111,7 @@ def test_build_span_reaches_the_runner_and_refuses_negatives(tiny_model, monkeyp
     class Stop(Exception):
         pass
 
-    def fake_run_model(facts, exp, opts, **kw):
+    def fake_run_model(plan, opts, **kw):
         seen["span"] = opts.build_span_s
         raise Stop
 

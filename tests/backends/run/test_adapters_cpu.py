@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from attn_select.backends.run.adapter import RunEnv
-from attn_select.backends.run.batch import Shape, fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.backends.run.batch import fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.selector.run_plan import Shape
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
 from tests.backends.run.conftest import needs_interpreter
 
@@ -148,12 +149,16 @@ def test_flashinfer_native_decode_refuses_sinks(monkeypatch):
     from attn_select.backends.run.flashinfer import FlashInferAdapter
 
     monkeypatch.setitem(sys.modules, "flashinfer", types.ModuleType("flashinfer"))
-    env = RunEnv(torch.device("cpu"), (9, 0), torch.bfloat16, "auto", trtllm_decode="xqa")
+    from attn_select.selector.run_plan import FlashInferKernels, RowPlan
+
+    env = RunEnv(torch.device("cpu"), (9, 0), torch.bfloat16, "auto")
     b = make_batch(SHAPES["decode"], 4, "cpu", seed=1)
     sinks = PARAMS["window+sinks"]
+    xqa = RowPlan("FLASHINFER", flashinfer=FlashInferKernels("xqa"))
+    native = RowPlan("FLASHINFER", "native decode", flashinfer=FlashInferKernels(None))
     with pytest.raises(Unsupported, match="never runs FlashInfer's native decode wrapper with sinks"):
-        FlashInferAdapter(env, sinks, force_native_decode=True).build(b)
-    plan = FlashInferAdapter(env, sinks).build(b)
+        FlashInferAdapter(env, sinks, native).build(b)
+    plan = FlashInferAdapter(env, sinks, xqa).build(b)
     assert plan.decode_kernel == "xqa" and plan.prefill is None
 
 
@@ -219,31 +224,34 @@ def test_runner_hands_each_timed_build_to_the_spread_timer_and_closes_it_after(m
     from attn_select.backends.run import runner
     from attn_select.backends.run.harness import SpreadHostTimer
     from attn_select.selector.model_facts import LayerAttention
+    from attn_select.selector.run_plan import GroupPlan, RowPlan, ShapePlan
 
-    opts = runner.RunOptions(device="cpu", shapes=[SHAPES["decode"]], page_size=4, backends=("FLEX_ATTENTION",),
-                             checks=1, time_budget_s=0.01)
-    env = runner.make_env(opts, "float32", lambda m: None)
+    opts = runner.RunOptions(device="cpu", checks=1, time_budget_s=0.01)
+    env = runner.make_env(opts, "float32", "auto", lambda m: None)
     timer = SpreadHostTimer(torch.device("cpu"), repeats=2, warmup=0)
     closed = []
     real_load = runner.load_adapter
 
     loaded = []
 
-    def load(name, env, p, **kw):
-        a = real_load(name, env, p, **kw)
-        a.close = lambda: closed.append(name)
+    def load(row, env, p):
+        a = real_load(row, env, p)
+        a.close = lambda: closed.append(row.backend)
         loaded.append(a)
         return a
 
     monkeypatch.setattr(runner, "load_adapter", load)
-    g = runner.run_group("full", LayerAttention(16, 16, 4, 2), 3, None, env, opts, None, timer)
+    row_plan = RowPlan("FLEX_ATTENTION", adapter="attn_select.backends.run.flex_attention:FlexAttentionAdapter")
+    plan = GroupPlan("full", 3, LayerAttention(16, 16, 4, 2), None, None, None, None,
+                     (ShapePlan(SHAPES["decode"], (row_plan,)),))
+    g = runner.run_group(plan, env, opts, 4, None, timer)
     row = next(r for r in g.rows if r.backend == "FLEX_ATTENTION")
     assert row.status == "ran" and row.perf.build_samples == 3 and row.perf.build_span_s is None
     assert closed == [] and len(timer.jobs) == 1  # kept open: its build is timed again at the end
-    # later groups and shapes change the runner's env; the adapter keeps the facts of its own row
-    env.fa_version, env.trtllm_prefill = 4, True
-    assert loaded[0].env.fa_version is None and loaded[0].env.trtllm_prefill is False
-    assert loaded[0].env.workspace is env.workspace
+    # the adapter keeps its own row of the plan; the env it shares is frozen
+    assert loaded[0].row is row_plan and loaded[0].env is env
+    with pytest.raises(AttributeError):
+        env.kv_cache_dtype = "fp8"
     timer.finish(span_s=0.05, min_passes=2)
     p = row.perf
     assert p.build_samples == 3 + 2 * 2 and p.build_span_s >= 0.05 and closed == ["FLEX_ATTENTION"]

@@ -4,7 +4,8 @@ import math
 
 import torch
 
-from attn_select.backends.run.batch import Shape, fill_random_, make_batch, random_inputs, standard_shapes, write_new_tokens
+from attn_select.backends.run.batch import fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.selector.run_plan import Shape, standard_shapes
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
 
 

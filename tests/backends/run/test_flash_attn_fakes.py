@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from attn_select.backends.run.adapter import RunEnv, Unsupported
-from attn_select.backends.run.batch import Shape, fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.backends.run.batch import fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.selector.run_plan import RowPlan, Shape
 from attn_select.backends.run.flash_attn import IMPLS, FlashAttnAdapter
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
 
@@ -122,9 +123,10 @@ SHAPE = Shape("mixed", decodes=2, decode_context=13, prefills=1, prefill_new=5, 
 
 
 def _run(key, module, p, page=4, fa_version=3, importer=None, kv_cache_dtype="auto", capability=(9, 0)):
-    env = RunEnv(torch.device("cpu"), capability, torch.float32, kv_cache_dtype, fa_version=fa_version)
+    env = RunEnv(torch.device("cpu"), capability, torch.float32, kv_cache_dtype)
     impl = next(i for i in IMPLS if i.key == key)
-    a = FlashAttnAdapter(env, p, impls=(impl,), importer=importer or (lambda name: module))
+    a = FlashAttnAdapter(env, p, RowPlan("FLASH_ATTN", fa_version=fa_version), impls=(impl,),
+                         importer=importer or (lambda name: module))
     b = make_batch(SHAPE, page, "cpu", seed=7, spare_pages=2)
     cache = a.alloc_cache(b.num_pages, page)
     fill_random_(cache, torch.Generator().manual_seed(1))
@@ -175,7 +177,7 @@ def test_fa2_needs_pages_of_256():
 
 
 def test_order_falls_through_import_failures():
-    env = RunEnv(torch.device("cpu"), (9, 0), torch.float32, "auto", fa_version=3)
+    env = RunEnv(torch.device("cpu"), (9, 0), torch.float32, "auto")
     mods = {"flash_attn.cute": fake_fa4()}
     calls: list[str] = []
 
@@ -185,7 +187,8 @@ def test_order_falls_through_import_failures():
             raise ImportError(name)
         return mods[name]
 
-    a = FlashAttnAdapter(env, SINKS, importer=importer)
+    row = RowPlan("FLASH_ATTN", fa_version=3)
+    a = FlashAttnAdapter(env, SINKS, row, importer=importer)
     assert a.unavailable() is None
     assert a.chosen[0].key == "fa4"
     assert a.tried == ["vllm.vllm_flash_attn: not importable (ImportError)",
@@ -193,7 +196,7 @@ def test_order_falls_through_import_failures():
     # resolved once per page size: later builds time metadata, not imports
     assert a.unavailable() is None and a.pick() is a.chosen and len(calls) == 3
     mods.clear()
-    assert "no FlashAttention build runs here" in FlashAttnAdapter(env, SINKS, importer=importer).unavailable()
+    assert "no FlashAttention build runs here" in FlashAttnAdapter(env, SINKS, row, importer=importer).unavailable()
 
 
 # fp8 KV cache: vLLM's FA3 takes an fp8 query (quantized by the attention layer)

@@ -25,9 +25,10 @@ import torch
 
 from attn_select.backends.run import flashinfer as fimod
 from attn_select.backends.run.adapter import RunEnv, Unsupported
-from attn_select.backends.run.batch import Shape, fill_random_, make_batch, random_inputs, write_new_tokens
-from attn_select.backends.run.flashinfer import FlashInferAdapter, vllm_prefills_on_trtllm
+from attn_select.backends.run.batch import fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.backends.run.flashinfer import FlashInferAdapter
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
+from attn_select.selector.run_plan import TRTLLM_GEN, FlashInferKernels, RowPlan, Shape, prefills_on_trtllm
 
 PAGE = 4
 SHAPES = {
@@ -318,11 +319,17 @@ def fake(monkeypatch):
     return install, log
 
 
+def _row(decode, prefill_trtllm, force_native=False) -> RowPlan:
+    """The run plan's FLASHINFER row: vLLM's trtllm-API decode (None on the
+    native-decode comparison row) and this batch's context choice."""
+    return RowPlan("FLASHINFER", flashinfer=FlashInferKernels(None if force_native else decode, prefill_trtllm))
+
+
 def _run(p, shape, cap, decode, prefill_trtllm, *, force_native=False, kv="auto", seed=3, checks=2):
     """One adapter through the runner's sequence (alloc, views, write, build,
     run) twice with fresh inputs, as run_backend does; relative error and the plan."""
-    env = RunEnv(torch.device("cpu"), cap, torch.float32, kv, trtllm_decode=decode, trtllm_prefill=prefill_trtllm)
-    a = FlashInferAdapter(env, p, force_native_decode=force_native)
+    env = RunEnv(torch.device("cpu"), cap, torch.float32, kv)
+    a = FlashInferAdapter(env, p, _row(decode, prefill_trtllm, force_native))
     b = make_batch(shape, PAGE, "cpu", seed=seed, spare_pages=5)
     errs = []
     for c in range(checks):
@@ -424,8 +431,8 @@ def test_layout_follows_the_gpu_and_the_trtllm_gen_parts():
     """HND on 10.x (vLLM's supported_kv_cache_layouts), and wherever a
     trtllm-gen part runs; NHD otherwise."""
     def layout(cap, decode=None, prefill=False, force_native=False):
-        env = RunEnv(torch.device("cpu"), cap, torch.float32, "auto", trtllm_decode=decode, trtllm_prefill=prefill)
-        return FlashInferAdapter(env, GQA, force_native_decode=force_native).kv_layout
+        env = RunEnv(torch.device("cpu"), cap, torch.float32, "auto")
+        return FlashInferAdapter(env, GQA, _row(decode, prefill, force_native)).kv_layout
 
     assert layout(B200) == layout((10, 3), "trtllm-gen", True, force_native=True) == "HND"
     assert layout(None, "trtllm-gen") == layout(None, None, True) == "HND"
@@ -473,7 +480,7 @@ def test_hopper_native_decode_and_prefill_wrappers_on_nhd(fake):
                        ("prefill wrapper", {"kv_layout": "NHD", "backend": "auto"})]
 
 
-# --- the runner's fact: does vLLM prefill with trtllm-gen for this batch? ------
+# --- the plan's fact: does vLLM prefill with trtllm-gen for this batch? ------
 
 
 def _gexp(cap, kv="auto", ctx_kw=None, kernels_kw=None, p=GQA):
@@ -487,36 +494,37 @@ def _gexp(cap, kv="auto", ctx_kw=None, kernels_kw=None, p=GQA):
     return types.SimpleNamespace(selection=types.SimpleNamespace(cfg=cfg, cap=c, kernels=k, ctx=ctx), flashinfer=fi)
 
 
-def test_vllm_prefills_on_trtllm_follows_use_trtllm_attention():
+def test_prefills_on_trtllm_follows_use_trtllm_attention():
     mixed, decode = SHAPES["mixed"], SHAPES["decode"]
-    assert vllm_prefills_on_trtllm(_gexp(B200), GQA, mixed, 16)
-    assert vllm_prefills_on_trtllm(_gexp((10, 3)), GQA, SHAPES["prefill"], 16)
-    assert not vllm_prefills_on_trtllm(_gexp(B200), GQA, decode, 16)  # no prefills
-    assert not vllm_prefills_on_trtllm(_gexp(H200), GQA, mixed, 16)  # prefill trtllm is 10.x only
-    assert not vllm_prefills_on_trtllm(_gexp(B200, ctx_kw=dict(use_trtllm_attention=False)), GQA, mixed, 16)
-    assert not vllm_prefills_on_trtllm(_gexp(B200, kernels_kw=dict(trtllm_cubins=False)), GQA, mixed, 16)
-    assert not vllm_prefills_on_trtllm(None, GQA, mixed, 16)
+    assert prefills_on_trtllm(_gexp(B200), GQA, mixed, 16)
+    assert prefills_on_trtllm(_gexp((10, 3)), GQA, SHAPES["prefill"], 16)
+    assert not prefills_on_trtllm(_gexp(B200), GQA, decode, 16)  # no prefills
+    assert not prefills_on_trtllm(_gexp(H200), GQA, mixed, 16)  # prefill trtllm is 10.x only
+    assert not prefills_on_trtllm(_gexp(B200, ctx_kw=dict(use_trtllm_attention=False)), GQA, mixed, 16)
+    assert not prefills_on_trtllm(_gexp(B200, kernels_kw=dict(trtllm_cubins=False)), GQA, mixed, 16)
 
 
-def test_runner_sets_the_prefill_fact_per_shape(monkeypatch):
-    """run_group hands each shape's decision to the adapter it builds (the
+def test_runner_hands_each_row_its_plan(monkeypatch):
+    """run_group builds each row's adapter with that row of the plan (the
     adapter's layout follows it) without running anything on the CPU."""
     from attn_select.backends.run import runner
+    from attn_select.selector.model_facts import LayerAttention
+    from attn_select.selector.run_plan import GroupPlan, ShapePlan
 
     seen = []
     monkeypatch.setattr(FlashInferAdapter, "unavailable", lambda self: None)
     monkeypatch.setattr(runner, "run_backend", lambda row, adapter, batch, *a, **kw: seen.append(
-        (row.shape, row.variant, adapter.env.trtllm_prefill, adapter.kv_layout)))
-    g = _gexp(B200)
-    g.selection.selected, g.selection.error = "FLASHINFER", None
-    g.selection.candidates = [types.SimpleNamespace(name="FLASHINFER", valid=True, reasons=())]
-    g.fa_version = types.SimpleNamespace(version=None)
-    attn = types.SimpleNamespace(num_heads=4, num_kv_heads=2, head_size=8, head_size_v=8, sliding_window=None,
-                                 logits_soft_cap=None, has_sink=False, use_mla=False)
+        (row.shape, row.variant, adapter.row.flashinfer.prefill_trtllm, adapter.kv_layout)))
+    adapter = "attn_select.backends.run.flashinfer:FlashInferAdapter"
+    decode = RowPlan("FLASHINFER", selected=True, adapter=adapter,
+                     flashinfer=FlashInferKernels(TRTLLM_GEN, False))
+    native = decode._replace(variant="native decode", selected=False,
+                             flashinfer=FlashInferKernels(None, False))
+    prefill = decode._replace(flashinfer=FlashInferKernels(TRTLLM_GEN, True))
+    g = GroupPlan("g", 2, LayerAttention(8, 8, 4, 2), "FLASHINFER", None, None, TRTLLM_GEN,
+                  (ShapePlan(SHAPES["decode"], (decode, native)), ShapePlan(SHAPES["prefill"], (prefill,))))
     env = RunEnv(torch.device("cpu"), B200, torch.float32, "auto")
-    opts = runner.RunOptions(device="cpu", shapes=[SHAPES["decode"], SHAPES["prefill"]], page_size=16,
-                             backends=("FLASHINFER",), timing=False)
-    runner.run_group("g", attn, 2, g, env, opts, None)
+    runner.run_group(g, env, runner.RunOptions(device="cpu", timing=False), 16, None)
     assert seen == [("decode", "", False, "HND"), ("decode", "native decode", False, "HND"),
                     ("prefill", "", True, "HND")]
 

@@ -1,0 +1,256 @@
+"""What ``attn-select run`` executes, decided here, once, by the selector.
+
+For each attention group and batch shape the plan records what vLLM 0.33.0
+would run there: every backend's validity with its reasons, the FlashAttention
+version, FlashInfer's trtllm-API decode kernel (fixed at builder init) and
+whether this batch's prefills go to trtllm-gen context (decided per batch in
+its ``build``). ``backends/run/`` executes the plan and imports nothing else
+from the selector (tests/backends/run/test_run_layering.py checks that), so
+no answer is computed twice and nothing travels through mutable state.
+
+Data flows one way: ``Explanation`` (selector.explain) + batch shapes + page
+size -> ``RunPlan`` -> the runner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
+
+from attn_select.backends import registry
+from attn_select.selector.config import Capability, Query
+from attn_select.selector.flashinfer_dispatch import (
+    DEFAULT_WORKSPACE_BYTES,
+    TRTLLM_GEN,
+    XQA,
+    BatchShape,
+    flashinfer_dispatch,
+)
+from attn_select.selector.model_facts import LayerAttention
+from attn_select.selector.priorities import backend_priorities
+from attn_select.selector.validate import check
+
+if TYPE_CHECKING:
+    from attn_select.selector.explain import Explanation, GroupExplanation
+
+# Re-exported for the FlashInfer adapter: the trtllm-API kernel names and the
+# workspace size vLLM allocates for them.
+__all__ = ["DEFAULT_WORKSPACE_BYTES", "TRTLLM_GEN", "XQA"]
+
+# Batch shapes the issue names: (requests, new tokens each, cached tokens each).
+DECODE_DEFAULT = (32, 1, 4096)
+PREFILL_DEFAULT = (4, 512, 1024)
+NATIVE_DECODE = "native decode"  # the FLASHINFER row beside vLLM's trtllm-API decode
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One batch shape. ``decodes`` requests with 1 new token on ``decode_context``
+    cached tokens, then ``prefills`` requests with ``prefill_new`` new tokens on
+    ``prefill_context`` cached tokens."""
+
+    kind: str  # "decode" | "prefill" | "mixed"
+    decodes: int = 0
+    decode_context: int = 0
+    prefills: int = 0
+    prefill_new: int = 0
+    prefill_context: int = 0
+
+    @property
+    def num_requests(self) -> int:
+        return self.decodes + self.prefills
+
+    @property
+    def num_tokens(self) -> int:
+        return self.decodes + self.prefills * self.prefill_new
+
+    def describe(self) -> str:
+        parts = []
+        if self.decodes:
+            parts.append(f"{self.decodes} x 1 new on {self.decode_context}")
+        if self.prefills:
+            parts.append(f"{self.prefills} x {self.prefill_new} new on {self.prefill_context}")
+        return " + ".join(parts)
+
+    def kv_tokens(self) -> int:
+        """Tokens every attention call must read from the cache (after the write)."""
+        return self.decodes * (self.decode_context + 1) + self.prefills * (
+            self.prefill_context + self.prefill_new
+        )
+
+
+def standard_shapes(
+    batch: int | None = None, context: int | None = None, kinds: tuple[str, ...] = ("decode", "prefill", "mixed")
+) -> list[Shape]:
+    """The three default shapes. ``batch``/``context`` override the decode
+    request count / decode context (prefill keeps its own sizes, scaled down
+    when ``context`` is smaller than its cached length, for tiny CPU runs)."""
+    nd, _, ctx = DECODE_DEFAULT
+    npf, new, pctx = PREFILL_DEFAULT
+    if batch is not None:
+        nd = batch
+        npf = max(1, min(npf, batch))
+    if context is not None:
+        ctx = context
+        if context < pctx:
+            pctx = context
+            new = max(1, min(new, context // 2 or 1))
+    out = []
+    for kind in kinds:
+        if kind == "decode":
+            out.append(Shape("decode", decodes=nd, decode_context=ctx))
+        elif kind == "prefill":
+            out.append(Shape("prefill", prefills=npf, prefill_new=new, prefill_context=pctx))
+        elif kind == "mixed":
+            out.append(Shape("mixed", decodes=nd, decode_context=ctx, prefills=npf,
+                             prefill_new=new, prefill_context=pctx))
+        else:
+            raise ValueError(f"unknown batch kind {kind!r}")
+    return out
+
+
+class FlashInferKernels(NamedTuple):
+    """FlashInfer's inner kernels for one batch, as vLLM's builder picks them."""
+
+    decode_api: str | None = None  # XQA / TRTLLM_GEN for decodes; None: the native decode wrapper
+    prefill_trtllm: bool = False  # prefills on trtllm-gen context (else the paged prefill wrapper)
+
+
+class RowPlan(NamedTuple):
+    """One row of ``run``: one backend (or its variant) on one batch shape."""
+
+    backend: str
+    variant: str = ""  # "" or NATIVE_DECODE
+    selected: bool = False  # vLLM's choice for this group (its own row, not a variant)
+    adapter: str | None = None  # "module:Class" under attn_select.backends.run
+    skip: str | None = None  # why the row does not run, decided by the selector
+    fa_version: int | None = None  # FlashAttention version vLLM runs for this group
+    flashinfer: FlashInferKernels = FlashInferKernels()
+
+
+class ShapePlan(NamedTuple):
+    shape: Shape
+    rows: tuple[RowPlan, ...]
+
+
+class GroupPlan(NamedTuple):
+    name: str
+    layers: int
+    attn: LayerAttention  # per-rank heads
+    selected: str | None
+    selection_error: str | None
+    fa_version: int | None
+    flashinfer_decode: str | None  # XQA / TRTLLM_GEN when vLLM's rules pick one, else None
+    shapes: tuple[ShapePlan, ...]
+
+
+class RunPlan(NamedTuple):
+    model: str
+    dtype: str  # activations
+    kv_cache_dtype: str  # "auto" or vLLM's fp8 spelling
+    page_size: int
+    groups: tuple[GroupPlan, ...]
+
+
+def runnable_backends() -> tuple[str, ...]:
+    """Backends with a run adapter, in the order vLLM prefers them off Blackwell
+    (the MHA list names each of them), then any others in enum order."""
+    order = backend_priorities(use_mla=False, cap=Capability(9, 0))
+    names = [name for name, spec in registry.BACKENDS.items() if spec.run_adapter]
+    return tuple(sorted(names, key=lambda n: (order.index(n) if n in order else len(order),
+                                              registry.ENUM_ORDER.index(n))))
+
+
+def standalone_row(backend: str, **facts: object) -> RowPlan:
+    """A row outside any model's plan (benchmark scripts): the backend's
+    adapter, with whatever facts the caller fixes (``fa_version=3``, ...)."""
+    return RowPlan(backend, adapter=registry.BACKENDS[backend].run_adapter, **facts)  # type: ignore[arg-type]
+
+
+def _any_mla_adapter() -> bool:
+    return any(spec.is_mla and spec.run_adapter for spec in registry.BACKENDS.values())
+
+
+def _validity(name: str, gexp: GroupExplanation) -> tuple[bool, str]:
+    """(valid, reasons) of ``name`` for this group: the candidate's verdict, or
+    the validation for a runnable backend outside the candidate list (an
+    explicit backend leaves only itself there)."""
+    for c in gexp.selection.candidates:
+        if c.name == name:
+            return c.valid, "; ".join(c.reasons)
+    sel = gexp.selection
+    reasons = check(registry.BACKENDS[name], Query(sel.cfg, sel.cap, sel.kernels, sel.ctx))
+    return not reasons, "; ".join(reasons)
+
+
+def trtllm_decode(gexp: GroupExplanation) -> str | None:
+    """The trtllm-API decode kernel vLLM's FlashInfer builder fixes at init, if any."""
+    fi = gexp.flashinfer
+    return fi.decode_kernel if fi is not None and fi.decode_kernel in (XQA, TRTLLM_GEN) else None
+
+
+def prefills_on_trtllm(gexp: GroupExplanation, attn: LayerAttention, shape: Shape, page_size: int) -> bool:
+    """Does vLLM run this batch's prefills with trtllm-gen context?
+
+    ``FlashInferMetadataBuilder.build`` decides it per batch
+    (``use_trtllm_attention(..., is_prefill=True)``, the page >= 128 force):
+    the dispatch mirror answers for this very batch shape and page size."""
+    fi = gexp.flashinfer
+    if fi is None or fi.init_error is not None or shape.prefills == 0:
+        return False
+    sel = gexp.selection
+    groups = tuple((n, q) for n, q in ((shape.decodes, 1), (shape.prefills, shape.prefill_new)) if n)
+    seq = max(shape.decode_context + 1 if shape.decodes else 0, shape.prefill_context + shape.prefill_new)
+    d = flashinfer_dispatch(sel.cfg, sel.cap, sel.kernels, sel.ctx, num_qo_heads=attn.num_heads,
+                            num_kv_heads=attn.num_kv_heads, has_sinks=attn.has_sink, page_size=page_size,
+                            batches=(BatchShape(shape.kind, groups, max_seq_len=seq),))
+    return bool(d.batches) and d.batches[0].error is None and d.batches[0].prefill == TRTLLM_GEN
+
+
+def _skip(name: str, attn: LayerAttention, gexp: GroupExplanation) -> str | None:
+    if attn.use_mla and not _any_mla_adapter():
+        return "MLA layers: attn-select run has no MLA adapters"
+    if registry.BACKENDS[name].run_adapter is None:
+        return "attn-select run has no adapter for this backend"
+    valid, why = _validity(name, gexp)
+    return None if valid else f"not valid for this config per the selector: {why}"
+
+
+def plan_group(gexp: GroupExplanation, shapes: list[Shape], page_size: int,
+               only: tuple[str, ...] | None = None) -> GroupPlan:
+    """The rows of one group: the runnable backends, then the priority list's
+    other candidates (listed, not run), each on every shape."""
+    assert gexp.group is not None, "run plans are made for model groups"
+    attn = gexp.group.attn
+    sel = gexp.selection
+    runnable = runnable_backends()
+    names = list(runnable) + [c.name for c in sel.candidates if c.name not in runnable]
+    if only:
+        names = [n for n in names if n in only]
+    decode_api = trtllm_decode(gexp)
+    fa_version = gexp.fa_version.version
+    skips = {name: _skip(name, attn, gexp) for name in names}
+    shape_plans = []
+    for shape in shapes:
+        kernels = FlashInferKernels(decode_api, prefills_on_trtllm(gexp, attn, shape, page_size))
+        rows = []
+        for name in names:
+            common = dict(adapter=registry.BACKENDS[name].run_adapter, skip=skips[name], fa_version=fa_version)
+            rows.append(RowPlan(name, selected=name == sel.selected, flashinfer=kernels, **common))
+            if name == "FLASHINFER" and decode_api and shape.decodes:
+                rows.append(RowPlan(name, NATIVE_DECODE, flashinfer=kernels._replace(decode_api=None),
+                                         **common))
+        shape_plans.append(ShapePlan(shape, tuple(rows)))
+    return GroupPlan(
+        name=gexp.name, layers=len(gexp.group.layers), attn=attn, selected=sel.selected,
+        selection_error=sel.error, fa_version=fa_version, flashinfer_decode=decode_api,
+        shapes=tuple(shape_plans))
+
+
+def plan_run(exp: Explanation, dtype: str, kv_cache_dtype: str, shapes: list[Shape], page_size: int,
+             only: tuple[str, ...] | None = None) -> RunPlan:
+    """Every group of ``exp`` (a model's explanation) on every shape."""
+    assert exp.model is not None, "run plans are made for a model"
+    return RunPlan(
+        model=exp.model.name, dtype=dtype, kv_cache_dtype=kv_cache_dtype, page_size=page_size,
+        groups=tuple(plan_group(g, shapes, page_size, only) for g in exp.groups))
