@@ -226,7 +226,10 @@ def run_group(g: GroupPlan, env: RunEnv, opts: RunOptions, page_size: int, ceili
         fa_version=g.fa_version, flashinfer_decode=g.flashinfer_decode)
     for si, sp in enumerate(g.shapes):
         batch = make_batch(sp.shape, page_size, env.device, seed=opts.seed + si, spare_pages=64)
-        for bi, plan_row in enumerate(sp.rows):
+        # a backend's rows (its variants too) share one seed: the same inputs
+        backend_index = {name: i for i, name in enumerate(dict.fromkeys(r.backend for r in sp.rows))}
+        for plan_row in sp.rows:
+            bi = backend_index[plan_row.backend]
             row = BackendRow(group=g.name, shape=sp.shape.kind, backend=plan_row.backend,
                              variant=plan_row.variant, selected=plan_row.selected)
             out.rows.append(row)
