@@ -2,7 +2,7 @@
 byte comparison of a change that must not alter behaviour (issue 17).
 
     python tests/tools/snapshot_outputs.py OUT_DIR [--no-run]
-    diff -r BEFORE_DIR AFTER_DIR
+    diff -r BEFORE_DIR AFTER_DIR   (any two folders: OUT stands for the folder)
 
 Covered: ``explain`` (text, json, markdown) for every built-in model profile
 on every device profile; ``--engine sglang`` and ``both`` (json) per model
@@ -51,11 +51,15 @@ def capture(args: list[str]) -> str:
 
 
 def write(dest: Path, name: str, args: list[str]) -> None:
-    (dest / name).write_text(capture(args))
+    # The output folder is named in lock's command line and output: OUT
+    # stands for it, so two snapshots written to different folders compare.
+    # REPO stands for the checkout, for the same reason.
+    text = capture(args).replace(str(dest), "OUT").replace(str(LOCK_DIR.parents[1]), "REPO")
+    (dest / name).write_text(text)
 
 
 def main_(argv: list[str]) -> None:
-    dest = Path(argv[0])
+    dest = Path(argv[0]).resolve()
     dest.mkdir(parents=True, exist_ok=True)
     models, devices = model_profile_names(), device_profile_names()
     for m in models:
