@@ -31,7 +31,6 @@ from attn_select.backends.spec import (
 )
 from attn_select.backends.triton_attn import TRITON_ATTN
 from attn_select.selector import fa_version as fa
-from attn_select.selector import validate as V
 from attn_select.selector.config import AttentionType, Capability, Query
 
 CAUSAL_ROUTE_NEEDS_FA3_OR_FA4 = "causal route requires FlashAttention v3 or v4"
@@ -90,12 +89,12 @@ def _both(check, q: Query) -> bool:
 
 @rule("256 or 512, and both TRITON_ATTN and FLASH_ATTN accept it (512 needs FA4 supported)")
 def _supports_head_size(q: Query) -> bool:
-    return q.cfg.head_size in COMPOSITE_HEAD_SIZES and _both(V.supports_head_size, q)
+    return q.cfg.head_size in COMPOSITE_HEAD_SIZES and _both(BackendSpec.supports_head_size, q)
 
 
 @rule("both TRITON_ATTN and FLASH_ATTN accept it (fp8 only where FLASH_ATTN allows)")
 def _supports_kv_cache_dtype(q: Query) -> bool:
-    return _both(V.supports_kv_cache_dtype, q)
+    return _both(BackendSpec.supports_kv_cache_dtype, q)
 
 
 def intersect_block_sizes(
@@ -149,7 +148,7 @@ def _supports_mm_prefix(q: Query) -> bool:
 
 @rule("both children: TRITON_ATTN any, FLASH_ATTN route major 9 and >= 8.0")
 def _supports_capability(q: Query) -> bool:
-    return _both(V.supports_capability, q)
+    return _both(BackendSpec.supports_capability, q)
 
 
 def _combination(q: Query) -> str | None:

@@ -19,7 +19,6 @@ from collections import Counter
 from attn_select.backends.flashinfer import FLASHINFER
 from attn_select.backends.spec import BackendSpec, BlockSize, Rule, resolve
 from attn_select.backends.triton_attn import TRITON_ATTN
-from attn_select.selector import validate as V
 from attn_select.selector.config import Query
 
 # create_composite_attention_backend(general, causal, ...): variant 0 serves
@@ -47,7 +46,7 @@ def _kernel_block_sizes(q: Query) -> tuple[BlockSize, ...]:
     # The declared sizes that every child's supports_block_size accepts.
     return tuple(
         size for size in KERNEL_BLOCK_SIZES
-        if all(V.supports_block_size(child, _with_block_size(q, size)) for child in CHILDREN)
+        if all(child.supports_block_size(_with_block_size(q, size)) for child in CHILDREN)
     )
 
 
@@ -61,15 +60,15 @@ def _block_size(q: Query) -> bool:
 
 
 def _head_size(q: Query) -> bool:
-    return q.cfg.head_size in HEAD_SIZES and all(V.supports_head_size(c, q) for c in CHILDREN)
+    return q.cfg.head_size in HEAD_SIZES and all(c.supports_head_size(q) for c in CHILDREN)
 
 
 def _kv_cache_dtype(q: Query) -> bool:
-    return all(V.supports_kv_cache_dtype(c, q) for c in CHILDREN)
+    return all(c.supports_kv_cache_dtype(q) for c in CHILDREN)
 
 
 def _capability(q: Query) -> bool:
-    return q.cap.major == DEVICE_MAJOR and all(V.supports_capability(c, q) for c in CHILDREN)
+    return q.cap.major == DEVICE_MAJOR and all(c.supports_capability(q) for c in CHILDREN)
 
 
 def _mm_prefix(q: Query) -> bool:
