@@ -11,7 +11,7 @@ import pytest
 from attn_select.backends import flashinfer as fi
 from attn_select.backends.registry import get
 from attn_select.backends.spec import MultipleOf, resolve
-from attn_select.backends.triton_flashinfer import merge_kv_cache_layouts
+from attn_select.backends.composite import merge_kv_cache_layouts
 from attn_select.selector.config import Capability, EngineContext, Kernels, Query, SelectorConfig
 from attn_select.selector.validate import check
 
