@@ -1,7 +1,7 @@
 """Write every saved output of the CLI into one folder, for a before/after
 byte comparison of a change that must not alter behaviour (issue 17).
 
-    python tests/tools/snapshot_outputs.py OUT_DIR [--no-run]
+    python tests/tools/snapshot_outputs.py OUT_DIR [--no-run | --run-only] [--models=a,b]
     diff -r BEFORE_DIR AFTER_DIR   (any two folders: OUT stands for the folder)
 
 Covered: ``explain`` (text, json, markdown) for every built-in model profile
@@ -62,6 +62,18 @@ def main_(argv: list[str]) -> None:
     dest = Path(argv[0]).resolve()
     dest.mkdir(parents=True, exist_ok=True)
     models, devices = model_profile_names(), device_profile_names()
+    picked = [a.split("=", 1)[1].split(",") for a in argv if a.startswith("--models=")]
+    if picked:
+        models = [m for m in models if m in picked[0]]
+    if "--run-only" not in argv:
+        write_selection_outputs(dest, models, devices)
+    if "--no-run" not in argv:
+        for m in models:
+            write(dest, f"run-cpu.{m}.json",
+                  ["run", m, "--device", "cpu", "--format", "json", "--no-timing", "--allow-missing"])
+
+
+def write_selection_outputs(dest: Path, models: list[str], devices: list[str]) -> None:
     for m in models:
         for d in devices:
             for fmt in ("text", "json", "markdown"):
@@ -87,10 +99,6 @@ def main_(argv: list[str]) -> None:
         write(dest, f"matrix.{cap}.text", ["matrix", "--capability", cap])
     for fmt in ("text", "json", "markdown"):
         write(dest, f"matrix.{fmt}", ["matrix", "--format", fmt])
-    if "--no-run" not in argv:
-        for m in models:
-            write(dest, f"run-cpu.{m}.json",
-                  ["run", m, "--device", "cpu", "--format", "json", "--no-timing", "--allow-missing"])
 
 
 if __name__ == "__main__":
