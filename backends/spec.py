@@ -156,3 +156,45 @@ class BackendSpec(NamedTuple):
 
     def block_sizes(self, q: Query) -> tuple[BlockSize, ...]:
         return resolve(self.kernel_block_sizes, q)
+
+    # The supports_* classmethods of vLLM's AttentionBackend, asked of this
+    # declaration. validate lists the reasons; composites combine children.
+
+    def supports_head_size(self, q: Query) -> bool:
+        sizes = self.head_sizes
+        if not isinstance(sizes, tuple):
+            return sizes(q)
+        return not sizes or q.cfg.head_size in sizes
+
+    def supports_dtype(self, q: Query) -> bool:
+        return q.cfg.dtype in self.dtypes
+
+    def supports_kv_cache_dtype(self, q: Query) -> bool:
+        if self.kv_cache_dtype_rule is not None:
+            return self.kv_cache_dtype_rule(q)
+        kv = q.cfg.kv_cache_dtype
+        if kv is None:
+            return True
+        return not self.kv_cache_dtypes or kv in self.kv_cache_dtypes
+
+    def supports_block_size(self, q: Query) -> bool:
+        """Base rule: None always fits; otherwise the block size must be a
+        multiple of some kernel block size (hybrid blocks split a larger one)."""
+        if self.block_size_rule is not None:
+            return self.block_size_rule(q)
+        if q.cfg.block_size is None:
+            return True  # before the kernel sizes are asked for, as in vLLM
+        return fits_kernel_block_sizes(q.cfg.block_size, self.block_sizes(q))
+
+    def supports_capability(self, q: Query) -> bool:
+        check = self.capability
+        # A CapabilityRange looks at the capability alone; a Rule at the whole query.
+        return check(q.cap) if isinstance(check, CapabilityRange) else check(q)
+
+
+def fits_kernel_block_sizes(block_size: int | None, sizes: tuple[BlockSize, ...]) -> bool:
+    """``AttentionBackend.supports_block_size`` over given kernel sizes: None
+    or no sizes fit anything, else a multiple of one of them."""
+    if block_size is None or not sizes:
+        return True
+    return any(block_size % (s.base if isinstance(s, MultipleOf) else s) == 0 for s in sizes)

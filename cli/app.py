@@ -13,10 +13,11 @@ import typer
 
 from attn_select.cli import __version__
 from attn_select.cli.exit import ExitCode
+from attn_select.selector.engines import VLLM_VERSION
 
 app = typer.Typer(
     name="attn-select",
-    help="See, check and test which attention backend vLLM 0.33.0 picks for a model on an NVIDIA GPU.",
+    help=f"See, check and test which attention backend vLLM {VLLM_VERSION} picks for a model on an NVIDIA GPU.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -24,7 +25,7 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"attn-select {__version__} (selection logic of vLLM 0.33.0)")
+        typer.echo(f"attn-select {__version__} (selection logic of vLLM {VLLM_VERSION})")
         raise typer.Exit()
 
 

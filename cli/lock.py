@@ -8,6 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from attn_select.cli.options import versioned
+
 app = typer.Typer()
 
 
@@ -44,14 +46,15 @@ def check_engine(engine: str | None) -> None:
 
 
 @app.command("lock")
+@versioned
 def lock_cmd(
     deployments: Annotated[str, typer.Argument(help="Deployments file (YAML); see profiles/lock/deployments.yaml.", show_default=False)],
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the lockfile here (default: stdout).")] = None,
     engine: Annotated[Optional[str], typer.Option("--engine", help="Engine for deployments that name none: vllm (default), sglang or both. Recorded in the lock.")] = None,
 ) -> None:
-    """Record, per deployment and attention group, the backend vLLM 0.33.0
+    """Record, per deployment and attention group, the backend vLLM {vllm}
     selects, its FlashAttention version and every candidate's reasons; for
-    deployments on SGLang (engine: sglang / both), SGLang 0.5.23's resolved
+    deployments on SGLang (engine: sglang / both), SGLang {sglang}'s resolved
     backends, page size and KV-cache dtype.
 
     The same input gives a byte-identical file. Each deployment's inputs are

@@ -15,7 +15,7 @@ app = typer.Typer()
 @app.command("matrix")
 def matrix_cmd(
     capability: Annotated[Optional[str], typer.Option("--capability", help="Narrow to one GPU (X.Y): evaluate capability checks there and add its priority lists.")] = None,
-    kernels: Annotated[Optional[str], typer.Option("--kernels", help="Installed kernels for capability rules (with --capability), comma-separated from fa2,fa3,fa4,flashinfer,trtllm-cubins,flashmla. Default: all.")] = None,
+    kernels: Annotated[Optional[str], typer.Option("--kernels", help=f"Installed kernels for capability rules (with --capability), comma-separated from {o.KERNEL_NAMES} (or none). Default: all.")] = None,
     fmt: o.FormatOpt = o.Format.text,
 ) -> None:
     """Feature-support table of every attention backend (dtypes, KV-cache

@@ -1,12 +1,20 @@
-"""Options shared by explain, run and lock: the what-if flags are named after
-vLLM's fields and flags, and each maps one for one onto ``Overrides``."""
+"""Options and help texts shared by explain, run, lock and matrix.
+
+The what-if flags are not written here: each is built from its field of
+``selector.overrides.Overrides`` (``what_if_option``), and ``what_if_options``
+gives a command all of them at once."""
 
 from __future__ import annotations
 
+import inspect
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
+
+from attn_select.selector.config import Kernels
+from attn_select.selector.engines import SGLANG_VERSION, VLLM_VERSION
+from attn_select.selector.overrides import FIELDS, Field, Overrides
 
 
 class Format(str, Enum):
@@ -21,28 +29,19 @@ class Engine(str, Enum):
     both = "both"
 
 
-_WHAT_IF = "What-if overrides (vLLM's names)"
-_RAW = "Raw AttentionSelectorConfig fields"
 _IN = "Inputs"
 
 DeviceOpt = Annotated[Optional[str], typer.Option("--device", help="Device profile (h100, b200, a100, ...). Default: the visible GPU.", rich_help_panel=_IN)]
 CapabilityOpt = Annotated[Optional[str], typer.Option("--capability", help="Compute capability X.Y instead of a device profile.", rich_help_panel=_IN)]
-KernelsOpt = Annotated[Optional[str], typer.Option("--kernels", help="Installed kernels, comma-separated, from fa2,fa3,fa4,flashinfer,trtllm-cubins,flashmla,flashinfer-python,tokenspeed-mla (or none). Default with --device/--capability: all that vLLM's wheel ships; on a live GPU: probed.", rich_help_panel=_IN)]
+# --kernels' vocabulary, for its help texts
+KERNEL_NAMES = ",".join(Kernels.NAMES)
+
+KernelsOpt = Annotated[Optional[str], typer.Option("--kernels", help=f"Installed kernels, comma-separated, from {KERNEL_NAMES} (or none). Default with --device/--capability: all that vLLM's wheel ships; on a live GPU: probed.", rich_help_panel=_IN)]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
-DtypeOpt = Annotated[Optional[str], typer.Option("--dtype", help="Activation dtype: bfloat16, float16, float32.", rich_help_panel=_WHAT_IF)]
-KvDtypeOpt = Annotated[Optional[str], typer.Option("--kv-cache-dtype", help="vLLM --kv-cache-dtype (auto, fp8, fp8_e4m3, fp8_e5m2, nvfp4, ...).", rich_help_panel=_WHAT_IF)]
-BlockSizeOpt = Annotated[Optional[int], typer.Option("--block-size", help="vLLM --block-size (user-specified, so it takes part in selection).", rich_help_panel=_WHAT_IF)]
-BackendOpt = Annotated[Optional[str], typer.Option("--backend", help="vLLM --attention-backend: validate this backend only, no fallback.", rich_help_panel=_WHAT_IF)]
-TpOpt = Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel size: heads per rank.", rich_help_panel=_WHAT_IF)]
-NumHeadsOpt = Annotated[Optional[int], typer.Option("--num-heads", help="Per-rank query heads passed to the MLA priority list.", rich_help_panel=_WHAT_IF)]
-FaVersionOpt = Annotated[Optional[int], typer.Option("--flash-attn-version", help="attention_config.flash_attn_version override (2, 3 or 4).", rich_help_panel=_WHAT_IF)]
-TrtllmOpt = Annotated[Optional[bool], typer.Option("--use-trtllm-attention/--no-use-trtllm-attention", help="attention_config.use_trtllm_attention (default: auto).", rich_help_panel=_WHAT_IF)]
-DcpOpt = Annotated[Optional[int], typer.Option("--dcp-size", help="Decode context parallel size.", rich_help_panel=_WHAT_IF)]
-
-# --engine sglang|both: SGLang 0.5.23's server flags, under SGLang's names.
+# --engine sglang|both: SGLang's server flags, under SGLang's names.
 _SGL = "SGLang server flags (--engine sglang|both)"
-EngineOpt = Annotated[Engine, typer.Option("--engine", help="Which engine's selection: vllm (0.33.0), sglang (0.5.23), or both side by side.")]
+EngineOpt = Annotated[Engine, typer.Option("--engine", help=f"Which engine's selection: vllm ({VLLM_VERSION}), sglang ({SGLANG_VERSION}), or both side by side.")]
 AttentionBackendOpt = Annotated[Optional[str], typer.Option("--attention-backend", help="SGLang --attention-backend (fa3, fa4, flashinfer, triton, trtllm_mha, trtllm_mla, flashmla, ...).", rich_help_panel=_SGL)]
 PrefillBackendOpt = Annotated[Optional[str], typer.Option("--prefill-attention-backend", help="SGLang --prefill-attention-backend.", rich_help_panel=_SGL)]
 DecodeBackendOpt = Annotated[Optional[str], typer.Option("--decode-attention-backend", help="SGLang --decode-attention-backend.", rich_help_panel=_SGL)]
@@ -55,22 +54,65 @@ DeterministicOpt = Annotated[bool, typer.Option("--enable-deterministic-inferenc
 CudaVersionOpt = Annotated[Optional[str], typer.Option("--cuda-version", help="CUDA version SGLang's torch was built with (its Hopper and Blackwell rules read it). Default: the device profile's, else 12.9.", rich_help_panel=_SGL)]
 
 
-def _flag(name: str) -> object:
-    return Annotated[Optional[bool], typer.Option(f"--{name}/--no-{name}", rich_help_panel=_RAW, show_default=False)]
+def versioned(command: Callable[..., None]) -> Callable[..., None]:
+    """Fill {vllm} and {sglang} in a command's docstring (its --help) with
+    the engine versions."""
+    command.__doc__ = (command.__doc__ or "").format(vllm=VLLM_VERSION, sglang=SGLANG_VERSION)
+    return command
 
 
-HeadSizeOpt = Annotated[Optional[int], typer.Option("--head-size", help="head_size.", rich_help_panel=_RAW)]
-AttnTypeOpt = Annotated[Optional[str], typer.Option("--attn-type", help="decoder, encoder, encoder_only, encoder_decoder.", rich_help_panel=_RAW)]
-UseMla = _flag("use-mla")
-HasSink = _flag("has-sink")
-UseSparse = _flag("use-sparse")
-UseMmPrefix = _flag("use-mm-prefix")
-UsePerHead = _flag("use-per-head-quant-scales")
-HasSlidingWindow = _flag("has-sliding-window")
-UseNonCausal = _flag("use-non-causal")
-UseBatchInvariant = _flag("use-batch-invariant")
-UseKvConnector = _flag("use-kv-connector")
-UsePcp = _flag("use-pcp")
-UseAdaptiveVerification = _flag("use-adaptive-verification")
-UseDcp = _flag("use-dcp")
-UseRswa = _flag("use-rswa")
+_FIELDS = {f.name: f for f in FIELDS}
+
+
+def _option_text(name: str, own_panel: bool = True) -> tuple[str, dict[str, Any]]:
+    """The flag declaration and keyword arguments of the ``Overrides``
+    field ``name``'s option: a switch also has the --no- form."""
+    field = _FIELDS[name]
+    w = field.what_if
+    decl = f"{field.flag}/--no-{field.flag[2:]}" if field.switch else field.flag
+    return decl, {"help": w.help, "min": w.min, "rich_help_panel": w.panel if own_panel else None}
+
+
+def what_if_option(name: str, own_panel: bool = True) -> Any:
+    """The option of the ``Overrides`` field ``name``, for ``Annotated``;
+    with ``own_panel`` False it is listed among the command's plain options."""
+    decl, kwargs = _option_text(name, own_panel)
+    return typer.Option(decl, **kwargs)
+
+
+def _help_order(fields: tuple[Field, ...]) -> list[Field]:
+    # Bare switches (no help text: the raw selector fields) are listed after
+    # the options that explain themselves, in one block.
+    return sorted(fields, key=lambda f: f.what_if.help is None)
+
+
+def what_if_options(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with one option per ``Overrides`` field in place of its
+    ``ov: Overrides`` parameter.
+
+    typer builds a command's options from ``inspect.signature``; the wrapper
+    returned carries a ``__signature__`` where ``ov`` is replaced by the
+    fields, and hands ``command`` their values as one ``Overrides``.
+    """
+    params = list(inspect.signature(command, eval_str=True).parameters.values())
+    names = [p.name for p in params]
+    at = names.index("ov")
+    clash = set(names) & set(Overrides._fields)
+    if clash:
+        raise TypeError(f"{command.__name__} has parameters named like Overrides fields: {sorted(clash)}")
+    generated = []
+    for f in _help_order(FIELDS):
+        decl, kwargs = _option_text(f.name)
+        option = typer.Option(f.default, decl, **kwargs)
+        generated.append(inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                           default=option, annotation=f.type))
+
+    def with_overrides(**values: Any) -> None:
+        ov = Overrides(**{name: values.pop(name) for name in Overrides._fields})
+        command(ov=ov, **values)
+
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(with_overrides, attr, getattr(command, attr))
+    signature = inspect.Signature(params[:at] + generated + params[at + 1:], return_annotation=None)
+    setattr(with_overrides, "__signature__", signature)
+    return with_overrides

@@ -17,6 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from attn_select.cli.exit import ExitCode
+from attn_select.cli.options import what_if_option
 from attn_select.selector.errors import UserError
 
 app = typer.Typer()
@@ -34,8 +35,10 @@ KINDS = ("decode", "prefill", "mixed")
 def run_cmd(
     model: Annotated[str, typer.Argument(help="Built-in model profile, config.json, or a folder holding one.")],
     device: Annotated[Optional[str], typer.Option("--device", help="cuda (default: the visible GPU) or cpu (reference, FLEX_ATTENTION and TRITON_ATTN in Triton's interpreter, small shapes).")] = None,
-    tp: Annotated[int, typer.Option("--tp", min=1, help="Tensor-parallel size: heads per rank.")] = 1,
-    dtype: Annotated[Optional[str], typer.Option("--dtype", help="Activation dtype: bfloat16, float16, float32.")] = None,
+    # explain's --tp and --dtype; run's own --kv-cache-dtype, --block-size and
+    # --backend below take less (auto or fp8*) or mean more (a page size, a list)
+    tp: Annotated[int, what_if_option("tp", own_panel=False)] = 1,
+    dtype: Annotated[Optional[str], what_if_option("dtype", own_panel=False)] = None,
     kv_cache_dtype: Annotated[Optional[str], typer.Option("--kv-cache-dtype", help="vLLM --kv-cache-dtype (auto, fp8, ...).")] = None,
     block_size: Annotated[Optional[int], typer.Option("--block-size", help="Page size of the paged KV cache (default 16; passed to the selection when given).")] = None,
     backend: Annotated[Optional[str], typer.Option("--backend", help="Run only these backends (comma-separated vLLM names).")] = None,
@@ -129,7 +132,8 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
         raise NoDevice("no CUDA device visible")
     from attn_select.selector.config import Capability
     from attn_select.selector.device import Device
-    from attn_select.selector.explain import Overrides, explain
+    from attn_select.selector.explain import explain
+    from attn_select.selector.overrides import Overrides
 
     if cpu:
         from attn_select.cli.inputs import parse_capability

@@ -166,17 +166,9 @@ class Kernels(NamedTuple):
                 f"unknown kernel name(s) {', '.join(sorted(unknown))}; "
                 f"choose from {', '.join(cls.NAMES)} or none"
             )
-        return cls(
-            fa2="fa2" in present,
-            fa3="fa3" in present,
-            fa4="fa4" in present,
-            flashinfer="flashinfer" in present,
-            trtllm_cubins="trtllm-cubins" in present,
-            flashmla="flashmla" in present,
-            flashinfer_python="flashinfer" in present or "flashinfer-python" in present,
-            tokenspeed_mla="tokenspeed-mla" in present,
-            source=source,
-        )
+        flags = {n.replace("-", "_"): n in present for n in cls.NAMES}
+        flags["flashinfer_python"] = flags["flashinfer_python"] or flags["flashinfer"]
+        return cls(**flags, source=source)
 
     def present(self) -> list[str]:
         """Names that are present; the package alone is listed only when

@@ -19,14 +19,12 @@ inputs the model parser does not produce is skipped with a note step.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from attn_select.selector.config import Capability, Kernels
 from attn_select.selector.fa_version import is_fa_version_supported
 from attn_select.selector.model_facts import ModelFacts
-
-if TYPE_CHECKING:  # Overrides lives in explain.py, which imports this module
-    from attn_select.selector.explain import Overrides
+from attn_select.selector.overrides import Overrides
 
 # Hook names as the report prints them (vLLM's function or class.method).
 ARGS_HOOK = "EngineArgs.create_engine_config"

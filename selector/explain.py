@@ -23,56 +23,17 @@ from attn_select.selector.config import (
 )
 from attn_select.selector.device import Device
 from attn_select.selector.engine_config import EngineConfig, EngineStep, engine_config
+from attn_select.selector.engines import VLLM, VLLM_VERSION
 from attn_select.selector.errors import UserError
 from attn_select.selector.fa_version import FAVersion, TrailStep, layer_fa_version, resolve_fa_version
 from attn_select.selector.model_facts import AttentionGroup, LayerAttention, ModelFacts
+from attn_select.selector.overrides import Overrides
 from attn_select.selector.select import Selection, select
 
 if TYPE_CHECKING:  # imported only where FLASHINFER is valid (explain's start-up budget)
     from attn_select.selector.flashinfer_dispatch import FlashInferDispatch
 
-ENGINE = "vllm"
-ENGINE_VERSION = "0.33.0"
-
-
-class Overrides(NamedTuple):
-    """What-if values, named after vLLM's fields and flags. None = not given."""
-
-    dtype: str | None = None
-    kv_cache_dtype: str | None = None
-    block_size: int | None = None  # --block-size (user-specified, so vLLM passes it)
-    backend: str | None = None  # --attention-backend
-    tp: int = 1
-    num_heads: int | None = None  # per-rank heads passed to MLA priorities
-    flash_attn_version: int | None = None  # --attention-config.flash_attn_version
-    use_trtllm_attention: bool | None = None  # --attention-config.use_trtllm_attention
-    dcp_size: int | None = None  # --decode-context-parallel-size
-    # Raw AttentionSelectorConfig fields; each replaces the derived value.
-    head_size: int | None = None
-    use_mla: bool | None = None
-    has_sink: bool | None = None
-    use_sparse: bool | None = None
-    use_mm_prefix: bool | None = None
-    use_per_head_quant_scales: bool | None = None
-    attn_type: str | None = None
-    has_sliding_window: bool | None = None
-    use_non_causal: bool | None = None
-    use_batch_invariant: bool | None = None
-    use_kv_connector: bool | None = None
-    use_pcp: bool | None = None
-    use_adaptive_verification: bool | None = None
-    use_dcp: bool | None = None
-    use_rswa: bool | None = None
-
-    def given(self) -> dict[str, object]:
-        """Overrides that were set, for the report and the lockfile."""
-        out = {}
-        for name, v in zip(self._fields, self):
-            if name == "tp" and v == 1:
-                continue
-            if v is not None:
-                out[name] = v
-        return out
+ENGINE, ENGINE_VERSION = VLLM, VLLM_VERSION
 
 
 # Raw selector fields that an Overrides value replaces one for one.

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from attn_select.backends import registry
-from attn_select.backends.spec import BackendSpec, CapabilityRange, Rule
+from attn_select.backends.spec import BackendSpec, Rule
 from attn_select.selector.config import (
     Capability,
     EngineContext,
@@ -136,10 +136,8 @@ def probe_query(spec: BackendSpec, cap: Capability, kernels: Kernels) -> Query:
 
 
 def supports_capability(spec: BackendSpec, cap: Capability, kernels: Kernels) -> bool:
-    check = spec.capability
-    if isinstance(check, CapabilityRange):
-        return check(cap)
-    return bool(check(probe_query(spec, cap, kernels)))
+    # A CapabilityRange reads only the capability, so the probe matters to Rules alone.
+    return bool(spec.supports_capability(probe_query(spec, cap, kernels)))
 
 
 # Inputs that pick a branch of _get_backend_priorities, as keyword arguments.

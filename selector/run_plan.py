@@ -116,6 +116,17 @@ class FlashInferKernels(NamedTuple):
     prefill_trtllm: bool = False  # prefills on trtllm-gen context (else the paged prefill wrapper)
 
 
+class FlashAttentionBuild(NamedTuple):
+    """What FlashAttention's metadata builder reads beyond the layer: it
+    decides at init and on its first build, for the whole model."""
+
+    version_noarg: int | None = None  # get_flash_attn_version() without arguments: AOT scheduling when 3
+    # sliding windows (tokens, None = full) of the model's FlashAttentionImpl
+    # layers: AOT scheduling is turned off when they differ
+    layer_windows: tuple[int | None, ...] = ()
+    batch_invariant: bool = False  # VLLM_BATCH_INVARIANT: one split
+
+
 class RowPlan(NamedTuple):
     """One row of ``run``: one backend (or its variant) on one batch shape."""
 
@@ -125,6 +136,7 @@ class RowPlan(NamedTuple):
     adapter: str | None = None  # "module:Class" under attn_select.backends.run
     skip: str | None = None  # why the row does not run, decided by the selector
     fa_version: int | None = None  # FlashAttention version vLLM runs for this group
+    flash_attn: FlashAttentionBuild = FlashAttentionBuild()
     flashinfer: FlashInferKernels = FlashInferKernels()
 
 
@@ -216,12 +228,25 @@ def _skip(name: str, attn: LayerAttention, gexp: GroupExplanation) -> str | None
     return None if valid else f"not valid for this config per the selector: {why}"
 
 
+# The backends whose layers are FlashAttentionImpl (TRITON_FLASH_ATTN's causal child is one).
+FLASH_ATTN_IMPLS = ("FLASH_ATTN", "TRITON_FLASH_ATTN")
+
+
+def fa_layer_windows(exp: Explanation, gexp: GroupExplanation) -> tuple[int | None, ...]:
+    """The sliding windows FlashAttention's builder sees (``_get_sliding_window_configs``):
+    every group vLLM serves with a FlashAttentionImpl, and this group, whose
+    FLASH_ATTN row runs as if it were one."""
+    groups = [g for g in exp.groups if g.selection.selected in FLASH_ATTN_IMPLS or g is gexp]
+    return tuple(dict.fromkeys(g.group.attn.sliding_window for g in groups if g.group is not None))
+
+
 def plan_group(gexp: GroupExplanation, shapes: list[Shape], page_size: int,
-               only: tuple[str, ...] | None = None) -> GroupPlan:
+               only: tuple[str, ...] | None = None, fa_windows: tuple[int | None, ...] = ()) -> GroupPlan:
     """The rows of one group: the runnable backends, then the priority list's
     other candidates (listed, not run), each on every shape."""
     assert gexp.group is not None, "run plans are made for model groups"
     attn = gexp.group.attn
+    fa_windows = fa_windows or (attn.sliding_window,)
     sel = gexp.selection
     runnable = runnable_backends()
     names = list(runnable) + [c.name for c in sel.candidates if c.name not in runnable]
@@ -229,13 +254,15 @@ def plan_group(gexp: GroupExplanation, shapes: list[Shape], page_size: int,
         names = [n for n in names if n in only]
     decode_api = trtllm_decode(gexp)
     fa_version = gexp.fa_version.version
+    fa_build = FlashAttentionBuild(gexp.fa_version_noarg.version, fa_windows, sel.ctx.batch_invariant)
     skips = {name: _skip(name, attn, gexp) for name in names}
     shape_plans = []
     for shape in shapes:
         kernels = FlashInferKernels(decode_api, prefills_on_trtllm(gexp, attn, shape, page_size))
         rows = []
         for name in names:
-            common = dict(adapter=registry.BACKENDS[name].run_adapter, skip=skips[name], fa_version=fa_version)
+            common = dict(adapter=registry.BACKENDS[name].run_adapter, skip=skips[name], fa_version=fa_version,
+                          flash_attn=fa_build)
             rows.append(RowPlan(name, selected=name == sel.selected, flashinfer=kernels, **common))
             if name == "FLASHINFER" and decode_api and shape.decodes:
                 rows.append(RowPlan(name, NATIVE_DECODE, flashinfer=kernels._replace(decode_api=None),
@@ -253,4 +280,4 @@ def plan_run(exp: Explanation, dtype: str, kv_cache_dtype: str, shapes: list[Sha
     assert exp.model is not None, "run plans are made for a model"
     return RunPlan(
         model=exp.model.name, dtype=dtype, kv_cache_dtype=kv_cache_dtype, page_size=page_size,
-        groups=tuple(plan_group(g, shapes, page_size, only) for g in exp.groups))
+        groups=tuple(plan_group(g, shapes, page_size, only, fa_layer_windows(exp, g)) for g in exp.groups))

@@ -7,60 +7,22 @@ string. The inputs are all in the ``Query``; nothing here probes anything.
 
 from __future__ import annotations
 
-from attn_select.backends.spec import BackendSpec, CapabilityRange, MultipleOf, resolve
+from attn_select.backends.spec import BackendSpec, resolve
 from attn_select.selector import reasons as R
 from attn_select.selector.config import Query
-
-
-def supports_head_size(spec: BackendSpec, q: Query) -> bool:
-    sizes = spec.head_sizes
-    if not isinstance(sizes, tuple):
-        return sizes(q)
-    return not sizes or q.cfg.head_size in sizes
-
-
-def supports_kv_cache_dtype(spec: BackendSpec, q: Query) -> bool:
-    if spec.kv_cache_dtype_rule is not None:
-        return spec.kv_cache_dtype_rule(q)
-    kv = q.cfg.kv_cache_dtype
-    if kv is None:
-        return True
-    return not spec.kv_cache_dtypes or kv in spec.kv_cache_dtypes
-
-
-def supports_block_size(spec: BackendSpec, q: Query) -> bool:
-    """Base rule: None always fits; otherwise the block size must be a
-    multiple of some kernel block size (hybrid blocks split a larger one)."""
-    if spec.block_size_rule is not None:
-        return spec.block_size_rule(q)
-    block_size = q.cfg.block_size
-    if block_size is None:
-        return True
-    sizes = spec.block_sizes(q)
-    if not sizes:
-        return True
-    return any(
-        block_size % (s.base if isinstance(s, MultipleOf) else s) == 0 for s in sizes
-    )
-
-
-def supports_capability(spec: BackendSpec, q: Query) -> bool:
-    check = spec.capability
-    # A CapabilityRange looks at the capability alone; a Rule at the whole query.
-    return check(q.cap) if isinstance(check, CapabilityRange) else check(q)
 
 
 def validate(spec: BackendSpec, q: Query) -> list[str]:
     """The reasons ``spec`` cannot serve ``q``, in vLLM's order."""
     cfg = q.cfg
     out: list[str] = []
-    if not supports_head_size(spec, q):
+    if not spec.supports_head_size(q):
         out.append(R.HEAD_SIZE)
-    if cfg.dtype not in spec.dtypes:
+    if not spec.supports_dtype(q):
         out.append(R.DTYPE)
-    if not supports_kv_cache_dtype(spec, q):
+    if not spec.supports_kv_cache_dtype(q):
         out.append(R.KV_CACHE_DTYPE)
-    if not supports_block_size(spec, q):
+    if not spec.supports_block_size(q):
         out.append(R.BLOCK_SIZE)
     if cfg.use_mm_prefix and not resolve(spec.mm_prefix, q):
         out.append(R.MM_PREFIX)
@@ -72,7 +34,7 @@ def validate(spec: BackendSpec, q: Query) -> list[str]:
         out.append(R.SPARSE if cfg.use_sparse else R.NON_SPARSE)
     if cfg.use_per_head_quant_scales and not resolve(spec.per_head_quant_scales, q):
         out.append(R.PER_HEAD_QUANT_SCALES)
-    if not supports_capability(spec, q):
+    if not spec.supports_capability(q):
         out.append(R.COMPUTE_CAPABILITY)
     if cfg.attn_type not in spec.attn_types:
         out.append(R.attn_type(cfg.attn_type))

@@ -20,7 +20,7 @@ from attn_select.selector.config import (
     Kernels,
 )
 from attn_select.selector.errors import UserError
-from attn_select.selector.explain import Overrides
+from attn_select.selector.overrides import Overrides
 from attn_select.selector.lock.yamlmarks import _MODELS, Located, _check_unique, load_yaml, validation_error
 
 KERNELS_SOURCE = "deployment inputs"

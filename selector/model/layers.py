@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.hf_classes import HFView
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
@@ -200,7 +201,7 @@ def _qwen2(ctx: _Ctx, head_rule: str) -> _Stack:
     # Qwen2Model asserts: sliding on only some layers is not supported
     if len(set(types)) > 1 and t.get("max_window_layers") != t.get("num_hidden_layers"):
         raise UserError(
-            "vLLM 0.33.0 rejects this Qwen2-family config: sliding window on some but not all layers "
+            f"vLLM {VLLM_VERSION} rejects this Qwen2-family config: sliding window on some but not all layers "
             f"(max_window_layers {t.get('max_window_layers')} < num_hidden_layers {t.get('num_hidden_layers')})"
         )
     return _plain(ctx, head_rule=head_rule, reads_is_causal=True)
@@ -334,7 +335,7 @@ def _qwen3_next(ctx: _Ctx) -> _Stack:
 def _no_selection(ctx: _Ctx, subject: str, why: str) -> UserError:
     """The refusal for models whose layers bind their backends themselves:
     vLLM never asks get_attn_backend, so there is no selection to explain."""
-    return UserError(f"{ctx.arch}: vLLM 0.33.0 never calls get_attn_backend for {subject}: {why}; "
+    return UserError(f"{ctx.arch}: vLLM {VLLM_VERSION} never calls get_attn_backend for {subject}: {why}; "
                      "attn-select has no selection to explain for it")
 
 
@@ -359,7 +360,7 @@ def _qwen4_exp(ctx: _Ctx) -> _Stack:
         elif kind in ("indexed_attention", "qwen_sparse_attention"):
             stack.add(i, "qsa_attention" if qsa else _attention(ctx, heads, kv, head))
         else:
-            raise UserError(f"layer_types[{i}] is {kind!r}; vLLM 0.33.0's {ctx.arch} accepts only linear_attention "
+            raise UserError(f"layer_types[{i}] is {kind!r}; vLLM {VLLM_VERSION}'s {ctx.arch} accepts only linear_attention "
                             "and indexed_attention layers")
     if qsa and "qsa_attention" in [w for _, w in stack.slots]:
         raise _no_selection(ctx, "this config", "with indexer_n_heads set, every attention layer is a "
@@ -527,7 +528,7 @@ def _kimi_linear(ctx: _Ctx) -> _Stack:
     layer = _mla(ctx, _heads(ctx), sparse=False)
     if len(kda) < n and not t.get("mla_use_nope"):
         # KimiLinearConfig defaults mla_use_nope to False; the CUDA MLA layer asserts it
-        raise UserError("Kimi-Linear MLA layers need mla_use_nope true; vLLM 0.33.0's CUDA model asserts it")
+        raise UserError(f"Kimi-Linear MLA layers need mla_use_nope true; vLLM {VLLM_VERSION}'s CUDA model asserts it")
     stack = _Stack([])
     for i in range(n):
         stack.add(i, "kimi_delta_attention" if (i + 1) in kda else layer)
@@ -719,7 +720,7 @@ def _glm5_next(ctx: _Ctx) -> _Stack:
     sparse = t.get("index_topk") is not None
     if sparse and not t.get("index_kpool_always_select_tail"):
         # _validate_supported_config raises NotImplementedError
-        raise UserError(f"vLLM 0.33.0's {ctx.arch} sparse indexer requires index_kpool_always_select_tail true")
+        raise UserError(f"vLLM {VLLM_VERSION}'s {ctx.arch} sparse indexer requires index_kpool_always_select_tail true")
     types = t.get("layer_types") or []
     layer = _mla(ctx, _heads(ctx), sparse=sparse)
     return _Stack([(i, "linear_attention" if i < len(types) and types[i] == "linear_attention" else layer)
@@ -769,7 +770,7 @@ def _bailing_moe_v3(ctx: _Ctx) -> _Stack:
     kda = [(i + 1) % group != 0 and i < grouped for i in range(n)]
     if any(kda) and not ctx.hf.get("no_kda_lora"):
         # BailingMoeV3KimiDeltaAttention.__init__ raises on a falsy no_kda_lora
-        raise UserError(f"vLLM 0.33.0's {ctx.arch} KDA layers require no_kda_lora true; the config does not set it")
+        raise UserError(f"vLLM {VLLM_VERSION}'s {ctx.arch} KDA layers require no_kda_lora true; the config does not set it")
     return _Stack([(i, "kimi_delta_attention" if kda[i] else layer) for i in range(n)])
 
 
@@ -793,7 +794,7 @@ def _step5(ctx: _Ctx) -> _Stack:
     section is rejected. Read from the source: the CPU oracle cannot import
     its Triton kernels."""
     if ctx.text.get("sparse_config") is None and ctx.hf.get("sparse_config") is None:
-        raise UserError(f"{ctx.arch}: vLLM 0.33.0 requires a sparse_config section (dense-only Step5 "
+        raise UserError(f"{ctx.arch}: vLLM {VLLM_VERSION} requires a sparse_config section (dense-only Step5 "
                         "checkpoints are not supported)")
     raise _no_selection(ctx, "Step5", "each layer binds its own backend (Step5DSAAttentionBackend on sparse "
                         "full-attention layers, Step5SplitKVFlashAttentionBackend on the rest)")
@@ -904,11 +905,11 @@ def _generic(ctx: _Ctx) -> _Stack:
     listed as other layers."""
     t, n = ctx.text, _n_layers(ctx)
     if ctx.arch in TRANSFORMERS_BACKEND:
-        _note(ctx, f"vLLM 0.33.0 serves {ctx.arch} through its Transformers modeling backend: a layer's window "
+        _note(ctx, f"vLLM {VLLM_VERSION} serves {ctx.arch} through its Transformers modeling backend: a layer's window "
                    "comes from layer_types (else cache_config's, for every layer) and its soft cap from "
                    "attn_logit_softcapping, as derived here")
     elif ctx.arch not in REGISTERED:
-        _note(ctx, f"{ctx.arch} is not in vLLM 0.33.0's model registry: vLLM tries its Transformers modeling "
+        _note(ctx, f"{ctx.arch} is not in vLLM {VLLM_VERSION}'s model registry: vLLM tries its Transformers modeling "
                    "backend (which raises if transformers cannot build the model); layers derived as that "
                    "backend makes them")
     else:

@@ -4,6 +4,8 @@ its model file: through the Transformers modeling backend, or not at all."""
 
 from __future__ import annotations
 
+from attn_select.selector.engines import VLLM_VERSION
+
 # registry.py _TRANSFORMERS_SUPPORTED_MODELS (text generation): architectures
 # vLLM 0.33.0 serves through its Transformers modeling backend, whose
 # _create_attention_instances gives a layer a window only from layer_types
@@ -170,7 +172,7 @@ def dropped_note(arch: str) -> str | None:
     version = _DROPPED.get(arch)
     if version is None:
         return None
-    return (f"{arch} was supported in vLLM until v{version} and has no model file in 0.33.0: vLLM can only try "
+    return (f"{arch} was supported in vLLM until v{version} and has no model file in {VLLM_VERSION}: vLLM can only try "
             "its Transformers backend (else it raises); these layers are a generic derivation, not verified")
 
 

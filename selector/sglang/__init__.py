@@ -16,5 +16,6 @@ Modules: ``choices`` (SGLang's value sets), ``platform`` (the probes of
 ``compare`` (vLLM beside SGLang).
 """
 
-ENGINE = "sglang"
-ENGINE_VERSION = "0.5.23"
+from attn_select.selector.engines import SGLANG, SGLANG_VERSION
+
+ENGINE, ENGINE_VERSION = SGLANG, SGLANG_VERSION

@@ -314,15 +314,6 @@ def test_composite_block_sizes():
     assert reasons(TRITON_FLASH_ATTN, H100, 256, block=8) == ["block_size not supported"]
 
 
-def test_intersect_kernel_block_sizes():
-    m = MultipleOf
-    assert TFA.intersect_block_sizes((m(16),), (64,)) == (64,)
-    assert TFA.intersect_block_sizes((m(16),), (m(24),)) == (m(48),)
-    assert TFA.intersect_block_sizes((m(16),), (8,)) == ()
-    assert TFA.intersect_block_sizes((32, 64), (m(32),)) == (32, 64)
-    assert TFA.intersect_block_sizes((m(16), m(32)), (m(32),)) == (m(32),)
-
-
 def test_composite_cudagraph_support_is_the_routings():
     def cg(ctx):
         return resolve(TRITON_FLASH_ATTN.cudagraph_support, q(H100, 256, ctx=ctx))
@@ -333,19 +324,9 @@ def test_composite_cudagraph_support_is_the_routings():
 
 def test_composite_kv_cache_layouts():
     # Neither child declares layouts: vLLM's default preference.
-    assert TRITON_FLASH_ATTN.kv_cache_layouts == (
+    assert resolve(TRITON_FLASH_ATTN.kv_cache_layouts, q(H100, 256)) == (
         "LBNHC", "LBHNC", "BLNHC", "BLHNC", "BHLNC", "LHBNC",
     )
-    assert TFA.combined_kv_cache_layouts((("LBHNC", "LBNHC"), None)) == ("LBHNC", "LBNHC")
-    # Different declarations: most-first wins, ties in enum order.
-    assert TFA.combined_kv_cache_layouts(
-        (("LBNHC", "LBHNC"), ("LBHNC", "LBNHC"))
-    ) == ("LBHNC", "LBNHC")
-    assert TFA.combined_kv_cache_layouts(
-        (("BLNHC", "LBHNC"), ("BLNHC", "LBHNC"), ("LBHNC", "BLNHC"))
-    ) == ("BLNHC", "LBHNC")
-    with pytest.raises(ValueError):
-        TFA.combined_kv_cache_layouts((("LBHNC",), ("LBNHC",)))
 
 
 def test_composite_import_fails_like_flash_attn():

@@ -365,7 +365,8 @@ def test_backend_matches(oracle, monkeypatch, name):
             assert resolve(spec.cudagraph_support, q0) == builder.get_cudagraph_support(
                 oracle.vllm_config, None).name, (cap, kernels, ctx)
             layouts = cls.supported_kv_cache_layouts()
-            assert spec.kv_cache_layouts == (None if layouts is None else tuple(x.name for x in layouts))
+            assert resolve(spec.kv_cache_layouts, q0) == (
+                None if layouts is None else tuple(x.name for x in layouts))
             if unclamped:
                 continue
             for cfg in SELECTOR_CONFIGS:

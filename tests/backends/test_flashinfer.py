@@ -11,7 +11,6 @@ import pytest
 from attn_select.backends import flashinfer as fi
 from attn_select.backends.registry import get
 from attn_select.backends.spec import MultipleOf, resolve
-from attn_select.backends.triton_flashinfer import merge_kv_cache_layouts
 from attn_select.selector.config import Capability, EngineContext, Kernels, Query, SelectorConfig
 from attn_select.selector.validate import check
 
@@ -304,16 +303,6 @@ def test_composite_cudagraphs_and_layouts():
                               unclamped_sliding_window=True)
     assert resolve(TRITON_FLASHINFER.cudagraph_support, q(cap=B200, ctx=unclamped)) == "NEVER"
     assert resolve(TRITON_FLASHINFER.kv_cache_layouts, q(cap=B200)) == ("LBHNC", "BLHNC")
-
-
-def test_merge_kv_cache_layouts():
-    default = ("LBNHC", "LBHNC", "BLNHC", "BLHNC", "BHLNC", "LHBNC")
-    assert merge_kv_cache_layouts([None, None]) == default
-    assert merge_kv_cache_layouts([("LBNHC",), ("LBNHC",)]) == ("LBNHC",)
-    # Differing lists: the common layouts, most-first-named first, ties in enum order.
-    assert merge_kv_cache_layouts([("BLHNC", "LBHNC"), ("LBHNC", "BLHNC")]) == ("LBHNC", "BLHNC")
-    with pytest.raises(ValueError):
-        merge_kv_cache_layouts([("LBNHC",), ("LBHNC",)])
 
 
 def test_no_multiple_of_sizes():

@@ -163,10 +163,8 @@ def test_bf16_only_backends():
     ],
 )
 def test_kernel_block_sizes(name, block, ok):
-    from attn_select.selector.validate import supports_block_size
-
     q = query(mla_cfg(block_size=block), B200)
-    assert supports_block_size(SPECS[name], q) is ok
+    assert SPECS[name].supports_block_size(q) is ok
 
 
 def test_flashmla_sparse_block_sizes_depend_on_quantized_kv_on_sm100():
@@ -213,8 +211,6 @@ def test_kv_cache_dtypes(name, ok, bad):
     ],
 )
 def test_capability(name, majors):
-    from attn_select.selector.validate import supports_capability
-
     for major in (7, 8, 9, 10, 11, 12):
         q = query(mla_cfg(), Capability(major, 0), deepseek_v3())
-        assert supports_capability(SPECS[name], q) == (major in majors), major
+        assert SPECS[name].supports_capability(q) == (major in majors), major

@@ -1,11 +1,11 @@
-"""FLASH_ATTN's four call paths (vllm_flash_attn, FA3, FA4, FA2) on CPU, each
-against a fake module with the real function's signature that computes
-attention from exactly the arguments it is given (paged, varlen, causal
-bottom-right, window, soft cap, sinks), so a wrong argument gives a wrong result."""
+"""FLASH_ATTN's upstream fallbacks (FA3, FA4, FA2) and the order the adapter
+tries its builds in, on CPU: each fake has the real function's parameter list
+and computes attention from exactly the arguments it is given (paged, varlen,
+causal bottom-right, window, soft cap, sinks), so a wrong argument gives a
+wrong result. vLLM's own build is test_flash_attn_vllm.py's."""
 
 from __future__ import annotations
 
-import math
 import types
 
 import pytest
@@ -17,62 +17,7 @@ from attn_select.selector.run_plan import RowPlan, Shape
 from attn_select.backends.run.flash_attn import IMPLS, FlashAttnAdapter
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
 
-
-def _attend(q, k_cache, v_cache, q_starts, kv_lens, pages, scale, causal, left, softcap, sinks,
-            q_descale=None, k_descale=None, v_descale=None):
-    """What every fake computes: paged varlen attention from its own arguments.
-    Descales are [B, Hkv], as FA3's kernels read them; an fp8 tensor without
-    its descale is refused, as the real kernels cannot read it."""
-    assert causal
-    for t, d in ((q, q_descale), (k_cache, k_descale), (v_cache, v_descale)):
-        if t.element_size() == 1:
-            assert d is not None and d.shape == (len(kv_lens), k_cache.shape[2]), "fp8 input without its descale"
-    out = torch.empty(q.shape[0], q.shape[1], v_cache.shape[-1])
-    ps, hkv = k_cache.shape[1], k_cache.shape[2]
-    g = q.shape[1] // hkv
-    for r in range(len(kv_lens)):
-        a, b, n = int(q_starts[r]), int(q_starts[r + 1]), int(kv_lens[r])
-        k = k_cache[pages[r, : math.ceil(n / ps)].long()].reshape(-1, hkv, k_cache.shape[-1])[:n].repeat_interleave(g, 1)
-        v = v_cache[pages[r, : math.ceil(n / ps)].long()].reshape(-1, hkv, v_cache.shape[-1])[:n].repeat_interleave(g, 1)
-        qr, k, v = (t.float() if d is None else t.float() * d[r].repeat_interleave(g)[None, :, None]
-                    for t, d in ((q[a:b], q_descale), (k, k_descale), (v, v_descale)))
-        s = torch.einsum("qhd,khd->hqk", qr, k) * scale
-        if softcap:
-            s = softcap * torch.tanh(s / softcap)
-        qpos = torch.arange(n - (b - a), n)[:, None]
-        kpos = torch.arange(n)[None]
-        ok = kpos <= qpos
-        if left is not None and left >= 0:
-            ok &= kpos >= qpos - left
-        s = s.masked_fill(~ok, float("-inf"))
-        if sinks is not None:
-            s = torch.cat([s, sinks.float()[:, None, None].expand(-1, b - a, 1)], -1)
-            p = torch.softmax(s, -1)[..., :-1]
-        else:
-            p = torch.softmax(s, -1)
-        out[a:b] = torch.einsum("hqk,khd->qhd", p, v)
-    return out
-
-
-def fake_vllm_fa(calls):
-    def flash_attn_varlen_func(q, k, v, max_seqlen_q, cu_seqlens_q, max_seqlen_k, cu_seqlens_k=None,
-                               seqused_k=None, q_v=None, dropout_p=0.0, softmax_scale=None, causal=False,
-                               window_size=None, softcap=0.0, alibi_slopes=None, deterministic=False,
-                               return_attn_probs=False, block_table=None, return_softmax_lse=False, out=None,
-                               scheduler_metadata=None, q_descale=None, k_descale=None, v_descale=None,
-                               num_splits=0, output_scale=None, fa_version=2, s_aux=None, cp_world_size=1,
-                               cp_rank=0, cp_tot_seqused_k=None, mask_mod=None, block_sparse_tensors=None,
-                               aux_tensors=None, aux_tensor_leading_dims=None, dynamic_causal=None,
-                               gather_kv_indices=None, gather_kv_valid_length=None):
-        calls.append(fa_version)
-        assert out is not None and cu_seqlens_k is None
-        if fa_version == 3:
-            assert q.dtype == k.dtype == v.dtype, "FA3 takes q, k and v in one dtype"
-        out.copy_(_attend(q, k, v, cu_seqlens_q, seqused_k, block_table, softmax_scale, causal, window_size[0],
-                          softcap, s_aux, q_descale, k_descale, v_descale))
-        return out
-
-    return types.SimpleNamespace(flash_attn_varlen_func=flash_attn_varlen_func)
+from fa_fake_kernels import FakeVllmFlashAttn, attend
 
 
 def fake_fa3():
@@ -84,8 +29,8 @@ def fake_fa3():
                                 scheduler_metadata=None, num_splits=0, pack_gqa=None, sm_margin=0,
                                 return_softmax_lse=False):
         assert q.dtype == k_cache.dtype == v_cache.dtype, "FA3 takes q, k and v in one dtype"
-        return _attend(q, k_cache, v_cache, cu_seqlens_q, cache_seqlens, page_table, softmax_scale, causal,
-                       window_size[0], softcap, None, q_descale, k_descale, v_descale)
+        return attend(q, k_cache, v_cache, cu_seqlens_q, cache_seqlens, page_table, softmax_scale, causal,
+                      window_size[0], softcap, None, q_descale, k_descale, v_descale)
 
     return types.SimpleNamespace(flash_attn_with_kvcache=flash_attn_with_kvcache)
 
@@ -101,8 +46,8 @@ def fake_fa4():
                                disable_scheduler_metadata=False, gather_bwd_recompute_p=False,
                                gather_bwd_token_chunk=None):
         assert page_table.dtype == torch.int32 and cu_seqlens_k is None
-        o = _attend(q, k, v, cu_seqlens_q, seqused_k, page_table, softmax_scale, causal, window_size[0], softcap,
-                    learnable_sink)
+        o = attend(q, k, v, cu_seqlens_q, seqused_k, page_table, softmax_scale, causal, window_size[0], softcap,
+                   learnable_sink)
         return o, None
 
     return types.SimpleNamespace(flash_attn_varlen_func=flash_attn_varlen_func)
@@ -113,8 +58,8 @@ def fake_fa2():
                                softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0,
                                alibi_slopes=None, deterministic=False, return_attn_probs=False, block_table=None):
         kv_lens = cu_seqlens_k[1:] - cu_seqlens_k[:-1]
-        return _attend(q, k, v, cu_seqlens_q, kv_lens, block_table, softmax_scale, causal, window_size[0], softcap,
-                       None)
+        return attend(q, k, v, cu_seqlens_q, kv_lens, block_table, softmax_scale, causal, window_size[0], softcap,
+                      None)
 
     return types.SimpleNamespace(flash_attn_varlen_func=flash_attn_varlen_func)
 
@@ -145,17 +90,10 @@ SINKS = AttnParams(4, 2, 8, 8, 8 ** -0.5, sliding_window=6, soft_cap=5.0, has_si
 NO_SINKS = AttnParams(4, 2, 8, 8, 8 ** -0.5, sliding_window=6, soft_cap=5.0)
 
 
-def test_vllm_flash_attn_path_passes_explains_fa_version():
-    calls = []
-    err, a, plan = _run("vllm_fa", fake_vllm_fa(calls), SINKS, fa_version=3)
-    assert err < 1e-5 and calls == [3]
-    assert a.kernel_name(plan) == "vllm.vllm_flash_attn FA3"
-
-
 def test_fa3_path():
     err, a, plan = _run("fa3", fake_fa3(), NO_SINKS)
     assert err < 1e-5
-    assert a.kernel_name(plan) == "FA3 (flash_attn_interface)"
+    assert a.kernel_name(plan) == "upstream FA3 (flash_attn_interface)"
 
 
 def test_fa3_refuses_sinks():
@@ -166,7 +104,7 @@ def test_fa3_refuses_sinks():
 def test_fa4_path_says_it_differs_from_vllms_version():
     err, a, plan = _run("fa4", fake_fa4(), SINKS, fa_version=3)
     assert err < 1e-5
-    assert a.kernel_name(plan) == "FA4 (flash_attn.cute); vLLM would use FA3"
+    assert a.kernel_name(plan) == "upstream FA4 (flash_attn.cute); vLLM would use FA3"
 
 
 def test_fa2_needs_pages_of_256():
@@ -192,45 +130,50 @@ def test_order_falls_through_import_failures():
     assert a.unavailable() is None
     assert a.chosen[0].key == "fa4"
     assert a.tried == ["vllm.vllm_flash_attn: not importable (ImportError)",
-                       "FA3 (flash_attn_interface): not importable (ImportError)"]
+                       "upstream FA3 (flash_attn_interface): not importable (ImportError)"]
     # resolved once per page size: later builds time metadata, not imports
     assert a.unavailable() is None and a.pick() is a.chosen and len(calls) == 3
     mods.clear()
     assert "no FlashAttention build runs here" in FlashAttnAdapter(env, SINKS, row, importer=importer).unavailable()
 
 
-# fp8 KV cache: vLLM's FA3 takes an fp8 query (quantized by the attention layer)
-# and [B, Hkv] descales; its FA4 dequantizes K/V in-kernel on SM90 and takes the
-# native query, but on SM100 the query is fp8 again. The fakes refuse an fp8
-# tensor without its descale and (FA3) mixed dtypes, so each wiring is checked.
+# fp8 KV cache: upstream FA3 takes descales (and the fp8 query vLLM's layer
+# makes); upstream FA4 and FA2 take none. The fakes refuse an fp8 tensor
+# without its descale and (FA3) mixed dtypes, so each wiring is checked.
 FP8_TOL = 8e-2
-
-
-def test_fp8_cache_vllm_fa3_quantizes_the_query():
-    calls = []
-    err, a, plan = _run("vllm_fa", fake_vllm_fa(calls), SINKS, fa_version=3, kv_cache_dtype="fp8")
-    assert plan.quant_q and plan.q_descale.shape == (3, SINKS.num_kv_heads)
-    assert 1e-4 < err < FP8_TOL  # the query's rounding to e4m3 shows, within fp8's tolerance
-    assert a.kernel_name(plan) == "vllm.vllm_flash_attn FA3 (fp8 KV, fp8 query)"
-
-
-def test_fp8_cache_vllm_fa4_on_sm90_keeps_the_query_and_on_sm100_quantizes_it():
-    calls = []
-    err, a, plan = _run("vllm_fa", fake_vllm_fa(calls), SINKS, fa_version=4, kv_cache_dtype="fp8")
-    assert not plan.quant_q and plan.q_descale is None and plan.k_descale is not None
-    assert err < 1e-5  # the reference reads the same fp8 cache: only the query could differ
-    assert a.kernel_name(plan) == "vllm.vllm_flash_attn FA4 (fp8 KV, float32 query)"
-    err, _, plan = _run("vllm_fa", fake_vllm_fa(calls), SINKS, fa_version=4, kv_cache_dtype="fp8",
-                        capability=(10, 0))
-    assert plan.quant_q and 1e-4 < err < FP8_TOL
 
 
 def test_fp8_cache_upstream_fa3_quantizes_the_query():
     err, a, plan = _run("fa3", fake_fa3(), NO_SINKS, kv_cache_dtype="fp8")
     assert plan.quant_q and 1e-4 < err < FP8_TOL
+    assert a.kernel_name(plan) == "upstream FA3 (flash_attn_interface) (fp8 KV, fp8 query)"
 
 
 @pytest.mark.parametrize("key,fake,page", [("fa4", fake_fa4, 4), ("fa2", fake_fa2, 256)])
 def test_fp8_cache_upstream_fa4_and_fa2_are_skipped_with_the_reason(key, fake, page):
     with pytest.raises(Unsupported, match="takes no fp8 KV cache"):
         _run(key, fake(), NO_SINKS, page=page, kv_cache_dtype="fp8")
+
+
+def test_vllms_build_without_the_version_falls_back_to_upstream():
+    # a vLLM wheel with FA2 only on an H200 where explain resolved FA3: upstream FA4 runs, and says so
+    env = RunEnv(torch.device("cpu"), (9, 0), torch.float32, "auto")
+    mods = {"vllm.vllm_flash_attn": FakeVllmFlashAttn(versions=(2,)), "flash_attn.cute": fake_fa4()}
+    a = FlashAttnAdapter(env, SINKS, RowPlan("FLASH_ATTN", fa_version=3),
+                         importer=lambda name: mods[name] if name in mods else _missing(name))
+    assert a.unavailable() is None and a.chosen[0].key == "fa4"
+    assert a.tried[0] == "vllm.vllm_flash_attn: has no FA3 here (FA3 is unavailable (fake))"
+
+
+def _missing(name):
+    raise ImportError(name)
+
+
+@pytest.mark.parametrize("key,fake,page", [("fa3", fake_fa3, 4), ("fa4", fake_fa4, 4), ("fa2", fake_fa2, 256)])
+def test_upstream_builds_read_vllms_cache_layout(key, fake, page):
+    # one [num_blocks, block_size, Hkv, D + Dv] tensor, K and V strided views of it, for every build
+    err, a, plan = _run(key, fake(), NO_SINKS, page=page)
+    cache = a.alloc_cache(5, page)
+    k, v = a.kv_views(cache)
+    assert cache.shape == (5, page, 2, 16) and k.stride() == v.stride() == cache.stride()
+    assert v.data_ptr() - k.data_ptr() == 8 * cache.element_size() and err < 1e-5
