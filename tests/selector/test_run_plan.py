@@ -3,7 +3,8 @@ decided once by the selector from the explanation."""
 
 from __future__ import annotations
 
-from attn_select.selector.explain import Overrides, explain
+from attn_select.selector.explain import explain
+from attn_select.selector.overrides import Overrides
 from attn_select.selector.profiles import load_device, load_model
 from attn_select.selector.config import Kernels
 from attn_select.selector.run_plan import (
@@ -113,3 +114,20 @@ def test_shape_facts():
     s = Shape("mixed", decodes=2, decode_context=10, prefills=1, prefill_new=4, prefill_context=3)
     assert (s.num_requests, s.num_tokens, s.kv_tokens()) == (3, 6, 2 * 11 + 7)
     assert s.describe() == "2 x 1 new on 10 + 1 x 4 new on 3"
+
+
+def test_flash_attention_builder_facts_cover_the_models_fa_layers():
+    """FlashAttention's builder turns AOT scheduling off when the model's
+    FlashAttentionImpl layers differ in window (gpt-oss: sliding and full);
+    the row carries those windows, the no-argument version and batch invariance."""
+    plan, exp = _plan("gpt-oss-20b", "h100")
+    windows = {g.group.attn.sliding_window for g in exp.groups}
+    assert len(windows) == 2 and all(g.selected == "FLASH_ATTN" for g in plan.groups)
+    for g in plan.groups:
+        fa = next(r for r in g.shapes[0].rows if r.backend == "FLASH_ATTN")
+        assert set(fa.flash_attn.layer_windows) == windows
+        assert fa.flash_attn.version_noarg == exp.groups[0].fa_version_noarg.version == 3
+        assert fa.flash_attn.batch_invariant is False
+    plan, _ = _plan("llama-3.1-8b", "h100", Overrides(use_batch_invariant=True))
+    fa = next(r for r in _rows(plan) if r.backend == "FLASH_ATTN")
+    assert fa.flash_attn.layer_windows == (None,) and fa.flash_attn.batch_invariant is True
