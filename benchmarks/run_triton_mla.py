@@ -202,17 +202,27 @@ def time_flashmla(batch, p: MLAParams, kv: str, dev, ceiling, seconds: float) ->
 
 
 def sweep_variants(num_heads: int, kv_elem: int) -> list[MLATiles]:
-    """A short list around the table's choice (each must fit shared memory by
-    ``smem_bytes``; the adapter falls back if the compiler disagrees)."""
-    if num_heads <= 16:
-        shapes = [(16, 32, 2, 4), (16, 32, 3, 4), (16, 32, 4, 4), (16, 64, 2, 4), (16, 64, 2, 8), (16, 128, 1, 4),
-                  (16, 16, 4, 4), (32, 64, 2, 8), (64, 32, 3, 8), (64, 32, 2, 8), (64, 64, 2, 8)]
+    """A short list around the table's choice, each compiled ahead of time for
+    sm_90 with Triton 3.9 without a register spill (or a small one, marked),
+    and within shared memory by ``smem_bytes``; the adapter falls back if this
+    GPU's compiler disagrees. (block_h, block_n, num_stages, num_warps,
+    programs per SM, register prefetch)."""
+    if num_heads <= 16 and kv_elem == 2:
+        shapes = [(16, 32, 3, 4, 2, False), (16, 32, 3, 4, 1, False), (16, 32, 4, 4, 1, False),
+                  (16, 32, 3, 8, 1, False), (16, 64, 3, 8, 1, False), (32, 32, 4, 8, 1, False),
+                  (64, 32, 3, 8, 1, False), (64, 32, 2, 8, 1, False), (64, 64, 2, 8, 1, False)]  # last: 212 B spill
+    elif num_heads <= 16:
+        shapes = [(16, 64, 1, 8, 1, True), (16, 32, 1, 8, 1, True), (16, 32, 4, 8, 1, False),
+                  (16, 64, 3, 8, 1, False), (32, 32, 1, 8, 1, True), (64, 32, 3, 8, 1, False)]
+    elif kv_elem == 2:
+        shapes = [(64, 32, 3, 8, 1, False), (64, 32, 2, 8, 1, False), (64, 32, 4, 8, 1, False),
+                  (64, 64, 2, 8, 1, False), (32, 32, 4, 8, 1, False), (16, 32, 3, 4, 2, False)]
     else:
-        shapes = [(64, 32, 2, 8), (64, 32, 3, 8), (64, 16, 4, 8), (64, 64, 1, 8), (64, 64, 2, 8),
-                  (32, 32, 3, 4), (32, 64, 2, 8), (16, 64, 2, 4)]
+        shapes = [(64, 32, 3, 8, 1, False), (64, 32, 2, 8, 1, False), (64, 64, 3, 8, 1, False),
+                  (32, 32, 1, 8, 1, True), (16, 64, 1, 8, 1, True)]
     out = []
-    for bh, bn, st, w in shapes:
-        t = MLATiles(bh, bn, st, w, 1, 256)
+    for bh, bn, st, w, ctas, rp in shapes:
+        t = MLATiles(bh, bn, st, w, ctas, 256, reg_prefetch=rp)
         if smem_bytes(t, 576, kv_elem) <= SMEM_LIMIT:
             out.append(t)
     return out
@@ -229,7 +239,8 @@ def run_sweep(batch, p, kv, dev, ceiling, seconds, deadline: float) -> list[dict
             if time.time() > deadline:
                 print(f"FAIL sweep {p.num_heads} heads {kv}: out of time, {len(rows)} variants done", flush=True)
                 return rows
-            what = f"sweep {p.num_heads} heads {kv} tiles {t.block_h}x{t.block_n} st{t.num_stages} w{t.num_warps} splits {ns}"
+            what = (f"sweep {p.num_heads} heads {kv} tiles {t.block_h}x{t.block_n} st{t.num_stages} w{t.num_warps}"
+                    f"{' prefetch' if t.reg_prefetch else ''} splits {ns}")
             try:
                 r = time_ours(batch, p, kv, dev, ceiling, seconds, tiles=t, num_splits=ns)
                 r.update(what=what)
@@ -361,8 +372,8 @@ def _print_table(head: dict, rows: list[dict], sweeps: list[dict]) -> None:
         best = min((s for s in ok if (s["heads"], s["kv"]) == key), key=lambda s: s["us"])
         t = best["tiles"]
         print(f"best swept {key[0]} heads {key[1]}: MLATiles({t['block_h']}, {t['block_n']}, {t['num_stages']}, "
-              f"{t['num_warps']}, ...) splits {best['splits']}: {best['us']} us {best['tbs']} TB/s "
-              f"{best['tflops']} TFLOP/s")
+              f"{t['num_warps']}, {t['ctas_per_sm']}, {t['min_split_tokens']}, reg_prefetch={t['reg_prefetch']}) "
+              f"splits {best['splits']}: {best['us']} us {best['tbs']} TB/s {best['tflops']} TFLOP/s")
 
 
 if __name__ == "__main__":

@@ -53,6 +53,58 @@ LOG2E = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit
+def _tile_pages(bt_row, t0, n_off, last, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Physical pages of the tile starting at key ``t0``: one scalar when a tile
+    never crosses a page (PAGE a multiple of BLOCK_N; tiles start at multiples
+    of BLOCK_N), else one per key. Positions are clamped to ``last`` (the last
+    key of the split) so every read stays in the request's block-table row."""
+    if PAGE % BLOCK_N == 0:
+        return tl.load(bt_row + tl.minimum(t0, last) // PAGE).to(tl.int64)
+    else:
+        return tl.load(bt_row + tl.minimum(t0 + n_off, last) // PAGE).to(tl.int64)
+
+
+@triton.jit
+def _tile_rows(bt_row, page, t0, n_off, last, stride_kp, stride_kt, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Cache offsets of the keys of the tile at ``t0`` (whose pages are
+    ``page``), and the pages of the tile after it."""
+    if PAGE % BLOCK_N == 0:
+        rows = page * stride_kp + (t0 % PAGE + n_off) * stride_kt
+    else:
+        rows = page * stride_kp + ((t0 + n_off) % PAGE) * stride_kt
+    return rows, _tile_pages(bt_row, t0 + BLOCK_N, n_off, last, PAGE, BLOCK_N)
+
+
+@triton.jit
+def _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK: tl.constexpr):
+    """One tile's K_nope [BLOCK_N, RANK_PAD] and K_pe [BLOCK_N, ROPE_PAD] in the
+    cache's dtype. Keys past the split read as 0 (a stale page may hold NaN,
+    and 0 * NaN would reach the output); ``.cg``: streamed through L2 only."""
+    k_nope = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0,
+                     cache_modifier=".cg")
+    k_pe = tl.load(kv_ptr + rows[:, None] + RANK + r[None, :], mask=valid[:, None] & r_ok[None, :], other=0.0,
+                   cache_modifier=".cg")
+    return k_nope, k_pe
+
+
+@triton.jit
+def _attend_tile(q_nope, q_pe, k_nope, k_pe, valid, m_i, l_i, acc, qk_scale):
+    """Online-softmax update of BLOCK_H heads with one tile of keys."""
+    k_nope = k_nope.to(q_nope.dtype)  # fp8: exact widening; the scale is in qk_scale / the final divide
+    k_pe = k_pe.to(q_pe.dtype)
+    s = tl.dot(q_nope, tl.trans(k_nope))
+    s = tl.dot(q_pe, tl.trans(k_pe), s)
+    s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
+    # every tile has at least one valid key (its first), so m_new is finite
+    m_new = tl.maximum(m_i, tl.max(s, 1))
+    alpha = tl.exp2(m_i - m_new)
+    p = tl.exp2(s - m_new[:, None])
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(k_nope.dtype), k_nope, acc * alpha[:, None])
+    return m_new, l_i, acc
+
+
+@triton.jit
 def mla_decode_kernel(
     q_nope_ptr, q_pe_ptr, kv_ptr, out_ptr, lse_ptr,
     part_o_ptr, part_lse_ptr,
@@ -68,6 +120,7 @@ def mla_decode_kernel(
     DIRECT: tl.constexpr,  # one split: write the output here, no partials
     HAS_LSE: tl.constexpr,  # also write the log-sum-exp (natural log), as vLLM's kernel returns it
     FP8_KV: tl.constexpr,
+    REG_PREFETCH: tl.constexpr,  # next tile prefetched into registers instead of Triton's pipeline
     DOT_F32: tl.constexpr,  # True only under TRITON_INTERPRET: the interpreter gets 16-bit tl.dot wrong
 ):
     """Grid (head groups, splits, requests): BLOCK_H heads of one decode row
@@ -109,33 +162,35 @@ def mla_decode_kernel(
 
     n_off = tl.arange(0, BLOCK_N)
     bt_row = block_table_ptr + req * stride_bt
-    for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
-        pos = n0 + n_off
-        valid = pos < end
-        if PAGE % BLOCK_N == 0:  # the whole tile lies in one page
-            page = tl.load(bt_row + n0 // PAGE).to(tl.int64)
-            rows = page * stride_kp + (n0 % PAGE + n_off) * stride_kt
-        else:
-            page = tl.load(bt_row + pos // PAGE, mask=valid, other=0).to(tl.int64)
-            rows = page * stride_kp + (pos % PAGE) * stride_kt
-        # masked rows read as 0: a stale page may hold NaN, and 0 * NaN would reach the output
-        k_nope = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0,
-                         cache_modifier=".cg")
-        k_pe = tl.load(kv_ptr + rows[:, None] + RANK + r[None, :], mask=valid[:, None] & r_ok[None, :],
-                       other=0.0, cache_modifier=".cg")
-        k_nope = k_nope.to(q_nope.dtype)  # fp8: exact widening; the scale is in qk_scale / the final divide
-        k_pe = k_pe.to(q_pe.dtype)
-
-        s = tl.dot(q_nope, tl.trans(k_nope))
-        s = tl.dot(q_pe, tl.trans(k_pe), s)
-        s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
-        # every tile has at least one valid key (n0 < end), so m_new is finite
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        alpha = tl.exp2(m_i - m_new)
-        p = tl.exp2(s - m_new[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = tl.dot(p.to(k_nope.dtype), k_nope, acc * alpha[:, None])
-        m_i = m_new
+    last = tl.maximum(end - 1, 0)
+    if REG_PREFETCH:
+        # The loop keeps the next tile in registers: its loads are issued before
+        # the current tile's dots, and a global load only blocks at first use.
+        # For an fp8 cache on the mma.sync path (BLOCK_H < 64), where Triton 3.9
+        # does not software-pipeline the K_nope load (its two dot uses want
+        # different shared layouts of the 8-bit tile), this is the overlap.
+        page = _tile_pages(bt_row, start, n_off, last, PAGE, BLOCK_N)
+        rows, page = _tile_rows(bt_row, page, start, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
+        k_nope_n, k_pe_n = _load_latent(kv_ptr, rows, start + n_off < end, d, r, d_ok, r_ok, RANK)
+        for n0 in tl.range(start, end, BLOCK_N, num_stages=1):
+            k_nope = k_nope_n
+            k_pe = k_pe_n
+            nxt = n0 + BLOCK_N
+            rows, page = _tile_rows(bt_row, page, nxt, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
+            k_nope_n, k_pe_n = _load_latent(kv_ptr, rows, nxt + n_off < end, d, r, d_ok, r_ok, RANK)
+            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, n0 + n_off < end, m_i, l_i, acc, qk_scale)
+    else:
+        # Software-pipelined by Triton, NUM_STAGES deep. The pages of a tile are
+        # read one iteration ahead (``_tile_rows`` returns the next tile's): a
+        # block-table read in the same iteration as the key load it addresses
+        # costs the pipeline a stage (Triton 3.9 then keeps a single key buffer
+        # for num_stages 2 to 4, i.e. no load/compute overlap at all).
+        page = _tile_pages(bt_row, start, n_off, last, PAGE, BLOCK_N)
+        for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
+            rows, page = _tile_rows(bt_row, page, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
+            valid = n0 + n_off < end
+            k_nope, k_pe = _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK)
+            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, valid, m_i, l_i, acc, qk_scale)
 
     norm = kv_scale / tl.where(l_i == 0.0, 1.0, l_i)  # V = kv_scale * stored value
     o = acc * norm[:, None]

@@ -56,41 +56,71 @@ class MLATiles:
     num_warps: int
     ctas_per_sm: int
     min_split_tokens: int  # a split shorter than this costs more in partials than it gains
+    # the next tile prefetched into registers by the kernel itself (num_stages
+    # then unused): the fp8 cache on the mma.sync path, which Triton does not pipeline
+    reg_prefetch: bool = False
+
+
+def uses_wgmma(t: MLATiles) -> bool:
+    """Triton emits Hopper's wgmma for a dot of 64 or more rows (one warpgroup's
+    M); below that, mma.sync."""
+    return t.block_h >= 64
 
 
 def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2) -> int:
-    """Shared memory a launch needs, as Triton lays it out: the pipelined key
-    tiles, the loop-invariant query tile (a dot operand), and for an fp8 cache
-    the widened 16-bit copy of the current tile the dots read."""
-    tiles = t.num_stages * t.block_n * latent_dim * kv_elem
+    """Shared memory of one program, as Triton 3.9 lays it out for sm_90 (read
+    off ahead-of-time compiles of this kernel: ``metadata.shared`` within 2 KiB
+    of this for every table entry and sweep variant checked):
+
+    - the query tile [BLOCK_H, 576], a dot operand re-read every step;
+    - mma.sync path, 16-bit cache: ``num_stages - 1`` key-tile buffers;
+    - wgmma path, 16-bit cache: ``num_stages`` buffers;
+    - wgmma path, fp8 cache: ``num_stages - 1`` fp8 buffers and the widened
+      16-bit copy the dots read;
+    - register prefetch (fp8 on mma.sync): only the widened copy of the tile."""
+    tile = t.block_n * latent_dim
     q = t.block_h * latent_dim * q_elem
-    widened = t.block_n * latent_dim * q_elem if kv_elem == 1 else 0
-    return tiles + q + widened
+    if t.reg_prefetch:
+        return q + tile * q_elem
+    if uses_wgmma(t):
+        if kv_elem == 1:
+            return q + max(1, t.num_stages - 1) * tile * kv_elem + tile * q_elem
+        return q + t.num_stages * tile * kv_elem
+    return q + max(1, t.num_stages - 1) * tile * kv_elem
 
 
-# (head-group size, cache element bytes) -> tiles. Sizes below are for 576
-# latent dims; every entry fits SMEM_LIMIT (tests/backends/run checks it).
+# (head-group size, cache element bytes) -> tiles, for 576 latent dims. Each
+# entry was compiled ahead of time for sm_90 with Triton 3.9 (no GPU needed):
+# no register spills, the shared memory of ``smem_bytes`` (tests check every
+# entry against SMEM_LIMIT), and the loads pipelined as the comment says.
+# Registers below are ptxas's count; an SM has 64 K of them.
 #
 # 16 heads (DeepSeek-V3 at tp 8) is memory-bound: 1152 bytes per key feed
-# only 16 x 2176 FLOPs. A 64-key tile is 72 KiB per step, twice vLLM's 32:
-# the per-tile fixed costs (cross-warp row max and sum of the softmax, the
-# P exchange into the second dot's layout) are paid once per 72 KiB, and
-# 2 stages keep the next tile streaming while the current one is in the dots.
-# An fp8 cache halves the tile, so it affords 3 stages.
+# only 16 x 2176 FLOPs, on mma.sync (16 rows). 32-key tiles, num_stages 3 =
+# two 36 KiB buffers: one streams in while the dots read the other; 254
+# registers x 128 threads and 91 KiB, so two programs share an SM and one's
+# softmax (cross-warp max/sum, the P exchange into the second dot's layout)
+# hides under the other's loads. 64-key tiles spill at 4 warps, and 8 warps
+# re-read the query tile from shared memory twice as often.
 #
-# 32 heads: same key tile, 8 warps so the [32, 512] fp32 accumulator is 64
-# registers a thread (4 warps would need 128 and spill with the operands).
+# The fp8 cache on mma.sync: Triton does not software-pipeline the 8-bit
+# K_nope load (its two dot uses want different shared layouts), so the
+# kernel prefetches the next tile into registers itself (``reg_prefetch``);
+# a 64-key fp8 tile is the same 36 KiB as a 32-key bf16 one; 8 warps, 255
+# registers, no spill (4 warps spill 12 KB).
+#
+# 32 heads: 32-key tiles, 3 buffers (num_stages 4), 8 warps: 224 registers.
 #
 # 64 heads per group (64 heads, and 128 as 2 groups: DeepSeek-V3 at tp 1) is
-# compute-bound at 128: M = 64 rows is the Hopper wgmma tile, 8 warps = two
-# warpgroups split the 512 output columns (64 fp32 registers a thread for
-# the accumulator). The 72 KiB query tile stays in shared memory, so the key
-# tile is 32 (36 KiB) with 3 stages: 180 KiB in all.
+# compute-bound at 128: 64 rows make Triton use wgmma (m64n16 for the score,
+# m64n256 for the value, the two warpgroups splitting the columns); the
+# 72 KiB query tile stays in shared memory, so the key tile is 32 (36 KiB),
+# 3 buffers: 180 KiB, 255 registers, one program per SM.
 TILES: dict[tuple[int, int], MLATiles] = {
-    (16, 2): MLATiles(16, 64, 2, 4, 1, 256),
-    (16, 1): MLATiles(16, 64, 3, 4, 1, 256),
-    (32, 2): MLATiles(32, 64, 2, 8, 1, 256),
-    (32, 1): MLATiles(32, 64, 2, 8, 1, 256),
+    (16, 2): MLATiles(16, 32, 3, 4, 2, 256),
+    (16, 1): MLATiles(16, 64, 1, 8, 1, 256, reg_prefetch=True),
+    (32, 2): MLATiles(32, 32, 4, 8, 1, 256),
+    (32, 1): MLATiles(32, 32, 1, 8, 1, 256, reg_prefetch=True),
     (64, 2): MLATiles(64, 32, 3, 8, 1, 256),
     (64, 1): MLATiles(64, 32, 3, 8, 1, 256),
 }
@@ -107,15 +137,17 @@ def choose_tiles(num_heads: int, kv_elem: int) -> MLATiles:
 def choose_splits(batch_size: int, head_groups: int, max_seq_len: int, tiles: MLATiles, sm_count: int,
                   max_splits: int = MAX_SPLITS) -> int:
     """Split count: the fewest splits that fill the GPU's program slots about as
-    well as any split count can.
+    well as any split count can (a rule, not a table: it follows from the
+    batch shape and ``ctas_per_sm``).
 
     Programs = requests x head groups x splits, run in waves of
     ``sm_count x ctas_per_sm``; the share of busy slots over the waves is
     the efficiency. The rule takes the smallest split count within 5 points
     of the best efficiency reachable, since each split adds a partial (2 KiB
     per head) and merge work. A split never goes below ``min_split_tokens``
-    keys. 32 x 4096 on an H200 (132 SMs): 16 heads, 1 group -> 4 splits (128
-    programs); 128 heads, 2 groups -> 2 splits (128 programs)."""
+    keys. 32 x 4096 on an H200 (132 SMs): 16 heads, 1 group, 2 programs per
+    SM -> 8 splits (256 programs); 128 heads, 2 groups, 1 per SM -> 2 splits
+    (128 programs)."""
     slots = max(1, sm_count * tiles.ctas_per_sm)
     base = max(1, batch_size * head_groups)
     cap = max(1, min(max_splits, max_seq_len // max(1, tiles.min_split_tokens)))
@@ -289,8 +321,9 @@ class TritonMLAAdapter(Adapter):
             lse.stride(0) if lse is not None else 0,
             RANK=rank, RANK_PAD=rank_pad, ROPE=rope, ROPE_PAD=max(16, _next_pow2(rope)),
             PAGE=plan.batch.page_size, BLOCK_H=tiles.block_h, BLOCK_N=tiles.block_n, NUM_STAGES=tiles.num_stages,
-            DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=lat.element_size() == 1, DOT_F32=not q.is_cuda,
-            num_warps=tiles.num_warps, num_stages=tiles.num_stages,
+            DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=lat.element_size() == 1,
+            REG_PREFETCH=tiles.reg_prefetch, DOT_F32=not q.is_cuda,
+            num_warps=tiles.num_warps, num_stages=1 if tiles.reg_prefetch else tiles.num_stages,
         )
         if not direct:
             # GPU: 4 heads per program (hundreds of programs, each one round

@@ -99,7 +99,9 @@ def test_mla_bytes_and_flops_of_the_issue_shape():
 def test_every_table_entry_fits_shared_memory():
     for (group, elem), t in TILES.items():
         assert t.block_h == group and t.block_n >= 16 and t.num_stages >= 1
+        assert t.ctas_per_sm * smem_bytes(t, 576, elem) <= 228 * 1024, (group, elem)
         assert smem_bytes(t, 576, elem) <= SMEM_LIMIT, (group, elem, smem_bytes(t, 576, elem))
+        assert not (t.reg_prefetch and elem == 2), "a 16-bit cache is pipelined by Triton"
 
 
 def test_tiles_cover_every_head_count_in_as_few_groups_as_the_table_allows():
@@ -113,10 +115,12 @@ def test_tiles_cover_every_head_count_in_as_few_groups_as_the_table_allows():
 
 def test_split_rule_on_the_h200_shapes():
     t16, t64 = TILES[(16, 2)], TILES[(64, 2)]
-    assert choose_splits(32, 1, 4097, t16, 132) == 4  # 128 programs on 132 SMs
-    assert choose_splits(32, 2, 4097, t64, 132) == 2
-    assert 120 <= choose_splits(1, 1, 131072, t16, 132) <= 128  # one long request: splits fill the SMs
-    assert choose_splits(8, 1, 4097, t16, 132) == 16  # capped: 4097 keys make 16 splits of 256
+    assert t16.ctas_per_sm == 2 and t64.ctas_per_sm == 1
+    assert choose_splits(32, 1, 4097, t16, 132) == 8  # 256 programs in 264 slots
+    assert choose_splits(32, 2, 4097, t64, 132) == 2  # 128 programs on 132 SMs
+    assert choose_splits(1, 2, 131072, t64, 132) == 63  # one long request: 126 programs, within 5% of full
+    assert choose_splits(1, 1, 131072, t16, 132) >= 100
+    assert choose_splits(8, 1, 4097, t16, 132) == 15  # capped at 16 (splits of 256 keys), 15 within 5 points
     assert choose_splits(32, 1, 300, t16, 132) == 1  # short contexts: a split is never under 256 keys
     assert choose_splits(256, 2, 4097, t64, 132) == 1  # the batch alone fills the GPU
 
@@ -126,10 +130,10 @@ def test_build_keeps_vllm_decode_metadata_and_refuses_prefill_tokens():
     ad = TritonMLAAdapter(RunEnv(torch.device("cpu"), None, torch.bfloat16, "auto"), p, sm_count=132)
     b = make_batch(Shape("decode", decodes=32, decode_context=4096), 64, "cpu")
     plan = ad.build(b)
-    assert plan.num_splits == 4 and plan.head_groups == 1
+    assert plan.num_splits == 8 and plan.head_groups == 1
     assert plan.block_table.data_ptr() == b.block_table.data_ptr() and torch.equal(plan.seq_lens, b.seq_lens)
-    assert plan.part_o.shape == (32, 16, 4, 64) and plan.part_lse.shape == (32, 16, 4)
-    assert "split-KV 4" in ad.kernel_name(plan)
+    assert plan.part_o.shape == (32, 16, 8, 64) and plan.part_lse.shape == (32, 16, 8)
+    assert "split-KV 8" in ad.kernel_name(plan)
     mixed = make_batch(Shape("mixed", decodes=2, decode_context=9, prefills=1, prefill_new=4, prefill_context=3),
                        16, "cpu")
     with pytest.raises(Unsupported, match="prefill"):
@@ -193,6 +197,12 @@ CASES = {
     "8 splits on short rows: empty splits weigh nothing": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE), [20, 3], 16, "bfloat16",
         dict(num_splits=8, tiles=MLATiles(16, 16, 1, 4, 1, 256))),
+    "fp8 cache scaled 0.5, register prefetch, page 16, 3 splits": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [90, 40, 7], 16, "fp8",
+        dict(num_splits=3, tiles=MLATiles(16, 32, 1, 8, 1, 256, reg_prefetch=True))),
+    "bf16 cache, register prefetch, page 64, one split, 32-row group": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [130, 63], 64, "bfloat16",
+        dict(num_splits=1, tiles=MLATiles(32, 64, 1, 8, 1, 256, reg_prefetch=True))),
     "rank 96 + rope 24 (padded dims), 2 splits": (
         MLAParams(16, 96, 24, 0.1), [45, 30], 16, "bfloat16", dict(num_splits=2)),
 }
