@@ -27,12 +27,13 @@ from dataclasses import dataclass, replace
 
 import torch
 
+from attn_select.backends.mla.triton_mla import TRITON_MLA
 from attn_select.backends.run.adapter import Adapter, Unsupported, cache_dtype
 from attn_select.backends.run.batch import Batch
 from attn_select.backends.run.mla_reference import MLAParams
 
-# vLLM's TritonMLABackend.supported_kv_cache_dtypes
-SUPPORTED_KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
+# vLLM's TritonMLABackend.supported_kv_cache_dtypes, from the declaration
+SUPPORTED_KV_CACHE_DTYPES = TRITON_MLA.kv_cache_dtypes
 # Shared memory one H100/H200 block may use (227 KiB of the SM's 228).
 SMEM_LIMIT = 227 * 1024
 MAX_SPLITS = 128
