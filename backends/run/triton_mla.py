@@ -69,9 +69,11 @@ def uses_wgmma(t: MLATiles) -> bool:
 
 
 def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2) -> int:
-    """Shared memory of one program, as Triton 3.9 lays it out for sm_90 (read
-    off ahead-of-time compiles of this kernel: ``metadata.shared`` within 2 KiB
-    of this for every table entry and sweep variant checked):
+    """Shared memory of one program, as Triton lays it out for sm_90 (read off
+    ahead-of-time compiles of this kernel with Triton 3.9 and 3.6, the H200
+    image's, by benchmarks/mla_aot_report.py: ``metadata.shared`` is within
+    2 KiB of this for every table entry; for an fp8 cache on mma.sync without
+    register prefetch it over-counts, since Triton buffers only K_pe there):
 
     - the query tile [BLOCK_H, 576], a dot operand re-read every step;
     - mma.sync path, 16-bit cache: ``num_stages - 1`` key-tile buffers;
@@ -91,10 +93,11 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2) -> i
 
 
 # (head-group size, cache element bytes) -> tiles, for 576 latent dims. Each
-# entry was compiled ahead of time for sm_90 with Triton 3.9 (no GPU needed):
-# no register spills, the shared memory of ``smem_bytes`` (tests check every
-# entry against SMEM_LIMIT), and the loads pipelined as the comment says.
-# Registers below are ptxas's count; an SM has 64 K of them.
+# entry was compiled ahead of time for sm_90 with Triton 3.9 and 3.6 (no GPU
+# needed; benchmarks/mla_aot_report.py): no register spills (but fp8 at 64
+# heads: 304 bytes with Triton 3.6), the shared memory of ``smem_bytes``
+# (tests check every entry against SMEM_LIMIT), and the loads pipelined as
+# the comment says. Registers below are ptxas's count; an SM has 64 K.
 #
 # 16 heads (DeepSeek-V3 at tp 8) is memory-bound: 1152 bytes per key feed
 # only 16 x 2176 FLOPs, on mma.sync (16 rows). 32-key tiles, num_stages 3 =
