@@ -37,8 +37,11 @@ H200, 16 heads per rank (DeepSeek-V3 at tp 8) is memory-bound and 128 heads
 - **Pipelining.** The key loop is software-pipelined ``NUM_STAGES`` deep
   (tiles in flight while the tensor cores work on the current one): the
   memory-bound case needs bytes in flight, the compute-bound one needs the
-  next tile ready when the dots finish. Tile sizes and depths per case are
-  chosen by the table in ``triton_mla.py``.
+  next tile ready when the dots finish. The block table is read one tile
+  ahead so the key loads do not wait on it inside an iteration, and an fp8
+  tile on the mma.sync path, which Triton does not pipeline, is prefetched
+  into registers by the loop itself (``REG_PREFETCH``). Tile sizes and
+  depths per case are chosen by the table in ``triton_mla.py``.
 
 Only ``attn_select.backends.run.triton_mla`` imports this module.
 """
