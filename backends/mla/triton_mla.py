@@ -30,4 +30,6 @@ TRITON_MLA = BackendSpec(
     non_causal_dcp=False,
     cudagraph_support="UNIFORM_BATCH",
     kv_cache_shape=MLA_KV_CACHE_SHAPE,
+    # our own Triton MLA decode kernel (backends/run/mla_kernel.py), the peer of vLLM's decode_attention_fwd
+    run_adapter="attn_select.backends.run.triton_mla:TritonMLAAdapter",
 )

@@ -1,0 +1,373 @@
+"""TRITON_MLA run adapter: our own Triton MLA decode kernel (``mla_kernel.py``).
+
+Cache layout: vLLM's MLA one, [num_pages, page_size, kv_lora_rank + rope]
+(one latent vector per token, no K/V axis, no head axis), bf16/fp16 or
+float8_e4m3fn holding ``latent / kv_scale``.
+
+``build(batch)`` is what vLLM's TritonMLA builder and ``forward_mqa`` settle
+once per step: the decode rows' block table and sequence lengths (views of
+the batch's device tensors, as ``MLACommonMetadataBuilder._build_decode``
+keeps them), the split count, and the partial buffers (vLLM: its workspace);
+no host-to-device copy. ``run`` launches the split pass and, with more than
+one split, the merge; both are reused by every layer of the step.
+
+Launch choices come from a small table (``TILES``) keyed by the head-group
+size and the cache element size, and the split count from the occupancy rule
+in ``choose_splits``: nothing is tuned on the user's machine.
+
+Only decode rows (one new token per request) run here: vLLM sends prefill
+tokens to its MLA prefill backend, never to ``decode_attention_fwd``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, replace
+
+import torch
+
+from attn_select.backends.mla.triton_mla import TRITON_MLA
+from attn_select.backends.run.adapter import Adapter, Unsupported, cache_dtype
+from attn_select.backends.run.batch import Batch
+from attn_select.backends.run.mla_reference import MLAParams
+
+# vLLM's TritonMLABackend.supported_kv_cache_dtypes, from the declaration
+SUPPORTED_KV_CACHE_DTYPES = TRITON_MLA.kv_cache_dtypes
+# Shared memory one H100/H200 block may use (227 KiB of the SM's 228).
+SMEM_LIMIT = 227 * 1024
+MAX_SPLITS = 128
+# Under the interpreter every program runs in turn: pretend to a small GPU so
+# that the split rule does not multiply the programs.
+INTERPRETER_SM_COUNT = 4
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (int(n) - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class MLATiles:
+    """One launch shape. ``ctas_per_sm``: programs one SM holds at once (set by
+    the shared memory of ``smem_bytes``), used by the split rule."""
+
+    block_h: int  # query heads per program (rows of both dots)
+    block_n: int  # keys per inner step
+    num_stages: int  # key tiles in flight (software pipeline depth)
+    num_warps: int
+    ctas_per_sm: int
+    min_split_tokens: int  # a split shorter than this costs more in partials than it gains
+    # the next tile prefetched into registers by the kernel itself (num_stages
+    # then unused): the fp8 cache on the mma.sync path, which Triton does not pipeline
+    reg_prefetch: bool = False
+
+
+def uses_wgmma(t: MLATiles) -> bool:
+    """Triton emits Hopper's wgmma for a dot of 64 or more rows (one warpgroup's
+    M); below that, mma.sync."""
+    return t.block_h >= 64
+
+
+def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2) -> int:
+    """Shared memory of one program, as Triton lays it out for sm_90 (read off
+    ahead-of-time compiles of this kernel with Triton 3.9 and 3.6, the H200
+    image's, by benchmarks/mla_aot_report.py: ``metadata.shared`` is within
+    2 KiB of this for every table entry; for an fp8 cache on mma.sync without
+    register prefetch it over-counts, since Triton buffers only K_pe there):
+
+    - the query tile [BLOCK_H, 576], a dot operand re-read every step;
+    - mma.sync path, 16-bit cache: ``num_stages - 1`` key-tile buffers;
+    - wgmma path, 16-bit cache: ``num_stages`` buffers;
+    - wgmma path, fp8 cache: ``num_stages - 1`` fp8 buffers and the widened
+      16-bit copy the dots read;
+    - register prefetch (fp8 on mma.sync): only the widened copy of the tile."""
+    tile = t.block_n * latent_dim
+    q = t.block_h * latent_dim * q_elem
+    if t.reg_prefetch:
+        return q + tile * q_elem
+    if uses_wgmma(t):
+        if kv_elem == 1:
+            return q + max(1, t.num_stages - 1) * tile * kv_elem + tile * q_elem
+        return q + t.num_stages * tile * kv_elem
+    return q + max(1, t.num_stages - 1) * tile * kv_elem
+
+
+# (head-group size, cache element bytes) -> tiles, for 576 latent dims. Each
+# entry was compiled ahead of time for sm_90 with Triton 3.9 and 3.6 (no GPU
+# needed; benchmarks/mla_aot_report.py): no register spills (but fp8 at 64
+# heads: 304 bytes with Triton 3.6), the shared memory of ``smem_bytes``
+# (tests check every entry against SMEM_LIMIT), and the loads pipelined as
+# the comment says. Registers below are ptxas's count; an SM has 64 K.
+#
+# 16 heads (DeepSeek-V3 at tp 8) is memory-bound: 1152 bytes per key feed
+# only 16 x 2176 FLOPs, on mma.sync (16 rows). 32-key tiles, num_stages 3 =
+# two 36 KiB buffers: one streams in while the dots read the other; 254
+# registers x 128 threads and 91 KiB, so two programs share an SM and one's
+# softmax (cross-warp max/sum, the P exchange into the second dot's layout)
+# hides under the other's loads. 64-key tiles spill at 4 warps, and 8 warps
+# re-read the query tile from shared memory twice as often.
+#
+# The fp8 cache on mma.sync: Triton does not software-pipeline the 8-bit
+# K_nope load (its two dot uses want different shared layouts), so the
+# kernel prefetches the next tile into registers itself (``reg_prefetch``);
+# a 64-key fp8 tile is the same 36 KiB as a 32-key bf16 one; 8 warps, 255
+# registers, no spill (4 warps spill 12 KB).
+#
+# 32 heads: 32-key tiles, 3 buffers (num_stages 4), 8 warps: 224 registers.
+#
+# 64 heads per group (64 heads, and 128 as 2 groups: DeepSeek-V3 at tp 1) is
+# compute-bound at 128: 64 rows make Triton use wgmma (m64n16 for the score,
+# m64n256 for the value, the two warpgroups splitting the columns); the
+# 72 KiB query tile stays in shared memory, so the key tile is 32 (36 KiB),
+# 3 buffers: 180 KiB, 255 registers, one program per SM.
+TILES: dict[tuple[int, int], MLATiles] = {
+    (16, 2): MLATiles(16, 32, 3, 4, 2, 256),
+    (16, 1): MLATiles(16, 64, 1, 8, 1, 256, reg_prefetch=True),
+    (32, 2): MLATiles(32, 32, 4, 8, 1, 256),
+    (32, 1): MLATiles(32, 32, 1, 8, 1, 256, reg_prefetch=True),
+    (64, 2): MLATiles(64, 32, 3, 8, 1, 256),
+    (64, 1): MLATiles(64, 32, 3, 8, 1, 256),
+}
+
+
+def choose_tiles(num_heads: int, kv_elem: int) -> MLATiles:
+    """The table's entry for this head count: the smallest group holding all
+    heads (so the latent is read once per request), 64 above that (two or
+    more groups; the later ones re-read it from L2)."""
+    group = 16 if num_heads <= 16 else 32 if num_heads <= 32 else 64
+    return TILES[(group, 1 if kv_elem == 1 else 2)]
+
+
+def choose_splits(batch_size: int, head_groups: int, max_seq_len: int, tiles: MLATiles, sm_count: int,
+                  max_splits: int = MAX_SPLITS) -> int:
+    """Split count: the fewest splits that fill the GPU's program slots about as
+    well as any split count can (a rule, not a table: it follows from the
+    batch shape and ``ctas_per_sm``).
+
+    Programs = requests x head groups x splits, run in waves of
+    ``sm_count x ctas_per_sm``; the share of busy slots over the waves is
+    the efficiency. The rule takes the smallest split count within 5 points
+    of the best efficiency reachable, since each split adds a partial (2 KiB
+    per head) and merge work. A split never goes below ``min_split_tokens``
+    keys. 32 x 4096 on an H200 (132 SMs): 16 heads, 1 group, 2 programs per
+    SM -> 8 splits (256 programs); 128 heads, 2 groups, 1 per SM -> 2 splits
+    (128 programs)."""
+    slots = max(1, sm_count * tiles.ctas_per_sm)
+    base = max(1, batch_size * head_groups)
+    cap = max(1, min(max_splits, max_seq_len // max(1, tiles.min_split_tokens)))
+
+    def efficiency(s: int) -> float:
+        n = base * s
+        return n / (math.ceil(n / slots) * slots)
+
+    best = max(efficiency(s) for s in range(1, cap + 1))
+    return next(s for s in range(1, cap + 1) if efficiency(s) >= best - 0.05)
+
+
+@dataclass
+class MLAPlan:
+    """Per-step metadata (device tensors are views of the batch's, or the
+    adapter's partial workspace)."""
+
+    batch: Batch
+    tiles: MLATiles
+    num_rows: int  # decode rows (= requests)
+    head_groups: int
+    num_splits: int
+    block_table: torch.Tensor  # int32 [B, P]
+    seq_lens: torch.Tensor  # int32 [B]
+    part_o: torch.Tensor | None  # float32 [B, H, num_splits, RANK_PAD]
+    part_lse: torch.Tensor | None  # float32 [B, H, num_splits]
+
+
+class TritonMLAAdapter(Adapter):
+    name = "TRITON_MLA"
+
+    def __init__(self, env, p: MLAParams, sm_count: int | None = None):
+        super().__init__(env, p)
+        self._sm = sm_count
+        self.kv_scale: torch.Tensor | None = None  # device float32 [1], made by the first build
+        self._workspace: torch.Tensor | None = None
+        self._fallback: dict[MLATiles, MLATiles] = {}  # tiles that did not fit -> what ran
+
+    @property
+    def sm_count(self) -> int:
+        """The split rule's SM count (asked of the GPU once; a fixed small one under the interpreter)."""
+        if self._sm is None:
+            self._sm = (torch.cuda.get_device_properties(self.env.device).multi_processor_count
+                        if self.env.is_cuda else INTERPRETER_SM_COUNT)
+        return self._sm
+
+    def unavailable(self) -> str | None:
+        try:
+            import triton  # noqa: F401
+        except Exception as e:  # pragma: no cover - triton is a test dependency
+            return f"triton not importable: {type(e).__name__}: {e}"
+        kvd = self.env.kv_cache_dtype
+        if kvd not in SUPPORTED_KV_CACHE_DTYPES:
+            return f"TRITON_MLA does not support kv-cache dtype {kvd!r} (vLLM's list: {', '.join(SUPPORTED_KV_CACHE_DTYPES)})"
+        if not self.env.is_cuda:
+            if os.environ.get("TRITON_INTERPRET") != "1":
+                return "Triton needs a GPU, or TRITON_INTERPRET=1 on CPU"
+            return None
+        cap = self.env.capability
+        if self.fp8_cache and cap is not None and cap < (8, 9):
+            return (f"FP8 KV cache is not supported by the Triton MLA backend on compute capability "
+                    f"{cap[0]}.{cap[1]}; native FP8 (fp8e4nv) requires SM89+ (vLLM's check)")
+        return None
+
+    # -- cache ---------------------------------------------------------------
+
+    def alloc_cache(self, num_pages: int, page_size: int) -> torch.Tensor:
+        """vLLM's MLA layout: [num_pages, page_size, kv_lora_rank + rope]."""
+        return torch.empty(num_pages, page_size, self.p.latent_dim, dtype=self.cache_torch_dtype(),
+                           device=self.env.device)
+
+    def kv_views(self, cache: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """[num_pages, page_size, 1, D] views: K is the whole latent vector, V its
+        first kv_lora_rank dims (the same memory)."""
+        lat = cache.unsqueeze(2)
+        return lat, lat[..., :self.p.kv_lora_rank]
+
+    def kv_elem(self) -> int:
+        return torch.empty(0, dtype=self.cache_torch_dtype()).element_size()
+
+    def cache_torch_dtype(self) -> torch.dtype:
+        return cache_dtype(self.env.kv_cache_dtype, self.env.dtype)
+
+    # -- per step ------------------------------------------------------------
+
+    def build(self, batch: Batch, tiles: MLATiles | None = None, num_splits: int | None = None) -> MLAPlan:
+        """``tiles`` / ``num_splits`` override the table (tests, the benchmark sweep)."""
+        p = self.p
+        rows = batch.num_requests
+        if batch.num_decodes != rows or batch.num_tokens != rows:
+            raise Unsupported("TRITON_MLA's decode kernel takes one new token per request; vLLM runs "
+                              "prefill tokens through the MLA prefill backend")
+        if self.kv_scale is None:  # a device scalar, as vLLM's layer._k_scale: read by the kernel, no recompile
+            self.kv_scale = torch.tensor([float(p.kv_scale)], dtype=torch.float32, device=self.env.device)
+        tiles = tiles or choose_tiles(p.num_heads, self.kv_elem())
+        groups = -(-p.num_heads // tiles.block_h)
+        ns = num_splits or choose_splits(rows, groups, batch.max_seq_len, tiles, self.sm_count)
+        part_o = part_lse = None
+        if ns > 1:
+            rank_pad = _next_pow2(p.kv_lora_rank)
+            n_o = rows * p.num_heads * ns * rank_pad
+            n_lse = rows * p.num_heads * ns
+            ws = self._partials(n_o + n_lse)
+            part_o = ws[:n_o].view(rows, p.num_heads, ns, rank_pad)
+            part_lse = ws[n_o:n_o + n_lse].view(rows, p.num_heads, ns)
+        return MLAPlan(batch, tiles, rows, groups, ns, batch.block_table[:rows], batch.seq_lens[:rows],
+                       part_o, part_lse)
+
+    def _partials(self, n: int) -> torch.Tensor:
+        """A grow-only float32 workspace (vLLM serves its split logits from one
+        too): a step's build allocates nothing once it is large enough. A plan
+        keeps the views it was given, so growing never pulls a buffer from
+        under an older plan."""
+        if self._workspace is None or self._workspace.numel() < n:
+            self._workspace = torch.empty(n, dtype=torch.float32, device=self.env.device)
+        return self._workspace
+
+    def run(self, plan: MLAPlan, q: torch.Tensor, cache: torch.Tensor, sinks: torch.Tensor | None,
+            out: torch.Tensor, lse: torch.Tensor | None = None) -> None:
+        """``q`` [T, H, rank + rope] (the absorbed query; last dim contiguous),
+        ``out`` [T, H, rank]; ``lse`` float32 [T, H] (natural log) when given."""
+        if sinks is not None:
+            raise Unsupported("MLA attention has no sinks")
+        tiles = self._fallback.get(plan.tiles, plan.tiles)
+        try:
+            self._launch(plan, tiles, q, cache, out, lse)
+            return
+        except Exception as e:
+            if not _out_of_resources(e):
+                raise
+        # A launch that does not fit this GPU's shared memory or registers
+        # fails at compile time, before any work: run the same split plan
+        # with shallower pipelines, then smaller key tiles.
+        for smaller in _smaller(tiles):
+            try:
+                self._launch(plan, smaller, q, cache, out, lse)
+            except Exception as e:
+                if _out_of_resources(e):
+                    continue
+                raise
+            self._fallback[plan.tiles] = smaller
+            return
+        raise RuntimeError(f"no MLA decode launch fits this GPU (down from {tiles})")
+
+    def _launch(self, plan: MLAPlan, tiles: MLATiles, q: torch.Tensor, cache: torch.Tensor, out: torch.Tensor,
+                lse: torch.Tensor | None) -> None:
+        from attn_select.backends.run import mla_kernel as mk
+
+        p = self.p
+        rank, rope = p.kv_lora_rank, p.qk_rope_head_dim
+        lat = cache.reshape(cache.shape[0], cache.shape[1], -1) if cache.dim() == 4 else cache
+        if lat.shape[-1] != p.latent_dim or lat.stride(-1) != 1:
+            raise ValueError(f"latent cache must be [pages, page_size, {p.latent_dim}] with a contiguous last dim")
+        if q.stride(-1) != 1 or out.stride(-1) != 1:
+            raise ValueError("q and out need a contiguous last dim")
+        q_nope, q_pe = q[..., :rank], q[..., rank:]
+        direct = plan.num_splits == 1
+        dummy = out  # never read when its flag is off
+        part_o = plan.part_o if plan.part_o is not None else dummy
+        part_lse = plan.part_lse if plan.part_lse is not None else dummy
+        lse_t = lse if lse is not None else dummy
+        rank_pad = _next_pow2(rank)
+        mk.mla_decode_kernel[(plan.head_groups, plan.num_splits, plan.num_rows)](
+            q_nope, q_pe, lat, out, lse_t, part_o, part_lse,
+            plan.block_table, plan.seq_lens, self.kv_scale,
+            p.num_heads, plan.num_splits, p.scale,
+            q_nope.stride(0), q_nope.stride(1), q_pe.stride(0), q_pe.stride(1),
+            lat.stride(0), lat.stride(1),
+            plan.block_table.stride(0),
+            out.stride(0), out.stride(1),
+            lse.stride(0) if lse is not None else 0,
+            RANK=rank, RANK_PAD=rank_pad, ROPE=rope, ROPE_PAD=max(16, _next_pow2(rope)),
+            PAGE=plan.batch.page_size, BLOCK_H=tiles.block_h, BLOCK_N=tiles.block_n, NUM_STAGES=tiles.num_stages,
+            DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=lat.element_size() == 1,
+            REG_PREFETCH=tiles.reg_prefetch, DOT_F32=not q.is_cuda,
+            num_warps=tiles.num_warps, num_stages=1 if tiles.reg_prefetch else tiles.num_stages,
+        )
+        if not direct:
+            # GPU: 4 heads per program (hundreds of programs, each one round
+            # trip per chunk of splits); interpreter: 16 (its cost is per program)
+            merge_h = 4 if q.is_cuda else 16
+            split_block = min(16 if q.is_cuda else 64, _next_pow2(plan.num_splits))
+            mk.mla_merge_kernel[(-(-p.num_heads // merge_h), plan.num_rows)](
+                out, lse_t, part_o, part_lse,
+                p.num_heads, plan.num_splits,
+                out.stride(0), out.stride(1), lse.stride(0) if lse is not None else 0,
+                RANK=rank, RANK_PAD=rank_pad, MERGE_H=merge_h, SPLIT_BLOCK=split_block,
+                HAS_LSE=lse is not None,
+                num_warps=4,
+            )
+
+    def kernel_name(self, plan: MLAPlan) -> str:
+        t = self._fallback.get(plan.tiles, plan.tiles)
+        splits = f"split-KV {plan.num_splits} + merge" if plan.num_splits > 1 else "one split"
+        cache = "fp8 cache" if self.kv_elem() == 1 else "16-bit cache"
+        return (f"attn-select MLA decode kernel ({t.block_h} heads x {t.block_n} keys per tile, "
+                f"{t.num_stages} stages, {t.num_warps} warps, {splits}, {cache})")
+
+    def close(self) -> None:
+        self._workspace = None
+
+
+def _out_of_resources(e: BaseException) -> bool:
+    try:
+        from triton.runtime.errors import OutOfResources
+    except Exception:  # pragma: no cover - older Triton
+        OutOfResources = ()  # noqa: N806
+    return isinstance(e, OutOfResources) or "out of resource" in str(e).lower()
+
+
+def _smaller(t: MLATiles):
+    """Launches that need less shared memory than ``t``, most similar first."""
+    for s in range(t.num_stages - 1, 0, -1):
+        yield replace(t, num_stages=s)
+    n = t.block_n // 2
+    while n >= 16:
+        for s in (2, 1):
+            yield replace(t, block_n=n, num_stages=s)
+        n //= 2
