@@ -11,7 +11,8 @@ compiling the three models' kernels side by side on the 16 cores fills the
 shared JIT cache in about the time of the slowest model; the timed runs
 after it then find every kernel compiled.
 
-Set-up of the offline machine (FlashInfer / FA4 unpacked into /root/keep) is
+Set-up of the offline machine (FlashInfer / FA4 unpacked into /root/keep,
+on PYTHONPATH as a pip install would have them; attn-select pip-installed) is
 done by benchmarks/run_h200_setup.sh. Model facts come from the built-in
 profiles (``selector.profiles.load_model``); if that module is not there
 yet, from ``FALLBACK`` below (the published config.json values).
@@ -22,14 +23,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import site
 import sys
 import time
 from pathlib import Path
-
-for extra in os.environ.get("ATTN_SELECT_EXTRA_SITE", "").split(":"):
-    if extra and os.path.isdir(extra):
-        site.addsitedir(extra)  # FA4 relies on a .pth file: PYTHONPATH alone is not enough
 
 
 def fallback_facts(name: str):

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# FLASH_ATTN on vLLM's own FlashAttention builds on the H200 (BENCHMARKS.md, "FLASH_ATTN through
+# vLLM's FlashAttention"): one stage per device call, in this order, while the machine stays warm
+# (what was unpacked and JIT-compiled lives in /root/keep):
+#   main  vLLM's FA3 ($VLLM_SITE on PYTHONPATH, as with vLLM installed): the FlashInfer JIT warm-up
+#         and every model's checked step in parallel processes, then the timed runs, one process each
+#   fa4   the same commands' FLASH_ATTN rows with no vLLM installed: upstream FA4 (plain imports)
+#   fa2   FA2 through vLLM's build: a vLLM site whose wheel has FA2 only ($VLLM_FA2_SITE)
+# Every run is the CLI a user runs, `attn-select run MODEL ... --format json`; reports and logs go
+# to $OUT/reports-STAGE.tar.gz (STAGE/NAME.json, NAME.log), one summary line per row to stdout. Runs past STAGE_S seconds of the
+# stage are left out (and say so).
+#   source benchmarks/run_h200_setup.sh && bash benchmarks/run_h200_fa.sh main
+set -u
+stage=${1:?stage: main, fa4 or fa2}
+# reports are written outside $OUT (at most 8 files come back) and come back as one tarball
+out=${OUT:-out}; r=${KEEP:-/root/keep}/reports/$stage; rm -rf $r; mkdir -p $r $out
+t0=$(date +%s); budget=${STAGE_S:-240}
+T="--build-span 0 --format json"
+
+# run NAME SITE ARGS...: one `attn-select run` in its own process; SITE "-" = no vLLM installed
+run() {
+  local name=$1 site=$2; shift 2
+  if [ $(( $(date +%s) - t0 )) -gt "$budget" ]; then echo "$name: left out (stage past ${budget} s)"; return; fi
+  local pp=$PYTHONPATH; [ "$site" != - ] && pp=$site:$PYTHONPATH
+  local s=$(date +%s)
+  PYTHONPATH=$pp timeout ${RUN_TIMEOUT_S:-300} attn-select run "$@" > $r/$name.json 2> $r/$name.log
+  echo "$name: exit $? in $(( $(date +%s) - s )) s"
+}
+
+case $stage in
+main)
+  # FlashInfer's kernels JIT-compile on first use (fa3 prefill ~85 s): compile them beside the checks
+  run warm-decode $VLLM_SITE llama-3.1-8b --shapes decode --backend FLASHINFER --no-timing --checks 1 $T &
+  run warm-prefill $VLLM_SITE llama-3.1-8b --shapes prefill --backend FLASHINFER --no-timing --checks 1 $T &
+  run gpt-oss-20b.fa3-check $VLLM_SITE gpt-oss-20b --backend FLASH_ATTN,TRITON_ATTN --no-timing $T &
+  run gemma-2-9b.fa3-check $VLLM_SITE gemma-2-9b --backend FLASH_ATTN,TRITON_ATTN --no-timing $T &
+  run llama-3.1-8b.fp8-check $VLLM_SITE llama-3.1-8b --kv-cache-dtype fp8 --backend FLASH_ATTN,TRITON_ATTN \
+    --no-timing $T &
+  wait
+  run llama-3.1-8b.fa3-run1 $VLLM_SITE llama-3.1-8b --backend FLASH_ATTN,FLASHINFER,TRITON_ATTN $T
+  run llama-3.1-8b.fp8-fa3 $VLLM_SITE llama-3.1-8b --kv-cache-dtype fp8 --backend FLASH_ATTN,TRITON_ATTN $T
+  run llama-3.1-8b.fa3-run2 $VLLM_SITE llama-3.1-8b --backend FLASH_ATTN,FLASHINFER,TRITON_ATTN $T
+  run gpt-oss-20b.fa3 $VLLM_SITE gpt-oss-20b --backend FLASH_ATTN,TRITON_ATTN $T
+  run gemma-2-9b.fa3 $VLLM_SITE gemma-2-9b --backend FLASH_ATTN,TRITON_ATTN $T
+  ;;
+fa4)
+  python3 -c "import flash_attn.cute as m; print('FA4 imports from', m.__file__)" 2>&1 | tail -1
+  run llama-3.1-8b.fa4 - llama-3.1-8b --backend FLASH_ATTN $T
+  run gpt-oss-20b.fa4 - gpt-oss-20b --backend FLASH_ATTN $T
+  run gemma-2-9b.fa4 - gemma-2-9b --backend FLASH_ATTN $T
+  ;;
+fa2)
+  run llama-3.1-8b.fa2 $VLLM_FA2_SITE llama-3.1-8b --backend FLASH_ATTN $T
+  ;;
+*) echo "unknown stage $stage" >&2; exit 2 ;;
+esac
+tar -czf $out/reports-$stage.tar.gz -C $(dirname $r) $stage
+python3 - $r <<'PY'
+import json, pathlib, sys
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    try:
+        rep = json.loads(f.read_text())
+    except ValueError:
+        print(f.stem, "no report:", (f.with_suffix(".log").read_text().strip().splitlines() or ["?"])[-1][:200])
+        continue
+    print(f"{f.stem}: exit {rep.get('exit_code')}: {rep.get('summary')}")
+    for g in rep["groups"]:
+        for row in g["rows"]:
+            if row["status"] == "skipped" and "no adapter" in row["reason"]:
+                continue
+            err = max(row["check"]["rel_errors"]) if row.get("check") else None
+            us = (row.get("perf") or {}).get("per_layer_us")
+            c = (row.get("perf") or {}).get("build_us")
+            print(f"  {g['name']:7} {row['shape']:7} {row['backend'] + (' ' + row['variant'] if row['variant'] else ''):26}"
+                  f" {row['status']:7} {'' if err is None else f'{err:.1e}':8} {'' if us is None else f'{us:8.1f} us':12}"
+                  f" {'' if c is None else f'c {c:6.1f}':9} {(row.get('kernel') or row.get('reason') or '')[:110]}")
+PY
+echo "stage $stage: $(( $(date +%s) - t0 )) s"
