@@ -17,7 +17,7 @@ from attn_select.backends.run.batch import fill_random_, make_batch, random_inpu
 from attn_select.selector.run_plan import standard_shapes
 from attn_select.backends.run.harness import copy_ceiling, time_device
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
-from attn_select.backends.run.runner import kv_bytes
+from attn_select.backends.run.layer_kind import MHA
 from attn_select.backends.run.triton_attn import TritonAttnAdapter
 
 SM = 132
@@ -58,7 +58,7 @@ def sweep(out: Path, log) -> dict:
         inp = random_inputs(b, 32, 8, 128, 128, torch.bfloat16, False, torch.Generator().manual_seed(5))
         write_new_tokens(k, v, b, inp)
         ref = reference_attention(inp.q, k, v, b, p)
-        nbytes = kv_bytes(b, p, 2)
+        nbytes = MHA(p).kv_bytes(b, 2)
         out_t = torch.empty_like(inp.q)
         for cfg in configs(shape.kind):
             try:

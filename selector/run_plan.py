@@ -164,11 +164,12 @@ class RunPlan(NamedTuple):
     groups: tuple[GroupPlan, ...]
 
 
-def runnable_backends() -> tuple[str, ...]:
-    """Backends with a run adapter, in the order vLLM prefers them off Blackwell
-    (the MHA list names each of them), then any others in enum order."""
-    order = backend_priorities(use_mla=False, cap=Capability(9, 0))
-    names = [name for name, spec in registry.BACKENDS.items() if spec.run_adapter]
+def runnable_backends(use_mla: bool = False) -> tuple[str, ...]:
+    """Backends with a run adapter for MHA (or MLA) layers, in the order vLLM
+    prefers them on Hopper (its lists name each of them), then any others in
+    enum order. An MLA layer never considers an MHA backend, nor the reverse."""
+    order = backend_priorities(use_mla=use_mla, cap=Capability(9, 0))
+    names = [name for name, spec in registry.BACKENDS.items() if spec.run_adapter and spec.is_mla == use_mla]
     return tuple(sorted(names, key=lambda n: (order.index(n) if n in order else len(order),
                                               registry.ENUM_ORDER.index(n))))
 
@@ -177,10 +178,6 @@ def standalone_row(backend: str, **facts: object) -> RowPlan:
     """A row outside any model's plan (benchmark scripts): the backend's
     adapter, with whatever facts the caller fixes (``fa_version=3``, ...)."""
     return RowPlan(backend, adapter=registry.BACKENDS[backend].run_adapter, **facts)  # type: ignore[arg-type]
-
-
-def _any_mla_adapter() -> bool:
-    return any(spec.is_mla and spec.run_adapter for spec in registry.BACKENDS.values())
 
 
 def _validity(name: str, gexp: GroupExplanation) -> tuple[bool, str]:
@@ -219,9 +216,7 @@ def prefills_on_trtllm(gexp: GroupExplanation, attn: LayerAttention, shape: Shap
     return bool(d.batches) and d.batches[0].error is None and d.batches[0].prefill == TRTLLM_GEN
 
 
-def _skip(name: str, attn: LayerAttention, gexp: GroupExplanation) -> str | None:
-    if attn.use_mla and not _any_mla_adapter():
-        return "MLA layers: attn-select run has no MLA adapters"
+def _skip(name: str, gexp: GroupExplanation) -> str | None:
     if registry.BACKENDS[name].run_adapter is None:
         return "attn-select run has no adapter for this backend"
     valid, why = _validity(name, gexp)
@@ -248,14 +243,14 @@ def plan_group(gexp: GroupExplanation, shapes: list[Shape], page_size: int,
     attn = gexp.group.attn
     fa_windows = fa_windows or (attn.sliding_window,)
     sel = gexp.selection
-    runnable = runnable_backends()
+    runnable = runnable_backends(attn.use_mla)
     names = list(runnable) + [c.name for c in sel.candidates if c.name not in runnable]
     if only:
         names = [n for n in names if n in only]
     decode_api = trtllm_decode(gexp)
     fa_version = gexp.fa_version.version
     fa_build = FlashAttentionBuild(gexp.fa_version_noarg.version, fa_windows, sel.ctx.batch_invariant)
-    skips = {name: _skip(name, attn, gexp) for name in names}
+    skips = {name: _skip(name, gexp) for name in names}
     shape_plans = []
     for shape in shapes:
         kernels = FlashInferKernels(decode_api, prefills_on_trtllm(gexp, attn, shape, page_size))

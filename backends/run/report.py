@@ -44,6 +44,7 @@ class Perf:
     host_probe_us: dict[str, float] | None = None
     build_samples: int | None = None  # timed runs c is the fastest of
     build_span_s: float | None = None  # seconds those runs were spread over
+    tflops: float | None = None  # tensor FLOPs of one layer's attention / per-layer time, TFLOP/s
 
 
 @dataclass

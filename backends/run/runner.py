@@ -21,11 +21,13 @@ from typing import Any, Callable
 import torch
 
 from attn_select.backends.run.adapter import Adapter, RunEnv, Unsupported
-from attn_select.backends.run.batch import Batch, fill_random_, make_batch, random_inputs, write_new_tokens
+from attn_select.backends.run.batch import Batch, fill_random_, make_batch
 from attn_select.backends.run.harness import (
     HostTiming, SpreadHostTimer, Ticker, copy_ceiling, host_probes, host_samples, summarize, time_device,
 )
-from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error, tolerance
+from attn_select.backends.run.layer_kind import MHA, MLA, layer_kind
+from attn_select.backends.run.mla_reference import MLAParams
+from attn_select.backends.run.reference import AttnParams, relative_error, tolerance
 from attn_select.backends.run.report import (
     FAILED, RAN, BackendRow, Check, GroupRun, Perf, RunReport, SKIPPED, fastest_per_shape,
 )
@@ -58,29 +60,11 @@ def one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg}"[:240]
 
 
-def load_adapter(row: RowPlan, env: RunEnv, p: AttnParams) -> Adapter:
+def load_adapter(row: RowPlan, env: RunEnv, p: AttnParams | MLAParams) -> Adapter:
     """The row's adapter class (``module:Class`` from the backend's spec), built."""
     assert row.adapter is not None, row.backend
     module, cls = row.adapter.split(":")
     return getattr(importlib.import_module(module), cls)(env, p, row)
-
-
-def attn_params(g: GroupPlan) -> AttnParams:
-    """The kernels' view of the group's layers (per-rank heads)."""
-    attn = g.attn
-    return AttnParams(
-        num_heads=attn.num_heads, num_kv_heads=attn.num_kv_heads, head_size=attn.head_size,
-        head_size_v=attn.head_size_v, scale=attn.head_size ** -0.5, sliding_window=attn.sliding_window,
-        soft_cap=attn.logits_soft_cap, has_sink=attn.has_sink)
-
-
-def kv_bytes(batch: Batch, p: AttnParams, elem: int) -> int:
-    """KV bytes one layer must read: each request's visible keys (window-limited), K and V."""
-    seq = batch.seq_lens_cpu.to(torch.int64)
-    qsl = batch.query_start_loc_cpu.to(torch.int64)
-    q = qsl[1:] - qsl[:-1]
-    vis = seq if p.sliding_window is None else torch.minimum(seq, q + p.sliding_window - 1)
-    return int(vis.sum()) * p.num_kv_heads * (p.head_size + p.head_size_v) * elem
 
 
 def _free(device: torch.device) -> None:
@@ -95,7 +79,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def run_backend(row: BackendRow, adapter: Adapter, batch: Batch, p: AttnParams, env: RunEnv,
+def run_backend(row: BackendRow, adapter: Adapter, batch: Batch, kind: MHA | MLA, env: RunEnv,
                 opts: RunOptions, num_layers: int, ceiling: float | None, seed: int,
                 timer: SpreadHostTimer | None = None) -> bool:
     """Fill ``row``: checks with fresh inputs, then timing. Raises nothing.
@@ -113,34 +97,31 @@ def run_backend(row: BackendRow, adapter: Adapter, batch: Batch, p: AttnParams, 
             gen = torch.Generator().manual_seed(seed * 1000 + c)
             cache = adapter.alloc_cache(batch.num_pages, batch.page_size)
             fill_random_(cache, gen)
-            k, v = adapter.kv_views(cache)
-            inp = random_inputs(batch, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, env.dtype,
-                                p.has_sink, gen)
-            write_new_tokens(k, v, batch, inp)
-            out = torch.full((batch.num_tokens, p.num_heads, p.head_size_v), float("nan"), dtype=env.dtype,
-                             device=dev)
+            inp = kind.inputs(batch, env.dtype, gen)
+            kind.write(adapter, cache, batch, inp)
+            out = kind.output(batch, env.dtype, dev, float("nan"))  # poisoned: unwritten elements show
             if c == 0:
                 with Ticker(env.progress, f"{row.label} {row.group}/{row.shape}") as t:
                     plan = adapter.build(batch)
-                    adapter.run(plan, inp.q, cache, inp.sinks, out)
+                    kind.run(adapter, plan, inp, cache, out)
                     _sync(dev)
                 first_s = t.elapsed_s
                 row.kernel = adapter.kernel_name(plan)
             else:
                 plan = adapter.build(batch)
-                adapter.run(plan, inp.q, cache, inp.sinks, out)
+                kind.run(adapter, plan, inp, cache, out)
                 _sync(dev)
             unwritten += int(torch.isnan(out).sum())
-            ref = reference_attention(inp.q, k, v, batch, p, inp.sinks)
+            ref = kind.reference(adapter, cache, batch, inp)
             errors.append(relative_error(out, ref))
-            del cache, k, v, out, ref
+            del cache, out, ref
         row.check = Check(errors, tol, unwritten)
         row.status = RAN
         if not row.check.ok:
             row.reason = (f"wrong result: rel. error {max(errors):.2e} > {tol:.0e}" if unwritten == 0
                           else f"wrong result: {unwritten} output elements never written")
         if opts.timing:
-            row.perf, samples = _time(adapter, plan, batch, p, env, opts, num_layers, ceiling, first_s)
+            row.perf, samples = _time(adapter, plan, batch, kind, env, opts, num_layers, ceiling, first_s)
             if timer is not None and samples:
                 timer.add(lambda: adapter.build(batch), samples, _final_build(row.perf, adapter))
                 return True
@@ -173,12 +154,11 @@ def _final_build(perf: Perf, adapter: Adapter) -> Callable:
     return done
 
 
-def _time(adapter: Adapter, plan: Any, batch: Batch, p: AttnParams, env: RunEnv, opts: RunOptions,
+def _time(adapter: Adapter, plan: Any, batch: Batch, kind: MHA | MLA, env: RunEnv, opts: RunOptions,
           num_layers: int, ceiling: float | None, first_s: float) -> tuple[Perf, list]:
     dev = env.device
     elem = torch.empty(0, dtype=adapter.cache_torch_dtype()).element_size()
-    layer_bytes = batch.num_pages * batch.page_size * p.num_kv_heads * (p.head_size + p.head_size_v) * elem
-    n = max(1, min(num_layers, math.ceil(opts.timed_cache_bytes / max(1, layer_bytes))))
+    n = max(1, min(num_layers, math.ceil(opts.timed_cache_bytes / max(1, kind.layer_bytes(batch, elem)))))
     if dev.type != "cuda":
         n = 1
     caches = []
@@ -187,12 +167,12 @@ def _time(adapter: Adapter, plan: Any, batch: Batch, p: AttnParams, env: RunEnv,
         fill_random_(c)
         caches.append(c)
     gen = torch.Generator().manual_seed(opts.seed + 7)
-    inp = random_inputs(batch, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, env.dtype, p.has_sink, gen)
-    out = torch.empty(batch.num_tokens, p.num_heads, p.head_size_v, dtype=env.dtype, device=dev)
+    inp = kind.inputs(batch, env.dtype, gen)
+    out = kind.output(batch, env.dtype, dev, 0.0)
 
     def step_layers():
         for c in caches:
-            adapter.run(plan, inp.q, c, inp.sinks, out)
+            kind.run(adapter, plan, inp, c, out)
 
     cuda = dev.type == "cuda"
     t = time_device(step_layers, dev, calls=max(1, 8 // n) if cuda else 1, max_seconds=opts.time_budget_s,
@@ -204,24 +184,25 @@ def _time(adapter: Adapter, plan: Any, batch: Batch, p: AttnParams, env: RunEnv,
     # the CPU path checks more than it times
     quick = {} if cuda else dict(repeats=3, warmup=0, rounds=1, threads=None)
     samples = host_samples(lambda: adapter.build(batch), dev, **quick)
-    nbytes = kv_bytes(batch, p, elem)
+    nbytes = kind.kv_bytes(batch, elem)
     bw = nbytes / (per_layer * 1e-6)
     perf = Perf(per_layer_us=per_layer, min_us=t.min_us / n, method=t.method, samples=t.samples,
                 layers_timed=n, first_call_s=first_s, host_probe_us=host_probes(dev) if cuda else None,
                 kv_bytes=nbytes, kv_read_tbs=bw / 1e12, ceiling_fraction=(bw / ceiling) if ceiling else None,
-                num_layers=num_layers, **_build_fields(summarize(samples), num_layers, per_layer))
+                num_layers=num_layers, tflops=kind.flops(batch) / (per_layer * 1e-6) / 1e12,
+                **_build_fields(summarize(samples), num_layers, per_layer))
     return perf, samples
 
 
 def run_group(g: GroupPlan, env: RunEnv, opts: RunOptions, page_size: int, ceiling: float | None,
               timer: SpreadHostTimer | None = None) -> GroupRun:
-    p = attn_params(g)
+    kind = layer_kind(g)
     a = g.attn
     out = GroupRun(
         name=g.name, layers=g.layers,
-        attention=dict(num_heads=p.num_heads, num_kv_heads=p.num_kv_heads, head_size=p.head_size,
-                       head_size_v=p.head_size_v, sliding_window=p.sliding_window, soft_cap=p.soft_cap,
-                       has_sink=p.has_sink, use_mla=a.use_mla),
+        attention=dict(num_heads=a.num_heads, num_kv_heads=a.num_kv_heads, head_size=a.head_size,
+                       head_size_v=a.head_size_v, sliding_window=a.sliding_window, soft_cap=a.logits_soft_cap,
+                       has_sink=a.has_sink, use_mla=a.use_mla),
         selected=g.selected, selection_error=g.selection_error,
         fa_version=g.fa_version, flashinfer_decode=g.flashinfer_decode)
     for si, sp in enumerate(g.shapes):
@@ -237,7 +218,7 @@ def run_group(g: GroupPlan, env: RunEnv, opts: RunOptions, page_size: int, ceili
                 row.reason = plan_row.skip
                 continue
             try:
-                adapter = load_adapter(plan_row, env, p)
+                adapter = load_adapter(plan_row, env, kind.p)
                 missing = adapter.unavailable()
             except Exception as e:
                 adapter, missing = None, f"adapter failed to load: {one_line(e)}"
@@ -245,7 +226,7 @@ def run_group(g: GroupPlan, env: RunEnv, opts: RunOptions, page_size: int, ceili
                 row.reason = missing
                 continue
             env.progress(f"{g.name}/{sp.shape.kind}: {row.label}")
-            if not run_backend(row, adapter, batch, p, env, opts, g.layers, ceiling,
+            if not run_backend(row, adapter, batch, kind, env, opts, g.layers, ceiling,
                                seed=opts.seed + 31 * si + bi, timer=timer):
                 adapter.close()
             del adapter

@@ -27,13 +27,14 @@ from dataclasses import dataclass, replace
 
 import torch
 
-from attn_select.backends.mla.triton_mla import TRITON_MLA
 from attn_select.backends.run.adapter import Adapter, Unsupported, cache_dtype
 from attn_select.backends.run.batch import Batch
 from attn_select.backends.run.mla_reference import MLAParams
 
-# vLLM's TritonMLABackend.supported_kv_cache_dtypes, from the declaration
-SUPPORTED_KV_CACHE_DTYPES = TRITON_MLA.kv_cache_dtypes
+# The cache dtypes our kernel stores: 16-bit, or fp8 e4m3 widened in registers.
+# (vLLM's TritonMLABackend accepts the same list; the run plan has already
+# skipped a row whose dtype vLLM rejects, so this guards standalone use.)
+SUPPORTED_KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "fp8_e4m3")
 # Shared memory one H100/H200 block may use (227 KiB of the SM's 228).
 SMEM_LIMIT = 227 * 1024
 MAX_SPLITS = 128
@@ -183,8 +184,8 @@ class MLAPlan:
 class TritonMLAAdapter(Adapter):
     name = "TRITON_MLA"
 
-    def __init__(self, env, p: MLAParams, sm_count: int | None = None):
-        super().__init__(env, p)
+    def __init__(self, env, p: MLAParams, row=None, sm_count: int | None = None):
+        super().__init__(env, p, row)
         self._sm = sm_count
         self.kv_scale: torch.Tensor | None = None  # device float32 [1], made by the first build
         self._workspace: torch.Tensor | None = None
@@ -205,7 +206,7 @@ class TritonMLAAdapter(Adapter):
             return f"triton not importable: {type(e).__name__}: {e}"
         kvd = self.env.kv_cache_dtype
         if kvd not in SUPPORTED_KV_CACHE_DTYPES:
-            return f"TRITON_MLA does not support kv-cache dtype {kvd!r} (vLLM's list: {', '.join(SUPPORTED_KV_CACHE_DTYPES)})"
+            return f"our Triton MLA kernel stores no kv-cache dtype {kvd!r} (it takes {', '.join(SUPPORTED_KV_CACHE_DTYPES)})"
         if not self.env.is_cuda:
             if os.environ.get("TRITON_INTERPRET") != "1":
                 return "Triton needs a GPU, or TRITON_INTERPRET=1 on CPU"

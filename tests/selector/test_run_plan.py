@@ -89,11 +89,19 @@ def test_invalid_backend_is_skipped_with_the_selectors_reasons():
     assert "kv_cache_dtype not supported" in row.skip
 
 
-def test_mla_groups_say_there_is_no_mla_adapter():
-    plan, _ = _plan("deepseek-v3", "h100", Overrides(tp=8))
+def test_mla_groups_run_the_mla_backends_only():
+    """An MLA group's rows are the MLA backends: TRITON_MLA runs (our kernel),
+    the other MLA candidates are listed without an adapter; no MHA backend."""
+    plan, exp = _plan("deepseek-v3", "h100", Overrides(tp=8))
     g = plan.groups[0]
-    assert g.attn.use_mla and g.fa_version is None
-    assert all(r.skip == "MLA layers: attn-select run has no MLA adapters" for r in _rows(plan))
+    assert g.attn.use_mla and g.fa_version is None and g.attn.num_heads == 16
+    rows = {r.backend: r for r in _rows(plan)}
+    assert rows["TRITON_MLA"].skip is None
+    assert rows["TRITON_MLA"].adapter == "attn_select.backends.run.triton_mla:TritonMLAAdapter"
+    candidates = [c.name for c in exp.groups[0].selection.candidates]
+    assert set(rows) == {"TRITON_MLA", *candidates}
+    assert rows["FLASHMLA"].skip == "attn-select run has no adapter for this backend"
+    assert not {"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"} & set(rows)
 
 
 def test_a_plan_group_per_explanation_group():

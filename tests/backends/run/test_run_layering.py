@@ -56,7 +56,7 @@ def test_the_check_catches_a_selection_import(tmp_path):
 def test_runner_entry_points_take_the_plan_not_any():
     from attn_select.backends.run import runner
 
-    for fn in (runner.run_model, runner.run_group, runner.load_adapter, runner.attn_params):
+    for fn in (runner.run_model, runner.run_group, runner.load_adapter, runner.run_backend):
         annotations = [str(p.annotation) for p in inspect.signature(fn).parameters.values()]
         assert not any("Any" in a for a in annotations), (fn.__name__, annotations)
     assert "RunPlan" in str(inspect.signature(runner.run_model).parameters["plan"].annotation)
@@ -68,5 +68,8 @@ def test_runnable_backends_follow_the_specs():
     from attn_select.backends import registry
     from attn_select.selector.run_plan import runnable_backends
 
-    assert set(runnable_backends()) == {n for n, s in registry.BACKENDS.items() if s.run_adapter}
-    assert runnable_backends()[:4] == ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
+    both = set(runnable_backends()) | set(runnable_backends(use_mla=True))
+    assert both == {n for n, s in registry.BACKENDS.items() if s.run_adapter}
+    assert runnable_backends() == ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION")
+    assert all(registry.BACKENDS[n].is_mla for n in runnable_backends(use_mla=True))
+    assert "TRITON_MLA" in runnable_backends(use_mla=True)

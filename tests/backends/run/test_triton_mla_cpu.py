@@ -146,7 +146,7 @@ def test_unavailable_says_why(monkeypatch):
     def why(device, cap, kv):
         return TritonMLAAdapter(RunEnv(torch.device(device), cap, torch.bfloat16, kv), p, sm_count=1).unavailable()
 
-    assert "fp8_e5m2" in why("cpu", None, "fp8_e5m2")  # not in vLLM's TRITON_MLA list
+    assert "fp8_e5m2" in why("cpu", None, "fp8_e5m2")  # e5m2: not a dtype the kernel stores (nor in vLLM's list)
     assert "SM89" in why("cuda", (8, 0), "fp8")
     assert why("cuda", (9, 0), "fp8") is None
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
@@ -247,3 +247,12 @@ def test_mla_kernel_returns_the_log_sum_exp_split_or_not():
         lse = torch.full((2, 16), float("nan"))
         ad.run(ad.build(b, num_splits=ns, tiles=MLATiles(16, 16, 1, 4, 1, 256)), inp.q, cache, None, out, lse=lse)
         assert torch.allclose(lse, want, atol=1e-4), ns
+
+
+def test_the_kernels_cache_dtypes_are_the_ones_vllm_accepts_for_triton_mla():
+    """The adapter keeps its own list (the run layer reads no declaration);
+    it must not drift from vLLM's TritonMLABackend list."""
+    from attn_select.backends.mla.triton_mla import TRITON_MLA
+    from attn_select.backends.run.triton_mla import SUPPORTED_KV_CACHE_DTYPES
+
+    assert SUPPORTED_KV_CACHE_DTYPES == TRITON_MLA.kv_cache_dtypes
