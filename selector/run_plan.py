@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from attn_select.backends import registry
 from attn_select.selector.config import Capability, Query
+from attn_select.selector.fa_version import resolve_fa_version
 from attn_select.selector.flashinfer_dispatch import (
     DEFAULT_WORKSPACE_BYTES,
     TRTLLM_GEN,
@@ -41,6 +42,16 @@ __all__ = ["DEFAULT_WORKSPACE_BYTES", "TRTLLM_GEN", "XQA"]
 DECODE_DEFAULT = (32, 1, 4096)
 PREFILL_DEFAULT = (4, 512, 1024)
 NATIVE_DECODE = "native decode"  # the FLASHINFER row beside vLLM's trtllm-API decode
+# FlashInfer's planned MLA wrapper beside FLASHINFER_MLA: a comparison row, not
+# what vLLM runs (vLLM's FLASHINFER_MLA calls trtllm_batch_decode_with_kv_cache_mla)
+MLA_WRAPPER = "BatchMLAPagedAttentionWrapper"
+# The row of an MLA group's prefill tokens: vLLM's MLA prefill backend
+# (MLACommonBaseImpl.forward_mha), not one of the attention backends
+MLA_PREFILL = "MLA prefill"
+# vLLM's MLA prefill backends that attn-select run executes (adapter per name)
+MLA_PREFILL_ADAPTERS = {"FLASH_ATTN": "attn_select.backends.run.mla_prefill:MLAPrefillFlashAttnAdapter"}
+# CacheConfig.DEFAULT_BLOCK_SIZE: the block size vLLM starts from when --block-size is not given
+VLLM_DEFAULT_BLOCK_SIZE = 16
 
 
 @dataclass(frozen=True)
@@ -138,6 +149,11 @@ class RowPlan(NamedTuple):
     fa_version: int | None = None  # FlashAttention version vLLM runs for this group
     flash_attn: FlashAttentionBuild = FlashAttentionBuild()
     flashinfer: FlashInferKernels = FlashInferKernels()
+    # MLA rows: the kernel block size vLLM runs this backend with (its preferred
+    # block size, or the --block-size given); None: the plan's page size
+    page_size: int | None = None
+    # the MLA prefill row: the name of vLLM's MLA prefill backend (FLASH_ATTN, ...)
+    mla_prefill: str | None = None
 
 
 class ShapePlan(NamedTuple):
@@ -154,6 +170,8 @@ class GroupPlan(NamedTuple):
     fa_version: int | None
     flashinfer_decode: str | None  # XQA / TRTLLM_GEN when vLLM's rules pick one, else None
     shapes: tuple[ShapePlan, ...]
+    # sparse MLA: the model's index_topk (tokens each query attends to), else None
+    index_topk: int | None = None
 
 
 class RunPlan(NamedTuple):
@@ -235,10 +253,78 @@ def fa_layer_windows(exp: Explanation, gexp: GroupExplanation) -> tuple[int | No
     return tuple(dict.fromkeys(g.group.attn.sliding_window for g in groups if g.group is not None))
 
 
+def mla_page_size(name: str, gexp: GroupExplanation) -> int | None:
+    """The kernel block size vLLM runs MLA backend ``name`` with, were it this
+    group's backend. The cache block: the --block-size given, else
+    ``update_block_size_for_backend``'s ``get_preferred_block_size(16)`` (16
+    when the backend's ``supports_block_size`` takes it, else the smallest of
+    its kernel sizes: FLASHMLA and the sparse backends 64, FLASHINFER_MLA 32,
+    CUTLASS_MLA 128). Then ``select_common_block_size``: that block when a
+    kernel size declares it (an int exactly, a MultipleOf by division), else
+    the largest int kernel size dividing it. None: no kernel size fits."""
+    spec = registry.BACKENDS[name]
+    sel = gexp.selection
+    q = Query(sel.cfg, sel.cap, sel.kernels, sel.ctx)
+    sizes = spec.block_sizes(q)
+
+    def declared(block: int) -> bool:  # _block_size_is_supported
+        return not sizes or any(block == s if isinstance(s, int) else block % s.base == 0 for s in sizes)
+
+    block = sel.cfg.block_size
+    if block is None:
+        block = VLLM_DEFAULT_BLOCK_SIZE
+        if sizes and not spec.supports_block_size(q._replace(cfg=q.cfg._replace(block_size=block))):
+            block = min(getattr(s, "base", s) for s in sizes)
+    if declared(block):
+        return block
+    return max((s for s in sizes if isinstance(s, int) and block % s == 0), default=None)
+
+
+def mla_prefill_backend(gexp: GroupExplanation) -> tuple[str | None, str | None]:
+    """(vLLM's MLA prefill backend for this group, why none) for the MLA prefill row.
+
+    ``Platform.get_mla_prefill_backend_cls`` lists FLASH_ATTN alone on Hopper
+    and older, so there the choice is FLASH_ATTN whatever else holds (its
+    validation failing makes vLLM raise). Blackwell's list depends on the MLA
+    dimensions and on which prefill backends validate: explain's MLA prefill
+    selection decides it, and until the plan is given that choice the row
+    names no backend there."""
+    if gexp.selection.cap.major == 10:
+        return None, "explain does not select vLLM's MLA prefill backend on SM10x yet (FLASH_ATTN, TRTLLM_RAGGED, FLASHINFER, TOKENSPEED_MLA by priority)"
+    return "FLASH_ATTN", None
+
+
+def _mla_prefill_row(gexp: GroupExplanation, attn: LayerAttention, fa_build: FlashAttentionBuild,
+                     prefill_backend: str | None = None) -> RowPlan:
+    """The MLA prefill row: the prefill tokens through vLLM's MLA prefill backend
+    (``prefill_backend``, explain's choice when given, else ``mla_prefill_backend``),
+    with the FA version its FLASH_ATTN backend asks for (``get_flash_attn_version``
+    with the up-projected head sizes, qk nope + rope and v)."""
+    why = None
+    if prefill_backend is None:
+        prefill_backend, why = mla_prefill_backend(gexp)
+    sel = gexp.selection
+    version = resolve_fa_version(sel.cap, sel.kernels, sel.ctx, head_size=attn.qk_nope_head_dim + attn.qk_rope_head_dim,
+                                 head_size_v=attn.v_head_dim).version
+    adapter = MLA_PREFILL_ADAPTERS.get(prefill_backend) if prefill_backend else None
+    if why is None and adapter is None:
+        why = f"attn-select run has no adapter for vLLM's MLA prefill backend {prefill_backend}"
+    elif why is None and prefill_backend == "FLASH_ATTN" and version is None:
+        why = "vLLM's FLASH_ATTN MLA prefill needs vllm.vllm_flash_attn (get_flash_attn_version is None)"
+    return RowPlan(MLA_PREFILL, prefill_backend or "", adapter=adapter, skip=why, fa_version=version,
+                   flash_attn=fa_build, mla_prefill=prefill_backend)
+
+
 def plan_group(gexp: GroupExplanation, shapes: list[Shape], page_size: int,
                only: tuple[str, ...] | None = None, fa_windows: tuple[int | None, ...] = ()) -> GroupPlan:
     """The rows of one group: the runnable backends, then the priority list's
-    other candidates (listed, not run), each on every shape."""
+    other candidates (listed, not run), each on every shape.
+
+    MLA groups also get, on shapes with prefill requests, the MLA prefill row
+    (vLLM runs those tokens through its MLA prefill backend, not the
+    attention backend), and beside FLASHINFER_MLA a comparison row on
+    FlashInfer's ``BatchMLAPagedAttentionWrapper``. Each MLA row runs with the
+    kernel block size vLLM would give its backend (``mla_page_size``)."""
     assert gexp.group is not None, "run plans are made for model groups"
     attn = gexp.group.attn
     fa_windows = fa_windows or (attn.sliding_window,)
@@ -251,22 +337,32 @@ def plan_group(gexp: GroupExplanation, shapes: list[Shape], page_size: int,
     fa_version = gexp.fa_version.version
     fa_build = FlashAttentionBuild(gexp.fa_version_noarg.version, fa_windows, sel.ctx.batch_invariant)
     skips = {name: _skip(name, gexp) for name in names}
+    pages = {name: mla_page_size(name, gexp) for name in names} if attn.use_mla else {}
+    prefill_row = None
+    if attn.use_mla and (not only or sel.selected in only):
+        prefill_row = _mla_prefill_row(gexp, attn, fa_build)
     shape_plans = []
     for shape in shapes:
         kernels = FlashInferKernels(decode_api, prefills_on_trtllm(gexp, attn, shape, page_size))
         rows = []
         for name in names:
             common = dict(adapter=registry.BACKENDS[name].run_adapter, skip=skips[name], fa_version=fa_version,
-                          flash_attn=fa_build)
+                          flash_attn=fa_build, page_size=pages.get(name))
             rows.append(RowPlan(name, selected=name == sel.selected, flashinfer=kernels, **common))
             if name == "FLASHINFER" and decode_api and shape.decodes:
                 rows.append(RowPlan(name, NATIVE_DECODE, flashinfer=kernels._replace(decode_api=None),
                                          **common))
+            if name == "FLASHINFER_MLA" and common["adapter"]:
+                # not vLLM's path, so not subject to FLASHINFER_MLA's validity (SM100 only)
+                rows.append(RowPlan(name, MLA_WRAPPER, **{**common, "skip": None}))
+        if prefill_row is not None and shape.prefills:
+            rows.append(prefill_row)
         shape_plans.append(ShapePlan(shape, tuple(rows)))
     return GroupPlan(
         name=gexp.name, layers=len(gexp.group.layers), attn=attn, selected=sel.selected,
         selection_error=sel.error, fa_version=fa_version, flashinfer_decode=decode_api,
-        shapes=tuple(shape_plans))
+        shapes=tuple(shape_plans),
+        index_topk=sel.ctx.mla_index_topk if attn.use_sparse else None)
 
 
 def plan_run(exp: Explanation, dtype: str, kv_cache_dtype: str, shapes: list[Shape], page_size: int,

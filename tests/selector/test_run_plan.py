@@ -90,18 +90,69 @@ def test_invalid_backend_is_skipped_with_the_selectors_reasons():
 
 
 def test_mla_groups_run_the_mla_backends_only():
-    """An MLA group's rows are the MLA backends: TRITON_MLA runs (our kernel),
-    the other MLA candidates are listed without an adapter; no MHA backend."""
+    """An MLA group's rows are the MLA backends (those with an adapter first,
+    then the other candidates, listed); no MHA backend."""
     plan, exp = _plan("deepseek-v3", "h100", Overrides(tp=8))
     g = plan.groups[0]
-    assert g.attn.use_mla and g.fa_version is None and g.attn.num_heads == 16
-    rows = {r.backend: r for r in _rows(plan)}
-    assert rows["TRITON_MLA"].skip is None
-    assert rows["TRITON_MLA"].adapter == "attn_select.backends.run.triton_mla:TritonMLAAdapter"
+    assert g.attn.use_mla and g.fa_version is None and g.attn.num_heads == 16 and g.index_topk is None
+    rows = {(r.backend, r.variant): r for r in _rows(plan)}
+    assert rows[("TRITON_MLA", "")].skip is None
+    assert rows[("TRITON_MLA", "")].adapter == "attn_select.backends.run.triton_mla:TritonMLAAdapter"
+    assert rows[("FLASHMLA", "")].adapter == "attn_select.backends.run.flashmla:FlashMLAAdapter"
+    assert rows[("FLASHMLA", "")].skip is None and rows[("FLASH_ATTN_MLA", "")].skip is None
     candidates = [c.name for c in exp.groups[0].selection.candidates]
-    assert set(rows) == {"TRITON_MLA", *candidates}
-    assert rows["FLASHMLA"].skip == "attn-select run has no adapter for this backend"
-    assert not {"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"} & set(rows)
+    # CUTLASS_MLA has an adapter but is no Hopper candidate: the selector's own check rejects it
+    assert {b for b, _ in rows} == {"TRITON_MLA", "CUTLASS_MLA", *candidates}
+    assert rows[("CUTLASS_MLA", "")].skip.startswith("not valid for this config per the selector")
+    assert rows[("FLASHINFER_MLA_SPARSE_SM90", "")].skip == "attn-select run has no adapter for this backend"
+    assert not {"FLASH_ATTN", "FLASHINFER", "TRITON_ATTN", "FLEX_ATTENTION"} & {b for b, _ in rows}
+
+
+def test_mla_rows_run_with_the_kernel_block_size_vllm_gives_their_backend():
+    plan, _ = _plan("deepseek-v3", "h200")
+    pages = {r.backend: r.page_size for r in _rows(plan) if not r.variant}
+    assert pages["FLASHMLA"] == 64 and pages["FLASH_ATTN_MLA"] == 16 and pages["TRITON_MLA"] == 16
+    assert pages["FLASHINFER_MLA"] == 32 and pages["CUTLASS_MLA"] == 128 and pages["FLASHMLA_SPARSE"] == 64
+    # --block-size 128: kept where a kernel size declares it, else the largest exact kernel size dividing it
+    plan, _ = _plan("deepseek-v3", "h200", Overrides(block_size=128), page=128)
+    pages = {r.backend: r.page_size for r in _rows(plan) if not r.variant}
+    assert pages["FLASHMLA"] == 64 and pages["FLASH_ATTN_MLA"] == 128 and pages["FLASHINFER_MLA"] == 64
+    assert pages["CUTLASS_MLA"] == 128
+    # MHA rows keep the plan's page size
+    plan, _ = _plan("llama-3.1-8b", "h100")
+    assert {r.page_size for r in _rows(plan)} == {None}
+
+
+def test_mla_prefill_row_and_the_flashinfer_wrapper_row():
+    from attn_select.selector.run_plan import MLA_PREFILL, MLA_WRAPPER
+
+    plan, _ = _plan("deepseek-v3", "h200")
+    by_kind = {sp.shape.kind: sp.rows for sp in plan.groups[0].shapes}
+    assert not [r for r in by_kind["decode"] if r.backend == MLA_PREFILL]
+    for kind in ("prefill", "mixed"):
+        (pre,) = [r for r in by_kind[kind] if r.backend == MLA_PREFILL]
+        assert (pre.variant, pre.mla_prefill, pre.fa_version, pre.skip) == ("FLASH_ATTN", "FLASH_ATTN", 3, None)
+        assert pre.adapter == "attn_select.backends.run.mla_prefill:MLAPrefillFlashAttnAdapter" and not pre.selected
+    (wrapper,) = [r for r in by_kind["decode"] if r.variant == MLA_WRAPPER]
+    # FLASHINFER_MLA itself is SM100 only; its comparison row is not vLLM's path, so not skipped for it
+    (fi,) = [r for r in by_kind["decode"] if r.backend == "FLASHINFER_MLA" and not r.variant]
+    assert fi.skip and wrapper.skip is None and wrapper.page_size == 32
+    # Blackwell: explain does not choose the MLA prefill backend there yet
+    plan, _ = _plan("deepseek-v3", "b200")
+    (pre,) = [r for r in plan.groups[0].shapes[1].rows if r.backend == MLA_PREFILL]
+    assert pre.mla_prefill is None and "SM10x" in pre.skip
+    # --backend FLASHMLA keeps the prefill row (the backend whose prefills it runs)
+    plan, _ = _plan("deepseek-v3", "h200", Overrides(backend="FLASHMLA"), only=("FLASHMLA",))
+    assert [r.backend for r in plan.groups[0].shapes[1].rows] == ["FLASHMLA", MLA_PREFILL]
+
+
+def test_sparse_mla_groups_carry_the_models_index_topk():
+    plan, _ = _plan("deepseek-v3.2", "h200")
+    g = plan.groups[0]
+    assert g.attn.use_sparse and g.index_topk == 2048 and g.selected == "FLASH_ATTN_MLA_SPARSE"
+    rows = {r.backend: r for r in _rows(plan) if not r.variant}
+    assert rows["FLASH_ATTN_MLA_SPARSE"].skip is None and rows["FLASHMLA_SPARSE"].skip is None
+    assert rows["FLASH_ATTN_MLA_SPARSE"].page_size == 64
 
 
 def test_a_plan_group_per_explanation_group():
