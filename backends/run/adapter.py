@@ -157,6 +157,13 @@ class Unsupported(Exception):
     """Raised by an adapter for a configuration it cannot run (reported as skipped)."""
 
 
+class RoutedElsewhere(Unsupported):
+    """Raised by an adapter whose backend vLLM would not give (all of) this
+    batch: an MLA builder sends requests above its decode threshold to the
+    MLA prefill backend. Reported as skipped, and not held against the
+    backend's verdict (the MLA prefill row runs those tokens)."""
+
+
 class SeparateKVAdapter(Adapter):
     """Backends whose kernels take K and V as two paged tensors (FlashAttention's
     and flex's layout): one allocation [2, num_pages, page_size, Hkv, D]."""

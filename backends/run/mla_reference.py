@@ -36,13 +36,19 @@ class MLAParams:
     ``scale`` is the softmax scale the model gives its MLA layer (vLLM:
     qk_head_dim ** -0.5, times the yarn mscale squared when rope scaling has
     ``mscale_all_dim``); ``kv_scale`` is the per-tensor fp8 cache scale
-    (1.0 unless the checkpoint ships KV scales)."""
+    (1.0 unless the checkpoint ships KV scales). ``qk_nope_head_dim`` and
+    ``v_head_dim`` are the up-projected head sizes the MLA prefill runs with
+    (DeepSeek-V3: 128 and 128, so q/k 192 and v 128); ``topk`` is a sparse
+    layer's ``index_topk`` (DeepSeek-V3.2: 2048), None for dense MLA."""
 
     num_heads: int
     kv_lora_rank: int
     qk_rope_head_dim: int
     scale: float
     kv_scale: float = 1.0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    topk: int | None = None
 
     @property
     def latent_dim(self) -> int:

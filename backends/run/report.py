@@ -10,6 +10,9 @@ import json
 from dataclasses import asdict, dataclass, field
 
 RAN, SKIPPED, FAILED = "ran", "skipped", "failed"
+# The reason of a row skipped because vLLM gives these requests to another
+# path (an MLA builder's prefill requests): no verdict on the backend.
+ROUTED_ELSEWHERE = "not this backend's requests in vLLM: "
 
 
 @dataclass
@@ -67,6 +70,10 @@ class BackendRow:
     @property
     def correct(self) -> bool:
         return self.status == RAN and self.check is not None and self.check.ok
+
+    @property
+    def routed_elsewhere(self) -> bool:
+        return self.status == SKIPPED and self.reason.startswith(ROUTED_ELSEWHERE)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 import torch
 
-from attn_select.backends.run.adapter import Adapter, RunEnv, Unsupported
+from attn_select.backends.run.adapter import Adapter, RoutedElsewhere, RunEnv, Unsupported
 from attn_select.backends.run.batch import Batch, fill_random_, make_batch
 from attn_select.backends.run.harness import (
     HostTiming, SpreadHostTimer, Ticker, copy_ceiling, host_probes, host_samples, summarize, time_device,
@@ -29,7 +29,7 @@ from attn_select.backends.run.layer_kind import MHA, MLA, layer_kind
 from attn_select.backends.run.mla_reference import MLAParams
 from attn_select.backends.run.reference import AttnParams, relative_error, tolerance
 from attn_select.backends.run.report import (
-    FAILED, RAN, BackendRow, Check, GroupRun, Perf, RunReport, SKIPPED, fastest_per_shape,
+    FAILED, RAN, ROUTED_ELSEWHERE, BackendRow, Check, GroupRun, Perf, RunReport, SKIPPED, fastest_per_shape,
 )
 from attn_select.selector.run_plan import GroupPlan, RowPlan, RunPlan
 
@@ -125,6 +125,8 @@ def run_backend(row: BackendRow, adapter: Adapter, batch: Batch, kind: MHA | MLA
             if timer is not None and samples:
                 timer.add(lambda: adapter.build(batch), samples, _final_build(row.perf, adapter))
                 return True
+    except RoutedElsewhere as e:
+        row.status, row.reason = SKIPPED, f"{ROUTED_ELSEWHERE}{e}"
     except Unsupported as e:
         row.status, row.reason = SKIPPED, f"not runnable here: {e}"
     except Exception as e:  # one backend's failure must not stop the others
@@ -196,7 +198,6 @@ def _time(adapter: Adapter, plan: Any, batch: Batch, kind: MHA | MLA, env: RunEn
 
 def run_group(g: GroupPlan, env: RunEnv, opts: RunOptions, page_size: int, ceiling: float | None,
               timer: SpreadHostTimer | None = None) -> GroupRun:
-    kind = layer_kind(g)
     a = g.attn
     out = GroupRun(
         name=g.name, layers=g.layers,
@@ -206,7 +207,8 @@ def run_group(g: GroupPlan, env: RunEnv, opts: RunOptions, page_size: int, ceili
         selected=g.selected, selection_error=g.selection_error,
         fa_version=g.fa_version, flashinfer_decode=g.flashinfer_decode)
     for si, sp in enumerate(g.shapes):
-        batch = make_batch(sp.shape, page_size, env.device, seed=opts.seed + si, spare_pages=64)
+        # one batch per page size: an MLA row runs with its backend's kernel block size
+        batches: dict[int, Batch] = {}
         # a backend's rows (its variants too) share one seed: the same inputs
         backend_index = {name: i for i, name in enumerate(dict.fromkeys(r.backend for r in sp.rows))}
         for plan_row in sp.rows:
@@ -217,6 +219,7 @@ def run_group(g: GroupPlan, env: RunEnv, opts: RunOptions, page_size: int, ceili
             if plan_row.skip is not None:
                 row.reason = plan_row.skip
                 continue
+            kind = layer_kind(g, plan_row)
             try:
                 adapter = load_adapter(plan_row, env, kind.p)
                 missing = adapter.unavailable()
@@ -225,13 +228,16 @@ def run_group(g: GroupPlan, env: RunEnv, opts: RunOptions, page_size: int, ceili
             if missing:
                 row.reason = missing
                 continue
+            page = plan_row.page_size or page_size
+            if page not in batches:
+                batches[page] = make_batch(sp.shape, page, env.device, seed=opts.seed + si, spare_pages=64)
             env.progress(f"{g.name}/{sp.shape.kind}: {row.label}")
-            if not run_backend(row, adapter, batch, kind, env, opts, g.layers, ceiling,
+            if not run_backend(row, adapter, batches[page], kind, env, opts, g.layers, ceiling,
                                seed=opts.seed + 31 * si + bi, timer=timer):
                 adapter.close()
             del adapter
             _free(env.device)
-        del batch
+        del batches
     out.fastest = fastest_per_shape(out.rows)
     _verdict(out)
     return out
@@ -245,6 +251,8 @@ def _verdict(g: GroupRun) -> None:
     if not mine:
         g.verdict, g.verdict_detail = "missing", f"{g.selected} was not run (filtered out)"
         return
+    # shapes whose requests vLLM sends elsewhere (the MLA prefill backend) confirm nothing either way
+    mine = [r for r in mine if not r.routed_elsewhere] or mine
     failed = [r for r in mine if r.status == FAILED]
     wrong = [r for r in mine if r.status == RAN and not r.correct]
     skipped = [r for r in mine if r.status == SKIPPED]

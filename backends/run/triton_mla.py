@@ -15,8 +15,9 @@ Launch choices come from a small table (``TILES``) keyed by the head-group
 size and the cache element size, and the split count from the occupancy rule
 in ``choose_splits``: nothing is tuned on the user's machine.
 
-Only decode rows (one new token per request) run here: vLLM sends prefill
-tokens to its MLA prefill backend, never to ``decode_attention_fwd``.
+Only decode rows (one new token per request) run here: vLLM's TritonMLA
+builder (reorder_batch_threshold 1) sends every other request to its MLA
+prefill backend, never to ``decode_attention_fwd``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import torch
 from attn_select.backends.run.adapter import Adapter, Unsupported, cache_dtype
 from attn_select.backends.run.batch import Batch
 from attn_select.backends.run.mla_reference import MLAParams
+from attn_select.backends.run.mla_routing import require_all_decodes
 
 # The cache dtypes our kernel stores: 16-bit, or fp8 e4m3 widened in registers.
 # (vLLM's TritonMLABackend accepts the same list; the run plan has already
@@ -242,9 +244,9 @@ class TritonMLAAdapter(Adapter):
         """``tiles`` / ``num_splits`` override the table (tests, the benchmark sweep)."""
         p = self.p
         rows = batch.num_requests
-        if batch.num_decodes != rows or batch.num_tokens != rows:
-            raise Unsupported("TRITON_MLA's decode kernel takes one new token per request; vLLM runs "
-                              "prefill tokens through the MLA prefill backend")
+        require_all_decodes(batch, "TRITON_MLA", threshold=1, require_uniform=True)
+        if batch.num_tokens != rows:
+            raise Unsupported("TRITON_MLA's decode kernel takes one new token per request")
         if self.kv_scale is None:  # a device scalar, as vLLM's layer._k_scale: read by the kernel, no recompile
             self.kv_scale = torch.tensor([float(p.kv_scale)], dtype=torch.float32, device=self.env.device)
         tiles = tiles or choose_tiles(p.num_heads, self.kv_elem())
@@ -349,7 +351,7 @@ class TritonMLAAdapter(Adapter):
         splits = f"split-KV {plan.num_splits} + merge" if plan.num_splits > 1 else "one split"
         cache = "fp8 cache" if self.kv_elem() == 1 else "16-bit cache"
         return (f"attn-select MLA decode kernel ({t.block_h} heads x {t.block_n} keys per tile, "
-                f"{t.num_stages} stages, {t.num_warps} warps, {splits}, {cache})")
+                f"{t.num_stages} stages, {t.num_warps} warps, {splits}, {cache}, page {plan.batch.page_size})")
 
     def close(self) -> None:
         self._workspace = None
