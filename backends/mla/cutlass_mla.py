@@ -29,4 +29,6 @@ CUTLASS_MLA = BackendSpec(
     dcp=True,
     cudagraph_support="UNIFORM_SINGLE_TOKEN_DECODE",
     kv_cache_shape=MLA_KV_CACHE_SHAPE,
+    # vllm._custom_ops.sm100_cutlass_mla_decode (SM100)
+    run_adapter="attn_select.backends.run.cutlass_mla:CutlassMLAAdapter",
 )

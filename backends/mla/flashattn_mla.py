@@ -43,4 +43,6 @@ FLASH_ATTN_MLA = BackendSpec(
     import_error=fa_utils_import_error,
     cudagraph_support="UNIFORM_BATCH",
     kv_cache_shape=MLA_KV_CACHE_SHAPE,
+    # vLLM's FA3 with its separate value input (q_v)
+    run_adapter="attn_select.backends.run.flashattn_mla:FlashAttnMLAAdapter",
 )

@@ -61,6 +61,8 @@ FLASH_ATTN_MLA_SPARSE = BackendSpec(
     import_error=fa_utils_import_error,
     cudagraph_support="UNIFORM_BATCH",
     kv_cache_shape=MLA_KV_CACHE_SHAPE,
+    # vLLM's FA3 over the top-k rows as one-token pages
+    run_adapter="attn_select.backends.run.flashattn_mla:FlashAttnMLASparseAdapter",
 )
 
 

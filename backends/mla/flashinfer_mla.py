@@ -55,4 +55,6 @@ FLASHINFER_MLA = BackendSpec(
     import_error=flashinfer_import_error,
     cudagraph_support="ALWAYS",
     kv_cache_shape=MLA_KV_CACHE_SHAPE,
+    # trtllm_batch_decode_with_kv_cache_mla (SM100); its comparison row on SM90 too
+    run_adapter="attn_select.backends.run.flashinfer_mla:FlashInferMLAAdapter",
 )

@@ -70,4 +70,6 @@ FLASHMLA = BackendSpec(
     combination=_combination,
     cudagraph_support="UNIFORM_BATCH",
     kv_cache_shape=MLA_KV_CACHE_SHAPE,
+    # vLLM's FlashMLA (flash_mla_with_kvcache; the fp8 extension with an fp8 cache)
+    run_adapter="attn_select.backends.run.flashmla:FlashMLAAdapter",
 )

@@ -88,4 +88,6 @@ FLASHMLA_SPARSE = BackendSpec(
         f"{MLA_KV_CACHE_SHAPE}; fp8_ds_mla rows of {DS_MLA_ROW_BYTES['fp8_ds_mla']} bytes, "
         f"nvfp4_ds_mla rows of {DS_MLA_ROW_BYTES['nvfp4_ds_mla']} bytes"
     ),
+    # vLLM's FlashMLA sparse kernel on a bf16 cache (flash_mla_sparse_fwd)
+    run_adapter="attn_select.backends.run.flashmla:FlashMLASparseAdapter",
 )
