@@ -352,8 +352,9 @@ def plan_group(gexp: GroupExplanation, shapes: list[Shape], page_size: int,
             if name == "FLASHINFER" and decode_api and shape.decodes:
                 rows.append(RowPlan(name, NATIVE_DECODE, flashinfer=kernels._replace(decode_api=None),
                                          **common))
-            if name == "FLASHINFER_MLA" and common["adapter"]:
-                # not vLLM's path, so not subject to FLASHINFER_MLA's validity (SM100 only)
+            if name == "FLASHINFER_MLA" and common["adapter"] and not attn.use_sparse:
+                # not vLLM's path, so not subject to FLASHINFER_MLA's validity (SM100 only);
+                # dense attention, so no comparison for a sparse layer
                 rows.append(RowPlan(name, MLA_WRAPPER, **{**common, "skip": None}))
         if prefill_row is not None and shape.prefills:
             rows.append(prefill_row)

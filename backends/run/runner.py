@@ -31,7 +31,7 @@ from attn_select.backends.run.reference import AttnParams, relative_error, toler
 from attn_select.backends.run.report import (
     FAILED, RAN, ROUTED_ELSEWHERE, BackendRow, Check, GroupRun, Perf, RunReport, SKIPPED, fastest_per_shape,
 )
-from attn_select.selector.run_plan import GroupPlan, RowPlan, RunPlan
+from attn_select.selector.run_plan import MLA_PREFILL, GroupPlan, RowPlan, RunPlan
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
@@ -238,7 +238,8 @@ def run_group(g: GroupPlan, env: RunEnv, opts: RunOptions, page_size: int, ceili
             del adapter
             _free(env.device)
         del batches
-    out.fastest = fastest_per_shape(out.rows)
+    # the MLA prefill row computes a different part of the step: no contender
+    out.fastest = fastest_per_shape([r for r in out.rows if r.backend != MLA_PREFILL])
     _verdict(out)
     return out
 

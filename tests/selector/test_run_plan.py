@@ -153,6 +153,7 @@ def test_sparse_mla_groups_carry_the_models_index_topk():
     rows = {r.backend: r for r in _rows(plan) if not r.variant}
     assert rows["FLASH_ATTN_MLA_SPARSE"].skip is None and rows["FLASHMLA_SPARSE"].skip is None
     assert rows["FLASH_ATTN_MLA_SPARSE"].page_size == 64
+    assert not [r for r in _rows(plan) if r.variant]  # the dense wrapper row compares nothing here
 
 
 def test_a_plan_group_per_explanation_group():
