@@ -256,6 +256,7 @@ class FlashAttnAdapter(Adapter):
         self._picked: dict[int | None, tuple[tuple[FAImpl, Any] | None, list[str]]] = {}
         self._scales: dict[str, torch.Tensor] = {}
         self._metadata_buf: torch.Tensor | None = None
+        self._sinks: tuple[tuple[int, int], torch.Tensor] | None = None
         self.builder = self._builder_facts()
 
     # --- what vLLM's builder decided for this model -------------------------
@@ -422,7 +423,17 @@ class FlashAttnAdapter(Adapter):
         k, v = self.kv_views(cache)
         if plan.quant_q:  # the attention layer's static per-tensor QuantFP8 with _q_scale (1.0)
             q = quantize_fp8(q)
-        plan.impl.call(self, plan, q, k, v, sinks, out)
+        plan.impl.call(self, plan, q, k, v, self._layer_sinks(sinks), out)
+
+    def _layer_sinks(self, sinks: torch.Tensor | None) -> torch.Tensor | None:
+        """The sinks as the layer holds them, a parameter in the model dtype (FA3's
+        s_aux takes bf16 only); converted once per tensor, not in every call."""
+        if sinks is None or sinks.dtype == self.env.dtype:
+            return sinks
+        key = (sinks.data_ptr(), sinks._version)
+        if self._sinks is None or self._sinks[0] != key:
+            self._sinks = (key, sinks.to(self.env.dtype))
+        return self._sinks[1]
 
     def kernel_name(self, plan: FAPlan) -> str:
         if plan.impl.key == "vllm_fa":
