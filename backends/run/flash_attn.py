@@ -34,9 +34,9 @@ Build, once per step (``build``, timed as the build cost c):
 Forward, once per layer: ``flash_attn_varlen_func`` with the keywords vLLM's
 forward passes (``VLLM_FORWARD_KEYWORDS``): the layer's FA version, causal,
 window ``[W - 1, 0]`` (``[-1, -1]`` without a window), soft cap (0: none),
-``s_aux`` = the sinks, the step's metadata, and q/k/v descales: the layer's
-scales (1.0 without calibrated ones) expanded to [num_requests, Hkv], k and v
-always, q where the backend takes a quantized query
+``s_aux`` = the sinks in the model dtype (the layer's parameter; FA3 takes
+bf16 only), the step's metadata, and q/k/v descales: the layer's scales (1.0
+without calibrated ones) expanded to [num_requests, Hkv], k and v always, q where the backend takes a quantized query
 (``supports_quant_query_input``: all of CUDA but FA4's SM90 fp8-KV path, which
 dequantizes K/V in-kernel and takes the bf16 query). With an fp8 KV cache the
 attention layer quantizes the query first (static per-tensor ``QuantFP8``),
