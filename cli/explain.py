@@ -31,6 +31,7 @@ def explain_cmd(
     flash_attn_version: o.FaVersionOpt = None,
     use_trtllm_attention: o.TrtllmOpt = None,
     dcp_size: o.DcpOpt = None,
+    mla_prefill_backend: o.MlaPrefillBackendOpt = None,
     head_size: o.HeadSizeOpt = None,
     attn_type: o.AttnTypeOpt = None,
     use_mla: o.UseMla = None,
@@ -61,8 +62,8 @@ def explain_cmd(
     """Explain which attention backend vLLM 0.33.0 selects, and why.
 
     Exit 0 when every attention group has a backend, 1 when vLLM would raise
-    (nothing valid, or an explicit --backend that is invalid) or SGLang would
-    raise at configuration time, 2 for bad input.
+    (nothing valid, an explicit --backend or --mla-prefill-backend that is
+    invalid) or SGLang would raise at configuration time, 2 for bad input.
     """
     from attn_select.cli.inputs import resolve_device, resolve_kernels
 
@@ -78,7 +79,8 @@ def explain_cmd(
     vllm_overrides = dict(
         dtype=dtype, kv_cache_dtype=kv_cache_dtype, block_size=block_size, backend=backend, tp=tp,
         num_heads=num_heads, flash_attn_version=flash_attn_version,
-        use_trtllm_attention=use_trtllm_attention, dcp_size=dcp_size, head_size=head_size,
+        use_trtllm_attention=use_trtllm_attention, dcp_size=dcp_size,
+        mla_prefill_backend=mla_prefill_backend, head_size=head_size,
         use_mla=use_mla, has_sink=has_sink, use_sparse=use_sparse, use_mm_prefix=use_mm_prefix,
         use_per_head_quant_scales=use_per_head_quant_scales, attn_type=attn_type,
         has_sliding_window=has_sliding_window, use_non_causal=use_non_causal,

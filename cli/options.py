@@ -39,6 +39,7 @@ NumHeadsOpt = Annotated[Optional[int], typer.Option("--num-heads", help="Per-ran
 FaVersionOpt = Annotated[Optional[int], typer.Option("--flash-attn-version", help="attention_config.flash_attn_version override (2, 3 or 4).", rich_help_panel=_WHAT_IF)]
 TrtllmOpt = Annotated[Optional[bool], typer.Option("--use-trtllm-attention/--no-use-trtllm-attention", help="attention_config.use_trtllm_attention (default: auto).", rich_help_panel=_WHAT_IF)]
 DcpOpt = Annotated[Optional[int], typer.Option("--dcp-size", help="Decode context parallel size.", rich_help_panel=_WHAT_IF)]
+MlaPrefillBackendOpt = Annotated[Optional[str], typer.Option("--mla-prefill-backend", help="attention_config.mla_prefill_backend: validate this MLA prefill backend only, no fallback (FLASH_ATTN, FLASHINFER, TRTLLM_RAGGED, TOKENSPEED_MLA, ROCM_AITER_FA, CPU, ZEN_CPU, CUSTOM).", rich_help_panel=_WHAT_IF)]
 
 # --engine sglang|both: SGLang 0.5.23's server flags, under SGLang's names.
 _SGL = "SGLang server flags (--engine sglang|both)"
