@@ -109,17 +109,18 @@ def layer_mla_prefill(
     kernels: Kernels,
     batch_invariant: bool,
     backend: str | None,
+    attention_backend: str,
     sparse: bool,
     dense_mha_prefill: bool,
 ) -> MLAPrefillSelection:
-    """What one ``MLAAttention`` layer ends up with, given whether its
-    attention impl is sparse and whether it has a dense-MHA prefill path."""
+    """What one ``MLAAttention`` layer ends up with, given its attention
+    backend, whether that impl is sparse and whether it has a dense-MHA
+    prefill path."""
     if sparse and not dense_mha_prefill:
         # The layer never calls the selector, whatever was asked for.
         return MLAPrefillSelection(
             cfg, cap, backend, (), None, None, warning=R.SPARSE_NO_DENSE_PREFILL,
-            skipped="the sparse attention impl has no dense-MHA prefill path (supports_dense_mha_prefill "
-                    "is False): prefill runs the top-k MQA path",
+            skipped=f"{attention_backend}: no dense-MHA prefill path",
         )
     sel = select_mla_prefill(cfg, cap, kernels, batch_invariant, backend)
     if sel.error is not None and sparse and backend is None:
