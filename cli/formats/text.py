@@ -173,7 +173,8 @@ def mla_prefill_lines(console: Console, g: GroupExplanation) -> None:
     if p.candidates:
         console.print(prefill_table(p))
     if p.selected is not None:
-        how = "explicit --mla-prefill-backend" if p.backend else "first valid in priority order"
+        how = ("explicit --mla-prefill-backend" if p.backend
+               else "first valid in priority order; vLLM checks no further")
         console.print(f"[{STYLE_SELECTED}]prefill     {escape(p.selected)}[/]  [{STYLE_DIM}]({how})[/]")
     elif p.error is not None:
         console.print(f"[{STYLE_ERROR}]error[/]       {escape(p.error)}")

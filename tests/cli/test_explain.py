@@ -79,7 +79,7 @@ def test_deepseek_v3_shows_its_mla_prefill_backend(capsys, monkeypatch, device, 
     monkeypatch.setenv("COLUMNS", "100")
     rc, out, _ = run(capsys, "explain", "deepseek-v3", "--device", device)
     assert "prefill_config dtype=bfloat16 qk_nope_head_dim=128 qk_rope_head_dim=64 v_head_dim=128" in out
-    assert "prefill     FLASH_ATTN  (first valid in priority order)" in out
+    assert "prefill     FLASH_ATTN  (first valid in priority order; vLLM checks no further)" in out
     assert max(len(line) for line in out.splitlines() if "prefill" in line) <= 100
 
 
