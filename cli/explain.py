@@ -44,8 +44,8 @@ def explain_cmd(
     """Explain which attention backend vLLM {vllm} selects, and why.
 
     Exit 0 when every attention group has a backend, 1 when vLLM would raise
-    (nothing valid, or an explicit --backend that is invalid) or SGLang would
-    raise at configuration time, 2 for bad input.
+    (nothing valid, an explicit --backend or --mla-prefill-backend that is
+    invalid) or SGLang would raise at configuration time, 2 for bad input.
     """
     from attn_select.cli.inputs import resolve_device, resolve_kernels
 

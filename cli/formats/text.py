@@ -132,6 +132,59 @@ def group_table(g: GroupExplanation) -> Table:
     return t
 
 
+def prefill_table(p) -> Table:
+    """The MLA prefill candidates, in the order vLLM tries them."""
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("prefill backend", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    t.add_column("reasons")
+    for c in p.candidates:
+        if c.name == p.selected:
+            verdict, style = "selected", STYLE_SELECTED
+        elif c.valid:
+            verdict, style = "valid", STYLE_VALID
+        else:
+            verdict, style = "invalid", STYLE_INVALID
+        t.add_row(
+            "-" if c.priority < 0 else str(c.priority),
+            f"[{style}]{escape(c.name)}[/]",
+            f"[{style}]{verdict}[/]",
+            escape("; ".join(c.reasons)),
+        )
+    return t
+
+
+def mla_prefill_lines(console: Console, g: GroupExplanation) -> None:
+    """The MLA layer's second decision: its prefill backend."""
+    p = g.mla_prefill
+    if p is None:
+        if g.group is None and g.cfg.use_mla:
+            console.print(f"[{STYLE_HEAD}]MLA prefill[/] [{STYLE_DIM}]not selected without a MODEL (its config "
+                          "reads the model's dtype and MLA dims)[/]")
+        return
+    dims = p.cfg.mla_dimensions
+    console.print(f"[{STYLE_HEAD}]MLA prefill[/] [{STYLE_DIM}](the backend that runs the new prefill tokens "
+                  "and context chunks)[/]")
+    console.print(
+        f"[{STYLE_DIM}]prefill_config[/] dtype={p.cfg.dtype} qk_nope_head_dim={dims.qk_nope_head_dim} "
+        f"qk_rope_head_dim={dims.qk_rope_head_dim} v_head_dim={dims.v_head_dim}"
+    )
+    if p.candidates:
+        console.print(prefill_table(p))
+    if p.selected is not None:
+        how = ("explicit --mla-prefill-backend" if p.backend
+               else "first valid in priority order; vLLM checks no further")
+        console.print(f"[{STYLE_SELECTED}]prefill     {escape(p.selected)}[/]  [{STYLE_DIM}]({how})[/]")
+    elif p.error is not None:
+        console.print(f"[{STYLE_ERROR}]error[/]       {escape(p.error)}")
+    else:
+        why = p.skipped or "no valid MLA prefill backend; vLLM goes on without one for a sparse layer"
+        console.print(f"[{STYLE_HEAD}]prefill[/]     none  [{STYLE_DIM}]({escape(why)})[/]")
+    if p.warning:
+        console.print(f"[{STYLE_WARN}]warning[/]     {escape(p.warning)}")
+
+
 def _group(console: Console, r: Explanation, g: GroupExplanation) -> None:
     a = g.group.attn if g.group else None
     title = f"[{STYLE_HEAD}]group {escape(g.name)}[/]"
@@ -173,6 +226,7 @@ def _group(console: Console, r: Explanation, g: GroupExplanation) -> None:
     console.print(fa_line(g))
     for line in flashinfer_lines(g):
         console.print(line)
+    mla_prefill_lines(console, g)
     console.print()
 
 
