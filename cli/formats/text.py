@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from attn_select.cli.color import use_color
 from attn_select.selector.explain import Explanation, GroupExplanation
 from attn_select.cli.formats import by_report_type
 
@@ -36,19 +37,6 @@ STYLE_ERROR = "bold red"
 STYLE_WARN = "yellow"
 
 
-def use_color(stream=None) -> bool:
-    """Colour and styles: on a terminal, or wherever FORCE_COLOR is set (a CI
-    log that renders ANSI codes); never with NO_COLOR (which --no-color
-    sets), which wins over FORCE_COLOR. Empty values count as unset, as both
-    conventions say (no-color.org, force-color.org)."""
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    stream = sys.stdout if stream is None else stream
-    return bool(getattr(stream, "isatty", lambda: False)())
-
-
 def output_width() -> int:
     """COLUMNS, else the terminal's width (120 when not a terminal). Not
     less than 40: narrower, no layout is readable anyway."""
@@ -59,14 +47,18 @@ def output_width() -> int:
     return max(columns or shutil.get_terminal_size((120, 40)).columns, 40)
 
 
-def make_console(buf: io.StringIO) -> Console:
-    """One Console for all text output: colour per ``use_color``, width per
-    ``output_width``."""
-    tty = use_color()
+def make_console(buf: io.StringIO, stream=None) -> Console:
+    """One Console for all text output, written to ``buf`` for ``stream``
+    (default stdout): colour per ``use_color``, width per ``output_width``."""
+    tty = use_color(stream)
     width = output_width()
+    stream = sys.stdout if stream is None else stream
+    # rich reads a terminal's colour depth from TERM; output forced into
+    # colour (FORCE_COLOR on a pipe or a CI log) gets the 8 standard colours
+    on_terminal = bool(getattr(stream, "isatty", lambda: False)())
     return Console(
         file=buf, width=width, force_terminal=tty, no_color=not tty,
-        color_system="auto" if tty else None, highlight=False, soft_wrap=False,
+        color_system=("auto" if on_terminal else "standard") if tty else None, highlight=False, soft_wrap=False,
         # no ":name:" emoji codes: a model or path may contain colons, and
         # the code table is a large import
         emoji=False,
@@ -77,9 +69,9 @@ def hanging(console: Console, label: str, value: str | Text, indent: int) -> Non
     """``label`` (markup) then ``value`` (markup or Text), wrapped at words
     to the console's width, its continuation lines indented to the value's
     column rather than folded back to the margin."""
-    head = Text.from_markup(label)
+    head = Text.from_markup(label, emoji=False)
     gap = indent - head.cell_len if head.cell_len < indent else (1 if head.cell_len else 0)
-    body = Text.from_markup(value) if isinstance(value, str) else value
+    body = Text.from_markup(value, emoji=False) if isinstance(value, str) else value
     column = head.cell_len + gap
     for i, line in enumerate(body.wrap(console, max(console.width - column, 20))):
         out = Text.assemble(head, " " * gap, line) if i == 0 else Text.assemble(" " * column, line)
