@@ -556,5 +556,33 @@ def comparison_text(c) -> str:
     return buf.getvalue()
 
 
+# --- profiles (attn-select profiles) --------------------------------------------
+
+
+def profiles_text(p) -> str:
+    """The built-in model and device profiles, one per line (wrapped under
+    the value column on a narrow terminal)."""
+    buf = io.StringIO()
+    console = make_console(buf)
+    console.print(f"[{STYLE_HEAD}]model profiles[/]  [{STYLE_DIM}](MODEL; model: in deployments; "
+                  "profiles/models/)[/]")
+    width = max(len(m.name) for m in p.models) + 2
+    for m in p.models:
+        groups = ", ".join(m.groups) + (" (MLA)" if m.use_mla else "")
+        facts = (f"{m.architecture}, {m.num_layers} layers, {m.num_heads} q / {m.num_kv_heads} kv heads, "
+                 f"head {m.head_size}, {m.dtype}; attention groups: {groups}")
+        hanging(console, f"[{STYLE_HEAD}]{escape(m.name)}[/]",
+                f"{escape(facts)}  [{STYLE_DIM}]({escape(m.source)})[/]", width)
+    console.print()
+    console.print(f"[{STYLE_HEAD}]device profiles[/]  [{STYLE_DIM}](explain --device NAME; device: in "
+                  "deployments; profiles/devices/)[/]")
+    width = max(len(d.name) for d in p.devices) + 2
+    for d in p.devices:
+        facts = f"{d.gpu}, capability {d.capability}, {d.memory_gib:g} GiB, {d.bandwidth_tbs:g} TB/s"
+        hanging(console, f"[{STYLE_HEAD}]{escape(d.name)}[/]", escape(facts), width)
+    return buf.getvalue()
+
+
 render = by_report_type("text", Explanation=explanation_text, FeatureMatrix=matrix_text, CheckReport=check_text,
-                        SGLangExplanation=sglang_text, EngineComparison=comparison_text)
+                        SGLangExplanation=sglang_text, EngineComparison=comparison_text,
+                        ProfileListing=profiles_text)
