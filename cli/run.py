@@ -284,9 +284,13 @@ def cpu_status(report) -> tuple[int, str] | None:
         if runs_on_cpu(g.selected) or not any(r.status == RAN for r in g.rows):
             return None  # it could have run here, or nothing was checked: a GPU run's verdict
     ran = list(dict.fromkeys(r.label for g in report.groups for r in g.rows if r.status == RAN))
+    from attn_select.backends import registry
+
     why = "; ".join(f"{g.name}: {g.selected}: {g.verdict_detail}" for g in unconfirmed)
+    # a GPU run confirms only a backend attn-select run has an adapter for
+    gpu = all(registry.BACKENDS[g.selected].run_adapter is not None for g in unconfirmed)
     return ExitCode.OK, (f"every backend that runs on a CPU ran and was correct ({', '.join(ran)}); "
-                         f"the selection was not confirmed ({why}): run on a GPU to confirm it")
+                         f"the selection was not confirmed ({why})" + (": run on a GPU to confirm it" if gpu else ""))
 
 
 def render_text(report, file=None) -> None:

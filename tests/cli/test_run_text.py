@@ -126,8 +126,17 @@ def test_cpu_run_passes_when_every_cpu_backend_ran_and_says_the_selection_is_unc
     rep = report(cpu_rows(), cpu=True)
     assert rep.exit_code == 0
     assert rep.summary.startswith("every backend that runs on a CPU ran and was correct (TRITON_ATTN, FLEX_ATTENTION)")
-    assert "the selection was not confirmed (full: FLASH_ATTN: FlashAttention needs a CUDA GPU)" in rep.summary
+    assert rep.summary.endswith(
+        "the selection was not confirmed (full: FLASH_ATTN: FlashAttention needs a CUDA GPU): run on a GPU to confirm it")
     assert "not confirmed on this CPU: FlashAttention needs a CUDA GPU" in run_text(rep, width=120)
+
+
+def test_cpu_run_of_a_selection_with_no_adapter_does_not_send_you_to_a_gpu():
+    rows = [skipped(s, "FLASH_ATTN_MLA", "attn-select run has no adapter for this backend", selected=True)
+            for s in SHAPES] + [ran(s, "TRITON_MLA", None) for s in SHAPES]
+    rep = report(rows, cpu=True, selected="FLASH_ATTN_MLA", detail="attn-select run has no adapter for this backend")
+    assert rep.exit_code == 0
+    assert rep.summary.endswith("(full: FLASH_ATTN_MLA: attn-select run has no adapter for this backend)")
 
 
 def test_cpu_run_fails_on_any_wrong_backend():
