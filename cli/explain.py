@@ -23,7 +23,7 @@ app = typer.Typer()
 @o.versioned
 @o.what_if_options
 def explain_cmd(
-    model: Annotated[Optional[str], typer.Argument(help="Built-in model profile, config.json, or a folder holding one. Omit to explain a raw selector config given by flags.", show_default=False)] = None,
+    model: Annotated[Optional[str], typer.Argument(help="Built-in model profile (`attn-select profiles` lists them), config.json, or a folder holding one. Omit to explain a raw selector config given by flags.", show_default=False, autocompletion=o.complete_model)] = None,
     device: o.DeviceOpt = None,
     capability: o.CapabilityOpt = None,
     kernels: o.KernelsOpt = None,

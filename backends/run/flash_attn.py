@@ -243,6 +243,7 @@ def _import(name: str):
 
 class FlashAttnAdapter(Adapter):
     name = "FLASH_ATTN"
+    cuda_only = True  # unless a test's importer stands in for the builds
 
     def __init__(self, env, p, row=None, impls: tuple[FAImpl, ...] = IMPLS,
                  importer: Callable[[str], Any] = _import):

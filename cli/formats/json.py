@@ -261,7 +261,17 @@ def comparison_doc(c) -> dict:
     }
 
 
+# --- profiles (attn-select profiles) ---------------------------------------------
+
+PROFILES_SCHEMA = "attn-select.profiles/1"
+
+
+def profiles_doc(p) -> dict:
+    return {"schema": PROFILES_SCHEMA, "models": plain(p.models), "devices": plain(p.devices)}
+
+
 render = by_report_type("JSON", Explanation=lambda r: dumps(explanation_doc(r)),
                         FeatureMatrix=lambda r: dumps(matrix_doc(r)), CheckReport=lambda r: dumps(check_doc(r)),
                         SGLangExplanation=lambda r: dumps(sglang_doc(r)),
-                        EngineComparison=lambda r: dumps(comparison_doc(r)))
+                        EngineComparison=lambda r: dumps(comparison_doc(r)),
+                        ProfileListing=lambda r: dumps(profiles_doc(r)))
