@@ -150,6 +150,11 @@ class BackendSpec(NamedTuple):
     # supported_kv_cache_layouts; a Rule when it depends on the GPU (FlashInfer)
     kv_cache_layouts: tuple[str, ...] | None | Rule[tuple[str, ...] | None] = None
     alibi_sqrt: bool = False
+    # The impl's supports_dense_mha_prefill: whether an MLA layer on this
+    # backend prefills through a separate MLA prefill backend. False (or a
+    # Rule saying False) only for sparse impls that run the top-k MQA path
+    # for every request; the layer then selects no MLA prefill backend.
+    dense_mha_prefill: bool | Rule[bool] = True
     # "module:Class" of the GPU run adapter in attn_select.backends.run, or None
     # (attn-select run has no adapter for this backend).
     run_adapter: str | None = None

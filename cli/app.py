@@ -20,7 +20,11 @@ app = typer.Typer(
     help=f"See, check and test which attention backend vLLM {VLLM_VERSION} picks for a model on an NVIDIA GPU.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    # --install-completion / --show-completion (typer imports its completion
+    # code either way; the two options cost no import)
+    add_completion=True,
+    # -h as well as --help, on every command (click hands the setting down)
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 def _version(value: bool) -> None:
@@ -31,17 +35,27 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
-    debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks for errors."),
-    no_color: bool = typer.Option(False, "--no-color", help="Plain output, no colour."),
+    ctx: typer.Context,
+    debug: bool = typer.Option(False, "--debug", help="Show Python tracebacks for errors (also after the command)."),
+    no_color: bool = typer.Option(False, "--no-color", help="Plain output, no colour (also after the command; NO_COLOR too). FORCE_COLOR colours output that is not a terminal."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
 ) -> None:
     # --debug is read from argv by main(), which handles the errors that
     # escape typer; here it is only declared.
     if no_color:
         os.environ["NO_COLOR"] = "1"
+    _echo_color(ctx)
 
 
-COMMANDS = ("explain", "run", "lock", "check", "matrix")
+def _echo_color(ctx: typer.Context) -> None:
+    """click's echo strips colour codes off a pipe: under FORCE_COLOR it must
+    keep them (the subcommands' contexts inherit this)."""
+    from attn_select.cli.color import forced
+
+    ctx.color = forced()
+
+
+COMMANDS = ("explain", "run", "lock", "check", "matrix", "profiles")
 _registered: set[str] = set()
 
 
@@ -65,6 +79,25 @@ def _command(argv: list[str]) -> str | None:
         if not arg.startswith("-"):
             return arg if arg in COMMANDS else None
     return None
+
+
+# The root's switches, also accepted after the subcommand (`explain X --debug`).
+ROOT_SWITCHES = ("--debug", "--no-color")
+
+
+def hoist_root_switches(args: list[str]) -> list[str]:
+    """``args`` with the root switches given after the subcommand moved before
+    it, where click reads them. Nothing after a ``--`` moves: that is another
+    program's command line."""
+    at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    if at is None:
+        return args
+    end = args.index("--", at) if "--" in args[at:] else len(args)
+    moved = [a for a in args[at + 1:end] if a in ROOT_SWITCHES]
+    if not moved:
+        return args
+    rest = [a for a in args[at + 1:end] if a not in ROOT_SWITCHES]
+    return args[:at] + moved + [args[at]] + rest + args[end:]
 
 
 def _no_pydantic_plugins() -> None:
@@ -116,12 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     from attn_select.selector.errors import UserError
 
     _no_pydantic_plugins()
-    args = list(argv if argv is not None else sys.argv[1:])
+    args = hoist_root_switches(list(argv if argv is not None else sys.argv[1:]))
     debug = "--debug" in args
     command = _command(args)
     _register((command,) if command else COMMANDS)
     try:
-        app(args=argv, standalone_mode=True)
+        app(args=args, standalone_mode=True)
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else ExitCode.USAGE)

@@ -28,6 +28,7 @@ def check_cmd(
     fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="text, json, junit (XML) or github (workflow annotations on the lockfile lines).")] = CheckFormat.text,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
     engine: Annotated[Optional[str], typer.Option("--engine", help="Engine for deployments that name none (vllm, sglang or both); default: what the lock records, else vllm.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the failures (text and github formats): nothing when all match. The exit code is the same.")] = False,
 ) -> None:
     """Check that every deployment still selects what the lockfile says.
 
@@ -40,13 +41,18 @@ def check_cmd(
     from attn_select.selector.lock import parse_deployments, parse_lockfile, run_check
 
     check_engine(engine)
+    if quiet and fmt in (CheckFormat.json, CheckFormat.junit):
+        from attn_select.selector.errors import UserError
+
+        raise UserError(f"--quiet is for --format text or github; {fmt.value} is a whole report for a tool to read")
     lock, doc = parse_lockfile(read_text(lockfile, "lockfile"), lockfile)
     deps = None
     if deployments is not None:
         dep_file, dep_doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
         deps = (dep_file, dep_doc, Path(deployments).parent)
     report = run_check(lock, doc, Path(lockfile).parent, deps, engine)
-    text = render(report, fmt.value)
+    # --quiet: a passing check prints nothing; a failing one its whole report
+    text = "" if quiet and report.ok else render(report, fmt.value)
     if output is None:
         typer.echo(text, nl=False)
     else:

@@ -23,7 +23,7 @@ app = typer.Typer()
 @o.versioned
 @o.what_if_options
 def explain_cmd(
-    model: Annotated[Optional[str], typer.Argument(help="Built-in model profile, config.json, or a folder holding one. Omit to explain a raw selector config given by flags.", show_default=False)] = None,
+    model: Annotated[Optional[str], typer.Argument(help="Built-in model profile (`attn-select profiles` lists them), config.json, or a folder holding one. Omit to explain a raw selector config given by flags.", show_default=False, autocompletion=o.complete_model)] = None,
     device: o.DeviceOpt = None,
     capability: o.CapabilityOpt = None,
     kernels: o.KernelsOpt = None,
@@ -44,8 +44,8 @@ def explain_cmd(
     """Explain which attention backend vLLM {vllm} selects, and why.
 
     Exit 0 when every attention group has a backend, 1 when vLLM would raise
-    (nothing valid, or an explicit --backend that is invalid) or SGLang would
-    raise at configuration time, 2 for bad input.
+    (nothing valid, an explicit --backend or --mla-prefill-backend that is
+    invalid) or SGLang would raise at configuration time, 2 for bad input.
     """
     from attn_select.cli.inputs import resolve_device, resolve_kernels
 

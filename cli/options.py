@@ -31,7 +31,21 @@ class Engine(str, Enum):
 
 _IN = "Inputs"
 
-DeviceOpt = Annotated[Optional[str], typer.Option("--device", help="Device profile (h100, b200, a100, ...). Default: the visible GPU.", rich_help_panel=_IN)]
+def complete_device(incomplete: str) -> list[str]:
+    """Shell completion of --device: the device profiles."""
+    from attn_select.selector.profiles import device_profile_names
+
+    return [n for n in device_profile_names() if n.startswith(incomplete)]
+
+
+def complete_model(incomplete: str) -> list[str]:
+    """Shell completion of MODEL: the model profiles (the shell adds paths)."""
+    from attn_select.selector.profiles import model_profile_names
+
+    return [n for n in model_profile_names() if n.startswith(incomplete)]
+
+
+DeviceOpt = Annotated[Optional[str], typer.Option("--device", help="Device profile (h100, b200, a100, ...; `attn-select profiles` lists them). Default: the visible GPU.", rich_help_panel=_IN, autocompletion=complete_device)]
 CapabilityOpt = Annotated[Optional[str], typer.Option("--capability", help="Compute capability X.Y instead of a device profile.", rich_help_panel=_IN)]
 # --kernels' vocabulary, for its help texts
 KERNEL_NAMES = ",".join(Kernels.NAMES)

@@ -4,15 +4,21 @@ a float32 reference and timed; confirms the backend `explain` selected.
 
 Exit 0 when the selected backend ran and was correct in every group, 1 when
 it failed, was wrong, or is not installed here (a warning instead with
---allow-missing), 2 for bad usage or no GPU. torch and the kernels are
-imported only inside the command.
+--allow-missing), 2 for bad usage or no GPU. On a CPU (``--device cpu``) a
+CUDA-only selection cannot run: exit 0 when every backend that ran was
+correct, saying the selection was not confirmed (``cpu_status``). torch and
+the kernels are imported only inside the command; the text report is
+cli/formats/run_text.py.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 import sys
+import warnings
 from enum import Enum
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Iterator, Optional
 
 import typer
 
@@ -33,6 +39,7 @@ KINDS = ("decode", "prefill", "mixed")
 
 @app.command("run")
 def run_cmd(
+    ctx: typer.Context,
     model: Annotated[str, typer.Argument(help="Built-in model profile, config.json, or a folder holding one.")],
     device: Annotated[Optional[str], typer.Option("--device", help="cuda (default: the visible GPU) or cpu (reference, FLEX_ATTENTION and TRITON_ATTN in Triton's interpreter, small shapes).")] = None,
     # explain's --tp and --dtype; run's own --kv-cache-dtype, --block-size and
@@ -53,10 +60,13 @@ def run_cmd(
     fmt: Annotated[RunFormat, typer.Option("--format", "-f", help="Output format.")] = RunFormat.text,
 ) -> None:
     """Run one forward step through each attention backend and check it."""
-    report = execute(model, device=device, tp=tp, dtype=dtype, kv_cache_dtype=kv_cache_dtype,
-                     block_size=block_size, backend=backend, batch=batch, context=context, shapes=shapes,
-                     checks=checks, timing=not no_timing, capability=capability, allow_missing=allow_missing,
-                     build_span=build_span, progress=_stderr)
+    from attn_select.cli.progress import run_progress
+
+    with library_warnings(debug=_debug(ctx)), run_progress() as progress:
+        report = execute(model, device=device, tp=tp, dtype=dtype, kv_cache_dtype=kv_cache_dtype,
+                         block_size=block_size, backend=backend, batch=batch, context=context, shapes=shapes,
+                         checks=checks, timing=not no_timing, capability=capability, allow_missing=allow_missing,
+                         build_span=build_span, progress=progress)
     if fmt is RunFormat.json:
         typer.echo(report.to_json())
     else:
@@ -64,8 +74,32 @@ def run_cmd(
     raise typer.Exit(report.exit_code)
 
 
-def _stderr(msg: str) -> None:
-    print(f"[run] {msg}", file=sys.stderr, flush=True)
+def _debug(ctx: typer.Context) -> bool:
+    return bool(ctx.find_root().params.get("debug"))
+
+
+# Warnings the run path causes on purpose: flex_attention runs eagerly on a
+# CPU (tiny shapes; torch.compile would add minutes of CPU compile).
+EXPECTED_WARNINGS = ("flex_attention called without torch.compile",)
+
+
+@contextlib.contextmanager
+def library_warnings(debug: bool) -> Iterator[None]:
+    """Keep torch's and Triton's warnings off stderr: the expected ones are
+    dropped, any other is counted in one line at the end (``--debug`` shows
+    them all as Python prints them)."""
+    if debug:
+        yield
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        for text in EXPECTED_WARNINGS:
+            warnings.filterwarnings("ignore", message=re.escape(text))
+        yield
+    if caught:
+        n = len(caught)
+        print(f"note: {n} library warning{'s' if n != 1 else ''} hidden (--debug shows them)",
+              file=sys.stderr, flush=True)
 
 
 def _parse_backends(text: str | None) -> tuple[str, ...] | None:
@@ -108,8 +142,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     """The command without the rendering: returns a RunReport with ``exit_code`` set.
 
     ``facts`` (a ModelFacts) replaces loading ``model`` (for scripts and tests)."""
-    if device not in (None, "cuda", "cpu") and not str(device).startswith("cuda:"):
-        raise UserError(f"--device must be cuda or cpu, got {device!r}")
+    check_run_device(device)
     if block_size is not None and block_size <= 0:
         raise UserError(f"block size must be a positive integer, got {block_size}")
     from attn_select.selector.config import DTYPES
@@ -129,7 +162,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     import torch  # only now: the run path
 
     if not cpu and not torch.cuda.is_available():
-        raise NoDevice("no CUDA device visible")
+        raise NoDevice(NO_DEVICE)
     from attn_select.selector.config import Capability
     from attn_select.selector.device import Device
     from attn_select.selector.explain import explain
@@ -185,12 +218,39 @@ class NoDevice(UserError):
     """No CUDA device visible: exit 2 with one line."""
 
 
+NO_DEVICE = ("no CUDA device visible; `run --device cpu` checks the kernels that run on a CPU "
+             "(TRITON_ATTN, FLEX_ATTENTION), and `explain --device NAME` shows the selection for a GPU")
+
+
+def check_run_device(device: str | None) -> None:
+    """--device on run names a torch device; a device profile (explain's
+    --device) gets told where it belongs."""
+    if device is None or device in ("cuda", "cpu") or re.fullmatch(r"cuda:[0-9]{1,3}", device):
+        return
+    takes = "--device on run takes cuda, cuda:N or cpu"
+    from attn_select.selector import profiles
+
+    try:
+        profile = profiles.load_device(device) if len(device) <= 64 else None
+    except UserError:
+        profile = None
+    if profile is None:
+        raise UserError(f"{takes}, got {device[:64]!r}")
+    raise UserError(f"{takes}; {profile.profile} is a device profile for explain: use "
+                    f"`explain --device {profile.profile}`, or `run --device cpu --capability {profile.capability}` "
+                    "to check the kernels on the CPU for that GPU's selection")
+
+
 def exit_status(report, allow_missing: bool) -> tuple[int, str]:
     bad = [g for g in report.groups if g.verdict in ("failed", "wrong", "not-selected")]
     missing = [g for g in report.groups if g.verdict == "missing"]
     if bad:
         g = bad[0]
         return ExitCode.FINDINGS, f"{g.name}: selected backend {g.selected or '-'} {g.verdict}: {g.verdict_detail}"
+    if report.capability is None:  # a CPU run (the runner knows a capability only on a GPU)
+        cpu = cpu_status(report)
+        if cpu is not None:
+            return cpu
     if missing:
         g = missing[0]
         text = f"{g.name}: selected backend {g.selected} not run here: {g.verdict_detail}"
@@ -200,63 +260,45 @@ def exit_status(report, allow_missing: bool) -> tuple[int, str]:
     return ExitCode.OK, "selected backend confirmed in every group"
 
 
-def _fmt_us(x: float) -> str:
-    return f"{x:,.1f}" if x < 1000 else f"{x:,.0f}"
+def cpu_status(report) -> tuple[int, str] | None:
+    """A CPU run's own verdict, or None to judge it as a GPU run is judged.
+
+    A CPU checks the kernels that run on it (TRITON_ATTN in Triton's
+    interpreter, FLEX_ATTENTION), not a CUDA-only selection: it passes when
+    every backend that ran was correct and each group whose selected backend
+    cannot run on a CPU had something run, and says the selection was not
+    confirmed. A failure or a wrong result of any backend is a finding."""
+    from attn_select.backends.run.adapter import runs_on_cpu
+    from attn_select.backends.run.report import FAILED, RAN
+
+    broken = [r for g in report.groups for r in g.rows
+              if r.status == FAILED or (r.status == RAN and not r.correct)]
+    if broken:
+        r = broken[0]
+        what = "failed" if r.status == FAILED else "was wrong"
+        return ExitCode.FINDINGS, f"{r.group}/{r.shape}: {r.label} {what} on the CPU: {r.reason}"
+    unconfirmed = [g for g in report.groups if g.verdict == "missing"]
+    if not unconfirmed:
+        return None
+    for g in unconfirmed:
+        if runs_on_cpu(g.selected) or not any(r.status == RAN for r in g.rows):
+            return None  # it could have run here, or nothing was checked: a GPU run's verdict
+    ran = list(dict.fromkeys(r.label for g in report.groups for r in g.rows if r.status == RAN))
+    from attn_select.backends import registry
+
+    why = "; ".join(f"{g.name}: {g.selected}: {g.verdict_detail}" for g in unconfirmed)
+    # a GPU run confirms only a backend attn-select run has an adapter for
+    gpu = all(registry.BACKENDS[g.selected].run_adapter is not None for g in unconfirmed)
+    return ExitCode.OK, (f"every backend that runs on a CPU ran and was correct ({', '.join(ran)}); "
+                         f"the selection was not confirmed ({why})" + (": run on a GPU to confirm it" if gpu else ""))
 
 
 def render_text(report, file=None) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    """The text report on stdout at the terminal's width, or into ``file``
+    (a log: wide, no colour)."""
+    from attn_select.cli.formats.run_text import run_text
 
-    con = Console(file=file, highlight=False, soft_wrap=False, width=200 if file is None else 200)
-    ceil = f"{report.copy_ceiling_tbs:.2f} TB/s" if report.copy_ceiling_tbs else "n/a"
-    con.print(f"[bold]attn-select run[/bold] {escape(report.model)} on {escape(report.device)}"
-              f" (SM {report.capability or '-'}), torch {report.torch}, {report.dtype}, kv {report.kv_cache_dtype},"
-              f" page {report.page_size}, copy ceiling {ceil}")
-    for kind, desc in report.shapes.items():
-        con.print(f"  {kind}: {desc}")
-    for g in report.groups:
-        a = g.attention
-        extras = []
-        if a.get("sliding_window"):
-            extras.append(f"window {a['sliding_window']}")
-        if a.get("soft_cap"):
-            extras.append(f"soft cap {a['soft_cap']}")
-        if a.get("has_sink"):
-            extras.append("sinks")
-        sel = escape(g.selected or "none")
-        fa = f", FA{g.fa_version}" if g.fa_version else ""
-        fi = f", FlashInfer decode {g.flashinfer_decode}" if g.flashinfer_decode else ""
-        con.print()
-        con.print(f"[bold]group {escape(g.name)}[/bold]: {g.layers} layers, {a['num_heads']}/{a['num_kv_heads']} heads,"
-                  f" head {a['head_size']}{', ' + ', '.join(extras) if extras else ''}; selected {sel}{fa}{fi}")
-        t = Table(show_lines=False, header_style="bold")
-        for col in ("shape", "backend", "status", "kernel / reason", "rel err", "us/layer",
-                    "KV TB/s", "% ceil", "build c us", "L x t us", "first s"):
-            t.add_column(col, no_wrap=col in ("shape", "backend", "status"),
-                         justify="right" if col not in ("shape", "backend", "status", "kernel / reason") else "left")
-        for r in g.rows:
-            name = escape(r.label) + (" *" if r.selected else "")
-            if r.status == "ran":
-                err = f"{max(r.check.rel_errors):.1e}" if r.check else "-"
-                status = "[green]ok[/green]" if r.correct else "[red]WRONG[/red]"
-                detail = escape(r.kernel + (f" - {r.reason}" if r.reason else ""))
-            else:
-                err, status, detail = "-", ("[red]failed[/red]" if r.status == "failed" else "skipped"), escape(r.reason)
-            pf = r.perf
-            t.add_row(r.shape, name, status, detail, err,
-                      _fmt_us(pf.per_layer_us) if pf else "-",
-                      f"{pf.kv_read_tbs:.2f}" if pf else "-",
-                      f"{100 * pf.ceiling_fraction:.0f}" if pf and pf.ceiling_fraction else "-",
-                      _fmt_us(pf.build_us) if pf else "-",
-                      _fmt_us(pf.num_layers * pf.per_layer_us) if pf else "-",
-                      f"{pf.first_call_s:.1f}" if pf else "-")
-        con.print(t)
-        if g.fastest:
-            con.print("fastest: " + ", ".join(f"{k} {escape(v)}" for k, v in g.fastest.items()))
-        color = "green" if g.verdict == "confirmed" else "red"
-        con.print(f"[{color}]{g.verdict}[/{color}]: {escape(g.verdict_detail)}")
-    for n in report.notes:
-        con.print(f"note: {escape(n)}")
-    con.print(("[green]" if report.exit_code == 0 else "[red]") + escape(report.summary) + "[/]")
+    if file is None:
+        sys.stdout.write(run_text(report))
+    else:
+        file.write(run_text(report, width=200, stream=file))

@@ -26,6 +26,8 @@ from attn_select.selector.engine_config import EngineConfig, EngineStep, engine_
 from attn_select.selector.engines import VLLM, VLLM_VERSION
 from attn_select.selector.errors import UserError
 from attn_select.selector.fa_version import FAVersion, TrailStep, layer_fa_version, resolve_fa_version
+from attn_select.selector.mla_prefill_config import mla_prefill_selector_config
+from attn_select.selector.mla_prefill_select import MLAPrefillSelection, layer_mla_prefill
 from attn_select.selector.model_facts import AttentionGroup, LayerAttention, ModelFacts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.select import Selection, select
@@ -61,6 +63,9 @@ class GroupExplanation(NamedTuple):
     # What the selected backend's layer raises after selection passed (vLLM
     # checks some combinations only in the impl's __init__), or None.
     layer_error: str | None = None
+    # The MLA layer's second decision, its prefill backend; None for
+    # non-MLA layers, a raw selector config, or a failed first decision.
+    mla_prefill: MLAPrefillSelection | None = None
 
     @property
     def name(self) -> str:
@@ -83,7 +88,11 @@ class Explanation(NamedTuple):
 
     @property
     def ok(self) -> bool:
-        return all(g.selection.selected is not None and g.layer_error is None for g in self.groups)
+        return all(
+            g.selection.selected is not None and g.layer_error is None
+            and (g.mla_prefill is None or g.mla_prefill.error is None)
+            for g in self.groups
+        )
 
     @property
     def backend_source(self) -> str | None:
@@ -290,6 +299,22 @@ def _flashinfer_dispatch(sel: Selection, attn: LayerAttention | None, q: Query) 
     )
 
 
+def _mla_prefill(
+    group: AttentionGroup | None, sel: Selection, q: Query, backend: str | None
+) -> MLAPrefillSelection | None:
+    """The prefill backend an ``MLAAttention`` layer selects once its
+    attention backend is chosen (and only then: a failed selection raises
+    first). A raw selector config has no model_config to read the dtype and
+    MLA dims from, so it gets none."""
+    if group is None or not group.attn.use_mla or sel.selected is None:
+        return None
+    spec = registry.BACKENDS[sel.selected]
+    return layer_mla_prefill(
+        mla_prefill_selector_config(q.ctx, q.cfg.dtype), q.cap, q.kernels, q.ctx.batch_invariant,
+        backend, spec.name, sparse=spec.is_sparse, dense_mha_prefill=resolve(spec.dense_mha_prefill, q),
+    )
+
+
 def explain_group(
     group: AttentionGroup | None,
     cfg: SelectorConfig,
@@ -298,6 +323,7 @@ def explain_group(
     kernels: Kernels,
     ctx: EngineContext,
     backend: str | None,
+    mla_prefill_backend: str | None = None,
 ) -> GroupExplanation:
     check_values(cfg)
     sel = select(cfg, device.capability, kernels, ctx, num_heads, backend)
@@ -320,6 +346,7 @@ def explain_group(
         flashinfer=_flashinfer_dispatch(sel, attn, q),
         backend_facts=backend_facts(names, q),
         layer_error=layer_error,
+        mla_prefill=_mla_prefill(group, sel, q, mla_prefill_backend),
     )
 
 
@@ -357,6 +384,13 @@ def explain(
     """The whole report for one deployment."""
     if ov.backend is not None:
         registry.get(ov.backend)  # unknown name -> user error with a suggestion
+    if ov.mla_prefill_backend is not None:
+        from attn_select.backends.mla.prefill import registry as prefill_registry
+
+        prefill_registry.get(ov.mla_prefill_backend)  # the same, for prefill names
+        if model is None:
+            raise UserError("--mla-prefill-backend needs a MODEL: vLLM builds the MLA prefill selector "
+                            "config from the model's dtype and MLA dims")
     engine = engine_config(model, ov, device.capability, kernels)
     if engine.error is not None:
         raise UserError(f"vLLM {ENGINE_VERSION} refuses this engine config: {engine.error}")
@@ -369,7 +403,8 @@ def explain(
     else:
         for group in split_skip_layers(model.groups, engine.kv_skip_layers):
             cfg, num_heads = selector_config(group.attn, model.dtype, ctx, eff)
-            groups.append(explain_group(group, cfg, num_heads, device, kernels, ctx, eff.backend))
+            groups.append(explain_group(group, cfg, num_heads, device, kernels, ctx, eff.backend,
+                                        ov.mla_prefill_backend))
     return Explanation(
         model=model, device=device, kernels=kernels, ctx=ctx, overrides=ov,
         groups=tuple(groups), notes=model.notes if model else (),

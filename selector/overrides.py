@@ -48,6 +48,9 @@ class Overrides(NamedTuple):
     flash_attn_version: Annotated[int | None, _what_if("attention_config.flash_attn_version override (2, 3 or 4).")] = None
     use_trtllm_attention: Annotated[bool | None, _what_if("attention_config.use_trtllm_attention (default: auto).")] = None
     dcp_size: Annotated[int | None, _what_if("Decode context parallel size.")] = None  # --decode-context-parallel-size
+    mla_prefill_backend: Annotated[str | None, _what_if(
+        "attention_config.mla_prefill_backend: validate this MLA prefill backend only, no fallback "
+        "(FLASH_ATTN, FLASHINFER, TRTLLM_RAGGED, TOKENSPEED_MLA, ROCM_AITER_FA, CPU, ZEN_CPU, CUSTOM).")] = None
     # Raw AttentionSelectorConfig fields; each replaces the derived value.
     head_size: Annotated[int | None, WhatIf("head_size.")] = None
     use_mla: Annotated[bool | None, _RAW] = None

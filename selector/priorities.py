@@ -1,5 +1,7 @@
 """The only place that orders backends: vLLM 0.33.0's
-``_get_backend_priorities`` (vllm/platforms/cuda.py), one branch per branch.
+``_get_backend_priorities`` (vllm/platforms/cuda.py), one branch per branch,
+and the MLA prefill backends' order of ``Platform.get_mla_prefill_backend_cls``
+(vllm/platforms/interface.py, which the CUDA platform does not override).
 
 The list index is the priority (0 = most preferred). Capability and the
 other inputs are explicit arguments; nothing is read from a platform.
@@ -10,6 +12,7 @@ from __future__ import annotations
 from functools import cache
 
 from attn_select.selector.config import Capability, is_quantized_kv_cache
+from attn_select.selector.mla_prefill_config import MLADimensions
 
 
 @cache
@@ -86,6 +89,21 @@ def _mla_priorities(
     else:
         sparse_tail.append("FLASHINFER_MLA_SPARSE_SM90")
     return ("FLASH_ATTN_MLA", "FLASHMLA", "FLASHINFER_MLA", "TRITON_MLA", *sparse_tail)
+
+
+# The MLA dims for which Blackwell prefers TRT-LLM's ragged kernel over FlashAttention.
+_TRTLLM_FIRST_DIMS = MLADimensions(192, 64, 256)
+
+
+@cache
+def mla_prefill_priorities(cap: Capability, mla_dimensions: MLADimensions) -> tuple[str, ...]:
+    """MLA prefill backends in the order vLLM tries them (the first valid wins)."""
+    if cap.major == 10:
+        if mla_dimensions == _TRTLLM_FIRST_DIMS:
+            return ("TRTLLM_RAGGED", "FLASH_ATTN", "FLASHINFER", "TOKENSPEED_MLA")
+        return ("FLASH_ATTN", "TRTLLM_RAGGED", "FLASHINFER", "TOKENSPEED_MLA")
+    # Hopper (SM90) and older, and 11.x / 12.x: FlashAttention alone.
+    return ("FLASH_ATTN",)
 
 
 def all_priority_names() -> tuple[str, ...]:

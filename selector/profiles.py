@@ -9,7 +9,7 @@ form, so profiles and files go through the same parser (selector/model/).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic_core import SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
@@ -194,3 +194,57 @@ def _facts_from_profile(name: str, options: dict[str, Any]) -> ModelFacts:
         prof["config"], name=stem, where=f"profile {stem}", weights=prof.get("weights_dtype"),
         source=prof["source"], **options,
     )
+
+
+# --- the listing (attn-select profiles) ----------------------------------------
+
+
+class ModelProfile(NamedTuple):
+    """A built-in model profile's key facts, as the parser reads them
+    (tensor parallel 1, vLLM's "auto" dtype on a bfloat16-capable GPU)."""
+
+    name: str
+    source: str  # the Hugging Face repo its config values come from
+    description: str | None
+    architecture: str
+    num_layers: int
+    num_heads: int  # query heads (model level)
+    num_kv_heads: int
+    head_size: int  # vLLM's head size (MLA: kv_lora_rank + qk_rope_head_dim)
+    dtype: str
+    use_mla: bool
+    groups: tuple[str, ...]  # attention groups, e.g. ("sliding", "full")
+
+
+class DeviceProfile(NamedTuple):
+    name: str  # the profile's name (--device NAME)
+    gpu: str  # as torch.cuda.get_device_name reports it
+    capability: str
+    memory_gib: float
+    bandwidth_tbs: float
+
+
+class ProfileListing(NamedTuple):
+    models: tuple[ModelProfile, ...]
+    devices: tuple[DeviceProfile, ...]
+
+
+def list_profiles() -> ProfileListing:
+    """Every built-in model and device profile with its key facts."""
+    models = []
+    for name in model_profile_names():
+        stem, prof = load_model_profile(name)
+        facts = _facts_from_profile(name, dict(tp=1, dtype="auto", capability=None, mm_inputs=True,
+                                               disable_sliding_window=False))
+        models.append(ModelProfile(
+            name=stem, source=prof["source"], description=prof.get("description"),
+            architecture=facts.architecture, num_layers=facts.num_layers, num_heads=facts.num_heads,
+            num_kv_heads=facts.num_kv_heads, head_size=facts.head_size, dtype=facts.dtype,
+            use_mla=any(g.attn.use_mla for g in facts.groups), groups=tuple(g.name for g in facts.groups),
+        ))
+    devices = []
+    for name in device_profile_names():
+        d = load_device(name)
+        devices.append(DeviceProfile(name=d.profile or name, gpu=d.name, capability=str(d.capability),
+                                     memory_gib=d.memory_gib, bandwidth_tbs=d.bandwidth_tbs))
+    return ProfileListing(tuple(models), tuple(devices))

@@ -88,3 +88,71 @@ def block_size_precluded(block_size: int, names: list[str], selected: str) -> st
 # AttentionBackendEnum metaclass __getitem__ (registry.py)
 def unknown_backend(name: str, valid: list[str]) -> str:
     return f"Unknown attention backend: '{name}'. Valid options are: {', '.join(valid)}"
+
+
+# --- MLA prefill backends (vllm/v1/attention/backends/mla/prefill/) ----------
+# MLAPrefillBackend.validate_configuration (prefill/base.py), in check order.
+# Its texts are its own: the capability and dtype are spelled out, unlike the
+# attention backends' fixed strings above.
+PREFILL_NO_CAPABILITY = "device capability not available"
+PREFILL_DEPENDENCIES = "required dependencies not available"
+# What get_mla_prefill_backend_cls and the explicit path record when the
+# backend's module raises ImportError: the bare word, not "Type: message".
+PREFILL_IMPORT_ERROR = "ImportError"
+
+
+def prefill_compute_capability(major: int, minor: int) -> str:
+    return f"compute capability {major}.{minor} not supported"
+
+
+def prefill_dtype(dtype: str) -> str:
+    """f"dtype {selector_config.dtype} not supported", a torch dtype."""
+    return f"dtype torch.{dtype} not supported"
+
+
+def prefill_mla_dimensions(got: object, supported: tuple[object, ...]) -> str:
+    """The dims reason. The supported list is appended only when the backend
+    declares it as ``supported_mla_dimensions`` (FLASH_ATTN overrides the
+    predicate instead, so its reason has no list)."""
+    text = f"Model does not have supported MLA dimensions (got {got}"
+    if supported:
+        text += "; supported: " + ", ".join(str(d) for d in supported)
+    return text + ")"
+
+
+# get_mla_prefill_backend (prefill/selector.py): an explicit
+# attention_config.mla_prefill_backend that fails validation; vLLM prints
+# the enum member's name and the reasons list's repr.
+def mla_prefill_selected_invalid(name: str, reasons: list[str]) -> str:
+    return (
+        f"Selected MLA prefill backend {name} is not valid for this configuration. "
+        f"Reason: {reasons!r}"
+    )
+
+
+def mla_prefill_unregistered(name: str) -> str:
+    """MLAPrefillBackendEnum.get_path for CUSTOM with nothing registered (a
+    ValueError the selector does not catch)."""
+    return (
+        f"MLA prefill backend {name} must be registered before use. "
+        f"Use register_mla_prefill_backend(MLAPrefillBackendEnum.{name}, "
+        "'your.module.YourClass')"
+    )
+
+
+def no_valid_mla_prefill_backend(config_repr: str, invalid: list[tuple[str, list[str]]]) -> str:
+    """Platform.get_mla_prefill_backend_cls (platforms/interface.py) when no
+    candidate is valid: reasons joined without quotes, in priority order."""
+    reasons_str = "{" + ", ".join(f"{name}: [{', '.join(r)}]" for name, r in invalid) + "}"
+    return f"No valid MLA prefill backend found with {config_repr}. Reasons: {reasons_str}."
+
+
+# MLAAttention.__init__ (model_executor/layers/attention/mla_attention.py):
+# the two warnings with which a sparse layer goes without a prefill backend.
+SPARSE_NO_DENSE_PREFILL = (
+    "Sparse MLA layer has no dense-MHA prefill path; using the top-k MQA path only."
+)
+SPARSE_NO_PREFILL_BACKEND = (
+    "No MLA prefill backend supports this model; sparse MLA will use the top-k MQA "
+    "path only (no dense-MHA prefill)."
+)

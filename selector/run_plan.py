@@ -152,7 +152,8 @@ class RowPlan(NamedTuple):
     # MLA rows: the kernel block size vLLM runs this backend with (its preferred
     # block size, or the --block-size given); None: the plan's page size
     page_size: int | None = None
-    # the MLA prefill row: the name of vLLM's MLA prefill backend (FLASH_ATTN, ...)
+    # MLA rows: the name of the layer's MLA prefill backend (explain's choice:
+    # FLASH_ATTN, TRTLLM_RAGGED, ...), None when the layer has none
     mla_prefill: str | None = None
 
 
@@ -281,36 +282,36 @@ def mla_page_size(name: str, gexp: GroupExplanation) -> int | None:
 
 
 def mla_prefill_backend(gexp: GroupExplanation) -> tuple[str | None, str | None]:
-    """(vLLM's MLA prefill backend for this group, why none) for the MLA prefill row.
+    """(vLLM's MLA prefill backend for this group, why there is none): explain's
+    MLA prefill selection (``get_mla_prefill_backend``, made once the attention
+    backend is chosen and depending on it: a sparse backend without a dense-MHA
+    prefill path never asks, and a sparse layer without a valid one goes on
+    without)."""
+    sel = gexp.mla_prefill
+    if sel is None:
+        return None, ("vLLM's MLA layer selects its prefill backend once its attention backend is chosen, "
+                      "and explain selected none")
+    if sel.selected is not None:
+        return sel.selected, None
+    if sel.error is not None:
+        return None, f"vLLM fails to build the layer: {sel.error}"
+    if sel.skipped is not None:
+        return None, f"the layer has no MLA prefill backend ({sel.skipped}): its prefills run on the sparse kernel"
+    return None, f"the layer has no MLA prefill backend: {sel.warning}"
 
-    ``Platform.get_mla_prefill_backend_cls`` lists FLASH_ATTN alone on Hopper
-    and older, so there the choice is FLASH_ATTN whatever else holds (its
-    validation failing makes vLLM raise). Blackwell's list depends on the MLA
-    dimensions and on which prefill backends validate: explain's MLA prefill
-    selection decides it, and until the plan is given that choice the row
-    names no backend there."""
-    if gexp.selection.cap.major == 10:
-        return None, "explain does not select vLLM's MLA prefill backend on SM10x yet (FLASH_ATTN, TRTLLM_RAGGED, FLASHINFER, TOKENSPEED_MLA by priority)"
-    return "FLASH_ATTN", None
 
-
-def _mla_prefill_row(gexp: GroupExplanation, attn: LayerAttention, fa_build: FlashAttentionBuild,
-                     prefill_backend: str | None = None) -> RowPlan:
+def _mla_prefill_row(gexp: GroupExplanation, attn: LayerAttention, fa_build: FlashAttentionBuild) -> RowPlan:
     """The MLA prefill row: the prefill tokens through vLLM's MLA prefill backend
-    (``prefill_backend``, explain's choice when given, else ``mla_prefill_backend``),
-    with the FA version its FLASH_ATTN backend asks for (``get_flash_attn_version``
-    with the up-projected head sizes, qk nope + rope and v)."""
-    why = None
-    if prefill_backend is None:
-        prefill_backend, why = mla_prefill_backend(gexp)
+    (explain's choice), with the FA version its FLASH_ATTN backend asks for
+    (``get_flash_attn_version`` with the up-projected head sizes, qk nope +
+    rope and v)."""
+    prefill_backend, why = mla_prefill_backend(gexp)
     sel = gexp.selection
     version = resolve_fa_version(sel.cap, sel.kernels, sel.ctx, head_size=attn.qk_nope_head_dim + attn.qk_rope_head_dim,
                                  head_size_v=attn.v_head_dim).version
     adapter = MLA_PREFILL_ADAPTERS.get(prefill_backend) if prefill_backend else None
     if why is None and adapter is None:
         why = f"attn-select run has no adapter for vLLM's MLA prefill backend {prefill_backend}"
-    elif why is None and prefill_backend == "FLASH_ATTN" and version is None:
-        why = "vLLM's FLASH_ATTN MLA prefill needs vllm.vllm_flash_attn (get_flash_attn_version is None)"
     return RowPlan(MLA_PREFILL, prefill_backend or "", adapter=adapter, skip=why, fa_version=version,
                    flash_attn=fa_build, mla_prefill=prefill_backend)
 
@@ -339,6 +340,9 @@ def plan_group(gexp: GroupExplanation, shapes: list[Shape], page_size: int,
     skips = {name: _skip(name, gexp) for name in names}
     pages = {name: mla_page_size(name, gexp) for name in names} if attn.use_mla else {}
     prefill_row = None
+    # the layer's MLA prefill backend: where its prefill requests go (a sparse
+    # row sends them there only when it has one)
+    mla_prefill = mla_prefill_backend(gexp)[0] if attn.use_mla else None
     if attn.use_mla and (not only or sel.selected in only):
         prefill_row = _mla_prefill_row(gexp, attn, fa_build)
     shape_plans = []
@@ -347,7 +351,7 @@ def plan_group(gexp: GroupExplanation, shapes: list[Shape], page_size: int,
         rows = []
         for name in names:
             common = dict(adapter=registry.BACKENDS[name].run_adapter, skip=skips[name], fa_version=fa_version,
-                          flash_attn=fa_build, page_size=pages.get(name))
+                          flash_attn=fa_build, page_size=pages.get(name), mla_prefill=mla_prefill)
             rows.append(RowPlan(name, selected=name == sel.selected, flashinfer=kernels, **common))
             if name == "FLASHINFER" and decode_api and shape.decodes:
                 rows.append(RowPlan(name, NATIVE_DECODE, flashinfer=kernels._replace(decode_api=None),

@@ -1,14 +1,15 @@
 """The explain path must never import torch, triton or flashinfer: with a
 device profile or a capability it runs on any machine in a fraction of a second.
 Nor pydantic's Python layer (``pydantic.main``, ~35 ms): configs and profiles
-are checked with pydantic-core schemas (selector/model/raw.py says why)."""
+are checked with pydantic-core schemas (selector/model/raw.py says why). Nor
+rich's emoji table (rich markup parsed with emoji codes on imports it)."""
 
 import subprocess
 import sys
 
 import pytest
 
-HEAVY = ("torch", "triton", "flashinfer", "numpy", "vllm", "pydantic.main")
+HEAVY = ("torch", "triton", "flashinfer", "numpy", "vllm", "pydantic.main", "rich._emoji_codes")
 
 PROBE = """
 import sys
@@ -35,6 +36,7 @@ def imported_heavy(argv: list[str]) -> tuple[int, str]:
         ["explain", "llama-3.1-8b", "--device", "h100"],
         ["explain", "deepseek-v3", "--device", "b200", "--format", "json"],
         ["explain", "--capability", "10.0", "--head-size", "576", "--use-mla", "--format", "markdown"],
+        ["profiles"],
     ],
 )
 def test_explain_imports_nothing_heavy(argv):

@@ -21,3 +21,20 @@ def test_readme_main_job_output_is_current(capsys, monkeypatch):
         "README example is stale: regenerate it with "
         "COLUMNS=110 NO_COLOR=1 attn-select explain llama-3.1-8b --device h100"
     )
+
+
+MLA_COMMAND = "$ attn-select explain deepseek-v3 --device b200"
+
+
+def test_readme_mla_prefill_excerpt_is_current(capsys, monkeypatch):
+    """The MLA prefill excerpt: each of its lines is a line of the real output."""
+    text = README.read_text(encoding="utf-8")
+    block = re.search(re.escape(MLA_COMMAND) + r"\n\.\.\.\n(.*?)```", text, re.S)
+    assert block, "README lost its MLA prefill example"
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert main(["explain", "deepseek-v3", "--device", "b200"]) == 0
+    out = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
+    excerpt = block.group(1).splitlines()
+    start = out.index(excerpt[0])
+    assert out[start:start + len(excerpt)] == excerpt

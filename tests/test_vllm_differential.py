@@ -9,6 +9,9 @@ answers come back as JSON. Without such a python every test here is skipped.
 Compared per case: the priority list, every backend's reason list, the
 selected backend, the ValueError text, the ``--block-size`` warning and
 ``get_flash_attn_version()`` (without arguments and with the case's head size).
+For MLA cases also the MLA prefill selection (``get_mla_prefill_backend``):
+its selector config, priority list, every candidate's reasons, the choice and
+the ValueError text, with the case's explicit ``mla_prefill_backend`` if any.
 
 Standalone, without pytest (prints the divergence summary)::
 
@@ -46,7 +49,10 @@ from attn_select.selector.config import (
     Kernels,
     SelectorConfig,
 )
+from attn_select.backends.mla.prefill import registry as prefill_registry
 from attn_select.selector.fa_version import resolve_fa_version
+from attn_select.selector.mla_prefill_config import mla_prefill_selector_config
+from attn_select.selector.mla_prefill_select import select_mla_prefill
 from attn_select.selector.select import select
 
 pytestmark = pytest.mark.vllm
@@ -101,9 +107,10 @@ class Case:
     ctx: EngineContext = EngineContext()
     num_heads: int | None = None
     backend: str | None = None
+    mla_prefill_backend: str | None = None  # attention_config.mla_prefill_backend (MLA cases)
 
     def to_json(self) -> dict:
-        return {
+        out = {
             "capability": [self.cap.major, self.cap.minor],
             "selector_config": self.cfg._asdict(),
             "num_heads": self.num_heads,
@@ -114,6 +121,9 @@ class Case:
             },
             "context": self.ctx.changed(),
         }
+        if self.cfg.use_mla:
+            out["mla_prefill"] = {"backend": self.mla_prefill_backend}
+        return out
 
     def key(self) -> str:
         return json.dumps(self.to_json(), sort_keys=True)
@@ -144,6 +154,8 @@ class Case:
             parts.append("ctx{" + ",".join(f"{k}={v}" for k, v in changed.items()) + "}")
         if self.backend:
             parts.append(f"backend={self.backend}")
+        if self.mla_prefill_backend:
+            parts.append(f"mla_prefill_backend={self.mla_prefill_backend}")
         return " ".join(parts)
 
 
@@ -174,6 +186,15 @@ KERNEL_SETS = {
 # MLA model dims of DeepSeek-V3 (R1): 512 latent + 64 RoPE = 576.
 R1_DIMS = dict(mla_qk_nope_head_dim=128, mla_qk_rope_head_dim=64, mla_v_head_dim=128,
                mla_kv_lora_rank=512)
+# (qk_nope, qk_rope, v) for the MLA prefill grid: R1, the 192/64/256 layout
+# Blackwell special-cases, the other FLASH_ATTN ones, one nobody supports,
+# and absent attributes (None: read as 0). vLLM's own attention-backend checks
+# read some of these attributes without a default (FLASHINFER_MLA_SPARSE_SM90,
+# the 10.x MLA backends) and raise AttributeError, so absent dims are put only
+# to dense MLA below 10.x.
+PREFILL_DIMS = ((128, 64, 128), (192, 64, 256), (64, 64, 128), (256, 0, 256), (128, 64, 256),
+                (None, None, None))
+PREFILL_KERNEL_SETS = ("no-fa2-fa3", "no-flashinfer", "no-flashinfer-package", "no-tokenspeed")
 
 
 def dense(hs=128, dtype="bfloat16", kv="auto", block=None, **flags) -> SelectorConfig:
@@ -325,6 +346,30 @@ def build_grid(seed: int = 0) -> list[Case]:
     for name in registry.BACKENDS:
         for case in rng.sample(dense_base, 12) + rng.sample(mla_base, 12):
             out.append(replace(case, backend=name))
+    # 12. MLA prefill: model dims x dtype on every capability, auto and one
+    #     explicit prefill backend each; every prefill backend named (also under
+    #     VLLM_BATCH_INVARIANT); the kernel sets its checks read
+    for cap in CAPS:
+        for nope, rope, v in PREFILL_DIMS:
+            dims = dict(mla_qk_nope_head_dim=nope, mla_qk_rope_head_dim=rope, mla_v_head_dim=v)
+            for dtype in DTYPES:
+                sparse = rng.random() < 0.2
+                if nope is None and (sparse or cap.major >= 10):
+                    continue
+                c = Case(cap, mla(dtype=dtype, sparse=sparse), num_heads=16)
+                c = replace(c, ctx=model_ctx(c, rng, **dims))
+                out.append(c)
+                out.append(replace(c, mla_prefill_backend=rng.choice(prefill_registry.ENUM_ORDER)))
+        r1 = Case(cap, mla(), num_heads=128)
+        r1 = replace(r1, ctx=model_ctx(r1, rng))
+        for name in prefill_registry.ENUM_ORDER:
+            out.append(replace(r1, mla_prefill_backend=name))
+            out.append(replace(r1, mla_prefill_backend=name,
+                               ctx=r1.ctx._replace(batch_invariant=True)))
+        for kernels in PREFILL_KERNEL_SETS:
+            out.append(replace(r1, kernels=KERNEL_SETS[kernels]))
+            out.append(replace(r1, kernels=KERNEL_SETS[kernels],
+                               mla_prefill_backend=rng.choice(prefill_registry.ENUM_ORDER[:4])))
 
     seen: set[str] = set()
     unique = []
@@ -399,13 +444,33 @@ def ours(case: Case) -> dict:
             fa[key] = resolve_fa_version(case.cap, case.kernels, case.ctx, **kwargs).version
         except Exception as e:
             fa[key] = f"crash: {type(e).__name__}: {e}"
-    return {
+    out = {
         "priorities": list(sel.priority_order),
         "reasons": {c.name: list(c.reasons) for c in sel.candidates},
         "selected": sel.selected,
         "error": sel.error,
         "warning": sel.warning,
         "fa_version": fa,
+    }
+    if case.cfg.use_mla:
+        try:
+            out["mla_prefill"] = ours_mla_prefill(case)
+        except Exception as e:
+            return {"crash": f"mla_prefill: {type(e).__name__}: {e}"}
+    return out
+
+
+def ours_mla_prefill(case: Case) -> dict:
+    """attn-select's MLA prefill selection in the oracle's shape."""
+    cfg = mla_prefill_selector_config(case.ctx, case.cfg.dtype)
+    p = select_mla_prefill(cfg, case.cap, case.kernels, case.ctx.batch_invariant,
+                           case.mla_prefill_backend)
+    return {
+        "selector_config": cfg.vllm_repr(),
+        "priorities": list(p.priority_order),
+        "reasons": {c.name: list(c.reasons) for c in p.candidates},
+        "selected": p.selected,
+        "error": p.error,
     }
 
 
@@ -416,19 +481,25 @@ def ours(case: Case) -> dict:
 @dataclass(frozen=True)
 class Divergence:
     index: int  # position in the grid
-    field: str  # priorities | reasons | selected | error | warning | fa_version | oracle | crash
+    # priorities | reasons | selected | error | warning | fa_version | oracle | crash, and for
+    # the MLA prefill selection prefill_config | prefill_priorities | prefill_reasons |
+    # prefill_selected | prefill_error
+    field: str
     backend: str  # the backend concerned, or "-"
     ours: object
     vllm: object
 
     def group(self) -> str:
         """Reason-list divergences group by backend; the others by field."""
+        if self.field == "prefill_reasons":
+            return f"prefill {self.backend}"
         return self.backend if self.field == "reasons" else f"<{self.field}>"
 
     def signature(self) -> str:
         """What differs, without the case: divergences with one signature
         usually share one cause."""
-        if self.field == "reasons" and isinstance(self.ours, list) and isinstance(self.vllm, list):
+        if (self.field in ("reasons", "prefill_reasons") and isinstance(self.ours, list)
+                and isinstance(self.vllm, list)):
             # An import failure replaces every other reason: one cause, however
             # many ordinary reasons the other side lists.
             for side, mine, other in (("vLLM", self.vllm, self.ours), ("ours", self.ours, self.vllm)):
@@ -444,7 +515,7 @@ class Divergence:
             if only_o:
                 parts.append(f"ours only {only_o}")
             return "; ".join(parts)
-        if self.field in ("error", "warning"):
+        if self.field in ("error", "warning", "prefill_error"):
             if isinstance(self.ours, str) and isinstance(self.vllm, str):
                 a, b = _text_diff(self.ours, self.vllm)
                 return f"{self.field} text: ours {a!r} vs vLLM {b!r}"
@@ -505,6 +576,31 @@ def compare(index: int, mine: dict, theirs: dict) -> list[Divergence]:
         a, b = mine["fa_version"].get(key), (theirs["fa_version"] or {}).get(key)
         if a != b:
             out.append(Divergence(index, "fa_version", key, a, b))
+    out += compare_mla_prefill(index, mine.get("mla_prefill"), theirs.get("mla_prefill"))
+    return out
+
+
+def compare_mla_prefill(index: int, mine: dict | None, theirs: dict | None) -> list[Divergence]:
+    if mine is None and theirs is None:
+        return []
+    if mine is None or theirs is None:
+        return [Divergence(index, "prefill_selected", "-", mine, theirs)]
+    out = []
+    for key, field in (("selector_config", "prefill_config"), ("priorities", "prefill_priorities")):
+        if mine[key] != theirs[key]:
+            out.append(Divergence(index, field, "-", mine[key], theirs[key]))
+    agree = True
+    for name in dict.fromkeys([*theirs["reasons"], *mine["reasons"]]):
+        a, b = mine["reasons"].get(name), theirs["reasons"].get(name)
+        if a != b:
+            agree = False
+            out.append(Divergence(index, "prefill_reasons", name, a, b))
+    if mine["selected"] != theirs["selected"]:
+        out.append(Divergence(index, "prefill_selected", theirs["selected"] or mine["selected"] or "-",
+                              mine["selected"], theirs["selected"]))
+    if agree and mine["error"] != theirs["error"]:
+        out.append(Divergence(index, "prefill_error", theirs["selected"] or "-", mine["error"],
+                              theirs["error"]))
     return out
 
 
@@ -571,8 +667,10 @@ class Report:
 
 
 def run_differential(python: str, seed: int = 0, backend: str | None = None,
-                     max_cases: int | None = None) -> Report:
+                     max_cases: int | None = None, mla_only: bool = False) -> Report:
     cases = build_grid(seed)
+    if mla_only:
+        cases = [c for c in cases if c.cfg.use_mla]
     if backend is not None:
         name = registry.get(backend).name
         cases = [c for c in cases if name in ours(c).get("reasons", {})]
@@ -612,6 +710,9 @@ def test_grid_is_broad() -> None:
     assert {c.cap for c in cases} == set(CAPS)
     assert {c.backend for c in cases} >= set(registry.BACKENDS)
     assert {c.kernels for c in cases} >= set(KERNEL_SETS.values())
+    assert {c.mla_prefill_backend for c in cases} >= set(prefill_registry.ENUM_ORDER)
+    assert {(c.ctx.mla_qk_nope_head_dim, c.ctx.mla_qk_rope_head_dim, c.ctx.mla_v_head_dim)
+            for c in cases if c.cfg.use_mla and c.ctx.has_model} >= set(PREFILL_DIMS)
     for c in cases:
         sent = c.to_json()
         assert list(sent["selector_config"]) == list(SelectorConfig._fields)
@@ -643,6 +744,31 @@ def test_compare_finds_each_kind_of_divergence() -> None:
         "e=decoder, ", "e=AttentionType.DECODER, ")
 
 
+def test_compare_finds_mla_prefill_divergences() -> None:
+    """The MLA prefill comparison on our own answer and doctored copies (no vLLM needed)."""
+    case = Case(Capability(10, 0), mla(), num_heads=16, mla_prefill_backend="FLASHINFER",
+                ctx=EngineContext(has_model=True, model_head_size=576, model_num_heads=16,
+                                  model_num_kv_heads=1, **R1_DIMS))
+    mine = ours(case)
+    assert mine["mla_prefill"]["selected"] == "FLASHINFER"
+    assert compare(0, mine, json.loads(json.dumps(mine))) == []
+
+    theirs = json.loads(json.dumps(mine))
+    theirs["mla_prefill"]["reasons"]["TRTLLM_RAGGED"] = ["ImportError"]
+    theirs["mla_prefill"]["error"] = "other text"
+    divs = compare(0, mine, theirs)
+    assert [(d.field, d.backend) for d in divs] == [("prefill_reasons", "TRTLLM_RAGGED")]
+    assert divs[0].group() == "prefill TRTLLM_RAGGED"
+
+    theirs = json.loads(json.dumps(mine))
+    theirs["mla_prefill"].update(selected=None, error="boom", priorities=["FLASH_ATTN"],
+                                 selector_config="MLAPrefillSelectorConfig(dtype=torch.float32, ...)")
+    fields = {d.field for d in compare(0, mine, theirs)}
+    assert fields == {"prefill_config", "prefill_priorities", "prefill_selected", "prefill_error"}
+    theirs["mla_prefill"] = None
+    assert [d.field for d in compare(0, mine, theirs)] == ["prefill_selected"]
+
+
 def test_oracle_answers_every_case(report: Report) -> None:
     """Every case could be put to vLLM (no oracle failure, no crash on our side)."""
     _check(report, "oracle", "crash")
@@ -668,6 +794,12 @@ def test_fa_version_agrees(report: Report) -> None:
     _check(report, "fa_version")
 
 
+def test_mla_prefill_agrees(report: Report) -> None:
+    """MLA cases: vLLM's MLA prefill selector config, priorities, reasons, choice and error text."""
+    _check(report, "prefill_config", "prefill_priorities", "prefill_reasons", "prefill_selected",
+           "prefill_error")
+
+
 # --------------------------------------------------------------------------
 # standalone
 # --------------------------------------------------------------------------
@@ -677,6 +809,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--backend", help="only cases where this backend is a candidate")
     ap.add_argument("--max-cases", type=int)
+    ap.add_argument("--mla", action="store_true", help="only the MLA cases (with their MLA prefill selection)")
     ap.add_argument("--show", type=int, default=30, help="diverging cases listed in full")
     ap.add_argument("--json", type=Path, help="write every divergence here")
     args = ap.parse_args(argv)
@@ -684,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
     if python is None:
         print(f"skipped: {why}", file=sys.stderr)
         return 2
-    rep = run_differential(python, args.seed, args.backend, args.max_cases)
+    rep = run_differential(python, args.seed, args.backend, args.max_cases, args.mla)
     print(rep.summary(show=args.show))
     if args.json:
         args.json.write_text(json.dumps(

@@ -157,4 +157,6 @@ FLASHINFER_MLA_SPARSE_SM120 = BackendSpec(
     kv_cache_shape=(
         f"{MLA_KV_CACHE_SHAPE}; fp8_ds_mla rows of {DS_MLA_ROW_BYTES['fp8_ds_mla']} bytes"
     ),
+    # FlashInferMLASparseSM120Impl: no dense-MHA prefill path, top-k MQA only.
+    dense_mha_prefill=False,
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 from attn_select.backends.mla.common import (
     DS_MLA_ROW_BYTES,
     MLA_KV_CACHE_SHAPE,
+    canonical_sparse_mla_kv_cache_dtype,
     device_capability_repr,
     fa_utils_import_error,
 )
@@ -66,6 +67,17 @@ def _combination(q: Query) -> str | None:
     return None
 
 
+@rule("no for a NoPE model (qk_rope_head_dim 0) on an fp8_ds_mla cache, else yes")
+def _dense_mha_prefill(q: Query) -> bool:
+    # FlashMLASparseImpl.__init__: a NoPE model on fp8_ds_mla keeps the 576-wide
+    # DeepSeek rows, too wide for the kv_lora_rank workspace dense-MHA prefill
+    # gathers into. It sees the KV dtype after the fp8_ds_mla rewrite.
+    kv = q.cfg.kv_cache_dtype
+    if kv is not None:
+        kv = canonical_sparse_mla_kv_cache_dtype("FLASHMLA_SPARSE", kv)
+    return not (kv == "fp8_ds_mla" and q.ctx.mla_qk_rope_head_dim == 0)
+
+
 FLASHMLA_SPARSE = BackendSpec(
     name="FLASHMLA_SPARSE",
     vllm_class="vllm.v1.attention.backends.mla.flashmla_sparse.FlashMLASparseBackend",
@@ -88,6 +100,7 @@ FLASHMLA_SPARSE = BackendSpec(
         f"{MLA_KV_CACHE_SHAPE}; fp8_ds_mla rows of {DS_MLA_ROW_BYTES['fp8_ds_mla']} bytes, "
         f"nvfp4_ds_mla rows of {DS_MLA_ROW_BYTES['nvfp4_ds_mla']} bytes"
     ),
+    dense_mha_prefill=_dense_mha_prefill,
     # vLLM's FlashMLA sparse kernel on a bf16 cache (flash_mla_sparse_fwd)
     run_adapter="attn_select.backends.run.flashmla:FlashMLASparseAdapter",
 )

@@ -55,6 +55,9 @@ class Adapter:
     """Base class; see the module docstring for the call order."""
 
     name = "?"
+    # Its kernels exist only for CUDA GPUs: on a CPU it is skipped, and a
+    # CPU run cannot confirm a selection of it (cli/run.py's exit status).
+    cuda_only = False
     # Allocates its own cache layout [num_pages, 2, page_size, Hkv, D] unless overridden.
 
     def __init__(self, env: RunEnv, p: AttnParams, row: RowPlan | None = None):
@@ -95,6 +98,20 @@ class Adapter:
 
     def close(self) -> None:
         """Drop references to device buffers (the runner frees memory between backends)."""
+
+
+def runs_on_cpu(backend: str) -> bool:
+    """Whether attn-select run has an adapter for ``backend`` (a vLLM name)
+    that executes on a CPU."""
+    import importlib
+
+    from attn_select.backends import registry
+
+    path = registry.BACKENDS[backend].run_adapter
+    if path is None:
+        return False
+    module, cls = path.split(":")
+    return not getattr(importlib.import_module(module), cls).cuda_only
 
 
 def quantize_fp8(x: torch.Tensor, dtype: torch.dtype = torch.float8_e4m3fn, scale: float = 1.0) -> torch.Tensor:

@@ -34,9 +34,9 @@ Build, once per step (``build``, timed as the build cost c):
 Forward, once per layer: ``flash_attn_varlen_func`` with the keywords vLLM's
 forward passes (``VLLM_FORWARD_KEYWORDS``): the layer's FA version, causal,
 window ``[W - 1, 0]`` (``[-1, -1]`` without a window), soft cap (0: none),
-``s_aux`` = the sinks, the step's metadata, and q/k/v descales: the layer's
-scales (1.0 without calibrated ones) expanded to [num_requests, Hkv], k and v
-always, q where the backend takes a quantized query
+``s_aux`` = the sinks in the model dtype (the layer's parameter; FA3 takes
+bf16 only), the step's metadata, and q/k/v descales: the layer's scales (1.0
+without calibrated ones) expanded to [num_requests, Hkv], k and v always, q where the backend takes a quantized query
 (``supports_quant_query_input``: all of CUDA but FA4's SM90 fp8-KV path, which
 dequantizes K/V in-kernel and takes the bf16 query). With an fp8 KV cache the
 attention layer quantizes the query first (static per-tensor ``QuantFP8``),
@@ -243,6 +243,7 @@ def _import(name: str):
 
 class FlashAttnAdapter(Adapter):
     name = "FLASH_ATTN"
+    cuda_only = True  # unless a test's importer stands in for the builds
 
     def __init__(self, env, p, row=None, impls: tuple[FAImpl, ...] = IMPLS,
                  importer: Callable[[str], Any] = _import):
@@ -256,6 +257,7 @@ class FlashAttnAdapter(Adapter):
         self._picked: dict[int | None, tuple[tuple[FAImpl, Any] | None, list[str]]] = {}
         self._scales: dict[str, torch.Tensor] = {}
         self._metadata_buf: torch.Tensor | None = None
+        self._sinks: tuple[tuple[int, int], torch.Tensor] | None = None
         self.builder = self._builder_facts()
 
     # --- what vLLM's builder decided for this model -------------------------
@@ -422,7 +424,17 @@ class FlashAttnAdapter(Adapter):
         k, v = self.kv_views(cache)
         if plan.quant_q:  # the attention layer's static per-tensor QuantFP8 with _q_scale (1.0)
             q = quantize_fp8(q)
-        plan.impl.call(self, plan, q, k, v, sinks, out)
+        plan.impl.call(self, plan, q, k, v, self._layer_sinks(sinks), out)
+
+    def _layer_sinks(self, sinks: torch.Tensor | None) -> torch.Tensor | None:
+        """The sinks as the layer holds them, a parameter in the model dtype (FA3's
+        s_aux takes bf16 only); converted once per tensor, not in every call."""
+        if sinks is None or sinks.dtype == self.env.dtype:
+            return sinks
+        key = (sinks.data_ptr(), sinks._version)
+        if self._sinks is None or self._sinks[0] != key:
+            self._sinks = (key, sinks.to(self.env.dtype))
+        return self._sinks[1]
 
     def kernel_name(self, plan: FAPlan) -> str:
         if plan.impl.key == "vllm_fa":

@@ -206,7 +206,7 @@ class FlashAttnMLASparseAdapter(_FA3MLA):
         if batch.page_size % 64:
             raise Unsupported(f"FLASH_ATTN_MLA_SPARSE's kernel block size is a multiple of 64 (got {batch.page_size})")
         require_sparse_mqa(batch, self.name, sparse_decode_threshold(self.p.num_heads, (9, 0)), False,
-                           self.p.topk or 0)
+                           self.p.topk or 0, self.row.mla_prefill)
         t = batch.num_tokens
         if self._cu is None or self._cu.numel() < t + 1:
             # FlashAttnMLASparseImpl.cu_seqlens_q_buffer: arange over the top-k buffer's rows

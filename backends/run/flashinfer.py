@@ -76,6 +76,7 @@ class FIPlan:
 
 class FlashInferAdapter(Adapter):
     name = "FLASHINFER"
+    cuda_only = True
 
     def __init__(self, env, p, row=None):
         super().__init__(env, p, row)

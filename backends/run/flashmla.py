@@ -228,13 +228,15 @@ def sparse_decode_threshold(num_heads: int, capability: tuple[int, int] | None, 
     return t.get(num_heads, 1024 if t is SPARSE_THRESHOLDS_SM100 else 256)
 
 
-def require_sparse_mqa(batch: Batch, backend: str, threshold: int, require_uniform: bool, topk: int) -> None:
+def require_sparse_mqa(batch: Batch, backend: str, threshold: int, require_uniform: bool, topk: int,
+                       prefill_backend: str | None) -> None:
     """Sparse MLA runs every token through its sparse kernel unless the batch
-    has prefill requests that vLLM sends to dense MHA prefill: those whose
-    longest sequence fits in index_topk (``_use_dense_mha_prefill``; the
-    masked-MHA path is SM100 and FA4 only)."""
+    has prefill requests that vLLM sends to dense MHA prefill: the layer has
+    an MLA prefill backend (``prefill_backend``) and the longest prefill
+    sequence fits in index_topk (``_use_dense_mha_prefill``; the masked-MHA
+    path is SM100 and FA4 only)."""
     decodes = decode_split(batch, threshold, require_uniform)
-    if decodes == batch.num_requests:
+    if decodes == batch.num_requests or prefill_backend is None:
         return
     if int(batch.seq_lens_cpu[decodes:].max()) <= topk:
         raise RoutedElsewhere(
@@ -277,7 +279,7 @@ class FlashMLASparseAdapter(VllmMLAAdapter):
             raise Unsupported(f"vLLM's sparse MLA reads pages of a multiple of {FLASHMLA_PAGE} tokens "
                               f"(got {batch.page_size})")
         thr = sparse_decode_threshold(self.p.num_heads, self.env.capability)
-        require_sparse_mqa(batch, self.name, thr, True, self.p.topk or 0)
+        require_sparse_mqa(batch, self.name, thr, True, self.p.topk or 0, self.row.mla_prefill)
         t = batch.num_tokens
         heads = -(-self.p.num_heads // SPARSE_PREFILL_HEAD_PAD) * SPARSE_PREFILL_HEAD_PAD
         if self._q_pad is None or self._q_pad.shape[0] < t or self._q_pad.shape[1] != heads:

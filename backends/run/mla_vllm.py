@@ -45,6 +45,7 @@ class VllmMLAAdapter(Adapter):
 
     name = "?"
     label = "?"  # "vLLM's FlashMLA", for the reasons
+    cuda_only = True  # unless a test's importer stands in for vLLM
 
     def __init__(self, env, p: MLAParams, row=None, importer: Callable[[str], Any] = _import):
         super().__init__(env, p, row)

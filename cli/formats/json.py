@@ -51,10 +51,27 @@ def fa_doc(fa) -> dict:
     }
 
 
+def mla_prefill_doc(p) -> dict:
+    """An MLA layer's prefill backend selection (README: "JSON")."""
+    return {
+        "selector_config": {"dtype": p.cfg.dtype, "mla_dimensions": plain(p.cfg.mla_dimensions)},
+        "backend": p.backend,
+        "priority_order": list(p.priority_order),
+        "candidates": [
+            {"backend": c.name, "priority": c.priority, "valid": c.valid, "reasons": list(c.reasons)}
+            for c in p.candidates
+        ],
+        "selected": p.selected,
+        "error": p.error,
+        "warning": p.warning,
+        "skipped": p.skipped,
+    }
+
+
 def group_doc(g: GroupExplanation) -> dict:
     facts = {f.name: f for f in g.backend_facts}
     sel = g.selection
-    return {
+    doc = {
         "name": g.name,
         "layers": list(g.group.layers) if g.group else [],
         "attention": plain(g.group.attn) if g.group else None,
@@ -82,6 +99,10 @@ def group_doc(g: GroupExplanation) -> dict:
         "flash_attn_version_noarg": fa_doc(g.fa_version_noarg),
         "flashinfer_dispatch": plain(g.flashinfer) if g.flashinfer is not None else None,
     }
+    # Only MLA groups carry the key, so every other group's document is unchanged.
+    if g.mla_prefill is not None or g.cfg.use_mla:
+        doc["mla_prefill"] = mla_prefill_doc(g.mla_prefill) if g.mla_prefill is not None else None
+    return doc
 
 
 def explanation_doc(r: Explanation) -> dict:
@@ -240,7 +261,17 @@ def comparison_doc(c) -> dict:
     }
 
 
+# --- profiles (attn-select profiles) ---------------------------------------------
+
+PROFILES_SCHEMA = "attn-select.profiles/1"
+
+
+def profiles_doc(p) -> dict:
+    return {"schema": PROFILES_SCHEMA, "models": plain(p.models), "devices": plain(p.devices)}
+
+
 render = by_report_type("JSON", Explanation=lambda r: dumps(explanation_doc(r)),
                         FeatureMatrix=lambda r: dumps(matrix_doc(r)), CheckReport=lambda r: dumps(check_doc(r)),
                         SGLangExplanation=lambda r: dumps(sglang_doc(r)),
-                        EngineComparison=lambda r: dumps(comparison_doc(r)))
+                        EngineComparison=lambda r: dumps(comparison_doc(r)),
+                        ProfileListing=lambda r: dumps(profiles_doc(r)))

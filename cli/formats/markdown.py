@@ -51,7 +51,33 @@ def explanation_md(r: Explanation) -> str:
             prio = "-" if c.priority < 0 else c.priority
             out.append(f"| {prio} | `{c.name}` | {verdict} | {cell('; '.join(c.reasons))} |")
         out.append("")
+        out += _mla_prefill_md(g.mla_prefill)
     return "\n".join(out)
+
+
+def _mla_prefill_md(p) -> list[str]:
+    """An MLA layer's prefill backend: the config, the choice, the candidates."""
+    if p is None:
+        return []
+    dims = p.cfg.mla_dimensions
+    if p.selected is not None:
+        outcome = f"**`{p.selected}`**" + (" (explicit)" if p.backend else "")
+    elif p.error is not None:
+        outcome = f"**Error:** {cell(p.error)}"
+    else:
+        outcome = f"none ({cell(p.skipped or 'no valid backend; a sparse layer goes on without one')})"
+    out = [f"MLA prefill (`dtype={p.cfg.dtype}`, `qk_nope_head_dim={dims.qk_nope_head_dim}`, "
+           f"`qk_rope_head_dim={dims.qk_rope_head_dim}`, `v_head_dim={dims.v_head_dim}`): {outcome}", ""]
+    if p.candidates:
+        out += ["| priority | prefill backend | verdict | reasons |", "|---:|---|---|---|"]
+        for c in p.candidates:
+            verdict = "selected" if c.name == p.selected else ("valid" if c.valid else "invalid")
+            out.append(f"| {'-' if c.priority < 0 else c.priority} | `{c.name}` | {verdict} | "
+                       f"{cell('; '.join(c.reasons))} |")
+        out.append("")
+    if p.warning:
+        out += [f"Warning: {cell(p.warning)}", ""]
+    return out
 
 
 # --- matrix (attn-select matrix; docs/matrix.md) ------------------------------

@@ -17,7 +17,9 @@ from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from attn_select.cli.color import use_color
 from attn_select.selector.explain import Explanation, GroupExplanation
 from attn_select.cli.formats import by_report_type
 
@@ -35,18 +37,46 @@ STYLE_ERROR = "bold red"
 STYLE_WARN = "yellow"
 
 
-def make_console(buf: io.StringIO) -> Console:
-    """One Console for all text output: colour only on a terminal without
-    NO_COLOR; width from COLUMNS or the terminal, at least 100 columns."""
-    tty = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    width = int(os.environ.get("COLUMNS", 0)) or max(shutil.get_terminal_size((120, 40)).columns, 100)
+def output_width() -> int:
+    """COLUMNS, else the terminal's width (120 when not a terminal). Not
+    less than 40: narrower, no layout is readable anyway."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    return max(columns or shutil.get_terminal_size((120, 40)).columns, 40)
+
+
+def make_console(buf: io.StringIO, stream=None) -> Console:
+    """One Console for all text output, written to ``buf`` for ``stream``
+    (default stdout): colour per ``use_color``, width per ``output_width``."""
+    tty = use_color(stream)
+    width = output_width()
+    stream = sys.stdout if stream is None else stream
+    # rich reads a terminal's colour depth from TERM; output forced into
+    # colour (FORCE_COLOR on a pipe or a CI log) gets the 8 standard colours
+    on_terminal = bool(getattr(stream, "isatty", lambda: False)())
     return Console(
         file=buf, width=width, force_terminal=tty, no_color=not tty,
-        color_system="auto" if tty else None, highlight=False, soft_wrap=False,
+        color_system=("auto" if on_terminal else "standard") if tty else None, highlight=False, soft_wrap=False,
         # no ":name:" emoji codes: a model or path may contain colons, and
         # the code table is a large import
         emoji=False,
     )
+
+
+def hanging(console: Console, label: str, value: str | Text, indent: int) -> None:
+    """``label`` (markup) then ``value`` (markup or Text), wrapped at words
+    to the console's width, its continuation lines indented to the value's
+    column rather than folded back to the margin."""
+    head = Text.from_markup(label, emoji=False)
+    gap = indent - head.cell_len if head.cell_len < indent else (1 if head.cell_len else 0)
+    body = Text.from_markup(value, emoji=False) if isinstance(value, str) else value
+    column = head.cell_len + gap
+    for i, line in enumerate(body.wrap(console, max(console.width - column, 20))):
+        out = Text.assemble(head, " " * gap, line) if i == 0 else Text.assemble(" " * column, line)
+        out.rstrip()
+        console.print(out)
 
 
 def layer_ranges(layers: tuple[int, ...]) -> str:
@@ -65,29 +95,65 @@ def layer_ranges(layers: tuple[int, ...]) -> str:
     return text if len(text) <= 60 else f"{len(layers)} layers ({text[:50]}...)"
 
 
-def fa_line(g: GroupExplanation) -> str:
+# The backends that run each block's kernels: FlashAttention's version is
+# the FLASH_ATTN layer's (and TRITON_FLASH_ATTN's causal child's), the
+# dispatch FLASHINFER's (and TRITON_FLASHINFER's causal child's).
+FA_BACKENDS = ("FLASH_ATTN", "TRITON_FLASH_ATTN")
+FLASHINFER_BACKENDS = ("FLASHINFER", "TRITON_FLASHINFER")
+IF_SELECTED = f"[{STYLE_DIM}](if selected)[/] "
+
+
+def fa_lines(g: GroupExplanation) -> list[tuple[str, str]]:
+    """(label, value) lines of the FlashAttention version block."""
     v = g.fa_version
+    label = f"[{STYLE_HEAD}]FA version[/]"
     if g.cfg.use_mla:
-        return f"[{STYLE_HEAD}]FA version[/]  n/a  [{STYLE_DIM}]({escape(v.trail[0].why)})[/]"
+        return [(label, f"n/a  [{STYLE_DIM}]({escape(v.trail[0].why)})[/]")]
     head = f"FlashAttention {v.version}" if v.version is not None else "no usable FlashAttention build"
     why = "; ".join(escape(s.why) for s in v.trail) or "-"
-    line = f"[{STYLE_HEAD}]FA version[/]  {head}  [{STYLE_DIM}]({why})[/]"
+    cond = "" if g.selection.selected in FA_BACKENDS else IF_SELECTED
+    lines = [(label, f"{cond}{head}  [{STYLE_DIM}]({why})[/]")]
     if g.fa_version_noarg.version != v.version:
-        line += (
-            f"\n            [{STYLE_WARN}]vLLM's no-argument call (sink and per-head-scale support) "
-            f"resolves FA {g.fa_version_noarg.version}, not {v.version}[/]"
-        )
-    return line
+        lines.append(("", f"[{STYLE_WARN}]vLLM's no-argument call (sink and per-head-scale support) "
+                          f"resolves FA {g.fa_version_noarg.version}, not {v.version}[/]"))
+    return lines
 
 
-def flashinfer_lines(g: GroupExplanation) -> list[str]:
+def flashinfer_lines(g: GroupExplanation) -> list[tuple[str, str]]:
+    """(label, value) lines of FlashInfer's per-batch dispatch."""
     d = g.flashinfer
     if d is None:
         return []
     rows = d.describe()
-    return [f"[{STYLE_HEAD}]FlashInfer[/]  " + escape(rows[0])] + [
-        "            " + escape(r) for r in rows[1:]
-    ]
+    cond = "" if g.selection.selected in FLASHINFER_BACKENDS else IF_SELECTED
+    return [(f"[{STYLE_HEAD}]FlashInfer[/]", cond + escape(rows[0]))] + [("", escape(r)) for r in rows[1:]]
+
+
+def ranking_line(g: GroupExplanation) -> str | None:
+    """Why the selected backend beat the others: vLLM takes the first valid
+    backend of its priority list, so every other valid one ranks below it.
+    None for an explicit backend (validated alone, nothing ranked)."""
+    sel = g.selection
+    if sel.selected is None or sel.backend:
+        return None
+    chosen = next(c for c in sel.candidates if c.name == sel.selected)
+    below = [c.name for c in sel.candidates if c.valid and c.name != sel.selected]
+    above = [c.name for c in sel.candidates if c.priority < chosen.priority]
+    where = f"vLLM's priority list for SM{sel.cap.to_int()}"
+    parts = []
+    if below:
+        parts.append(f"{_names(below)} {'was' if len(below) == 1 else 'were'} valid but "
+                     f"{'ranks' if len(below) == 1 else 'rank'} below {sel.selected} in {where}")
+    else:
+        parts.append(f"the only valid backend in {where}")
+    if above:
+        parts.append(f"{_names(above)} {'ranks' if len(above) == 1 else 'rank'} above it but "
+                     f"{'is' if len(above) == 1 else 'are'} invalid")
+    return escape("; ".join(parts))
+
+
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def selector_line(g: GroupExplanation) -> str:
@@ -100,19 +166,31 @@ def selector_line(g: GroupExplanation) -> str:
             shown.append(f"{k}={v}")
     if g.num_heads is not None:
         shown.append(f"num_heads={g.num_heads}")
-    return f"[{STYLE_DIM}]selector_config[/] " + escape(" ".join(shown)) + f" [{STYLE_DIM}](rest default)[/]"
+    return escape(" ".join(shown)) + f" [{STYLE_DIM}](rest default)[/]"
 
 
-def group_table(g: GroupExplanation) -> Table:
+# A reasons column narrower than this wraps into a ragged column of a few
+# words per line: below it, each reason goes on its own lines under its row.
+MIN_REASONS_WIDTH = 40
+
+
+class _Row:
+    """One candidate's cells as plain text, with the style of its name."""
+
+    def __init__(self, prio: str, name: str, verdict: str, style: str, reasons: tuple[str, ...],
+                 cudagraphs: str, blocks: str) -> None:
+        self.prio, self.name, self.verdict, self.style = prio, name, verdict, style
+        self.reasons, self.cudagraphs, self.blocks = reasons, cudagraphs, blocks
+
+    def fixed(self) -> tuple[str, str, str, str, str]:
+        """The cells that never wrap: all but the reasons."""
+        return self.prio, self.name, self.verdict, self.cudagraphs, self.blocks
+
+
+def candidate_rows(g: GroupExplanation) -> list[_Row]:
     facts = {f.name: f for f in g.backend_facts}
-    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
-    t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("backend", no_wrap=True)
-    t.add_column("verdict", no_wrap=True)
-    t.add_column("reasons")
-    t.add_column("cuda graphs", no_wrap=True, style=STYLE_DIM)
-    t.add_column("kernel blocks", no_wrap=True, style=STYLE_DIM)
     sel = g.selection
+    rows = []
     for c in sel.candidates:
         if c.name == sel.selected:
             verdict, style = "selected", STYLE_SELECTED
@@ -120,16 +198,145 @@ def group_table(g: GroupExplanation) -> Table:
             verdict, style = "valid", STYLE_VALID
         else:
             verdict, style = "invalid", STYLE_INVALID
-        prio = "-" if c.priority < 0 else str(c.priority)
+        rows.append(_Row("-" if c.priority < 0 else str(c.priority), c.name, verdict, style, c.reasons,
+                         facts[c.name].cudagraph_support, ", ".join(facts[c.name].kernel_block_sizes)))
+    return rows
+
+
+def group_table(g: GroupExplanation) -> Table:
+    """The candidates as one table, reasons in a column (wrapped in it when long)."""
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("backend", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    t.add_column("reasons", overflow="fold")
+    t.add_column("cuda graphs", no_wrap=True, style=STYLE_DIM)
+    t.add_column("kernel blocks", no_wrap=True, style=STYLE_DIM)
+    for r in candidate_rows(g):
         t.add_row(
-            prio,
-            f"[{style}]{escape(c.name)}[/]",
-            f"[{style}]{verdict}[/]",
-            escape("; ".join(c.reasons)) if c.reasons else "",
-            facts[c.name].cudagraph_support,
-            escape(", ".join(facts[c.name].kernel_block_sizes)),
+            r.prio,
+            f"[{r.style}]{escape(r.name)}[/]",
+            f"[{r.style}]{r.verdict}[/]",
+            escape("; ".join(r.reasons)),
+            r.cudagraphs,
+            escape(r.blocks),
         )
     return t
+
+
+def prefill_table(p) -> Table:
+    """The MLA prefill candidates, in the order vLLM tries them."""
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("prefill backend", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    t.add_column("reasons")
+    for c in p.candidates:
+        if c.name == p.selected:
+            verdict, style = "selected", STYLE_SELECTED
+        elif c.valid:
+            verdict, style = "valid", STYLE_VALID
+        else:
+            verdict, style = "invalid", STYLE_INVALID
+        t.add_row(
+            "-" if c.priority < 0 else str(c.priority),
+            f"[{style}]{escape(c.name)}[/]",
+            f"[{style}]{verdict}[/]",
+            escape("; ".join(c.reasons)),
+        )
+    return t
+
+
+def mla_prefill_lines(console: Console, g: GroupExplanation) -> None:
+    """The MLA layer's second decision: its prefill backend."""
+    p = g.mla_prefill
+    if p is None:
+        if g.group is None and g.cfg.use_mla:
+            hanging(console, f"[{STYLE_HEAD}]MLA prefill[/]", f"[{STYLE_DIM}]not selected without a MODEL (its "
+                    "config reads the model's dtype and MLA dims)[/]", LABEL)
+        return
+    dims = p.cfg.mla_dimensions
+    hanging(console, f"[{STYLE_HEAD}]MLA prefill[/]", f"[{STYLE_DIM}](the backend that runs the new prefill "
+            "tokens and context chunks)[/]", LABEL)
+    hanging(console, f"[{STYLE_DIM}]prefill_config[/]",
+            f"dtype={p.cfg.dtype} qk_nope_head_dim={dims.qk_nope_head_dim} "
+            f"qk_rope_head_dim={dims.qk_rope_head_dim} v_head_dim={dims.v_head_dim}", LABEL)
+    if p.candidates:
+        console.print(prefill_table(p))
+    if p.selected is not None:
+        how = ("explicit --mla-prefill-backend" if p.backend
+               else "first valid in priority order; vLLM checks no further")
+        hanging(console, f"[{STYLE_SELECTED}]prefill[/]",
+                f"[{STYLE_SELECTED}]{escape(p.selected)}[/]  [{STYLE_DIM}]({how})[/]", LABEL)
+    elif p.error is not None:
+        hanging(console, f"[{STYLE_ERROR}]error[/]", escape(p.error), LABEL)
+    else:
+        why = p.skipped or "no valid MLA prefill backend; vLLM goes on without one for a sparse layer"
+        hanging(console, f"[{STYLE_HEAD}]prefill[/]", f"none  [{STYLE_DIM}]({escape(why)})[/]", LABEL)
+    if p.warning:
+        hanging(console, f"[{STYLE_WARN}]warning[/]", escape(p.warning), LABEL)
+
+
+def _table_fits(console: Console, g: GroupExplanation) -> bool:
+    """Whether the one-table layout leaves the reasons column its natural
+    width, or at least MIN_REASONS_WIDTH."""
+    from rich.measure import Measurement
+
+    rows = candidate_rows(g)
+    # measured unbounded: a measurement is otherwise clamped to the console's width
+    natural = Measurement.get(console, console.options.update_width(1 << 16), group_table(g)).maximum
+    if natural <= console.width:
+        return True
+    longest = max([len("; ".join(r.reasons)) for r in rows] + [len("reasons")])
+    return console.width - (natural - longest) >= MIN_REASONS_WIDTH
+
+
+def _stacked(console: Console, g: GroupExplanation) -> None:
+    """The candidates for a narrow terminal: as many of the short columns as
+    fit on the row, the others and each reason on indented lines below it,
+    wrapped at words (nothing cut)."""
+    rows = candidate_rows(g)
+    heads = ("#", "backend", "verdict", "cuda graphs", "kernel blocks")
+    widths = [max([len(h)] + [len(r.fixed()[i]) for r in rows]) for i, h in enumerate(heads)]
+    gap = 2
+    inline = len(heads)  # columns on the row; at least #, backend and verdict
+    while inline > 3 and sum(widths[:inline]) + gap * (inline - 1) > console.width:
+        inline -= 1
+    indent = widths[0] + gap + 2  # under the backend name, two further in
+
+    def line(cells: list[tuple[str, str]]) -> Text:
+        text = Text()
+        for i, (cell, style) in enumerate(cells):
+            last = i == len(cells) - 1
+            text.append(cell.rjust(widths[0]) if i == 0 else (cell if last else cell.ljust(widths[i])), style)
+            if not last:
+                text.append(" " * gap)
+        return text
+
+    header = line([(h, STYLE_HEAD) for h in heads[:inline]])
+    console.print(header)
+    console.print("─" * min(len(header), console.width))
+    for r in rows:
+        cells = list(r.fixed())
+        styles = ["", r.style, r.style, STYLE_DIM, STYLE_DIM]
+        console.print(line(list(zip(cells, styles))[:inline]))
+        rest = [f"{h} {c}" for h, c in zip(heads[inline:], cells[inline:])]
+        if rest:
+            hanging(console, "", Text("; ".join(rest), style=STYLE_DIM), indent)
+        for reason in r.reasons:
+            hanging(console, "", Text(reason), indent)
+
+
+def candidates(console: Console, g: GroupExplanation) -> None:
+    """The candidate table, laid out for the console's width."""
+    if _table_fits(console, g):
+        console.print(group_table(g))
+    else:
+        _stacked(console, g)
+
+
+LABEL = 12  # the value column of a group's labelled lines
+HEADER_LABEL = 9  # ... and of the report header's
 
 
 def _group(console: Console, r: Explanation, g: GroupExplanation) -> None:
@@ -154,25 +361,30 @@ def _group(console: Console, r: Explanation, g: GroupExplanation) -> None:
         if extras:
             title += "  (" + ", ".join(extras) + ")"
     console.print(title)
-    console.print(selector_line(g))
-    console.print(group_table(g))
+    hanging(console, f"[{STYLE_DIM}]selector_config[/]", selector_line(g), len("selector_config") + 1)
+    candidates(console, g)
     sel = g.selection
     if sel.selected is not None:
         facts = next(f for f in g.backend_facts if f.name == sel.selected)
         src = r.backend_source
         how = ("explicit --backend" if src == "--attention-backend" else f"explicit backend from {src}") \
             if sel.backend else "highest-priority valid backend"
-        console.print(f"[{STYLE_SELECTED}]selected    {escape(sel.selected)}[/]  [{STYLE_DIM}]({how})[/]")
-        console.print(f"[{STYLE_HEAD}]KV cache[/]    {escape(facts.kv_cache_shape or '-')}")
+        hanging(console, f"[{STYLE_SELECTED}]selected[/]",
+                f"[{STYLE_SELECTED}]{escape(sel.selected)}[/]  [{STYLE_DIM}]({how})[/]", LABEL)
+        ranking = ranking_line(g)
+        if ranking:
+            hanging(console, f"[{STYLE_HEAD}]why[/]", ranking, LABEL)
+        hanging(console, f"[{STYLE_HEAD}]KV cache[/]", escape(facts.kv_cache_shape or "-"), LABEL)
     else:
-        console.print(f"[{STYLE_ERROR}]error[/]       {escape(sel.error or '')}")
+        hanging(console, f"[{STYLE_ERROR}]error[/]", escape(sel.error or ""), LABEL)
     if g.layer_error:
-        console.print(f"[{STYLE_ERROR}]layer error[/] {escape(g.layer_error)}  [{STYLE_DIM}](raised when vLLM builds the layer)[/]")
+        hanging(console, f"[{STYLE_ERROR}]layer error[/]",
+                f"{escape(g.layer_error)}  [{STYLE_DIM}](raised when vLLM builds the layer)[/]", LABEL)
     if sel.warning:
-        console.print(f"[{STYLE_WARN}]warning[/]     {escape(sel.warning)}")
-    console.print(fa_line(g))
-    for line in flashinfer_lines(g):
-        console.print(line)
+        hanging(console, f"[{STYLE_WARN}]warning[/]", escape(sel.warning), LABEL)
+    for label, value in fa_lines(g) + flashinfer_lines(g):
+        hanging(console, label, value, LABEL)
+    mla_prefill_lines(console, g)
     console.print()
 
 
@@ -182,29 +394,25 @@ def explanation_text(r: Explanation) -> str:
     console.print(f"[{STYLE_HEAD}]attn-select explain[/]  engine vLLM {r.engine_version}")
     if r.model is not None:
         m = r.model
-        console.print(
-            f"[{STYLE_HEAD}]model[/]    {escape(m.name)} ({escape(m.architecture)}), {m.dtype}, "
-            f"{m.num_layers} layers, tp {m.tp}"
-        )
+        hanging(console, f"[{STYLE_HEAD}]model[/]", f"{escape(m.name)} ({escape(m.architecture)}), {m.dtype}, "
+                f"{m.num_layers} layers, tp {m.tp}", HEADER_LABEL)
         for other in m.other_layers:
-            console.print(
-                f"         {len(other.layers)} {escape(other.kind)} layers (not attention: no backend selected)"
-            )
+            hanging(console, "", f"{len(other.layers)} {escape(other.kind)} layers "
+                    "(not attention: no backend selected)", HEADER_LABEL)
     d = r.device
-    console.print(
-        f"[{STYLE_HEAD}]device[/]   {escape(d.name)}, capability {d.capability}  [{STYLE_DIM}]({escape(d.source)})[/]"
-    )
+    hanging(console, f"[{STYLE_HEAD}]device[/]",
+            f"{escape(d.name)}, capability {d.capability}  [{STYLE_DIM}]({escape(d.source)})[/]", HEADER_LABEL)
     present = " ".join(r.kernels.present()) or "none"
-    console.print(f"[{STYLE_HEAD}]kernels[/]  {present}  [{STYLE_DIM}]({escape(r.kernels.source)})[/]")
+    hanging(console, f"[{STYLE_HEAD}]kernels[/]", f"{present}  [{STYLE_DIM}]({escape(r.kernels.source)})[/]",
+            HEADER_LABEL)
     ctx = r.ctx.changed()
     if ctx:
-        console.print(
-            f"[{STYLE_HEAD}]engine[/]   " + escape(", ".join(f"{k}={v}" for k, v in ctx.items()))
-        )
+        hanging(console, f"[{STYLE_HEAD}]engine[/]", escape(", ".join(f"{k}={v}" for k, v in ctx.items())),
+                HEADER_LABEL)
     for step in r.engine_config_trail:
-        console.print(f"[{STYLE_HEAD}]config[/]   {escape(step.text())}")
+        hanging(console, f"[{STYLE_HEAD}]config[/]", escape(step.text()), HEADER_LABEL)
     for note in r.notes:
-        console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
+        hanging(console, f"[{STYLE_DIM}]note[/]", f"[{STYLE_DIM}]{escape(note)}[/]", HEADER_LABEL)
     console.print()
     for g in r.groups:
         _group(console, r, g)
@@ -402,5 +610,33 @@ def comparison_text(c) -> str:
     return buf.getvalue()
 
 
+# --- profiles (attn-select profiles) --------------------------------------------
+
+
+def profiles_text(p) -> str:
+    """The built-in model and device profiles, one per line (wrapped under
+    the value column on a narrow terminal)."""
+    buf = io.StringIO()
+    console = make_console(buf)
+    console.print(f"[{STYLE_HEAD}]model profiles[/]  [{STYLE_DIM}](MODEL; model: in deployments; "
+                  "profiles/models/)[/]")
+    width = max(len(m.name) for m in p.models) + 2
+    for m in p.models:
+        groups = ", ".join(m.groups) + (" (MLA)" if m.use_mla else "")
+        facts = (f"{m.architecture}, {m.num_layers} layers, {m.num_heads} q / {m.num_kv_heads} kv heads, "
+                 f"head {m.head_size}, {m.dtype}; attention groups: {groups}")
+        hanging(console, f"[{STYLE_HEAD}]{escape(m.name)}[/]",
+                f"{escape(facts)}  [{STYLE_DIM}]({escape(m.source)})[/]", width)
+    console.print()
+    console.print(f"[{STYLE_HEAD}]device profiles[/]  [{STYLE_DIM}](explain --device NAME; device: in "
+                  "deployments; profiles/devices/)[/]")
+    width = max(len(d.name) for d in p.devices) + 2
+    for d in p.devices:
+        facts = f"{d.gpu}, capability {d.capability}, {d.memory_gib:g} GiB, {d.bandwidth_tbs:g} TB/s"
+        hanging(console, f"[{STYLE_HEAD}]{escape(d.name)}[/]", escape(facts), width)
+    return buf.getvalue()
+
+
 render = by_report_type("text", Explanation=explanation_text, FeatureMatrix=matrix_text, CheckReport=check_text,
-                        SGLangExplanation=sglang_text, EngineComparison=comparison_text)
+                        SGLangExplanation=sglang_text, EngineComparison=comparison_text,
+                        ProfileListing=profiles_text)

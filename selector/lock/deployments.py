@@ -38,6 +38,13 @@ def _check_value(name: str, value: Any) -> Any:
             registry.get(value)
         except UserError as exc:
             raise ValueError(str(exc)) from None
+    elif name == "mla_prefill_backend":
+        from attn_select.backends.mla.prefill import registry as prefill_registry
+
+        try:
+            prefill_registry.get(value)
+        except UserError as exc:
+            raise ValueError(str(exc)) from None
     elif name == "dtype" and value not in DTYPES:
         raise ValueError(f"unknown dtype {value!r}; choose from {', '.join(DTYPES)}")
     elif name == "kv_cache_dtype" and value not in KV_CACHE_DTYPES:

@@ -68,6 +68,58 @@ def test_invalid_explicit_backend_prints_vllms_text_and_exits_1(capsys):
         "Selected backend AttentionBackendEnum.FLASHINFER is not valid for this configuration. Reason: ['")
 
 
+@pytest.mark.parametrize("device, order", [("h100", ["FLASH_ATTN"]),
+                                           ("b200", ["FLASH_ATTN", "TRTLLM_RAGGED", "FLASHINFER", "TOKENSPEED_MLA"])])
+def test_deepseek_v3_shows_its_mla_prefill_backend(capsys, monkeypatch, device, order):
+    rc, d = doc(capsys, "explain", "deepseek-v3", "--device", device)
+    p = d["groups"][0]["mla_prefill"]
+    assert rc == 0 and p["selected"] == "FLASH_ATTN" and p["priority_order"] == order
+    assert p["selector_config"] == {"dtype": "bfloat16", "mla_dimensions": {
+        "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}}
+    monkeypatch.setenv("COLUMNS", "100")
+    rc, out, _ = run(capsys, "explain", "deepseek-v3", "--device", device)
+    assert "prefill_config dtype=bfloat16 qk_nope_head_dim=128 qk_rope_head_dim=64 v_head_dim=128" in out
+    assert "prefill     FLASH_ATTN  (first valid in priority order; vLLM checks no further)" in out
+    assert max(len(line) for line in out.splitlines() if "prefill" in line) <= 100
+
+
+def test_invalid_mla_prefill_backend_prints_vllms_text_and_exits_1(capsys):
+    rc, d = doc(capsys, "explain", "deepseek-v3", "--device", "h100", "--mla-prefill-backend", "flashinfer")
+    assert rc == 1 and d["ok"] is False
+    assert d["groups"][0]["mla_prefill"]["error"] == (
+        "Selected MLA prefill backend FLASHINFER is not valid for this configuration. "
+        "Reason: ['compute capability 9.0 not supported']")
+    rc, out, _ = run(capsys, "explain", "deepseek-v3", "--device", "h100", "--mla-prefill-backend", "flashinfer",
+                     "--format", "markdown")
+    assert rc == 1 and "**Error:** Selected MLA prefill backend FLASHINFER" in out
+
+
+def test_valid_mla_prefill_backend_is_explicit(capsys):
+    rc, d = doc(capsys, "explain", "deepseek-v3", "--device", "b200", "--mla-prefill-backend", "trtllm_ragged")
+    p = d["groups"][0]["mla_prefill"]
+    assert rc == 0 and p["backend"] == "TRTLLM_RAGGED" and p["selected"] == "TRTLLM_RAGGED"
+    assert d["overrides"] == {"mla_prefill_backend": "trtllm_ragged"}
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["deepseek-v3", "--device", "h100", "--mla-prefill-backend", "FLASH_ATN"], "did you mean FLASH_ATTN?"),
+    (["deepseek-v3", "--device", "h100", "--mla-prefill-backend", "auto"], "unknown MLA prefill backend 'auto'"),
+    (["--capability", "9.0", "--head-size", "576", "--use-mla", "--mla-prefill-backend", "FLASH_ATTN"],
+     "--mla-prefill-backend needs a MODEL"),
+])
+def test_bad_mla_prefill_backend_is_one_line_exit_2(capsys, argv, needle):
+    rc, out, err = run(capsys, "explain", *argv)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert rc == 2 and len(lines) == 1 and needle in lines[0] and "Traceback" not in err
+
+
+def test_non_mla_json_has_no_mla_prefill_key(capsys):
+    rc, d = doc(capsys, "explain", "gemma-3-27b", "--device", "h100")
+    assert rc == 0 and all("mla_prefill" not in g for g in d["groups"])
+    rc, d = doc(capsys, "explain", "--capability", "9.0", "--head-size", "576", "--use-mla")
+    assert d["groups"][0]["mla_prefill"] is None  # no model: nothing to read the dims from
+
+
 def test_raw_selector_config_without_model(capsys):
     rc, d = doc(capsys, "explain", "--capability", "8.0", "--head-size", "576", "--use-mla",
                 "--num-heads", "16")

@@ -94,6 +94,9 @@ def test_model_paths_are_relative_to_the_lockfile(tmp_path, capsys, monkeypatch)
         ("deployments:\n  - name: a\n    model: llama-3.1-8b\n    device: h100\n    overrides: {tp: 0}\n", 5,
          "tp must be a positive integer"),
         ("deployments:\n  - name: a\n    model: llama-3.1-8b\n    device: h100\n  name: b\n", 5, "YAML syntax error"),
+        ("deployments:\n  - name: a\n    model: deepseek-v3\n    device: h100\n"
+         "    overrides: {mla_prefill_backend: flashinfr}\n", 5,
+         "unknown MLA prefill backend 'flashinfr'; did you mean FLASHINFER?"),
     ],
 )
 def test_bad_deployments_file_is_one_line(tmp_path, capsys, body, line, words):

@@ -137,10 +137,16 @@ def test_mla_prefill_row_and_the_flashinfer_wrapper_row():
     # FLASHINFER_MLA itself is SM100 only; its comparison row is not vLLM's path, so not skipped for it
     (fi,) = [r for r in by_kind["decode"] if r.backend == "FLASHINFER_MLA" and not r.variant]
     assert fi.skip and wrapper.skip is None and wrapper.page_size == 32
-    # Blackwell: explain does not choose the MLA prefill backend there yet
-    plan, _ = _plan("deepseek-v3", "b200")
+    assert {r.mla_prefill for r in by_kind["decode"]} == {"FLASH_ATTN"}  # the layer's, on every row
+    # Blackwell: explain's choice (TRTLLM_RAGGED first only for 192/64/256 dims), here FLASH_ATTN;
+    # an explicit choice without an adapter is listed with the reason
+    plan, exp = _plan("deepseek-v3", "b200")
     (pre,) = [r for r in plan.groups[0].shapes[1].rows if r.backend == MLA_PREFILL]
-    assert pre.mla_prefill is None and "SM10x" in pre.skip
+    assert pre.mla_prefill == exp.groups[0].mla_prefill.selected == "FLASH_ATTN" and pre.skip is None
+    plan, _ = _plan("deepseek-v3", "b200", Overrides(mla_prefill_backend="FLASHINFER"))
+    (pre,) = [r for r in plan.groups[0].shapes[1].rows if r.backend == MLA_PREFILL]
+    assert pre.mla_prefill == "FLASHINFER"
+    assert pre.skip == "attn-select run has no adapter for vLLM's MLA prefill backend FLASHINFER"
     # --backend FLASHMLA keeps the prefill row (the backend whose prefills it runs)
     plan, _ = _plan("deepseek-v3", "h200", Overrides(backend="FLASHMLA"), only=("FLASHMLA",))
     assert [r.backend for r in plan.groups[0].shapes[1].rows] == ["FLASHMLA", MLA_PREFILL]

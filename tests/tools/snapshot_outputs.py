@@ -47,7 +47,9 @@ def capture(args: list[str]) -> str:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(args)
-    return f"$ attn-select {' '.join(args)}\nexit {code}\n--- stdout\n{out.getvalue()}--- stderr\n{err.getvalue()}"
+    # run's progress ticker ("still compiling, 10 s") fires on wall time, which a loaded host stretches
+    stderr = "".join(line for line in err.getvalue().splitlines(keepends=True) if "still compiling" not in line)
+    return f"$ attn-select {' '.join(args)}\nexit {code}\n--- stdout\n{out.getvalue()}--- stderr\n{stderr}"
 
 
 def write(dest: Path, name: str, args: list[str]) -> None:

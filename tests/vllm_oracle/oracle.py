@@ -14,7 +14,8 @@ Input: a JSON list of cases::
      "backend": "FLASH_ATTN" | null,
      "kernels": {"fa2", "fa3", "fa4", "flashinfer", "trtllm_cubins", "flashmla",
                  "flashinfer_python", "tokenspeed_mla": bool; absent = True},
-     "context": {EngineContext fields that differ from their defaults}}
+     "context": {EngineContext fields that differ from their defaults},
+     "mla_prefill": {"backend": "FLASH_ATTN" | null}}   # optional: MLA cases only
 
 Output: a JSON list, one result per case, in order::
 
@@ -24,6 +25,11 @@ Output: a JSON list, one result per case, in order::
      "warning": the "--block-size precluded ..." warning | null,
      "fa_version": {"default": get_flash_attn_version(),
                     "head_size": get_flash_attn_version(head_size=cfg.head_size)},
+     "mla_prefill": null | {  # when the case has "mla_prefill"
+         "selector_config": repr(MLAPrefillSelectorConfig) get_mla_prefill_backend built,
+         "priorities": [MLAPrefillBackendEnum names get_mla_prefill_backend_cls tries],
+         "reasons": {name: validate_configuration(...) or ["ImportError"]},  # [] = valid
+         "selected": name | null, "error": ValueError text | null},
      "oracle_error": null | why this case could not be put to vLLM}
 
 How each input reaches vLLM (the same way a real run does):
@@ -74,6 +80,16 @@ How each input reaches vLLM (the same way a real run does):
 * ``attn_type`` is passed as vLLM's ``AttentionType`` member, as the model
   layers pass it; its f-string text therefore is whatever this Python prints
   for a str-mixin Enum.
+
+* mla_prefill: ``attention_config.mla_prefill_backend`` of the case's
+  ``VllmConfig``, then ``get_mla_prefill_backend(vllm_config)`` itself gives
+  ``selected`` / ``error``. The selector config and the priority list are
+  read off vLLM's own code, not rebuilt: the auto path is run once more
+  (explicit choice cleared) with ``get_mla_prefill_backend_cls`` wrapped to
+  record its argument and every ``MLAPrefillBackendEnum.get_class`` answering
+  a class that is never valid, so the loop walks the whole list. Every
+  candidate (and the explicit one) is then validated with its real class,
+  as the loop does (``ImportError`` -> ``["ImportError"]``).
 
 All ``functools`` caches of vLLM modules are cleared before every case.
 ``cutlass_mla`` allocates a CUDA workspace at import: that one allocation is
@@ -475,7 +491,7 @@ class Oracle:
         self._model_dirs[key] = str(folder)
         return str(folder)
 
-    def _vllm_config(self, sel: dict, ctx: dict):
+    def _vllm_config(self, sel: dict, ctx: dict, mla_prefill_backend: str | None = None):
         from vllm.config import AttentionConfig, CacheConfig, ModelConfig, ParallelConfig, VllmConfig
 
         dcp = int(ctx["dcp_size"])
@@ -487,6 +503,7 @@ class Oracle:
             flash_attn_version=ctx["flash_attn_version"],
             use_trtllm_attention=ctx["use_trtllm_attention"],
             disable_flashinfer_q_quantization=ctx["disable_flashinfer_q_quantization"],
+            mla_prefill_backend=mla_prefill_backend,
         )
         parallel = ParallelConfig(
             tensor_parallel_size=tp,
@@ -521,7 +538,7 @@ class Oracle:
 
         result: dict = {
             "priorities": None, "reasons": None, "selected": None, "error": None,
-            "warning": None, "fa_version": None, "oracle_error": None,
+            "warning": None, "fa_version": None, "mla_prefill": None, "oracle_error": None,
         }
         ctx = dict(CONTEXT_DEFAULTS)
         unknown = set(case.get("context", {})) - set(CONTEXT_DEFAULTS)
@@ -537,8 +554,9 @@ class Oracle:
         os.environ["VLLM_BATCH_INVARIANT"] = "1" if ctx["batch_invariant"] else "0"
         self._clear_caches()
 
+        prefill = case.get("mla_prefill")
         try:
-            vllm_config = self._vllm_config(sel, ctx)
+            vllm_config = self._vllm_config(sel, ctx, prefill["backend"] if prefill else None)
         except Exception as e:  # the inputs cannot be expressed as a VllmConfig
             result["oracle_error"] = f"VllmConfig: {type(e).__name__}: {e}"
             return result
@@ -615,7 +633,94 @@ class Oracle:
             except ImportError as e:
                 result["fa_version"] = {"default": None, "head_size": None,
                                         "import_error": f"{type(e).__name__}: {e}"}
+            if prefill is not None:
+                result["mla_prefill"] = self._mla_prefill(vllm_config, cap)
         return result
+
+    def _mla_prefill(self, vllm_config, cap) -> dict:
+        """vLLM's MLA prefill selection for this config (see the module docstring)."""
+        from vllm.v1.attention.backends.mla.prefill import selector as psel
+        from vllm.v1.attention.backends.mla.prefill.registry import MLAPrefillBackendEnum
+
+        out: dict = {"selector_config": None, "priorities": None, "reasons": None,
+                     "selected": None, "error": None}
+        attention = vllm_config.attention_config
+        explicit = attention.mla_prefill_backend
+
+        # 1. The auto path with every candidate invalid: its config and whole list.
+        class NeverValid:
+            @classmethod
+            def validate_configuration(cls, device_capability, selector_config):
+                return ["oracle: probing the priority list"]
+
+        tried: list[str] = []
+        seen: list = []
+        platform = self.platform_cls
+        real_cls_fn = platform.__dict__.get("get_mla_prefill_backend_cls")
+        real_get_class = MLAPrefillBackendEnum.get_class
+
+        def recording(cls, mla_selector_config):
+            seen.append(mla_selector_config)
+            return super(platform, cls).get_mla_prefill_backend_cls(mla_selector_config)
+
+        def probing_get_class(member):
+            tried.append(member.name)
+            return NeverValid
+
+        object.__setattr__(attention, "mla_prefill_backend", None)
+        platform.get_mla_prefill_backend_cls = classmethod(recording)
+        MLAPrefillBackendEnum.get_class = probing_get_class
+        try:
+            psel._auto_select_mla_prefill_backend.cache_clear()
+            psel.get_mla_prefill_backend(vllm_config)
+            raise RuntimeError("the probing pass found a valid MLA prefill backend")
+        except ValueError:
+            pass
+        finally:
+            MLAPrefillBackendEnum.get_class = real_get_class
+            if real_cls_fn is None:
+                del platform.get_mla_prefill_backend_cls
+            else:
+                platform.get_mla_prefill_backend_cls = real_cls_fn
+            object.__setattr__(attention, "mla_prefill_backend", explicit)
+            psel._auto_select_mla_prefill_backend.cache_clear()
+        cfg = seen[0]
+        out["selector_config"] = repr(cfg)
+        out["priorities"] = list(tried)
+
+        # 2. Every candidate's (and the explicit one's) own check, as the loop runs it.
+        reasons: dict[str, list[str]] = {}
+        names = list(tried)
+        if explicit is not None and explicit.name not in names:
+            names.append(explicit.name)
+        for name in names:
+            try:
+                reasons[name] = list(
+                    MLAPrefillBackendEnum[name].get_class().validate_configuration(cap, cfg)
+                )
+            except ImportError:
+                reasons[name] = ["ImportError"]
+            except ValueError:
+                # CUSTOM with nothing registered: get_class raises before any
+                # check, so it has no reasons (the real call below raises it).
+                continue
+        out["reasons"] = reasons
+
+        # 3. The real call.
+        try:
+            chosen = psel.get_mla_prefill_backend(vllm_config)
+        except ValueError as e:
+            out["error"] = str(e)
+        else:
+            hits = []
+            for member in MLAPrefillBackendEnum:
+                try:
+                    if member.get_class() is chosen:
+                        hits.append(member.name)
+                except (ImportError, ValueError):
+                    pass
+            out["selected"] = hits[0] if hits else f"<unknown class {chosen.__qualname__}>"
+        return out
 
 
 def worker(flags_text: str) -> int:

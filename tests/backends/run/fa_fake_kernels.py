@@ -139,6 +139,9 @@ class FakeVllmFlashAttn:
         if fa_version == 3:
             assert alibi_slopes is None, "Alibi is not supported in FA3"
             assert q.dtype == k.dtype == v.dtype, "FA3 takes q, k and v in one dtype"
+            # flash_api.cpp: "We only support bf16 dtype for S aux": the sinks come as the layer
+            # holds them, in the model dtype (bf16 on a GPU; the CPU tests' model is float32)
+            assert s_aux is None or s_aux.dtype == out.dtype, "s_aux not in the model dtype"
         if scheduler_metadata is not None:  # what FA3 reads must be what the scheduler wrote for this batch
             assert any(torch.equal(scheduler_metadata.cpu(), m) for m in self.issued), "stale scheduler metadata"
         for t in (cu_seqlens_q, seqused_k, block_table):

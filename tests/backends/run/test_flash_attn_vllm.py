@@ -51,9 +51,9 @@ FP8_TOL = 8e-2
 
 
 def _run(p, shape="decode", fa_version=3, noarg=None, windows=None, kv="auto", cap=H200, versions=(2, 3),
-         page=PAGE, batch_invariant=None, builds=1):
+         page=PAGE, batch_invariant=None, builds=1, dtype=torch.float32):
     """One step through the vllm_flash_attn path; returns (error, adapter, plan, fake, batch, inputs, cache)."""
-    env = RunEnv(torch.device("cpu"), cap, torch.float32, kv)
+    env = RunEnv(torch.device("cpu"), cap, dtype, kv)
     # the run plan's row: the builder facts default to this group's own (a standalone row)
     build = FlashAttentionBuild(noarg, tuple(windows) if windows is not None else (), bool(batch_invariant))
     row = RowPlan("FLASH_ATTN", fa_version=fa_version, flash_attn=build)
@@ -63,12 +63,12 @@ def _run(p, shape="decode", fa_version=3, noarg=None, windows=None, kv="auto", c
     cache = a.alloc_cache(b.num_pages, page)
     fill_random_(cache, torch.Generator().manual_seed(1))
     k, v = a.kv_views(cache)
-    inp = random_inputs(b, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, torch.float32, p.has_sink,
+    inp = random_inputs(b, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, dtype, p.has_sink,
                         torch.Generator().manual_seed(2))
     write_new_tokens(k, v, b, inp)
     for _ in range(builds):
         plan = a.build(b)
-    out = torch.full((b.num_tokens, p.num_heads, p.head_size_v), float("nan"))
+    out = torch.full((b.num_tokens, p.num_heads, p.head_size_v), float("nan"), dtype=dtype)
     a.run(plan, inp.q, cache, inp.sinks, out)
     assert fake.calls[-1]["out"] is out
     ref = reference_attention(inp.q, k, v, b, p, inp.sinks)
@@ -233,6 +233,18 @@ def test_soft_cap_goes_to_the_kernel_not_to_the_scheduler():
 def test_sinks_go_in_as_s_aux():
     err, _, _, fake, _, inp, _ = _run(SINKS, "mixed", windows=(6, None))
     assert err < 1e-5 and fake.calls[-1]["s_aux"] is inp.sinks and fake.calls[-1]["window_size"] == [5, 0]
+
+
+def test_sinks_go_in_the_model_dtype_converted_once():
+    # vLLM's sink parameter is made under the model's default dtype (make_attention_sink); FA3 takes
+    # bf16 sinks only, and refused the run's float32 ones on the H200 ("We only support bf16 dtype for S aux")
+    err, a, plan, fake, _, inp, cache = _run(SINKS, "mixed", windows=(6, None), dtype=torch.bfloat16)
+    assert inp.sinks.dtype == torch.float32 and err < 2e-2
+    s_aux = fake.calls[-1]["s_aux"]
+    assert s_aux.dtype == torch.bfloat16 and torch.equal(s_aux, inp.sinks.to(torch.bfloat16))
+    out = torch.empty(plan.batch.num_tokens, SINKS.num_heads, SINKS.head_size_v, dtype=torch.bfloat16)
+    a.run(plan, inp.q, cache, inp.sinks, out)  # the next layer: the same converted tensor, no new cast
+    assert fake.calls[-1]["s_aux"] is s_aux
 
 
 def test_head_size_v_other_than_head_size_splits_the_cache_there():

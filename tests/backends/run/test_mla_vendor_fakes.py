@@ -341,10 +341,15 @@ def test_flash_attn_mla_sparse_reads_each_tokens_top_k_rows():
     # prefill tokens whose sequences outgrow index_topk stay on the sparse kernel (causality in the lists)
     err, *_ = check(a, Shape("prefill", prefills=2, prefill_new=8, prefill_context=24), 64, layers=1, sparse=True)
     assert err <= BF16_TOL
-    # a prefill of at most index_topk tokens goes to dense MHA prefill
-    b = FlashAttnMLASparseAdapter(env(), params(topk=256), importer=importer({"vllm.vllm_flash_attn": fake}))
+    # a prefill of at most index_topk tokens goes to dense MHA prefill, where the layer has a prefill backend
+    long = make_batch(Shape("prefill", prefills=1, prefill_new=130), 64, "cpu")
+    b = FlashAttnMLASparseAdapter(env(), params(topk=256), RowPlan("FLASH_ATTN_MLA_SPARSE", mla_prefill="FLASH_ATTN"),
+                                  importer=importer({"vllm.vllm_flash_attn": fake}))
     with pytest.raises(RoutedElsewhere, match="dense MHA prefill"):
-        b.build(make_batch(Shape("prefill", prefills=1, prefill_new=130), 64, "cpu"))
+        b.build(long)
+    c = FlashAttnMLASparseAdapter(env(), params(topk=256), RowPlan("FLASH_ATTN_MLA_SPARSE", mla_prefill=None),
+                                  importer=importer({"vllm.vllm_flash_attn": fake}))
+    assert c.build(long).num_tokens == 130  # no prefill backend: every token on the sparse kernel
 
 
 @pytest.mark.parametrize("heads", [16, 64])

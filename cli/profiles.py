@@ -1,0 +1,28 @@
+"""`attn-select profiles`: the built-in model and device profiles, with the
+facts that identify each (a model's architecture, heads, head size and
+layers; a device's GPU and compute capability)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+app = typer.Typer()
+
+
+class ProfilesFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+@app.command("profiles")
+def profiles_cmd(
+    fmt: Annotated[ProfilesFormat, typer.Option("--format", "-f", help="Output format.")] = ProfilesFormat.text,
+) -> None:
+    """List the built-in model profiles (MODEL) and device profiles (--device NAME)."""
+    from attn_select.cli.formats import render
+    from attn_select.selector.profiles import list_profiles
+
+    typer.echo(render(list_profiles(), fmt.value), nl=False)
