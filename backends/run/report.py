@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 RAN, SKIPPED, FAILED = "ran", "skipped", "failed"
 # The reason of a row skipped because vLLM gives these requests to another
 # path (an MLA builder's prefill requests): no verdict on the backend.
-ROUTED_ELSEWHERE = "not this backend's requests in vLLM: "
+ROUTED_ELSEWHERE = "routed elsewhere: "
 
 
 @dataclass
