@@ -50,7 +50,7 @@ per-128 scales), which attn-select run does not write.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -249,7 +249,6 @@ class SparsePlan:
     batch: Batch
     num_tokens: int
     q_pad: torch.Tensor | None = None  # [T, round_up(H, 64), 576], the head-padded query workspace
-    extra: dict = field(default_factory=dict)
 
 
 class FlashMLASparseAdapter(VllmMLAAdapter):

@@ -132,11 +132,12 @@ def test_cpu_run_passes_when_every_cpu_backend_ran_and_says_the_selection_is_unc
 
 
 def test_cpu_run_of_a_selection_with_no_adapter_does_not_send_you_to_a_gpu():
-    rows = [skipped(s, "FLASH_ATTN_MLA", "attn-select run has no adapter for this backend", selected=True)
+    # TOKENSPEED_MLA (SM100) has no run adapter: a GPU run could not confirm it either
+    rows = [skipped(s, "TOKENSPEED_MLA", "attn-select run has no adapter for this backend", selected=True)
             for s in SHAPES] + [ran(s, "TRITON_MLA", None) for s in SHAPES]
-    rep = report(rows, cpu=True, selected="FLASH_ATTN_MLA", detail="attn-select run has no adapter for this backend")
+    rep = report(rows, cpu=True, selected="TOKENSPEED_MLA", detail="attn-select run has no adapter for this backend")
     assert rep.exit_code == 0
-    assert rep.summary.endswith("(full: FLASH_ATTN_MLA: attn-select run has no adapter for this backend)")
+    assert rep.summary.endswith("(full: TOKENSPEED_MLA: attn-select run has no adapter for this backend)")
 
 
 def test_cpu_run_fails_on_any_wrong_backend():

@@ -5,8 +5,6 @@ against the verdict, and the MLA prefill row runs the prefills."""
 
 from __future__ import annotations
 
-import torch
-
 from attn_select.backends.run import runner
 from attn_select.backends.run.flashattn_mla import FlashAttnMLAAdapter
 from attn_select.backends.run.flashmla import INTERFACE, FlashMLAAdapter
