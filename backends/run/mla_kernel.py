@@ -34,14 +34,23 @@ H200, 16 heads per rank (DeepSeek-V3 at tp 8) is memory-bound and 128 heads
   a bf16/fp16 value) and the per-tensor scale is folded into the softmax
   scale for the score and into the final normalisation for the value, so the
   dequantisation costs no multiply per element and no extra rounding.
-- **Pipelining.** The key loop is software-pipelined ``NUM_STAGES`` deep
-  (tiles in flight while the tensor cores work on the current one): the
-  memory-bound case needs bytes in flight, the compute-bound one needs the
-  next tile ready when the dots finish. The block table is read one tile
-  ahead so the key loads do not wait on it inside an iteration, and an fp8
-  tile on the mma.sync path, which Triton does not pipeline, is prefetched
-  into registers by the loop itself (``REG_PREFETCH``). Tile sizes and
-  depths per case are chosen by the table in ``triton_mla.py``.
+- **Pipelining.** The key loop is software-pipelined by Triton
+  (``NUM_STAGES``: tiles in flight while the tensor cores work on the
+  current one): the memory-bound case needs bytes in flight, the
+  compute-bound one needs the next tile ready when the dots finish. Each
+  tile's block-table entry is read in the iteration whose key loads it
+  addresses: the pipeliner then issues both ahead together (a page carried
+  over from the previous iteration made Triton 3.6 and 3.9 wait on every
+  copy as soon as it was issued: no overlap at all, seen on the H200 and in
+  the sm_90 compiles). That chain of two loads costs stages: on mma.sync
+  the key tile gets ``(NUM_STAGES - 1) // 2`` buffers; on wgmma one more,
+  held by the asynchronous value dot. An fp8 tile on the mma.sync path is
+  loaded twice, once for each dot (``SPLIT_V``; the second copy is an L2
+  hit): Triton pipelines a load with one use, and the two dots want
+  different layouts of the 8-bit tile; the alternative, the next tile
+  prefetched into registers by the loop itself (``REG_PREFETCH``), is kept
+  for comparison. Tile sizes and depths per case are chosen by the table
+  in ``triton_mla.py``.
 
 Only ``attn_select.backends.run.triton_mla`` imports this module.
 """
@@ -56,26 +65,18 @@ LOG2E = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit
-def _tile_pages(bt_row, t0, n_off, last, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Physical pages of the tile starting at key ``t0``: one scalar when a tile
-    never crosses a page (PAGE a multiple of BLOCK_N; tiles start at multiples
-    of BLOCK_N), else one per key. Positions are clamped to ``last`` (the last
-    key of the split) so every read stays in the request's block-table row."""
+def _tile_rows(bt_row, t0, n_off, last, stride_kp, stride_kt, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Cache offsets of the keys of the tile starting at key ``t0``. One
+    block-table read per tile when a tile never crosses a page (PAGE a
+    multiple of BLOCK_N; tiles start at multiples of BLOCK_N), else one per
+    key. Positions are clamped to ``last`` (the last key of the split) so
+    every read stays in the request's block-table row."""
     if PAGE % BLOCK_N == 0:
-        return tl.load(bt_row + tl.minimum(t0, last) // PAGE).to(tl.int64)
+        page = tl.load(bt_row + tl.minimum(t0, last) // PAGE).to(tl.int64)
+        return page * stride_kp + (t0 % PAGE + n_off) * stride_kt
     else:
-        return tl.load(bt_row + tl.minimum(t0 + n_off, last) // PAGE).to(tl.int64)
-
-
-@triton.jit
-def _tile_rows(bt_row, page, t0, n_off, last, stride_kp, stride_kt, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Cache offsets of the keys of the tile at ``t0`` (whose pages are
-    ``page``), and the pages of the tile after it."""
-    if PAGE % BLOCK_N == 0:
-        rows = page * stride_kp + (t0 % PAGE + n_off) * stride_kt
-    else:
-        rows = page * stride_kp + ((t0 + n_off) % PAGE) * stride_kt
-    return rows, _tile_pages(bt_row, t0 + BLOCK_N, n_off, last, PAGE, BLOCK_N)
+        pages = tl.load(bt_row + tl.minimum(t0 + n_off, last) // PAGE).to(tl.int64)
+        return pages * stride_kp + ((t0 + n_off) % PAGE) * stride_kt
 
 
 @triton.jit
@@ -91,10 +92,12 @@ def _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK: tl.constexpr):
 
 
 @triton.jit
-def _attend_tile(q_nope, q_pe, k_nope, k_pe, valid, m_i, l_i, acc, qk_scale):
-    """Online-softmax update of BLOCK_H heads with one tile of keys."""
+def _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale):
+    """Online-softmax update of BLOCK_H heads with one tile of keys (``v``:
+    the tile's first RANK dims, ``k_nope`` itself or a second load of it)."""
     k_nope = k_nope.to(q_nope.dtype)  # fp8: exact widening; the scale is in qk_scale / the final divide
     k_pe = k_pe.to(q_pe.dtype)
+    v = v.to(q_nope.dtype)
     s = tl.dot(q_nope, tl.trans(k_nope))
     s = tl.dot(q_pe, tl.trans(k_pe), s)
     s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
@@ -103,7 +106,7 @@ def _attend_tile(q_nope, q_pe, k_nope, k_pe, valid, m_i, l_i, acc, qk_scale):
     alpha = tl.exp2(m_i - m_new)
     p = tl.exp2(s - m_new[:, None])
     l_i = l_i * alpha + tl.sum(p, 1)
-    acc = tl.dot(p.to(k_nope.dtype), k_nope, acc * alpha[:, None])
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
     return m_new, l_i, acc
 
 
@@ -124,6 +127,7 @@ def mla_decode_kernel(
     HAS_LSE: tl.constexpr,  # also write the log-sum-exp (natural log), as vLLM's kernel returns it
     FP8_KV: tl.constexpr,
     REG_PREFETCH: tl.constexpr,  # next tile prefetched into registers instead of Triton's pipeline
+    SPLIT_V: tl.constexpr,  # the value tile is a second load of K_nope's addresses (fp8 on mma.sync)
     DOT_F32: tl.constexpr,  # True only under TRITON_INTERPRET: the interpreter gets 16-bit tl.dot wrong
 ):
     """Grid (head groups, splits, requests): BLOCK_H heads of one decode row
@@ -169,31 +173,26 @@ def mla_decode_kernel(
     if REG_PREFETCH:
         # The loop keeps the next tile in registers: its loads are issued before
         # the current tile's dots, and a global load only blocks at first use.
-        # For an fp8 cache on the mma.sync path (BLOCK_H < 64), where Triton 3.9
-        # does not software-pipeline the K_nope load (its two dot uses want
-        # different shared layouts of the 8-bit tile), this is the overlap.
-        page = _tile_pages(bt_row, start, n_off, last, PAGE, BLOCK_N)
-        rows, page = _tile_rows(bt_row, page, start, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
+        rows = _tile_rows(bt_row, start, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
         k_nope_n, k_pe_n = _load_latent(kv_ptr, rows, start + n_off < end, d, r, d_ok, r_ok, RANK)
         for n0 in tl.range(start, end, BLOCK_N, num_stages=1):
             k_nope = k_nope_n
             k_pe = k_pe_n
             nxt = n0 + BLOCK_N
-            rows, page = _tile_rows(bt_row, page, nxt, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
+            rows = _tile_rows(bt_row, nxt, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
             k_nope_n, k_pe_n = _load_latent(kv_ptr, rows, nxt + n_off < end, d, r, d_ok, r_ok, RANK)
-            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, n0 + n_off < end, m_i, l_i, acc, qk_scale)
+            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, k_nope, n0 + n_off < end, m_i, l_i, acc,
+                                         qk_scale)
     else:
-        # Software-pipelined by Triton, NUM_STAGES deep. The pages of a tile are
-        # read one iteration ahead (``_tile_rows`` returns the next tile's): a
-        # block-table read in the same iteration as the key load it addresses
-        # costs the pipeline a stage (Triton 3.9 then keeps a single key buffer
-        # for num_stages 2 to 4, i.e. no load/compute overlap at all).
-        page = _tile_pages(bt_row, start, n_off, last, PAGE, BLOCK_N)
         for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
-            rows, page = _tile_rows(bt_row, page, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
+            rows = _tile_rows(bt_row, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
             valid = n0 + n_off < end
             k_nope, k_pe = _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK)
-            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, valid, m_i, l_i, acc, qk_scale)
+            if SPLIT_V:
+                v = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0)
+            else:
+                v = k_nope
+            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale)
 
     norm = kv_scale / tl.where(l_i == 0.0, 1.0, l_i)  # V = kv_scale * stored value
     o = acc * norm[:, None]
