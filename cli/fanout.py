@@ -12,10 +12,19 @@ from typing import Any
 from attn_select.selector.errors import UserError
 
 
+def check_shapes(text: str) -> None:
+    from attn_select.cli.run import KINDS
+
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in KINDS]
+    if bad or not kinds:
+        raise UserError(f"--shapes: unknown batch shape {', '.join(bad) or '(none)'}; choose from {', '.join(KINDS)}")
+
+
 def check_inputs(run: dict[str, Any]) -> None:
     """The checks ``execute`` makes before it runs anything, made on the
     driver so a typo fails once, not once per worker."""
-    from attn_select.cli.run import KINDS, _parse_backends
+    from attn_select.cli.run import _parse_backends
     from attn_select.selector.config import DTYPES
 
     device = run.get("device")
@@ -28,10 +37,7 @@ def check_inputs(run: dict[str, Any]) -> None:
     kv = run.get("kv_cache_dtype")
     if kv not in (None, "auto") and not kv.startswith("fp8"):
         raise UserError(f"attn-select run supports --kv-cache-dtype auto or fp8*, got {kv!r}")
-    kinds = [k.strip() for k in run["shapes"].split(",") if k.strip()]
-    bad = [k for k in kinds if k not in KINDS]
-    if bad or not kinds:
-        raise UserError(f"--shapes: unknown batch shape {', '.join(bad) or '(none)'}; choose from {', '.join(KINDS)}")
+    check_shapes(run["shapes"])
     _parse_backends(run.get("backend"))
     from attn_select.cli.inputs import parse_capability
     from attn_select.selector.profiles import load_model
@@ -72,3 +78,32 @@ def run_fanout(run: dict[str, Any], *, gpus: str | None, ray: str | None, every_
     else:
         render_text(report)
     return report.exit_code
+
+
+def check_fleet(lock, lock_dir, selection, *, address: str, every_node: bool, device: str | None, shapes: str,
+                timeout_s: float, fmt: str) -> tuple[str, bool]:
+    """``check LOCK --ray``: (the rendered report, whether it passed)."""
+    import io
+
+    if device not in (None, "cpu"):
+        raise UserError(f"--device with --ray is cpu (GPU types as stand-ins) or left out, got {device!r}")
+    if fmt == "github":
+        raise UserError("--format github is not available with --ray; use text, json or junit")
+    check_shapes(shapes)
+    from attn_select.fleet.ray_check import run_check_ray
+
+    # correctness is what a gate confirms: one window, no timing
+    opts = {"device": device, "shapes": shapes, "checks": 2, "timing": False, "build_span": 0.0}
+    report = run_check_ray(lock, None, lock_dir, selection, address=address, every_node=every_node, opts=opts,
+                           timeout_s=timeout_s, progress=_progress)
+    from attn_select.cli.formats.fleet import render_check_junit, render_check_text
+
+    if fmt == "json":
+        import json
+
+        return json.dumps(report.to_dict(), indent=2, sort_keys=True) + "\n", report.ok
+    if fmt == "junit":
+        return render_check_junit(report), report.ok
+    buf = io.StringIO()
+    render_check_text(report, file=buf)
+    return buf.getvalue(), report.ok

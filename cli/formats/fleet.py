@@ -59,7 +59,8 @@ def render_text(r: FleetReport, file=None) -> None:
     for u in r.units:
         rep = u.report
         device = (u.gpu_before.name if u.gpu_before else (rep.device if rep else "-"))
-        ident = u.gpu_before.uuid if u.gpu_before else (u.node or u.host or "-")
+        node = f"node {u.node[:12]}" if u.node else ""
+        ident = u.gpu_before.uuid if u.gpu_before else (" ".join(x for x in (u.host, node) if x) or "-")
         reasons = sorted(set((u.gpu_before.slowdown or []) if u.gpu_before else [])
                          | set((u.gpu_after.slowdown or []) if u.gpu_after else []))
         s = r.speed.get(u.label)
@@ -70,7 +71,8 @@ def render_text(r: FleetReport, file=None) -> None:
                   escape(", ".join(reasons)) if reasons else ("-" if u.gpu_before else escape(u.gpu_note or "-")),
                   f"{100 * s.slowdown:+.1f}%" if s else "-", _pct(s.noise) if s else "-", escape(u.verdict))
     con.print(t)
-    labels = [u.label for u in r.units if u.reports]
+    labels = [u.label for u in r.units]
+    no_report = {u.label: u.status for u in r.units if not u.reports}
     groups: dict[str, list] = {}
     for row in r.rows:
         groups.setdefault(row.group, []).append(row)
@@ -89,7 +91,7 @@ def render_text(r: FleetReport, file=None) -> None:
             spread = max(row.spread.values()) if row.spread else None
             noise = max(row.noise.values()) if row.noise else None
             t.add_row(row.shape, escape(row.backend) + (" *" if row.selected else ""),
-                      *(escape(_cell_text(row.cells.get(label))) for label in labels), _pct(spread), _pct(noise))
+                      *(escape(no_report.get(label) or _cell_text(row.cells.get(label))) for label in labels), _pct(spread), _pct(noise))
         con.print(t)
     con.print()
     for line in r.findings:
@@ -137,5 +139,77 @@ def render_junit(r: FleetReport) -> str:
         el.set("tests", str(len(r.units)))
         el.set("failures", str(failures))
         el.set("errors", "0")
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+# --- check LOCK --ray ---------------------------------------------------------------
+
+def render_check_text(r, file=None) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = Console(file=file, highlight=False, soft_wrap=False, width=220)
+    sel = r.selection
+    con.print(f"[bold]attn-select check[/bold] {escape(sel.lockfile)} on {escape(r.context.get('reached', ''))}")
+    if sel.ok:
+        con.print(f"[green]selection: {len(sel.cases)} groups match the lock[/green]")
+    else:
+        for d, line in zip(sel.diffs, sel.lines):
+            con.print(f"[red]{escape(sel.lockfile)}:{line}: {escape(d.message())}[/red]")
+    t = Table(header_style="bold", title="run confirmation per deployment and device", title_justify="left")
+    for col in ("deployment", "device", "task", "status", "result"):
+        t.add_column(col, no_wrap=col != "result")
+    for c in r.cases:
+        if c.skipped:
+            status, result = "skipped", c.skipped
+        else:
+            status = c.unit.status if c.unit else "-"
+            result = "; ".join(c.problems) if c.problems else (c.unit.verdict if c.unit else "")
+        color = "green" if c.ok and not c.skipped else ("yellow" if c.skipped else "red")
+        t.add_row(escape(c.deployment), escape(c.device), escape(c.target), f"[{color}]{escape(status)}[/{color}]",
+                  escape(result + ("".join(f" (note: {n})" for n in c.notes))))
+    con.print(t)
+    for n in r.notes:
+        con.print(f"note: {escape(n)}")
+    bad = [c for c in r.cases if not c.ok]
+    if r.ok:
+        con.print("[green]the lock matches and every locked deployment was confirmed on its device type[/green]")
+    else:
+        bits = ([] if sel.ok else [f"{len(sel.diffs)} selection difference(s)"]) + (
+            [f"{len(bad)} run confirmation(s) failed: " + ", ".join(c.target for c in bad)] if bad else [])
+        con.print("[red]" + escape("; ".join(bits)) + "[/red]")
+
+
+def render_check_junit(r) -> str:
+    """One JUnit file for the fleet: the lock's selection cases (as
+    ``check --format junit``) and a case per deployment and device."""
+    from attn_select.cli.formats.junit import SUITE, check_suite
+
+    root = ET.Element("testsuites", name=SUITE)
+    tests, failures = check_suite(root, r.selection)
+    suite = ET.SubElement(root, "testsuite", name=f"{r.selection.lockfile} run on the fleet")
+    skipped = 0
+    for c in r.cases:
+        case = ET.SubElement(suite, "testcase", classname=c.deployment, name=f"run on {c.target.split(' on ', 1)[-1]}")
+        if c.unit is not None and c.unit.elapsed_s is not None:
+            case.set("time", f"{c.unit.elapsed_s:.1f}")
+        if c.skipped:
+            skipped += 1
+            ET.SubElement(case, "skipped", message=c.skipped)
+        elif c.problems:
+            f = ET.SubElement(case, "failure", type=c.unit.status if c.unit else "not-run", message=c.problems[0])
+            f.text = "\n".join(c.problems) + "\n"
+        out = list(c.notes)
+        if c.unit is not None:
+            out.append(f"{c.unit.verdict} (host {c.unit.host or '?'}, node {c.unit.node or '?'})")
+        if out:
+            ET.SubElement(case, "system-out").text = "\n".join(out) + "\n"
+    run_failures = sum(1 for c in r.cases if c.problems and not c.skipped)
+    for k, v in (("tests", len(r.cases)), ("failures", run_failures), ("errors", 0), ("skipped", skipped)):
+        suite.set(k, str(v))
+    for k, v in (("tests", tests + len(r.cases)), ("failures", failures + run_failures), ("errors", 0)):
+        root.set(k, str(v))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
