@@ -78,6 +78,9 @@ def connect(address: str) -> tuple[Any, str, bool]:
         else:
             ray.init(address=target, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as e:
+        if address == "auto" and isinstance(e, ConnectionError):
+            raise UserError("--ray auto: no Ray cluster runs on this machine (RAY_ADDRESS unset, no `ray start` "
+                            "here); start one with `ray start --head`, give its address, or use --ray local") from None
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         raise UserError(f"--ray {address}: {first}") from None
     return ray, how, True
