@@ -244,7 +244,8 @@ def merge(units: list[Unit], *, mode: str, model: str, tp: int, windows: int, fa
         summary = "; ".join(bits)
     else:
         exit_code = 0
-        summary = f"selected backend confirmed on all {len(units)} {noun}s" + (
+        every = f"all {len(units)} {noun}s" if len(units) != 1 else f"the one {noun}"
+        summary = f"selected backend confirmed on {every}" + (
             f"; slow: {', '.join(u.label for u in slow)}" if slow else "")
     return FleetReport(mode=mode, model=model, tp=tp, units=units, rows=rows, speed=speed, findings=findings,
                        notes=all_notes, windows=windows, fail_on_slow=fail_on_slow, exit_code=exit_code, summary=summary,

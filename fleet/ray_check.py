@@ -181,6 +181,6 @@ def run_check_ray(lock, lock_doc, lock_dir: Path, selection, *, address: str, ev
             c.unit = units.get(c.target)
             c.problems = _problems(c, locked[c.deployment])
     if cpu:
-        notes.append("--device cpu: the GPU types are stand-ins (custom resources); tasks ran on CPUs")
+        notes.append("--device cpu: tasks ran on CPUs; the GPU types they were scheduled by stand in for GPUs")
     context = {"address": address, "reached": how, "types": {t: [n.host for n in ns] for t, ns in types.items()}}
     return FleetCheckReport(selection=selection, cases=cases, notes=notes, context=context)

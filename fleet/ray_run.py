@@ -183,10 +183,22 @@ def _gone(t: Target, types: dict[str, list[NodeInfo]], alive: set[str]) -> bool:
     return not any(n.node_id in alive for n in types.get(t.gpu_type, []))
 
 
+def _stand_in(run: dict[str, Any], gpu_type: str) -> dict[str, Any]:
+    """With --device cpu and no --capability, a task selects for the GPU its
+    type stands in for (the device profile's capability), if there is one."""
+    if run.get("device") != "cpu" or run.get("capability"):
+        return run
+    from attn_select.fleet.ray_cluster import profile_for
+    from attn_select.selector.profiles import device_profile_names, load_device
+
+    profile = profile_for(gpu_type, device_profile_names())
+    return run if profile is None else {**run, "capability": str(load_device(profile).capability)}
+
+
 def make_jobs(run: dict[str, Any], targets: list[Target], windows: int) -> dict[str, Job]:
     files = model_files(run["model"])
     kill = sigkill_labels()
-    return {t.label: Job(label=t.label, run=run, windows=windows, model_files=files,
+    return {t.label: Job(label=t.label, run=_stand_in(run, t.gpu_type), windows=windows, model_files=files,
                          sigkill_after_window=1 if t.label in kill or t.gpu_type in kill else None) for t in targets}
 
 
@@ -205,7 +217,7 @@ def run_ray(run: dict[str, Any], *, address: str, every_node: bool, windows: int
         if connected:
             ray.shutdown()
     if cpu:
-        notes.append("--device cpu: the GPU types are stand-ins (custom resources); tasks ran on CPUs")
+        notes.append("--device cpu: tasks ran on CPUs; the GPU types they were scheduled by stand in for GPUs")
     context = {"address": address, "reached": how, "types": {t: [n.host for n in ns] for t, ns in types.items()}}
     return merge(units, mode="ray", model=run["model"], tp=int(run.get("tp") or 1),
                  windows=windows if run.get("timing", True) else 1, fail_on_slow=fail_on_slow,

@@ -50,7 +50,8 @@ def render_text(r: FleetReport, file=None) -> None:
 
     con = Console(file=file, highlight=False, soft_wrap=False, width=220)
     where = "this node" if r.mode == "node" else f"Ray cluster {r.context.get('address', '')}".rstrip()
-    con.print(f"[bold]attn-select run[/bold] {escape(r.model)} on {len(r.units)} units of {escape(where)}, "
+    n = len(r.units)
+    con.print(f"[bold]attn-select run[/bold] {escape(r.model)} on {n} unit{'s' if n != 1 else ''} of {escape(where)}, "
               f"tp {r.tp} (per-rank heads), {r.windows} timing window{'s' if r.windows != 1 else ''} per unit")
     t = Table(header_style="bold", title="units", title_justify="left")
     for col in ("unit", "status", "device", "UUID / node", "SM MHz", "mem MHz", "temp C", "slowdown reasons",
@@ -78,7 +79,10 @@ def render_text(r: FleetReport, file=None) -> None:
         groups.setdefault(row.group, []).append(row)
     for group, rows in groups.items():
         con.print()
-        con.print(f"[bold]group {escape(group)}[/bold]: us/layer, KV TB/s, and against the peers' median "
+        heads = next((f"{g.attention.get('num_heads')} q / {g.attention.get('num_kv_heads')} kv heads per rank, "
+                      f"head {g.attention.get('head_size')}; "
+                      for u in r.units for g in (u.report.groups if u.report else []) if g.name == group), "")
+        con.print(f"[bold]group {escape(group)}[/bold]: {heads}us/layer, KV TB/s, and against the peers' median "
                   "(* the selected backend)")
         t = Table(header_style="bold")
         t.add_column("shape", no_wrap=True)

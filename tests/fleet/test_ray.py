@@ -79,6 +79,9 @@ def test_every_node_pins_each_task_to_its_node(cluster, tiny_dir, capsys):
     host = nodes(cluster)[0].host
     assert rc == 0 and [u["label"] for u in doc["units"]] == [f"A100 @ {host}", f"H100 @ {host}"]
     assert all(u["confirmed"] and u["node"] == nodes(cluster)[0].node_id for u in doc["units"])
+    # a CPU task selects for the GPU its type stands in for
+    a100, h100 = (" ".join(u["reports"][0]["notes"]) for u in doc["units"])
+    assert "selection is for SM80" in a100 and "selection is for SM90" in h100
     assert any("no run-to-run noise" in n for n in doc["notes"])
 
 
