@@ -94,7 +94,7 @@ def check_fleet(lock, lock_dir, selection, *, address: str, every_node: bool, de
 
     # correctness is what a gate confirms: one window, no timing
     opts = {"device": device, "shapes": shapes, "checks": 2, "timing": False, "build_span": 0.0}
-    report = run_check_ray(lock, None, lock_dir, selection, address=address, every_node=every_node, opts=opts,
+    report = run_check_ray(lock, lock_dir, selection, address=address, every_node=every_node, opts=opts,
                            timeout_s=timeout_s, progress=_progress)
     from attn_select.cli.formats.fleet import render_check_junit, render_check_text
 

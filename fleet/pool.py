@@ -43,7 +43,10 @@ def worker_argv(job_path: Path, out_path: Path) -> list[str]:
 def _ended(rc: int, tail: list[str]) -> str:
     last = f": {tail[-1]}" if tail else ""
     if rc < 0:
-        sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else f"signal {-rc}"
+        try:
+            sig = signal.Signals(-rc).name
+        except ValueError:
+            sig = f"signal {-rc}"
         hint = " (the kernel's out-of-memory killer sends SIGKILL too)" if -rc == signal.SIGKILL else ""
         return f"killed by {sig}{hint}{last}"
     return f"exited with code {rc} without a report{last}"

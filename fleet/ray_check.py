@@ -134,7 +134,7 @@ def _problems(case: RunCase, locked: dict[str, str | None]) -> list[str]:
     return out
 
 
-def run_check_ray(lock, lock_doc, lock_dir: Path, selection, *, address: str, every_node: bool,
+def run_check_ray(lock, lock_dir: Path, selection, *, address: str, every_node: bool,
                   opts: dict[str, Any], timeout_s: float,
                   progress: Callable[[str, str], None] = lambda u, m: None) -> FleetCheckReport:
     from attn_select.selector.profiles import device_profile_names

@@ -62,9 +62,11 @@ def test_two_cpu_workers_one_killed_mid_run(tiny_model, tmp_path):
             killed.set()
             os.kill(pids[label], signal.SIGKILL)
 
+    # warmup=True: the compile-once pass a GPU run makes first (on a CPU it is off by default)
     rep = node.run_node(small_run(tiny_model), gpus=[0, 1], windows=2, timeout_s=600, jit_cache=str(tmp_path),
-                        progress=progress, on_start=on_start)
+                        warmup=True, progress=progress, on_start=on_start)
     assert killed.is_set()
+    assert rep.context["warmup_s"] > 0 and any(n.startswith("JIT warm-up on cpu 0: ") for n in rep.notes)
     ok, dead = rep.units
     assert (ok.label, dead.label) == ("cpu 0", "cpu 1")
     assert ok.status == RAN and ok.confirmed and len(ok.reports) == 2
