@@ -32,6 +32,10 @@ app = typer.Typer()
 class RunFormat(str, Enum):
     text = "text"
     json = "json"
+    junit = "junit"  # with --gpus or --ray: one test case per GPU / task
+
+
+FANOUT = "Fan-out (several GPUs or a Ray cluster)"
 
 
 KINDS = ("decode", "prefill", "mixed")
@@ -57,9 +61,28 @@ def run_cmd(
     build_span: Annotated[float, typer.Option("--build-span", min=0.0, help="Seconds over which every build is timed again at the end, for a steadier build cost c on a noisy host (0: only each row's own timing).")] = 20.0,
     capability: Annotated[Optional[str], typer.Option("--capability", help="With --device cpu: the GPU the selection is for (default 9.0).")] = None,
     allow_missing: Annotated[bool, typer.Option("--allow-missing", help="Selected backend not installed here: warn instead of exit 1.")] = False,
-    fmt: Annotated[RunFormat, typer.Option("--format", "-f", help="Output format.")] = RunFormat.text,
+    fmt: Annotated[RunFormat, typer.Option("--format", "-f", help="Output format (junit: with --gpus or --ray).")] = RunFormat.text,
+    gpus: Annotated[Optional[str], typer.Option("--gpus", help="all or 0,1,...: one worker per GPU of this node, in parallel, merged (docs/node.md).", rich_help_panel=FANOUT)] = None,
+    ray: Annotated[Optional[str], typer.Option("--ray", help="Ray cluster address, auto or local: one task per GPU type, merged (docs/fleet.md; the fleet extra).", rich_help_panel=FANOUT)] = None,
+    every_node: Annotated[bool, typer.Option("--every-node", help="With --ray: one task per node instead of per GPU type.", rich_help_panel=FANOUT)] = False,
+    windows: Annotated[int, typer.Option("--windows", min=1, help="Timing windows per worker; their spread is the run-to-run noise a slow GPU must exceed.", rich_help_panel=FANOUT)] = 3,
+    worker_timeout: Annotated[float, typer.Option("--worker-timeout", min=1.0, help="Seconds before a worker is killed and reported as hung.", rich_help_panel=FANOUT)] = 1200.0,
+    jit_cache: Annotated[Optional[str], typer.Option("--jit-cache", help="Folder the workers share their JIT caches in (default ~/.cache/attn-select/jit; variables the machine sets win).", rich_help_panel=FANOUT)] = None,
+    fail_on_slow: Annotated[bool, typer.Option("--fail-on-slow", help="A GPU slower than its peers beyond the noise fails the run (exit 1).", rich_help_panel=FANOUT)] = False,
 ) -> None:
     """Run one forward step through each attention backend and check it."""
+    if gpus is not None or ray is not None:
+        from attn_select.cli.fanout import run_fanout
+
+        run = dict(model=model, device=device, tp=tp, dtype=dtype, kv_cache_dtype=kv_cache_dtype,
+                   block_size=block_size, backend=backend, batch=batch, context=context, shapes=shapes,
+                   checks=checks, timing=not no_timing, capability=capability, allow_missing=allow_missing,
+                   build_span=build_span)
+        raise typer.Exit(run_fanout(run, gpus=gpus, ray=ray, every_node=every_node, windows=windows,
+                                    timeout_s=worker_timeout, jit_cache=jit_cache, fail_on_slow=fail_on_slow,
+                                    fmt=fmt.value))
+    if fmt is RunFormat.junit or every_node:
+        raise UserError("--format junit and --every-node are for fanned-out runs: add --gpus or --ray")
     from attn_select.cli.progress import run_progress
 
     with library_warnings(debug=_debug(ctx)), run_progress() as progress:
