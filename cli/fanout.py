@@ -60,12 +60,12 @@ def run_fanout(run: dict[str, Any], *, gpus: str | None, ray: str | None, every_
         raise UserError("--every-node needs --ray ADDRESS")
     check_inputs(run)
     if gpus is not None:
-        from attn_select.fleet.node import parse_gpus, run_node
+        from attn_select.cli.fleet.node import parse_gpus, run_node
 
         report = run_node(run, gpus=parse_gpus(gpus), windows=windows, timeout_s=timeout_s, jit_cache=jit_cache,
                           fail_on_slow=fail_on_slow, progress=_progress)
     else:
-        from attn_select.fleet.ray_run import run_ray
+        from attn_select.cli.fleet.ray_run import run_ray
 
         report = run_ray(run, address=ray, every_node=every_node, windows=windows, timeout_s=timeout_s,
                          fail_on_slow=fail_on_slow, progress=_progress)
@@ -90,7 +90,7 @@ def check_fleet(lock, lock_dir, selection, *, address: str, every_node: bool, de
     if fmt == "github":
         raise UserError("--format github is not available with --ray; use text, json or junit")
     check_shapes(shapes)
-    from attn_select.fleet.ray_check import run_check_ray
+    from attn_select.cli.fleet.ray_check import run_check_ray
 
     # correctness is what a gate confirms: one window, no timing
     opts = {"device": device, "shapes": shapes, "checks": 2, "timing": False, "build_span": 0.0}

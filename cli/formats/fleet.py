@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from attn_select.fleet.merge import Cell, FleetReport
-    from attn_select.fleet.units import Unit
+    from attn_select.cli.fleet.merge import Cell, FleetReport
+    from attn_select.cli.fleet.units import Unit
 
 
 def _us(x: float) -> str:

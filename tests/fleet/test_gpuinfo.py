@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from attn_select.fleet import gpuinfo
+from attn_select.cli.fleet import gpuinfo
 
 SMI = """\
 0, NVIDIA H200, GPU-5d3e0c8a-0000-0000-0000-000000000000, 1980, 3201, 1980, 34, 115.27, 0x0000000000000001

@@ -17,11 +17,11 @@ import pytest
 
 from attn_select.backends.run.report import BackendRow, Check, GroupRun, Perf, RunReport
 from attn_select.cli.formats.fleet import render_junit, render_text
-from attn_select.fleet import gpuinfo, node
-from attn_select.fleet.job import Job, _error_kind
-from attn_select.fleet.merge import merge
-from attn_select.fleet.pool import Slot, run_pool
-from attn_select.fleet.units import CRASHED, MISSING, OOM, RAN, TIMEOUT, Unit, report_from_dict, unit_from_payload
+from attn_select.cli.fleet import gpuinfo, node
+from attn_select.cli.fleet.job import Job, _error_kind
+from attn_select.cli.fleet.merge import merge
+from attn_select.cli.fleet.pool import Slot, run_pool
+from attn_select.cli.fleet.units import CRASHED, MISSING, OOM, RAN, TIMEOUT, Unit, report_from_dict, unit_from_payload
 from attn_select.selector.errors import UserError
 from tests.cli.helpers import run as cli
 

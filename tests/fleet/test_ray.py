@@ -17,10 +17,10 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from attn_select.cli.formats.fleet import render_junit  # noqa: E402
-from attn_select.fleet import ray_run  # noqa: E402
-from attn_select.fleet.job import Job  # noqa: E402
-from attn_select.fleet.ray_cluster import NodeInfo, gpu_types, nodes, profile_for  # noqa: E402
-from attn_select.fleet.units import CRASHED, RAN, TIMEOUT, VANISHED  # noqa: E402
+from attn_select.cli.fleet import ray_run  # noqa: E402
+from attn_select.cli.fleet.job import Job  # noqa: E402
+from attn_select.cli.fleet.ray_cluster import NodeInfo, gpu_types, nodes, profile_for  # noqa: E402
+from attn_select.cli.fleet.units import CRASHED, RAN, TIMEOUT, VANISHED  # noqa: E402
 from tests.cli.helpers import run as cli  # noqa: E402
 from tests.fleet.test_node import TINY, interpreter  # noqa: E402
 

@@ -13,8 +13,8 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from attn_select.fleet import ray_run  # noqa: E402
-from attn_select.fleet.units import RAN, VANISHED  # noqa: E402
+from attn_select.cli.fleet import ray_run  # noqa: E402
+from attn_select.cli.fleet.units import RAN, VANISHED  # noqa: E402
 from tests.fleet.test_node import TINY, interpreter  # noqa: E402
 
 

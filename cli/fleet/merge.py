@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attn_select.backends.run.report import RAN as ROW_RAN
-from attn_select.fleet.units import Unit
+from attn_select.cli.fleet.units import Unit
 
 RowKey = tuple[str, str, str]  # group, shape, backend label
 

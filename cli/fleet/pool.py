@@ -1,6 +1,6 @@
 """Local worker processes, started together, each with its own time limit.
 
-Every worker is ``python -m attn_select.fleet.worker JOB OUT`` in a session
+Every worker is ``python -m attn_select.cli.fleet.worker JOB OUT`` in a session
 of its own (so a time limit kills it with everything it started). A worker
 that writes OUT ran; one that dies, hangs past its limit or is killed gets
 a ``Unit`` saying how it ended, with the last line it printed, and never
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from attn_select.fleet.job import Job
-from attn_select.fleet.units import CRASHED, TIMEOUT, Unit, unit_from_payload
+from attn_select.cli.fleet.job import Job
+from attn_select.cli.fleet.units import CRASHED, TIMEOUT, Unit, unit_from_payload
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Slot:
 
 
 def worker_argv(job_path: Path, out_path: Path) -> list[str]:
-    return [sys.executable, "-m", "attn_select.fleet.worker", str(job_path), str(out_path)]
+    return [sys.executable, "-m", "attn_select.cli.fleet.worker", str(job_path), str(out_path)]
 
 
 def _ended(rc: int, tail: list[str]) -> str:

@@ -7,7 +7,7 @@ watches them, and merges their ``RunReport`` s into one ``FleetReport``.
 
 - ``job``: what one worker runs (``Job``) and the worker body ``run_job``,
   shared by the local process pool and the Ray task.
-- ``worker``: ``python -m attn_select.fleet.worker JOB OUT``, one process.
+- ``worker``: ``python -m attn_select.cli.fleet.worker JOB OUT``, one process.
 - ``gpuinfo``: a GPU's name, UUID, clocks and temperature (NVML or nvidia-smi).
 - ``units``: one worker's outcome (``Unit``), rebuilt from its payload.
 - ``pool``: local worker processes in parallel, with a time limit each.

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from attn_select.fleet.job import Job, model_files, sigkill_labels
-from attn_select.fleet.ray_cluster import NodeInfo, connect, gpu_types, nodes, profile_for
-from attn_select.fleet.ray_run import Target, check_versions, gather
-from attn_select.fleet.units import Unit
+from attn_select.cli.fleet.job import Job, model_files, sigkill_labels
+from attn_select.cli.fleet.ray_cluster import NodeInfo, connect, gpu_types, nodes, profile_for
+from attn_select.cli.fleet.ray_run import Target, check_versions, gather
+from attn_select.cli.fleet.units import Unit
 from attn_select.selector.errors import UserError
 
 # Deployment overrides that ``run`` takes; any other what-if is named in the case.

@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from attn_select.fleet.job import Job, model_files, run_job, sigkill_labels, versions
-from attn_select.fleet.merge import FleetReport, merge
-from attn_select.fleet.ray_cluster import CPU_TYPE, NodeInfo, connect, gpu_types, nodes
-from attn_select.fleet.units import CRASHED, ERROR, OOM, TIMEOUT, UNSCHEDULED, VANISHED, Unit, unit_from_payload
+from attn_select.cli.fleet.job import Job, model_files, run_job, sigkill_labels, versions
+from attn_select.cli.fleet.merge import FleetReport, merge
+from attn_select.cli.fleet.ray_cluster import CPU_TYPE, NodeInfo, connect, gpu_types, nodes
+from attn_select.cli.fleet.units import CRASHED, ERROR, OOM, TIMEOUT, UNSCHEDULED, VANISHED, Unit, unit_from_payload
 from attn_select.selector.errors import UserError
 
 PROBE_TIMEOUT_S = 120.0
@@ -188,7 +188,7 @@ def _stand_in(run: dict[str, Any], gpu_type: str) -> dict[str, Any]:
     type stands in for (the device profile's capability), if there is one."""
     if run.get("device") != "cpu" or run.get("capability"):
         return run
-    from attn_select.fleet.ray_cluster import profile_for
+    from attn_select.cli.fleet.ray_cluster import profile_for
     from attn_select.selector.profiles import device_profile_names, load_device
 
     profile = profile_for(gpu_type, device_profile_names())

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from attn_select.fleet import gpuinfo
+from attn_select.cli.fleet import gpuinfo
 
 PAYLOAD_SCHEMA = "attn-select.worker/1"
 

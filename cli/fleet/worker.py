@@ -1,4 +1,4 @@
-"""One local worker process: ``python -m attn_select.fleet.worker JOB OUT``.
+"""One local worker process: ``python -m attn_select.cli.fleet.worker JOB OUT``.
 
 Reads a ``Job`` (JSON) from JOB, runs it with ``job.run_job`` and writes
 the payload to OUT (through a temporary file, so OUT exists only complete).
@@ -16,9 +16,9 @@ from pathlib import Path
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m attn_select.fleet.worker JOB.json OUT.json", file=sys.stderr)
+        print("usage: python -m attn_select.cli.fleet.worker JOB.json OUT.json", file=sys.stderr)
         return 2
-    from attn_select.fleet.job import Job, run_job
+    from attn_select.cli.fleet.job import Job, run_job
 
     job = Job.from_json(Path(argv[0]).read_text())
 

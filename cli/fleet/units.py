@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attn_select.backends.run.report import BackendRow, Check, GroupRun, Perf, RunReport
-from attn_select.fleet.gpuinfo import GpuState
+from attn_select.cli.fleet.gpuinfo import GpuState
 
 # How a unit ended.
 RAN = "ran"  # the worker finished and wrote its reports (the verdict says whether it confirmed)

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from attn_select.fleet import gpuinfo
-from attn_select.fleet.job import Job, cache_env, sigkill_labels
-from attn_select.fleet.merge import FleetReport, merge
-from attn_select.fleet.pool import Slot, run_pool, worker_argv
-from attn_select.fleet.units import MISSING, Unit
+from attn_select.cli.fleet import gpuinfo
+from attn_select.cli.fleet.job import Job, cache_env, sigkill_labels
+from attn_select.cli.fleet.merge import FleetReport, merge
+from attn_select.cli.fleet.pool import Slot, run_pool, worker_argv
+from attn_select.cli.fleet.units import MISSING, Unit
 from attn_select.selector.errors import UserError
 
 
