@@ -303,11 +303,12 @@ def cpu_status(report) -> tuple[int, str] | None:
     unconfirmed = [g for g in report.groups if g.verdict == "missing"]
     if not unconfirmed:
         return None
+    from attn_select.backends import registry
+
     for g in unconfirmed:
-        if runs_on_cpu(g.selected) or not any(r.status == RAN for r in g.rows):
+        if runs_on_cpu(registry.BACKENDS[g.selected].run_adapter) or not any(r.status == RAN for r in g.rows):
             return None  # it could have run here, or nothing was checked: a GPU run's verdict
     ran = list(dict.fromkeys(r.label for g in report.groups for r in g.rows if r.status == RAN))
-    from attn_select.backends import registry
 
     why = "; ".join(f"{g.name}: {g.selected}: {g.verdict_detail}" for g in unconfirmed)
     # a GPU run confirms only a backend attn-select run has an adapter for
