@@ -46,7 +46,8 @@ def compile_tiles(t, fp8: bool, page: int = 64, rank: int = 512, rope: int = 64,
     sig.update({s: "i32" for s in strides})
     const = dict(RANK=rank, RANK_PAD=rank, ROPE=rope, ROPE_PAD=rope, PAGE=page, BLOCK_H=t.block_h,
                  BLOCK_N=t.block_n, NUM_STAGES=t.num_stages, DIRECT=False, HAS_LSE=False, FP8_KV=fp8,
-                 REG_PREFETCH=t.reg_prefetch, SPLIT_V=t.split_v and not t.reg_prefetch, DOT_F32=False)
+                 REG_PREFETCH=t.reg_prefetch, SPLIT_V=t.split_v and not t.reg_prefetch,
+                 KEYS_MAJOR=t.keys_major and not t.reg_prefetch, DOT_F32=False)
     sig.update({k: "constexpr" for k in const})
     # what the launcher specialises on real tensors: 16-byte aligned pointers, strides divisible by 16
     names = list(sig)
@@ -79,7 +80,8 @@ def report(t, fp8: bool, page: int) -> str:
     from attn_select.backends.run.triton_mla import smem_bytes
 
     label = (f"{t.block_h:>2} heads x {t.block_n:>3} keys, stages {t.num_stages}, warps {t.num_warps}"
-             f"{', reg prefetch' if t.reg_prefetch else ''}{', split V' if t.split_v else ''}, {'fp8 ' if fp8 else 'bf16'} page {page}")
+             f"{', reg prefetch' if t.reg_prefetch else ''}{', split V' if t.split_v else ''}"
+             f"{', keys-major' if t.keys_major else ''}, {'fp8 ' if fp8 else 'bf16'} page {page}")
     try:
         k = compile_tiles(t, fp8, page)
     except Exception as e:

@@ -233,22 +233,26 @@ def sweep_variants(num_heads: int, kv_elem: int) -> list[MLATiles]:
     benchmarks/mla_aot_report.py --sweep (pipelined, within shared memory
     by ``smem_bytes``; spills are noted); the adapter falls back if this
     GPU's compiler disagrees. (block_h, block_n, num_stages, num_warps,
-    programs per SM, register prefetch, value loaded apart)."""
+    programs per SM, register prefetch, value loaded apart, keys-major score)."""
     if num_heads <= 16 and kv_elem == 2:
-        shapes = [(16, 32, 5, 4, 2, False, False), (16, 32, 7, 4, 1, False, False), (16, 64, 5, 8, 1, False, False),
-                  (16, 32, 5, 8, 2, False, False), (16, 16, 7, 4, 3, False, False)]
+        shapes = [(16, 64, 5, 8, 1, False, False, False), (16, 32, 5, 4, 2, False, False, False),
+                  (16, 32, 7, 4, 1, False, False, False), (16, 32, 5, 8, 2, False, False, False),
+                  (16, 16, 7, 4, 3, False, False, False)]
     elif num_heads <= 16:
-        shapes = [(16, 32, 5, 4, 2, False, True), (16, 64, 5, 8, 1, False, True), (16, 32, 7, 4, 1, False, True),
-                  (16, 32, 5, 8, 2, False, True), (16, 64, 1, 8, 1, True, False)]
+        shapes = [(16, 64, 1, 8, 1, True, False, False), (16, 32, 1, 4, 2, True, False, False),
+                  (16, 32, 5, 4, 2, False, True, False), (16, 64, 5, 8, 1, False, True, False),
+                  (16, 32, 7, 4, 1, False, True, False)]
     elif kv_elem == 2:
-        shapes = [(64, 32, 5, 8, 1, False, False), (64, 32, 7, 8, 1, False, False), (64, 64, 3, 8, 1, False, False),
-                  (64, 32, 3, 8, 1, False, False), (32, 32, 5, 8, 1, False, False)]
+        shapes = [(64, 128, 1, 8, 1, False, False, True), (64, 32, 7, 8, 1, False, False, False),
+                  (64, 32, 5, 8, 1, False, False, False), (64, 64, 3, 8, 1, False, False, False),
+                  (64, 64, 1, 8, 1, False, False, False)]
     else:
-        shapes = [(64, 32, 5, 8, 1, False, False), (64, 32, 7, 8, 1, False, False), (64, 64, 5, 8, 1, False, False),
-                  (64, 64, 3, 8, 1, False, False), (64, 32, 9, 8, 1, False, False)]
+        shapes = [(64, 128, 1, 8, 1, False, False, True), (64, 64, 5, 8, 1, False, False, False),
+                  (64, 32, 7, 8, 1, False, False, False), (64, 32, 5, 8, 1, False, False, False),
+                  (64, 64, 3, 8, 1, False, False, False)]
     out = []
-    for bh, bn, st, w, ctas, rp, sv in shapes:
-        t = MLATiles(bh, bn, st, w, ctas, 256, reg_prefetch=rp, split_v=sv)
+    for bh, bn, st, w, ctas, rp, sv, km in shapes:
+        t = MLATiles(bh, bn, st, w, ctas, 256, reg_prefetch=rp, split_v=sv, keys_major=km)
         if smem_bytes(t, 576, kv_elem) <= SMEM_LIMIT:
             out.append(t)
     return out
@@ -269,7 +273,7 @@ def sweep_jobs(num_heads: int, kv: str, batch_size: int, max_seq_len: int, sms: 
 
 def _tiles_label(t: MLATiles) -> str:
     return (f"{t.block_h}x{t.block_n} st{t.num_stages} w{t.num_warps}"
-            f"{' prefetch' if t.reg_prefetch else ''}{' splitV' if t.split_v else ''}")
+            f"{' prefetch' if t.reg_prefetch else ''}{' splitV' if t.split_v else ''}{' keysT' if t.keys_major else ''}")
 
 
 def run_sweep(batch, p, kv, dev, ceiling, seconds, deadline: float) -> list[dict]:
@@ -468,7 +472,7 @@ def _print_table(head: dict, rows: list[dict], sweeps: list[dict]) -> None:
         t = best["tiles"]
         print(f"best swept {key[0]} heads {key[1]}: MLATiles({t['block_h']}, {t['block_n']}, {t['num_stages']}, "
               f"{t['num_warps']}, {t['ctas_per_sm']}, {t['min_split_tokens']}, reg_prefetch={t['reg_prefetch']}, "
-              f"split_v={t['split_v']}) "
+              f"split_v={t['split_v']}, keys_major={t['keys_major']}) "
               f"splits {best['splits']}: {best['us']} us {best['tbs']} TB/s {best['tflops']} TFLOP/s")
 
 

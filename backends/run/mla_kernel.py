@@ -111,6 +111,41 @@ def _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale):
 
 
 @triton.jit
+def _attend_tile_keys_major(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale):
+    """``_attend_tile`` with the score computed transposed, S^T = K Q^T
+    [BLOCK_N, BLOCK_H]: the key tile is the dot's M side. On wgmma a
+    128-key tile then spans both warpgroups (64 keys each) with the whole
+    head group as N, where the [BLOCK_H, BLOCK_N] form has both warpgroups
+    compute the same 64 rows (Triton keeps a chained dot's warps on M) with
+    half-width instructions re-reading the query from shared memory."""
+    k_nope = k_nope.to(q_nope.dtype)
+    k_pe = k_pe.to(q_pe.dtype)
+    v = v.to(q_nope.dtype)
+    s = tl.dot(k_nope, tl.trans(q_nope))
+    s = tl.dot(k_pe, tl.trans(q_pe), s)
+    s = tl.where(valid[:, None], s * qk_scale, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s, 0))
+    alpha = tl.exp2(m_i - m_new)
+    p = tl.exp2(s - m_new[None, :])
+    l_i = l_i * alpha + tl.sum(p, 0)
+    acc = tl.dot(tl.trans(p.to(v.dtype)), v, acc * alpha[:, None])
+    return m_new, l_i, acc
+
+
+@triton.jit
+def _pow2_into_fp16_range(q_nope, q_pe):
+    """2^e with the tile's largest |q| times 2^e in [2^14, 2^15): the query
+    then sits in fp16's range with its bf16 bits intact (a power of two
+    scales exactly), and 1 / 2^e is exact too. From the float32 exponent
+    field, so no rounding of a log."""
+    amax = tl.maximum(tl.max(tl.abs(q_nope.to(tl.float32))), tl.max(tl.abs(q_pe.to(tl.float32))))
+    e_field = (amax.to(tl.int32, bitcast=True) >> 23) & 0xFF
+    e = tl.where(e_field == 0, 0, 141 - e_field)  # an all-zero (or subnormal) query: scale 1
+    e = tl.minimum(tl.maximum(e, -100), 100)
+    return ((e + 127) << 23).to(tl.float32, bitcast=True), ((127 - e) << 23).to(tl.float32, bitcast=True)
+
+
+@triton.jit
 def mla_decode_kernel(
     q_nope_ptr, q_pe_ptr, kv_ptr, out_ptr, lse_ptr,
     part_o_ptr, part_lse_ptr,
@@ -128,6 +163,7 @@ def mla_decode_kernel(
     FP8_KV: tl.constexpr,
     REG_PREFETCH: tl.constexpr,  # next tile prefetched into registers instead of Triton's pipeline
     SPLIT_V: tl.constexpr,  # the value tile is a second load of K_nope's addresses (fp8 on mma.sync)
+    KEYS_MAJOR: tl.constexpr,  # the score as S^T = K Q^T (``_attend_tile_keys_major``)
     DOT_F32: tl.constexpr,  # True only under TRITON_INTERPRET: the interpreter gets 16-bit tl.dot wrong
 ):
     """Grid (head groups, splits, requests): BLOCK_H heads of one decode row
@@ -154,14 +190,22 @@ def mla_decode_kernel(
                      mask=h_ok[:, None] & d_ok[None, :], other=0.0)
     q_pe = tl.load(q_pe_ptr + req * stride_pt + heads[:, None] * stride_ph + r[None, :],
                    mask=h_ok[:, None] & r_ok[None, :], other=0.0)
-    if DOT_F32:
-        q_nope = q_nope.to(tl.float32)
-        q_pe = q_pe.to(tl.float32)
-
     kv_scale = 1.0
     if FP8_KV:
         kv_scale = tl.load(kv_scale_ptr)
     qk_scale = sm_scale * kv_scale * LOG2E  # scores in the log2 domain (exp2 is the native op)
+    if FP8_KV:
+        # fp8 tiles widen to fp16 in one instruction per pair (to bf16 it takes
+        # several, which bound the fp8 loop on the H200), so the dots run in
+        # fp16: the query scaled by a power of two into fp16's range (exact),
+        # its inverse folded into the score scale; P in [0, 1] is finer in fp16
+        up, down = _pow2_into_fp16_range(q_nope, q_pe)
+        q_nope = (q_nope.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
+        q_pe = (q_pe.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
+        qk_scale = qk_scale * down
+    elif DOT_F32:
+        q_nope = q_nope.to(tl.float32)
+        q_pe = q_pe.to(tl.float32)
 
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
@@ -192,7 +236,11 @@ def mla_decode_kernel(
                 v = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0)
             else:
                 v = k_nope
-            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale)
+            if KEYS_MAJOR:
+                m_i, l_i, acc = _attend_tile_keys_major(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc,
+                                                        qk_scale)
+            else:
+                m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale)
 
     norm = kv_scale / tl.where(l_i == 0.0, 1.0, l_i)  # V = kv_scale * stored value
     o = acc * norm[:, None]

@@ -64,6 +64,8 @@ class MLATiles:
     # the value tile loaded a second time (an L2 hit) so each load has one use
     # and Triton pipelines both: the fp8 cache on mma.sync
     split_v: bool = False
+    # the score computed as S^T = K Q^T (keys on the dot's M side)
+    keys_major: bool = False
 
 
 def uses_wgmma(t: MLATiles) -> bool:
@@ -81,8 +83,8 @@ def key_buffers(t: MLATiles, kv_elem: int) -> int:
     dot while the next tile's score runs (an fp8 tile is widened into a
     16-bit copy first, and that copy is the one the dot holds). Tiles in
     flight during a tile's dots: one fewer than the buffers."""
-    if t.reg_prefetch:
-        return 0
+    if t.reg_prefetch or t.num_stages == 1:
+        return 0  # loaded through registers into one 16-bit shared tile
     n = max(1, (t.num_stages - 1) // 2)
     return n + 1 if uses_wgmma(t) and kv_elem == 2 else n
 
@@ -96,10 +98,11 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
     - the query tile [BLOCK_H, 576], a dot operand re-read every step;
     - ``key_buffers`` key tiles in the cache's dtype (with ``split_v`` each
       buffer also holds the second copy of the tile's first ``rank`` dims);
-    - fp8 on wgmma, and register prefetch: the widened 16-bit tile the dots read."""
+    - fp8 on wgmma, register prefetch and ``num_stages`` 1 (no pipeline: the
+      loads go through registers): the 16-bit tile the dots read."""
     tile = t.block_n * latent_dim
     q = t.block_h * latent_dim * q_elem
-    if t.reg_prefetch:
+    if t.reg_prefetch or t.num_stages == 1:
         return q + tile * q_elem
     per_buffer = (tile + (t.block_n * rank if t.split_v else 0)) * kv_elem
     widened = tile * q_elem if uses_wgmma(t) and kv_elem == 1 else 0
@@ -109,12 +112,12 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
 # (head-group size, cache element bytes) -> tiles, for 576 latent dims.
 # PROVISIONAL: being re-measured on the H200 (see BENCHMARKS.md).
 TILES: dict[tuple[int, int], MLATiles] = {
-    (16, 2): MLATiles(16, 32, 5, 4, 2, 256),
-    (16, 1): MLATiles(16, 32, 5, 4, 2, 256, split_v=True),
+    (16, 2): MLATiles(16, 64, 5, 8, 1, 256),
+    (16, 1): MLATiles(16, 64, 1, 8, 1, 256, reg_prefetch=True),
     (32, 2): MLATiles(32, 32, 5, 8, 1, 256),
     (32, 1): MLATiles(32, 32, 5, 8, 1, 256, split_v=True),
-    (64, 2): MLATiles(64, 32, 5, 8, 1, 256),
-    (64, 1): MLATiles(64, 32, 5, 8, 1, 256),
+    (64, 2): MLATiles(64, 128, 1, 8, 1, 256, keys_major=True),
+    (64, 1): MLATiles(64, 128, 1, 8, 1, 256, keys_major=True),
 }
 
 
@@ -315,6 +318,7 @@ class TritonMLAAdapter(Adapter):
             PAGE=plan.batch.page_size, BLOCK_H=tiles.block_h, BLOCK_N=tiles.block_n, NUM_STAGES=tiles.num_stages,
             DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=lat.element_size() == 1,
             REG_PREFETCH=tiles.reg_prefetch, SPLIT_V=tiles.split_v and not tiles.reg_prefetch,
+            KEYS_MAJOR=tiles.keys_major and not tiles.reg_prefetch,
             DOT_F32=not q.is_cuda,
             num_warps=tiles.num_warps, num_stages=1 if tiles.reg_prefetch else tiles.num_stages,
         )
@@ -337,6 +341,7 @@ class TritonMLAAdapter(Adapter):
         splits = f"split-KV {plan.num_splits} + merge" if plan.num_splits > 1 else "one split"
         cache = "fp8 cache" if self.kv_elem() == 1 else "16-bit cache"
         how = (", register prefetch" if t.reg_prefetch else ", value loaded apart" if t.split_v else "")
+        how += ", keys-major score" if t.keys_major and not t.reg_prefetch else ""
         return (f"attn-select MLA decode kernel ({t.block_h} heads x {t.block_n} keys per tile, "
                 f"{t.num_stages} stages, {t.num_warps} warps{how}, {splits}, {cache})")
 
