@@ -41,7 +41,8 @@ def run_cmd(
     dtype: Annotated[Optional[str], what_if_option("dtype", own_panel=False)] = None,
     kv_cache_dtype: Annotated[Optional[str], typer.Option("--kv-cache-dtype", help="vLLM --kv-cache-dtype (auto, fp8, ...).")] = None,
     block_size: Annotated[Optional[int], typer.Option("--block-size", help="Page size of the paged KV cache (default 16; passed to the selection when given).")] = None,
-    backend: Annotated[Optional[str], typer.Option("--backend", help="Run only these backends (comma-separated vLLM names).")] = None,
+    # vLLM's --attention-backend is accepted under its own name too
+    backend: Annotated[Optional[str], typer.Option("--backend", "--attention-backend", help="Run only these backends (comma-separated vLLM names); one name is also the selection's vLLM --attention-backend.")] = None,
     batch: Annotated[Optional[int], typer.Option("--batch", min=1, help="Decode requests (default 32; prefill keeps 4).")] = None,
     context: Annotated[Optional[int], typer.Option("--context", min=1, help="Cached tokens per decode request (default 4096).")] = None,
     shapes: Annotated[str, typer.Option("--shapes", help="Batch shapes to run: decode,prefill,mixed.")] = "decode,prefill,mixed",
@@ -112,10 +113,10 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
         raise UserError(f"--device must be cuda or cpu, got {device!r}")
     if block_size is not None and block_size <= 0:
         raise UserError(f"block size must be a positive integer, got {block_size}")
-    from attn_select.selector.config import DTYPES
+    from attn_select.selector.vllm_names import dtype_error, forced_dtype
 
-    if dtype is not None and dtype not in DTYPES:
-        raise UserError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
+    if dtype is not None and dtype_error(dtype):
+        raise UserError(dtype_error(dtype))
     run_backends = _parse_backends(backend)
     cpu = device == "cpu"
     shape_list = _shapes(shapes, batch, context, cpu)
@@ -164,7 +165,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
 
     from attn_select.backends.run.runner import RunOptions, run_model
 
-    opts = RunOptions(device=torch_device, shapes=shape_list, page_size=block_size or 16, dtype=dtype,
+    opts = RunOptions(device=torch_device, shapes=shape_list, page_size=block_size or 16, dtype=forced_dtype(dtype),
                       kv_cache_dtype=kv_cache_dtype or "auto", backends=run_backends, checks=checks,
                       timing=timing, build_span_s=build_span, progress=progress)
     if cpu:

@@ -203,7 +203,7 @@ def explanation_text(r: Explanation) -> str:
         )
     for step in r.engine_config_trail:
         console.print(f"[{STYLE_HEAD}]config[/]   {escape(step.text())}")
-    for note in r.notes:
+    for note in r.notes + r.input_notes:
         console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
     console.print()
     for g in r.groups:
