@@ -118,6 +118,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     if dtype is not None and dtype_error(dtype):
         raise UserError(dtype_error(dtype))
     run_backends = _parse_backends(backend)
+    _need_torch()
     cpu = device == "cpu"
     shape_list = _shapes(shapes, batch, context, cpu)
     if cpu and "triton" not in sys.modules:
@@ -176,6 +177,15 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
                             "CUDA-only backends are skipped")
     report.exit_code, report.summary = exit_status(report, allow_missing)
     return report
+
+
+def _need_torch() -> None:
+    """torch is the [run] extra: without it, say so before anything imports it."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise UserError("attn-select run needs torch, which the base install leaves out: "
+                        "pip install 'attn-select[run]' (explain, lock, check and matrix need no torch)")
 
 
 class NoDevice(UserError):
