@@ -52,7 +52,7 @@ def explain_cmd(
     """
     from attn_select.cli.inputs import resolve_device, resolve_kernels
     from attn_select.selector.errors import UserError
-    from attn_select.selector.vllm_names import route_attention_backend
+    from attn_select.selector.vllm_names import may_be_command_line, route_attention_backend
 
     vllm_backend, sglang_backend = route_attention_backend(attention_backend, engine.value)
     if vllm_backend is not None:
@@ -67,9 +67,11 @@ def explain_cmd(
         ov = with_attention_config(ov, attention_config, "--attention-config", given_as)
     load: dict[str, object] = {"revision": revision}
     input_notes: tuple[str, ...] = ()
-    from attn_select.selector.vllm_serve import command_tokens
+    words = None
+    if may_be_command_line(model, vllm_command):
+        from attn_select.selector.vllm_serve import command_tokens
 
-    words = command_tokens(model, vllm_command)
+        words = command_tokens(model, vllm_command)
     if words is not None:
         from attn_select.selector.vllm_serve import parse_serve_line, with_serve_line
 

@@ -119,3 +119,10 @@ def route_attention_backend(value: str | None, engine: str) -> tuple[str | None,
         raise UserError(f"--attention-backend {value!r} is an SGLang backend name; vLLM's are upper case "
                         "(FLASH_ATTN, FLASHINFER, ...); add --engine sglang or --engine both for SGLang's")
     return value, None
+
+
+def may_be_command_line(model: str | None, rest: list[str] | None) -> bool:
+    """Whether explain's MODEL and the arguments after it can be a pasted
+    command line (words after MODEL, or MODEL with spaces in it): only then
+    is the vllm serve parser (selector/vllm_serve.py) imported."""
+    return bool(rest) or (model is not None and any(ch.isspace() for ch in model.strip()))

@@ -19,7 +19,7 @@ selection in ways attn-select does not model, said to be so.
 
 from __future__ import annotations
 
-import json
+import functools
 import re
 import typing
 from typing import Any, NamedTuple
@@ -69,7 +69,10 @@ class _Option(NamedTuple):
     off: frozenset[str]  # spellings of an on/off option that turn it off
 
 
+@functools.cache
 def _table() -> dict[str, _Option]:
+    """Every spelling -> its option (built on first use: explain imports this
+    module on every run, and reads a line rarely)."""
     out: dict[str, _Option] = {}
     for line in SERVE_OPTIONS.strip().splitlines():
         arity, *spellings = line.split()
@@ -80,7 +83,6 @@ def _table() -> dict[str, _Option]:
     return out
 
 
-_OPTIONS = _table()
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
@@ -167,6 +169,8 @@ def _flexible(args: list[str]) -> list[str]:
 def _dotted(args: list[str]) -> list[str]:
     """--json-arg.key value / --json-arg.key=value / --json-arg.key+ a,b ->
     --json-arg '{"key": value}', merged per option, as vLLM does."""
+    import json
+
     dicts: dict[str, dict[str, Any]] = {}
     out: list[str] = []
     skip = False
@@ -213,13 +217,13 @@ def _dotted(args: list[str]) -> list[str]:
 
 def _lookup(name: str) -> _Option:
     """An option by its spelling or, as argparse allows, a unique prefix."""
-    if name in _OPTIONS:
-        return _OPTIONS[name]
+    if name in _table():
+        return _table()[name]
     dashes = "--" if name.startswith("--") else "-"
-    matches = sorted({o.name for s, o in _OPTIONS.items()
+    matches = sorted({o.name for s, o in _table().items()
                       if s.startswith(name) and (s.startswith("--") == (dashes == "--"))})
     if len(matches) == 1:
-        return _OPTIONS[matches[0]]
+        return _table()[matches[0]]
     if matches:
         shown = ", ".join(matches[:6]) + (", ..." if len(matches) > 6 else "")
         raise UserError(f"{WHERE}: ambiguous option: {name[:_ECHO]} could match {shown}")
@@ -246,10 +250,10 @@ def _parse(args: list[str]) -> tuple[dict[str, tuple[str, Any]], list[str]]:
             positionals.append(arg)
             continue
         name, eq, explicit = arg.partition("=")
-        if arg in _OPTIONS:
+        if arg in _table():
             name, eq, explicit = arg, "", ""
         opt = _lookup(name)
-        spelled = name if name in _OPTIONS else opt.name
+        spelled = name if name in _table() else opt.name
         if opt.arity == "0":
             if eq:
                 raise UserError(f"{WHERE}: argument {opt.name}: ignored explicit argument {explicit[:_ECHO]!r}")
@@ -278,8 +282,16 @@ def _int(option: str, text: Any) -> int:
     raise UserError(f"{WHERE}: argument {option}: invalid int value: {str(text)[:_ECHO]!r}")
 
 
-_FIELD_BY_OPTION = {_OPTIONS[flag].name: f for f in FIELDS for flag in f.what_if.vllm_flags if flag in _OPTIONS}
-_FIELD_BY_OPTION.update({_OPTIONS[f.flag].name: f for f in FIELDS if f.flag in _OPTIONS})
+@functools.cache
+def _field_by_option() -> dict[str, Any]:
+    """vLLM option (first spelling) -> the Overrides field it sets: the
+    field's vllm_flags, and its own flag where vLLM has the same one (--dtype)."""
+    table = _table()
+    out = {table[flag].name: f for f in FIELDS for flag in f.what_if.vllm_flags if flag in table}
+    out.update({table[f.flag].name: f for f in FIELDS if f.flag in table})
+    return out
+
+
 # What a line can set besides the Overrides fields
 _LOAD_OPTIONS = {"--revision": "revision", "--download-dir": "cache_dir",
                  "--disable-sliding-window": "disable_sliding_window", "--language-model-only": "mm_inputs"}
@@ -318,7 +330,7 @@ def parse_serve_line(words: list[str]) -> ServeLine:
     not_modelled: list[str] = []
     attention_config: Any = None
     for option, (spelled, value) in seen.items():
-        field = _FIELD_BY_OPTION.get(option)
+        field = _field_by_option().get(option)
         if field is not None:
             values[field.name] = _field_value(field.name, option, value)
             given_as[field.name] = spelled
