@@ -36,6 +36,7 @@ DEFAULT_MODEL = "Qwen/Qwen3-0.6B"
 _SERVE_MODULES = ("vllm.entrypoints.openai.api_server", "vllm.entrypoints.launchers.api_server.entry")
 _CLI_MODULE = "vllm.entrypoints.cli.main"
 _ECHO = 60
+_OWN_OPTIONS_FIRST = "; attn-select's own options (--device, --engine, --format, ...) go before --"
 
 # Options whose value vLLM's selection (or the config it builds first) can
 # depend on, in ways attn-select does not read from a line: named in a note
@@ -220,14 +221,15 @@ def _lookup(name: str) -> _Option:
     if name in _table():
         return _table()[name]
     dashes = "--" if name.startswith("--") else "-"
-    matches = sorted({o.name for s, o in _table().items()
-                      if s.startswith(name) and (s.startswith("--") == (dashes == "--"))})
-    if len(matches) == 1:
-        return _table()[matches[0]]
-    if matches:
-        shown = ", ".join(matches[:6]) + (", ..." if len(matches) > 6 else "")
-        raise UserError(f"{WHERE}: ambiguous option: {name[:_ECHO]} could match {shown}")
-    raise UserError(f"{WHERE}: unrecognized arguments: {name[:_ECHO]} (vLLM 0.33.0's vllm serve has no such option)")
+    spellings = sorted(s for s in _table() if s.startswith(name) and (s.startswith("--") == (dashes == "--")))
+    options = {_table()[s].name for s in spellings}
+    if len(options) == 1:
+        return _table()[spellings[0]]
+    if spellings:
+        shown = ", ".join(spellings[:6]) + (", ..." if len(spellings) > 6 else "")
+        raise UserError(f"{WHERE}: ambiguous option: {name[:_ECHO]} could match {shown}{_OWN_OPTIONS_FIRST}")
+    raise UserError(f"{WHERE}: unrecognized arguments: {name[:_ECHO]} (vLLM 0.33.0's vllm serve has no such "
+                    f"option{_OWN_OPTIONS_FIRST})")
 
 
 def _is_option(arg: str) -> bool:

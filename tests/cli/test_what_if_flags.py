@@ -59,6 +59,7 @@ def test_run_shares_tp_and_dtype_with_explain():
     run, explain = _options(run_cli.app), _options(explain_cli.app)
     for name in ("tp", "dtype"):
         assert (run[name].opts, run[name].help) == (explain[name].opts, explain[name].help)
+    assert run["backend"].opts == ["--backend", "--attention-backend"]  # vLLM's name for it too
 
 
 def test_deployments_overrides_fields_are_the_overrides_fields():
