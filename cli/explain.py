@@ -52,36 +52,12 @@ def explain_cmd(
     """
     from attn_select.cli.inputs import resolve_device, resolve_kernels
     from attn_select.selector.errors import UserError
-    from attn_select.selector.vllm_names import may_be_command_line, route_attention_backend
+    from attn_select.selector.vllm_inputs import read_vllm_inputs
 
-    vllm_backend, sglang_backend = route_attention_backend(attention_backend, engine.value)
-    if vllm_backend is not None:
-        if ov.backend is not None:
-            raise UserError("--attention-backend and --backend are one flag (--backend is attn-select's alias "
-                            "of vLLM's --attention-backend); give it once")
-        ov = ov._replace(backend=vllm_backend)
-    given_as = {"backend": "--attention-backend"} if vllm_backend is not None else {}
-    if attention_config is not None:
-        from attn_select.selector.attention_config import with_attention_config
-
-        ov = with_attention_config(ov, attention_config, "--attention-config", given_as)
-    load: dict[str, object] = {"revision": revision}
-    input_notes: tuple[str, ...] = ()
-    words = None
-    if may_be_command_line(model, vllm_command):
-        from attn_select.selector.vllm_serve import command_tokens
-
-        words = command_tokens(model, vllm_command)
-    if words is not None:
-        from attn_select.selector.vllm_serve import parse_serve_line, with_serve_line
-
-        if engine is o.Engine.sglang:
-            raise UserError("a vllm serve line is vLLM's; use --engine vllm, or --engine both to see SGLang beside it")
-        line = parse_serve_line(words)
-        model, ov, input_notes = line.model, with_serve_line(ov, line), line.notes
-        if revision is not None and line.load.get("revision") not in (None, revision):
-            raise UserError("--revision is given before -- and in the vllm serve line; give it once")
-        load = {**load, **{k: v for k, v in line.load.items() if v is not None}}
+    model, ov, sglang_backend, load, input_notes = read_vllm_inputs(
+        model, vllm_command, ov, engine=engine.value, attention_backend=attention_backend,
+        attention_config=attention_config, revision=revision,
+    )
 
     if engine is not o.Engine.vllm:
         from attn_select.selector.sglang.inputs import ServerFlags
