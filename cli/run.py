@@ -52,7 +52,8 @@ def run_cmd(
     dtype: Annotated[Optional[str], what_if_option("dtype", own_panel=False)] = None,
     kv_cache_dtype: Annotated[Optional[str], typer.Option("--kv-cache-dtype", help="vLLM --kv-cache-dtype (auto, fp8, ...).")] = None,
     block_size: Annotated[Optional[int], typer.Option("--block-size", help="Page size of the paged KV cache (default 16; passed to the selection when given).")] = None,
-    backend: Annotated[Optional[str], typer.Option("--backend", help="Run only these backends (comma-separated vLLM names).")] = None,
+    # vLLM's --attention-backend is accepted under its own name too
+    backend: Annotated[Optional[str], typer.Option("--backend", "--attention-backend", help="Run only these backends (comma-separated vLLM names); one name is also the selection's vLLM --attention-backend.")] = None,
     batch: Annotated[Optional[int], typer.Option("--batch", min=1, help="Decode requests (default 32; prefill keeps 4).")] = None,
     context: Annotated[Optional[int], typer.Option("--context", min=1, help="Cached tokens per decode request (default 4096).")] = None,
     shapes: Annotated[str, typer.Option("--shapes", help="Batch shapes to run: decode,prefill,mixed.")] = "decode,prefill,mixed",
@@ -168,11 +169,12 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     check_run_device(device)
     if block_size is not None and block_size <= 0:
         raise UserError(f"block size must be a positive integer, got {block_size}")
-    from attn_select.selector.config import DTYPES
+    from attn_select.selector.vllm_names import dtype_error, forced_dtype
 
-    if dtype is not None and dtype not in DTYPES:
-        raise UserError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
+    if dtype is not None and dtype_error(dtype):
+        raise UserError(dtype_error(dtype))
     run_backends = _parse_backends(backend)
+    _need_torch()
     cpu = device == "cpu"
     shape_list = _shapes(shapes, batch, context, cpu)
     if cpu and "triton" not in sys.modules:
@@ -220,7 +222,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
 
     from attn_select.selector.run_plan import plan_run
 
-    plan = plan_run(exp, dtype or facts.dtype, kv_cache_dtype or "auto", shape_list, block_size or 16,
+    plan = plan_run(exp, forced_dtype(dtype) or facts.dtype, kv_cache_dtype or "auto", shape_list, block_size or 16,
                     run_backends)
 
     from attn_select.backends.run.runner import RunOptions, run_model
@@ -235,6 +237,15 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
                             "CUDA-only backends are skipped")
     report.exit_code, report.summary = exit_status(report, allow_missing)
     return report
+
+
+def _need_torch() -> None:
+    """torch is the [run] extra: without it, say so before anything imports it."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise UserError("attn-select run needs torch, which the base install leaves out: "
+                        "pip install 'attn-select[run]' (explain, lock, check and matrix need no torch)")
 
 
 class NoDevice(UserError):

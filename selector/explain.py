@@ -31,6 +31,7 @@ from attn_select.selector.mla_prefill_select import MLAPrefillSelection, layer_m
 from attn_select.selector.model_facts import AttentionGroup, LayerAttention, ModelFacts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.select import Selection, select
+from attn_select.selector.vllm_names import forced_dtype, max_model_len_note
 
 if TYPE_CHECKING:  # imported only where FLASHINFER is valid (explain's start-up budget)
     from attn_select.selector.flashinfer_dispatch import FlashInferDispatch
@@ -85,6 +86,9 @@ class Explanation(NamedTuple):
     # What vLLM's engine-config build (create_engine_config, the model's
     # MODELS_CONFIG_MAP hook) changed in the selection inputs, in order.
     engine_config_trail: tuple[EngineStep, ...] = ()
+    # About the inputs themselves: a flag that changes nothing (--max-model-len),
+    # what a pasted vllm serve line's other flags were taken as.
+    input_notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -180,7 +184,7 @@ def selector_config(
     kv = attn.kv_cache_dtype or ctx.cache_dtype
     common = dict(
         head_size=attn.head_size,
-        dtype=ov.dtype or dtype,
+        dtype=forced_dtype(ov.dtype) or dtype,
         kv_cache_dtype=kv,
         block_size=ov.block_size,
         use_non_causal=False,
@@ -218,7 +222,7 @@ def raw_selector_config(ov: Overrides) -> tuple[SelectorConfig, int | None]:
         raise UserError("explain needs a MODEL or --head-size (a raw selector config); see --help")
     cfg = SelectorConfig(
         head_size=ov.head_size,
-        dtype=ov.dtype or "bfloat16",
+        dtype=forced_dtype(ov.dtype) or "bfloat16",  # "auto" with no model: the raw config's default
         kv_cache_dtype=ov.kv_cache_dtype or "auto",
         block_size=ov.block_size,
     )
@@ -235,7 +239,9 @@ def check_values(cfg: SelectorConfig) -> None:
     if cfg.head_size <= 0:
         raise UserError(f"head size must be a positive integer, got {cfg.head_size}")
     if cfg.dtype not in DTYPES:
-        raise UserError(f"unknown dtype {cfg.dtype!r}; choose from {', '.join(DTYPES)}")
+        from attn_select.selector.vllm_names import dtype_error
+
+        raise UserError(dtype_error(cfg.dtype) or f"unknown dtype {cfg.dtype!r}; choose from {', '.join(DTYPES)}")
     if cfg.kv_cache_dtype is not None and cfg.kv_cache_dtype not in KV_CACHE_DTYPES:
         raise UserError(
             f"unknown KV-cache dtype {cfg.kv_cache_dtype!r}; choose from {', '.join(KV_CACHE_DTYPES)}"
@@ -379,9 +385,11 @@ def split_skip_layers(groups: tuple[AttentionGroup, ...], skip: tuple[int, ...])
 
 
 def explain(
-    model: ModelFacts | None, device: Device, kernels: Kernels, ov: Overrides
+    model: ModelFacts | None, device: Device, kernels: Kernels, ov: Overrides,
+    input_notes: tuple[str, ...] = (),
 ) -> Explanation:
-    """The whole report for one deployment."""
+    """The whole report for one deployment. ``input_notes`` are the caller's
+    notes about its inputs (a pasted vllm serve line's other flags)."""
     if ov.backend is not None:
         registry.get(ov.backend)  # unknown name -> user error with a suggestion
     if ov.mla_prefill_backend is not None:
@@ -408,5 +416,10 @@ def explain(
     return Explanation(
         model=model, device=device, kernels=kernels, ctx=ctx, overrides=ov,
         groups=tuple(groups), notes=model.notes if model else (),
-        engine_config_trail=engine.trail,
+        engine_config_trail=engine.trail, input_notes=tuple(input_notes) + _flag_notes(ov),
     )
+
+
+def _flag_notes(ov: Overrides) -> tuple[str, ...]:
+    """What-ifs vLLM takes but its selection never reads, said as such."""
+    return (max_model_len_note(ov.max_model_len),) if ov.max_model_len is not None else ()

@@ -153,13 +153,18 @@ def load_model(
     capability: Capability | None = None,
     mm_inputs: bool = True,
     disable_sliding_window: bool = False,
+    revision: str | None = None,
+    cache_dir: str | None = None,
 ) -> ModelFacts:
     """MODEL -> ModelFacts. ``spec`` is a profile name, a config.json, or a
-    folder holding one; a Hugging Face repo id matching a profile's source
+    folder holding one; a Hugging Face repo id in the local cache (or its
+    ``models--org--name`` folder) is read from the cached snapshot of
+    ``revision``; an id that is not cached but matches a profile's source
     uses that profile (nothing is downloaded).
 
     ``dtype`` is vLLM's --dtype and ``capability`` the target GPU (the
-    "auto" dtype depends on it; None assumes >= 8.0).
+    "auto" dtype depends on it; None assumes >= 8.0). ``cache_dir`` is
+    vLLM's --download-dir (default: the hub cache, selector/hub_cache.py).
     """
     from attn_select.selector import model as parser
 
@@ -168,6 +173,11 @@ def load_model(
     text = spec.strip()
     if not text:
         raise UserError("empty MODEL; give a profile name, a config.json or a model folder")
+    from attn_select.selector import hub_cache
+
+    cached = hub_cache.find_cached(text, revision, cache_dir)
+    if cached is not None:
+        return parser.facts_from_path(cached, name=spec, **options)
     path = Path(text).expanduser()
     if path.exists():
         return parser.facts_from_path(path, name=spec, **options)
@@ -175,20 +185,23 @@ def load_model(
     if "/" in text and not looks_like_path:
         matched = _profile_for_repo(text)
         if matched is not None:
-            return _facts_from_profile(matched, options)
+            return _facts_from_profile(matched, options, revision)
         raise UserError(
-            f"{spec!r} is not a local file or folder, and no built-in profile comes from that repo; "
-            f"attn-select does not download: pass a local config.json or model folder, or a profile "
-            f"({', '.join(model_profile_names())})"
+            f"{spec!r} is not a local file or folder, nor in the Hugging Face cache "
+            f"({cache_dir or hub_cache.cache_dir()}), and no built-in profile comes from that repo; "
+            f"fetch only its config with: {hub_cache.fetch_hint(text, revision)}"
         )
     if looks_like_path:
         raise UserError(f"{spec}: no such file or folder; pass a config.json, a model folder or a profile name")
-    return _facts_from_profile(text, options)
+    return _facts_from_profile(text, options, revision)
 
 
-def _facts_from_profile(name: str, options: dict[str, Any]) -> ModelFacts:
+def _facts_from_profile(name: str, options: dict[str, Any], revision: str | None = None) -> ModelFacts:
     from attn_select.selector import model as parser
 
+    if revision is not None:
+        raise UserError(f"--revision {revision[:80]}: {name!r} is read from a built-in profile, which has no "
+                        "revisions; --revision selects a snapshot of a Hugging Face id in the local cache")
     stem, prof = load_model_profile(name)
     return parser.model_facts(
         prof["config"], name=stem, where=f"profile {stem}", weights=prof.get("weights_dtype"),

@@ -106,6 +106,13 @@ def group_doc(g: GroupExplanation) -> dict:
 
 
 def explanation_doc(r: Explanation) -> dict:
+    doc = _explanation_doc(r)
+    if r.input_notes:  # only when there are some: the schema of every other report stays as it was
+        doc["input_notes"] = list(r.input_notes)
+    return doc
+
+
+def _explanation_doc(r: Explanation) -> dict:
     m = r.model
     return {
         "schema": EXPLAIN_SCHEMA,

@@ -411,7 +411,7 @@ def explanation_text(r: Explanation) -> str:
                 HEADER_LABEL)
     for step in r.engine_config_trail:
         hanging(console, f"[{STYLE_HEAD}]config[/]", escape(step.text()), HEADER_LABEL)
-    for note in r.notes:
+    for note in r.notes + r.input_notes:
         hanging(console, f"[{STYLE_DIM}]note[/]", f"[{STYLE_DIM}]{escape(note)}[/]", HEADER_LABEL)
     console.print()
     for g in r.groups:

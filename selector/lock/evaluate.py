@@ -42,20 +42,20 @@ class Evaluator:
     one device load per name, one explanation per distinct input."""
 
     def __init__(self, default_engine: str | None = None) -> None:
-        self._models: dict[tuple[str, int, Capability], Any] = {}
+        self._models: dict[tuple[str, int, Capability, str | None], Any] = {}
         self._devices: dict[str, Device] = {}
         self._groups: dict[tuple[Any, ...], tuple[LockGroup, ...]] = {}
         self._sglang: dict[tuple[Any, ...], SGLangLock] = {}
         self.default_engine = default_engine or "vllm"  # for deployments that name none
 
-    def _model(self, spec: str, tp: int, cap: Capability) -> Any:
+    def _model(self, spec: str, tp: int, cap: Capability, revision: str | None = None) -> Any:
         # The capability matters to the model: vLLM's "auto" dtype falls
         # back to float16 where bfloat16 is unsupported.
-        key = (spec, tp, cap)
+        key = (spec, tp, cap, revision)
         if key not in self._models:
             from attn_select.selector.profiles import load_model
 
-            self._models[key] = load_model(spec, tp=tp, capability=cap)
+            self._models[key] = load_model(spec, tp=tp, capability=cap, revision=revision)
         return self._models[key]
 
     def _device(self, inputs: DeploymentInputs) -> Device:
@@ -81,12 +81,13 @@ class Evaluator:
             device = self._device(inputs)
         except UserError as exc:
             raise doc.error(loc + ("device",), str(exc)) from None
-        key = (model_spec, device, kernels, ov)
+        key = (model_spec, inputs.revision, device, kernels, ov)
         hit = self._groups.get(key)
         if hit is not None:
             return hit
         try:
-            model = self._model(model_spec, ov.tp, device.capability) if model_spec is not None else None
+            model = (self._model(model_spec, ov.tp, device.capability, inputs.revision)
+                     if model_spec is not None else None)
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
         try:
@@ -129,12 +130,12 @@ class Evaluator:
             flags = ServerFlags(tp_size=ov.tp, **flags_in)
         except UserError as exc:
             raise doc.error(loc + ("overrides", "kv_cache_dtype"), str(exc)) from None
-        key = (model_spec, device, kernels, flags, cuda)
+        key = (model_spec, inputs.revision, device, kernels, flags, cuda)
         hit = self._sglang.get(key)
         if hit is not None:
             return hit
         try:
-            model = self._model(model_spec, ov.tp, device.capability)
+            model = self._model(model_spec, ov.tp, device.capability, inputs.revision)
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
         try:

@@ -213,6 +213,9 @@ CASES = {
     "keys-major score, fp8 cache scaled 0.5, page 16 (tiles cross pages), one split": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [70, 33], 16, "fp8",
         dict(num_splits=1, tiles=MLATiles(16, 32, 5, 4, 1, 256, split_v=True, keys_major=True))),
+    "fp8 cache scaled 2, 64 heads (the query staged through memory), page 64, 2 splits": (
+        MLAParams(64, 512, 64, DEEPSEEK_SCALE, kv_scale=2.0), [100, 30], 64, "fp8",
+        dict(num_splits=2, tiles=MLATiles(64, 32, 5, 8, 1, 256))),
     "rank 96 + rope 24 (padded dims), 2 splits": (
         MLAParams(16, 96, 24, 0.1), [45, 30], 16, "bfloat16", dict(num_splits=2)),
 }
