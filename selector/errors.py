@@ -26,7 +26,10 @@ def cut(text: str, limit: int = SHOWN_CHARS) -> str:
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     """``repr(value)`` for an error message, cut short: a long string keeps
     its opening quote and ends in an ellipsis, a long list or mapping shows
-    its start. Never builds the whole repr of a huge string."""
+    its start; null, true and false are written as in JSON and YAML. Never
+    builds the whole repr of a huge string."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
     if isinstance(value, str) and len(value) > limit:
         return repr(value[:limit])[:-1] + "\u2026"
     try:

@@ -109,7 +109,7 @@ def _validate(schema: cs.CoreSchema, data: Any, path: Path) -> dict[str, Any]:
         # here, not at the top: loading a device profile needs no config parser
         from attn_select.selector.model.raw import first_error
 
-        loc, msg, _ = first_error(exc)
+        loc, msg, _ = first_error(exc, data)
         raise UserError(f"{path}: field {loc or '(top level)'!r}: {msg}") from None
 
 

@@ -215,7 +215,7 @@ def model_facts(
         use_mla = text.get("kv_lora_rank") is not None
     else:
         use_mla = is_deepseek_mla(text) and text.get("is_causal", True) is not False
-    quant = _quant_config(hf, text)
+    quant = _quant_config(hf, text, where)
     kv_scheme, per_head = _kv_cache_facts(quant)
 
     # registry: a multimodal wrapper (even one named *Model) builds a generative model
