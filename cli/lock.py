@@ -12,16 +12,14 @@ app = typer.Typer()
 
 
 def read_text(path: str, what: str) -> str:
-    """A file's text, or a one-line user error."""
+    """A file's text (at most safe_yaml's MAX_FILE_BYTES), or a one-line user error."""
     from attn_select.selector.errors import UserError
+    from attn_select.selector.safe_json import read_bytes
+    from attn_select.selector.safe_yaml import MAX_FILE_BYTES
 
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{what} not found: {path}") from None
-    except IsADirectoryError:
-        raise UserError(f"{what} is a folder, not a file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_bytes(path, what, MAX_FILE_BYTES).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise UserError(f"cannot read {what} {path}: {exc}") from None
 
 

@@ -38,13 +38,16 @@ def read_bytes(path: Path | str, what: str, limit: int = MAX_FILE_BYTES) -> byte
     (missing, unreadable, a folder or device, too large)."""
     try:
         info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise UserError(f"{what} is a folder, not a file: {path}")
         if not stat.S_ISREG(info.st_mode):
-            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise UserError(f"{what} {path} is {kind}; pass a file")
+            raise UserError(f"{what} is not a regular file: {path}")
         if info.st_size > limit:
             raise UserError(too_large(path, what, limit))
         with open(path, "rb") as fh:
             data = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise UserError(f"{what} not found: {path}") from None
     except OSError as exc:
         raise UserError(os_problem(exc, path)) from None
     if len(data) > limit:  # grew since the stat

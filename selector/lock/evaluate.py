@@ -22,10 +22,40 @@ from attn_select.selector.lock.yamlmarks import Loc, Located
 def _model_ref(spec: str, base_dir: Path) -> tuple[str, bool]:
     """(what to load, is_path): a file or folder next to the deployments
     file is a path; anything else goes to the profile loader as a name."""
-    candidate = Path(spec) if os.path.isabs(spec) else base_dir / spec
-    if candidate.exists():
+    candidate = _candidate(spec, base_dir)
+    try:
+        exists = candidate.exists()
+    except OSError:  # a name too long for a path, a folder we may not enter: not a path
+        exists = False
+    if exists:
         return str(candidate.resolve()), True
     return spec, False
+
+
+def _candidate(spec: str, base_dir: Path) -> Path:
+    return Path(spec) if os.path.isabs(spec) else base_dir / spec
+
+
+def _check_model_name(spec: str, base_dir: Path) -> None:
+    """A model that is no file or folder next to the deployments file (or
+    lockfile) must be a profile: otherwise say which path is missing, so a
+    local model folder that vanished is reported as missing, not as an
+    unknown profile."""
+    from attn_select.selector import profiles
+
+    if profiles.has_model_profile(spec):
+        return
+    where = _candidate(spec, base_dir)
+    try:
+        where = where.resolve()
+    except OSError:
+        pass
+    from attn_select.selector.errors import cut
+
+    if profiles.looks_like_path(spec):
+        raise UserError(f"the model folder or file {cut(str(where), 200)} does not exist (model paths are relative "
+                        "to this file); restore it or fix the path")
+    profiles.load_model_profile(spec, also=f", and no file or folder {cut(str(where), 200)} exists")
 
 
 def relative_model_path(spec: str, from_dir: Path, to_dir: Path) -> str:
@@ -48,13 +78,15 @@ class Evaluator:
         self._sglang: dict[tuple[Any, ...], SGLangLock] = {}
         self.default_engine = default_engine or "vllm"  # for deployments that name none
 
-    def _model(self, spec: str, tp: int, cap: Capability) -> Any:
+    def _model(self, spec: str, tp: int, cap: Capability, base_dir: Path) -> Any:
         # The capability matters to the model: vLLM's "auto" dtype falls
         # back to float16 where bfloat16 is unsupported.
         key = (spec, tp, cap)
         if key not in self._models:
             from attn_select.selector.profiles import load_model
 
+            if not _model_ref(spec, base_dir)[1]:
+                _check_model_name(spec, base_dir)
             self._models[key] = load_model(spec, tp=tp, capability=cap)
         return self._models[key]
 
@@ -86,7 +118,7 @@ class Evaluator:
         if hit is not None:
             return hit
         try:
-            model = self._model(model_spec, ov.tp, device.capability) if model_spec is not None else None
+            model = self._model(model_spec, ov.tp, device.capability, base_dir) if model_spec is not None else None
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
         try:
@@ -134,7 +166,7 @@ class Evaluator:
         if hit is not None:
             return hit
         try:
-            model = self._model(model_spec, ov.tp, device.capability)
+            model = self._model(model_spec, ov.tp, device.capability, base_dir)
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
         try:
