@@ -101,11 +101,12 @@ def explain_cmd(
         raise UserError(f"{named[0]} is an SGLang flag; add --engine sglang or --engine both "
                         "(vLLM's are --backend and --block-size)")
 
-    from attn_select.selector.explain import Overrides, explain
+    from attn_select.selector.explain import Overrides, check_overrides, explain
 
+    ov = Overrides(**vllm_overrides)
+    check_overrides(ov, flag=True)
     dev = resolve_device(device, capability)
     kern = resolve_kernels(kernels, probed_device=device is None and capability is None)
-    ov = Overrides(**vllm_overrides)
     facts = None
     if model is not None:
         from attn_select.selector.profiles import load_model
@@ -171,12 +172,13 @@ def _explain_other_engine(
                             "(use --engine both to see both engines)")
         return explain_sglang(facts, dev, kern, flags, sglang_given["--cuda-version"], notes)  # type: ignore[arg-type]
 
-    from attn_select.selector.explain import Overrides, explain
+    from attn_select.selector.explain import Overrides, check_overrides, explain
     from attn_select.selector.sglang.compare import compare
 
     vllm_kv, vllm_note = vllm_kv_cache_dtype(kv_given)  # type: ignore[arg-type]
     if vllm_note:
         notes += (vllm_note,)
     ov = Overrides(**{**vllm_overrides, "kv_cache_dtype": vllm_kv})  # type: ignore[arg-type]
+    check_overrides(ov, flag=True)
     sgl = explain_sglang(facts, dev, kern, flags, sglang_given["--cuda-version"], notes)  # type: ignore[arg-type]
     return compare(explain(facts, dev, kern, ov), sgl)
