@@ -159,9 +159,6 @@ class DeploymentInputs(BaseModel):
             raise ValueError("'sglang' flags need engine: sglang or engine: both")
         return self
 
-    def engine_value(self, default: str = "vllm") -> str:
-        return self.engine or default
-
     def overrides_value(self) -> Overrides:
         values = given(self.overrides)
         if self.selector is not None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from attn_select.selector.config import Capability
 from attn_select.selector.device import Device
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
 from attn_select.selector.explain import Explanation, explain
 from attn_select.selector.lock.deployments import DeploymentInputs, DeploymentsFile, given
 from attn_select.selector.lock.lockfile import Lockfile, LockGroup, SGLangLock, make_lock, sglang_engine_id
@@ -128,13 +128,26 @@ class Evaluator:
         self._groups[key] = lock_groups(report)
         return self._groups[key]
 
+    def engine_for(self, inputs: DeploymentInputs, default: str | None = None) -> str:
+        """The engine a deployment runs: its own ``engine:``, else ``default``
+        (check: what the lock records for it), else the Evaluator's (--engine).
+        Under a default of ``both`` a raw ``selector:`` config is locked for
+        vLLM only: SGLang resolves from a model's config, and there is none."""
+        if inputs.engine is not None:
+            return inputs.engine
+        engine = default or self.default_engine
+        return "vllm" if engine == "both" and inputs.model is None else engine
+
     def evaluate(
-        self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc
+        self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc, default: str | None = None
     ) -> tuple[tuple[LockGroup, ...], SGLangLock | None]:
         """vLLM's groups and/or SGLang's section, as the deployment's engine says."""
-        engine = inputs.engine_value(self.default_engine)
-        if engine in ("sglang", "both") and inputs.model is None:
-            raise doc.error(loc, f"engine {engine} needs 'model': SGLang resolves from the model's config")
+        engine = self.engine_for(inputs, default)
+        if engine == "sglang" and inputs.model is None:
+            name = getattr(inputs, "name", None)
+            raise doc.error(loc, f"deployment {shown(name) + ' ' if name else ''}has a raw 'selector' config, which "
+                                 "only vLLM reads (SGLang resolves from a model's config): give it engine: vllm, "
+                                 "or lock with --engine both")
         groups = self.groups(inputs, base_dir, doc, loc) if engine in ("vllm", "both") else ()
         sgl = self.sglang(inputs, base_dir, doc, loc) if engine in ("sglang", "both") else None
         return groups, sgl
@@ -223,11 +236,11 @@ def lock_deployments(
     ev = Evaluator(default_engine=engine)
     entries, paths = [], {}
     for i, d in enumerate(deployments.deployments):
-        dumped = d.model_dump(exclude={"name"}, exclude_unset=True)
-        if d.engine is None and engine not in (None, "vllm"):
-            dumped["engine"] = engine
-        inputs = DeploymentInputs.model_validate(dumped)
         groups, sgl = ev.evaluate(d, base_dir, doc, ("deployments", i))
+        dumped = d.model_dump(exclude={"name"}, exclude_unset=True)
+        if d.engine is None and ev.engine_for(d) != "vllm":
+            dumped["engine"] = ev.engine_for(d)
+        inputs = DeploymentInputs.model_validate(dumped)
         entries.append((d.name, inputs, groups, sgl))
         if d.model is not None:
             paths[d.name] = relative_model_path(d.model, base_dir, lock_dir)
