@@ -40,15 +40,18 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
 
 
 _BREAKS = re.compile(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a terminal would act on
 _LONG_TOKEN = re.compile(r"\S{%d,}" % (SHOWN_CHARS + 40))
 
 
 def one_line(message: str) -> str:
-    """An error message as one bounded line: line breaks become spaces, a
-    run of more than 120 non-space characters (a value no message cut) is
-    cut to 80, and the whole line to 800 characters, keeping its end (what
-    to do)."""
+    """An error message as one bounded line: line breaks become spaces,
+    other control characters (a NUL, a terminal escape) are written as
+    ``\\xNN``, a run of more than 120 non-space characters (a value no
+    message cut) is cut to 80, and the whole line to 800 characters, keeping
+    its end (what to do)."""
     text = _BREAKS.sub(" ", message)
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
     text = _LONG_TOKEN.sub(lambda m: cut(m.group(0)), text)
     if len(text) > LINE_CHARS:
         tail = LINE_CHARS // 3

@@ -215,6 +215,8 @@ def _local_path_state(path: Path, text: str) -> str:
     """"exists" or "missing", or a user error when the path is there but
     cannot be used: a symbolic link that loops or points nowhere, a name
     too long for the file system, a folder we may not look into."""
+    if "\0" in text:  # the OS cannot even look such a name up
+        raise UserError(f"MODEL {shown(text)} holds a NUL character; pass a profile, a config.json or a model folder")
     try:
         os.stat(path)
         return "exists"

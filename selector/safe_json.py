@@ -50,6 +50,8 @@ def read_bytes(path: Path | str, what: str, limit: int = MAX_FILE_BYTES) -> byte
         raise UserError(f"{what} not found: {path}") from None
     except OSError as exc:
         raise UserError(os_problem(exc, path)) from None
+    except ValueError:  # a NUL in the name: the OS cannot look it up
+        raise UserError(f"{what} {shown(str(path))} is not a file name: it holds a NUL character") from None
     if len(data) > limit:  # grew since the stat
         raise UserError(too_large(path, what, limit))
     return data

@@ -25,7 +25,7 @@ def _model_ref(spec: str, base_dir: Path) -> tuple[str, bool]:
     candidate = _candidate(spec, base_dir)
     try:
         exists = candidate.exists()
-    except OSError:  # a name too long for a path, a folder we may not enter: not a path
+    except (OSError, ValueError):  # too long, a folder we may not enter, a NUL: not a path
         exists = False
     if exists:
         return str(candidate.resolve()), True
@@ -48,7 +48,7 @@ def _check_model_name(spec: str, base_dir: Path) -> None:
     where = _candidate(spec, base_dir)
     try:
         where = where.resolve()
-    except OSError:
+    except (OSError, ValueError):
         pass
     from attn_select.selector.errors import cut
 
