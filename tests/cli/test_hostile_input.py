@@ -274,6 +274,16 @@ CASES: dict[str, Case] = {
         lambda t: explain(folder(t, params__json={**MISTRAL_PARAMS, "n_layers": 10**8, "dtype": "bfloat16"},
                                  consolidated__safetensors=safetensors({}))),
         words=("at most",)),
+    "a pattern field of the wrong kind (Gemma3TextConfig computes with it)": Case(
+        lambda t: explain(folder(t, {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+                                     "torch_dtype": "bfloat16", "sliding_window_pattern": "x"})),
+        words=("wrong kind", "TypeError")),
+    "a window field of the wrong kind (ModernBertConfig computes with it)": Case(
+        lambda t: explain(folder(t, {"architectures": ["ModernBertModel"], "model_type": "modernbert",
+                                     "hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 4,
+                                     "global_attn_every_n_layers": 3, "local_attention": None,
+                                     "torch_dtype": "float32"})),
+        words=("wrong kind", "TypeError")),
     "config.json of 40 MB": Case(lambda t: explain(grown(folder(t, LLAMA) / "config.json", 40 << 20).parent),
                                  words=("mib",)),
     "params.json nested 100,000 deep": Case(
