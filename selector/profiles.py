@@ -177,7 +177,11 @@ def load_model(
     text = spec.strip()
     if not text:
         raise UserError("empty MODEL; give a profile name, a config.json or a model folder")
-    path = Path(text).expanduser()
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # "~someone/x" for a user this machine does not know
+        raise UserError(f"{cut(text)}: no such user's home folder; pass a config.json, a model folder or a "
+                        "profile name") from None
     if _local_path_state(path, text) == "exists":
         return parser.facts_from_path(path, name=spec, **options)
     if is_hub_id(text):

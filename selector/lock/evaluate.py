@@ -52,6 +52,10 @@ def _check_model_name(spec: str, base_dir: Path) -> None:
         pass
     from attn_select.selector.errors import cut
 
+    if profiles.is_hub_id(spec):
+        raise UserError(f"no file or folder {cut(str(where), 200)} exists (model paths are relative to this file), "
+                        f"and no built-in profile comes from a Hugging Face repo {spec!r}; attn-select does not "
+                        "download: restore the folder or fix the path")
     if profiles.looks_like_path(spec):
         raise UserError(f"the model folder or file {cut(str(where), 200)} does not exist (model paths are relative "
                         "to this file); restore it or fix the path")

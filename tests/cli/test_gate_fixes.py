@@ -113,8 +113,17 @@ def test_a_vanished_local_model_folder_is_reported_as_missing(tmp_path, capsys):
     shutil.rmtree(tmp_path / "models")
     rc, _, err = run(capsys, "check", lock)
     assert rc == 2 and err.count("\n") == 1
-    assert f"the model folder or file {tmp_path / 'models' / 'llama'} does not exist" in err
+    assert f"no file or folder {tmp_path / 'models' / 'llama'} exists" in err
     shutil.rmtree(tmp_path / "mymodel")
     rc, _, err = run(capsys, "check", lock)
     assert rc == 2 and err.count("\n") == 1
     assert f"no file or folder {tmp_path / 'mymodel'} exists" in err
+
+
+def test_a_missing_model_path_in_a_deployments_file_is_named(tmp_path, capsys):
+    deps = tmp_path / "d.yaml"
+    deps.write_text("- {name: a, model: ./models/gone, device: h100}\n")
+    rc, _, err = run(capsys, "lock", deps)
+    assert rc == 2 and err.count("\n") == 1
+    assert err.startswith(f"error: {deps}:1: deployments[0].model: the model folder or file "
+                          f"{tmp_path / 'models' / 'gone'} does not exist")

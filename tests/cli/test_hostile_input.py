@@ -335,6 +335,9 @@ CASES: dict[str, Case] = {
                                   words=("loop",), not_words=("profile", "download")),
     "symlink loop, trailing slash": Case(lambda t: (os.symlink("loop", t / "loop"), explain("loop/"))[1],
                                          words=("loop",), not_words=("profile", "download")),
+    "a home folder of an unknown user": Case(lambda t: explain("~nosuchuser0/x"), words=("home folder",)),
+    "a dangling symlink": Case(lambda t: (os.symlink("/nonexistent/x", t / "m"), explain("m"))[1],
+                               words=("symbolic link", "does not exist"), not_words=("profile",)),
     "missing model/ with a trailing slash": Case(
         lambda t: explain("model/"), words=("no such file or folder",), not_words=("download",)),
     "a NUL in the model name": Case(lambda t: explain("a\0b"), words=("nul",)),
