@@ -14,6 +14,18 @@ class UserError(Exception):
     """Bad input: the message says what is wrong and what to do."""
 
 
+# What computing with a config value of the wrong kind raises (a field only
+# one config class or model file reads, which no schema types): the
+# engines fail on it too, so it is the user's input, not our bug.
+WRONG_KIND = (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError)
+
+
+def wrong_kind(where: str, exc: BaseException, who: str) -> UserError:
+    """The user error for a WRONG_KIND exception while reading a config."""
+    return UserError(f"{where}: a field holds a value of the wrong kind ({type(exc).__name__}: "
+                     f"{cut(str(exc), 120)}); {who} fail on it too: check the config's values")
+
+
 SHOWN_CHARS = 80  # of an echoed value, before the ellipsis
 LINE_CHARS = 800  # of a whole error line
 

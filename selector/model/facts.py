@@ -5,7 +5,7 @@ architecture builds, grouped the way vLLM's cached selector sees them)."""
 from __future__ import annotations
 
 from attn_select.selector.config import Capability
-from attn_select.selector.errors import UserError, cut
+from attn_select.selector.errors import WRONG_KIND, UserError, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
@@ -187,10 +187,8 @@ def model_facts(
         return _model_facts(data, name=name, where=where, tp=tp, dtype=dtype, capability=capability,
                             weights=weights, mm_inputs=mm_inputs, disable_sliding_window=disable_sliding_window,
                             source=source, pooling_config=pooling_config)
-    except (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError) as exc:
-        raise UserError(f"{where}: a field holds a value of the wrong kind ({type(exc).__name__}: "
-                        f"{cut(str(exc), 120)}); transformers and vLLM fail on it too: check the config's "
-                        "values") from None
+    except WRONG_KIND as exc:
+        raise wrong_kind(where, exc, "transformers and vLLM") from None
 
 
 def _model_facts(
