@@ -89,8 +89,9 @@ def explain_cmd(
         raise UserError(f"{named[0]} is an SGLang flag; add --engine sglang or --engine both "
                         "(vLLM's are --attention-backend and --block-size)")
 
-    from attn_select.selector.explain import explain
+    from attn_select.selector.explain import check_overrides, explain
 
+    check_overrides(ov, flag=True)
     dev = resolve_device(device, capability)
     kern = resolve_kernels(kernels, probed_device=device is None and capability is None)
     facts = None
@@ -150,11 +151,13 @@ def _explain_other_engine(
                             "--page-size, ... (use --engine both to see both engines)")
         return explain_sglang(facts, dev, kern, flags, cuda_version, notes)
 
-    from attn_select.selector.explain import explain
+    from attn_select.selector.explain import check_overrides, explain
     from attn_select.selector.sglang.compare import compare
 
     vllm_kv, vllm_note = vllm_kv_cache_dtype(ov.kv_cache_dtype)
     if vllm_note:
         notes += (vllm_note,)
+    ov = ov._replace(kv_cache_dtype=vllm_kv)  # SGLang's spelling mapped to vLLM's first
+    check_overrides(ov, flag=True)
     sgl = explain_sglang(facts, dev, kern, flags, cuda_version, notes)
-    return compare(explain(facts, dev, kern, ov._replace(kv_cache_dtype=vllm_kv), input_notes), sgl)
+    return compare(explain(facts, dev, kern, ov, input_notes), sgl)

@@ -27,7 +27,9 @@ def dtype_error(value: str) -> str | None:
     """The one-line complaint about a --dtype value, or None when vLLM takes it."""
     if value in VLLM_DTYPES:
         return None
-    return f"unknown dtype {value!r}; choose from {', '.join(VLLM_DTYPES)} (vLLM's --dtype)"
+    from attn_select.selector.errors import shown
+
+    return f"unknown dtype {shown(value)}; choose from {', '.join(VLLM_DTYPES)} (vLLM's --dtype)"
 
 
 def forced_dtype(value: str | None) -> str | None:

@@ -19,17 +19,11 @@ from pydantic import (
     model_validator,
 )
 
-from attn_select.backends import registry
-from attn_select.selector.config import (
-    KV_CACHE_DTYPES,
-    SELECTOR_FIELDS,
-    AttentionType,
-    Capability,
-    Kernels,
-)
+from attn_select.selector.config import SELECTOR_FIELDS, Capability, Kernels
 from attn_select.selector.errors import UserError
+from attn_select.selector.explain import override_problem
 from attn_select.selector.overrides import FIELDS, Overrides
-from attn_select.selector.vllm_names import dtype_error, parse_max_model_len
+from attn_select.selector.vllm_names import parse_max_model_len
 from attn_select.selector.lock.yamlmarks import _MODELS, Located, _check_unique, load_yaml, validation_error
 
 KERNELS_SOURCE = "deployment inputs"
@@ -39,35 +33,11 @@ _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 def _check_value(name: str, value: Any) -> Any:
-    """The values explain would reject later, rejected here with a line."""
-    if value is None:
-        return value
-    if name == "backend":
-        try:
-            registry.get(value)
-        except UserError as exc:
-            raise ValueError(str(exc)) from None
-    elif name == "mla_prefill_backend":
-        from attn_select.backends.mla.prefill import registry as prefill_registry
-
-        try:
-            prefill_registry.get(value)
-        except UserError as exc:
-            raise ValueError(str(exc)) from None
-    elif name == "dtype" and dtype_error(value):
-        raise ValueError(dtype_error(value))
-    elif name == "kv_cache_dtype" and value not in KV_CACHE_DTYPES:
-        raise ValueError(f"unknown KV-cache dtype {value!r}; choose from {', '.join(KV_CACHE_DTYPES)}")
-    elif name == "attn_type" and value not in {t.value for t in AttentionType}:
-        raise ValueError(
-            f"unknown attention type {value!r}; choose from {', '.join(t.value for t in AttentionType)}"
-        )
-    elif name in ("block_size", "head_size", "tp", "num_heads", "dcp_size") and value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value}")
-    elif name == "max_model_len" and value < 1 and value != -1:
-        raise ValueError(f"max_model_len must be a positive integer or -1 (auto), got {value}")
-    elif name == "flash_attn_version" and value not in (2, 3, 4):
-        raise ValueError(f"flash_attn_version must be 2, 3 or 4, got {value}")
+    """The values explain would reject later, rejected here with a line
+    (the same check as explain's flags)."""
+    problem = override_problem(name, value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 
@@ -253,9 +223,6 @@ class DeploymentInputs(BaseModel):
         if self.sglang is not None and self.engine not in ("sglang", "both"):
             raise ValueError("'sglang' flags need engine: sglang or engine: both")
         return self
-
-    def engine_value(self, default: str = "vllm") -> str:
-        return self.engine or default
 
     def overrides_value(self) -> Overrides:
         values = given(self.overrides)

@@ -101,7 +101,7 @@ def test_every_table_entry_fits_shared_memory():
         assert t.block_h == group and t.block_n >= 16 and t.num_stages >= 1
         assert t.ctas_per_sm * smem_bytes(t, 576, elem) <= 228 * 1024, (group, elem)
         assert smem_bytes(t, 576, elem) <= SMEM_LIMIT, (group, elem, smem_bytes(t, 576, elem))
-        assert not (t.reg_prefetch and elem == 2), "a 16-bit cache is pipelined by Triton"
+        assert not (t.split_v and elem == 2), "a 16-bit tile's one load is pipelined for both dots"
 
 
 def test_tiles_cover_every_head_count_in_as_few_groups_as_the_table_allows():
@@ -198,21 +198,18 @@ CASES = {
     "8 splits on short rows: empty splits weigh nothing": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE), [20, 3], 16, "bfloat16",
         dict(num_splits=8, tiles=MLATiles(16, 16, 1, 4, 1, 256))),
-    "fp8 cache scaled 0.5, register prefetch, page 16, 3 splits": (
+    "fp8 cache scaled 0.5, no pipeline (num_stages 1), page 16, 3 splits": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [90, 40, 7], 16, "fp8",
-        dict(num_splits=3, tiles=MLATiles(16, 32, 1, 8, 1, 256, reg_prefetch=True))),
+        dict(num_splits=3, tiles=MLATiles(16, 32, 1, 8, 1, 256))),
     "fp8 cache scaled 0.5, value loaded apart, page 16 (tiles cross pages), 3 splits": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [90, 40, 7], 16, "fp8",
         dict(num_splits=3, tiles=MLATiles(16, 32, 5, 4, 1, 256, split_v=True))),
-    "bf16 cache, register prefetch, page 64, one split, 32-row group": (
+    "bf16 cache, page 64, one split, 32-row group, 64-key tiles": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE), [130, 63], 64, "bfloat16",
-        dict(num_splits=1, tiles=MLATiles(32, 64, 1, 8, 1, 256, reg_prefetch=True))),
-    "keys-major score, 128 heads, page 64, 2 splits": (
-        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [150, 40], 64, "bfloat16",
-        dict(num_splits=2, tiles=MLATiles(64, 64, 1, 8, 1, 256, keys_major=True))),
-    "keys-major score, fp8 cache scaled 0.5, page 16 (tiles cross pages), one split": (
-        MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [70, 33], 16, "fp8",
-        dict(num_splits=1, tiles=MLATiles(16, 32, 5, 4, 1, 256, split_v=True, keys_major=True))),
+        dict(num_splits=1, tiles=MLATiles(32, 64, 5, 8, 1, 256))),
+    "fp8 cache, 128 heads (two staged-query groups), page 64, 64-key tiles, 2 splits": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [150, 40], 64, "fp8",
+        dict(num_splits=2, tiles=MLATiles(64, 64, 5, 8, 1, 256))),
     "fp8 cache scaled 2, 64 heads (the query staged through memory), page 64, 2 splits": (
         MLAParams(64, 512, 64, DEEPSEEK_SCALE, kv_scale=2.0), [100, 30], 64, "fp8",
         dict(num_splits=2, tiles=MLATiles(64, 32, 5, 8, 1, 256))),
