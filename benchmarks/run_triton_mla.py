@@ -233,26 +233,22 @@ def sweep_variants(num_heads: int, kv_elem: int) -> list[MLATiles]:
     benchmarks/mla_aot_report.py --sweep (pipelined, within shared memory
     by ``smem_bytes``; spills are noted); the adapter falls back if this
     GPU's compiler disagrees. (block_h, block_n, num_stages, num_warps,
-    programs per SM, register prefetch, value loaded apart, keys-major score)."""
+    programs per SM, value loaded apart.)"""
     if num_heads <= 16 and kv_elem == 2:
-        shapes = [(16, 64, 5, 8, 1, False, False, False), (16, 32, 5, 4, 2, False, False, False),
-                  (16, 32, 7, 4, 1, False, False, False), (16, 32, 5, 8, 2, False, False, False),
-                  (16, 16, 7, 4, 3, False, False, False)]
+        shapes = [(16, 64, 5, 8, 1, False), (16, 32, 5, 4, 2, False), (16, 32, 7, 4, 1, False),
+                  (16, 32, 5, 8, 2, False), (16, 16, 7, 4, 3, False)]
     elif num_heads <= 16:
-        shapes = [(16, 64, 1, 8, 1, True, False, False), (16, 32, 1, 4, 2, True, False, False),
-                  (16, 32, 5, 4, 2, False, True, False), (16, 64, 5, 8, 1, False, True, False),
-                  (16, 32, 7, 4, 1, False, True, False)]
+        shapes = [(16, 32, 5, 4, 2, True), (16, 64, 7, 8, 1, True), (16, 32, 9, 4, 1, True),
+                  (16, 32, 9, 8, 1, True), (16, 64, 5, 8, 1, True)]
     elif kv_elem == 2:
-        shapes = [(64, 128, 1, 8, 1, False, False, True), (64, 32, 7, 8, 1, False, False, False),
-                  (64, 32, 5, 8, 1, False, False, False), (64, 64, 3, 8, 1, False, False, False),
-                  (64, 64, 1, 8, 1, False, False, False)]
+        shapes = [(64, 32, 7, 8, 1, False), (64, 32, 5, 8, 1, False), (64, 64, 3, 8, 1, False),
+                  (64, 64, 1, 8, 1, False), (64, 32, 3, 8, 1, False)]
     else:
-        shapes = [(64, 128, 1, 8, 1, False, False, True), (64, 64, 5, 8, 1, False, False, False),
-                  (64, 32, 7, 8, 1, False, False, False), (64, 32, 5, 8, 1, False, False, False),
-                  (64, 64, 3, 8, 1, False, False, False)]
+        shapes = [(64, 64, 5, 8, 1, False), (64, 64, 3, 8, 1, False), (64, 32, 7, 8, 1, False),
+                  (64, 32, 9, 8, 1, False), (64, 32, 5, 8, 1, False)]
     out = []
-    for bh, bn, st, w, ctas, rp, sv, km in shapes:
-        t = MLATiles(bh, bn, st, w, ctas, 256, reg_prefetch=rp, split_v=sv, keys_major=km)
+    for bh, bn, st, w, ctas, sv in shapes:
+        t = MLATiles(bh, bn, st, w, ctas, 256, split_v=sv)
         if smem_bytes(t, 576, kv_elem) <= SMEM_LIMIT:
             out.append(t)
     return out
@@ -273,7 +269,7 @@ def sweep_jobs(num_heads: int, kv: str, batch_size: int, max_seq_len: int, sms: 
 
 def _tiles_label(t: MLATiles) -> str:
     return (f"{t.block_h}x{t.block_n} st{t.num_stages} w{t.num_warps}"
-            f"{' prefetch' if t.reg_prefetch else ''}{' splitV' if t.split_v else ''}{' keysT' if t.keys_major else ''}")
+            f"{' splitV' if t.split_v else ''}")
 
 
 def run_sweep(batch, p, kv, dev, ceiling, seconds, deadline: float) -> list[dict]:
@@ -471,8 +467,7 @@ def _print_table(head: dict, rows: list[dict], sweeps: list[dict]) -> None:
         best = min((s for s in ok if (s["heads"], s["kv"]) == key), key=lambda s: s["us"])
         t = best["tiles"]
         print(f"best swept {key[0]} heads {key[1]}: MLATiles({t['block_h']}, {t['block_n']}, {t['num_stages']}, "
-              f"{t['num_warps']}, {t['ctas_per_sm']}, {t['min_split_tokens']}, reg_prefetch={t['reg_prefetch']}, "
-              f"split_v={t['split_v']}, keys_major={t['keys_major']}) "
+              f"{t['num_warps']}, {t['ctas_per_sm']}, {t['min_split_tokens']}, split_v={t['split_v']}) "
               f"splits {best['splits']}: {best['us']} us {best['tbs']} TB/s {best['tflops']} TFLOP/s")
 
 

@@ -29,28 +29,32 @@ H200, 16 heads per rank (DeepSeek-V3 at tp 8) is memory-bound and 128 heads
   loop (pages may lie anywhere in the pool). When a tile can never cross a
   page (PAGE a multiple of BLOCK_N; tiles start at multiples of BLOCK_N) one
   block-table entry is read per tile instead of one per key.
-- **fp8 cache.** vLLM stores ``latent / k_scale`` in e4m3. The tile is
-  widened to the query's 16-bit type in registers (exact: every e4m3 value is
-  a bf16/fp16 value) and the per-tensor scale is folded into the softmax
-  scale for the score and into the final normalisation for the value, so the
-  dequantisation costs no multiply per element and no extra rounding.
+- **fp8 cache.** vLLM stores ``latent / k_scale`` in e4m3. The dots run
+  in fp16: an e4m3 tile widens to fp16 exactly in one instruction per pair
+  (to bf16 it took several per element, and that conversion bound the fp8
+  loop at 1 TB/s on the H200). The query is scaled into fp16's range by a
+  power of two (exact, from its largest magnitude) whose inverse joins the
+  softmax scale, as does the per-tensor k_scale; the value side's k_scale
+  goes into the final normalisation. So dequantisation costs no multiply
+  per element and no extra rounding, and P in [0, 1] is finer in fp16 than
+  in bf16.
 - **Pipelining.** The key loop is software-pipelined by Triton
-  (``NUM_STAGES``: tiles in flight while the tensor cores work on the
-  current one): the memory-bound case needs bytes in flight, the
+  (``NUM_STAGES``): the memory-bound case needs bytes in flight, the
   compute-bound one needs the next tile ready when the dots finish. Each
   tile's block-table entry is read in the iteration whose key loads it
-  addresses: the pipeliner then issues both ahead together (a page carried
-  over from the previous iteration made Triton 3.6 and 3.9 wait on every
-  copy as soon as it was issued: no overlap at all, seen on the H200 and in
-  the sm_90 compiles). That chain of two loads costs stages: on mma.sync
-  the key tile gets ``(NUM_STAGES - 1) // 2`` buffers; on wgmma one more,
-  held by the asynchronous value dot. An fp8 tile on the mma.sync path is
-  loaded twice, once for each dot (``SPLIT_V``; the second copy is an L2
-  hit): Triton pipelines a load with one use, and the two dots want
-  different layouts of the 8-bit tile; the alternative, the next tile
-  prefetched into registers by the loop itself (``REG_PREFETCH``), is kept
-  for comparison. Tile sizes and depths per case are chosen by the table
-  in ``triton_mla.py``.
+  addresses, so the pipeliner issues both ahead together (a page carried
+  over from the previous iteration made Triton 3.6 wait on every copy as
+  soon as it was issued: no overlap at all, 2 TB/s on the H200). That chain
+  of two loads shares the stages: on mma.sync the key tile gets
+  ``(NUM_STAGES - 1) // 2`` buffers, on wgmma one more (held by the
+  asynchronous value dot). Triton pipelines a load with a single use, and
+  the two dots want different layouts of an 8-bit tile, so on mma.sync an
+  fp8 tile's first RANK dims are loaded a second time for the value dot
+  (``SPLIT_V``; an L2 hit). On wgmma Triton reads an operand computed in
+  registers from registers, so the scaled fp16 query makes a round trip
+  through memory (``STAGE_Q``) to be a shared-memory operand like a loaded
+  one. Tile sizes and depths per case come from the table in
+  ``triton_mla.py``, measured on the H200 (BENCHMARKS.md).
 
 Only ``attn_select.backends.run.triton_mla`` imports this module.
 """
@@ -111,28 +115,6 @@ def _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale):
 
 
 @triton.jit
-def _attend_tile_keys_major(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale):
-    """``_attend_tile`` with the score computed transposed, S^T = K Q^T
-    [BLOCK_N, BLOCK_H]: the key tile is the dot's M side. On wgmma a
-    128-key tile then spans both warpgroups (64 keys each) with the whole
-    head group as N, where the [BLOCK_H, BLOCK_N] form has both warpgroups
-    compute the same 64 rows (Triton keeps a chained dot's warps on M) with
-    half-width instructions re-reading the query from shared memory."""
-    k_nope = k_nope.to(q_nope.dtype)
-    k_pe = k_pe.to(q_pe.dtype)
-    v = v.to(q_nope.dtype)
-    s = tl.dot(k_nope, tl.trans(q_nope))
-    s = tl.dot(k_pe, tl.trans(q_pe), s)
-    s = tl.where(valid[:, None], s * qk_scale, float("-inf"))
-    m_new = tl.maximum(m_i, tl.max(s, 0))
-    alpha = tl.exp2(m_i - m_new)
-    p = tl.exp2(s - m_new[None, :])
-    l_i = l_i * alpha + tl.sum(p, 0)
-    acc = tl.dot(tl.trans(p.to(v.dtype)), v, acc * alpha[:, None])
-    return m_new, l_i, acc
-
-
-@triton.jit
 def _pow2_into_fp16_range(q_nope, q_pe):
     """2^e with the tile's largest |q| times 2^e in [2^14, 2^15): the query
     then sits in fp16's range with its bf16 bits intact (a power of two
@@ -150,6 +132,7 @@ def mla_decode_kernel(
     q_nope_ptr, q_pe_ptr, kv_ptr, out_ptr, lse_ptr,
     part_o_ptr, part_lse_ptr,
     block_table_ptr, seq_lens_ptr, kv_scale_ptr,
+    q_stage_ptr,  # [T, H, RANK_PAD + ROPE_PAD] in the dots' dtype (STAGE_Q)
     num_heads, num_splits, sm_scale,
     stride_qt, stride_qh, stride_pt, stride_ph,  # q_nope [T, H, RANK], q_pe [T, H, ROPE] (last dim contiguous)
     stride_kp, stride_kt,  # latent cache [num_pages, PAGE, RANK + ROPE]
@@ -161,9 +144,8 @@ def mla_decode_kernel(
     DIRECT: tl.constexpr,  # one split: write the output here, no partials
     HAS_LSE: tl.constexpr,  # also write the log-sum-exp (natural log), as vLLM's kernel returns it
     FP8_KV: tl.constexpr,
-    REG_PREFETCH: tl.constexpr,  # next tile prefetched into registers instead of Triton's pipeline
     SPLIT_V: tl.constexpr,  # the value tile is a second load of K_nope's addresses (fp8 on mma.sync)
-    KEYS_MAJOR: tl.constexpr,  # the score as S^T = K Q^T (``_attend_tile_keys_major``)
+    STAGE_Q: tl.constexpr,  # the scaled query goes through q_stage and is loaded back (fp8 on wgmma)
     DOT_F32: tl.constexpr,  # True only under TRITON_INTERPRET: the interpreter gets 16-bit tl.dot wrong
 ):
     """Grid (head groups, splits, requests): BLOCK_H heads of one decode row
@@ -203,6 +185,18 @@ def mla_decode_kernel(
         q_nope = (q_nope.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
         q_pe = (q_pe.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
         qk_scale = qk_scale * down
+        if STAGE_Q:
+            # wgmma reads an operand computed in registers from registers: for a
+            # query that lives through the whole loop that is 144 registers a
+            # thread (spills, and every wgmma waited on); one loaded from memory
+            # goes to shared memory. So the scaled query makes a round trip
+            # through global memory (an L2 hit; splits of a row write the same bits).
+            stage = q_stage_ptr + (req * num_heads + heads).to(tl.int64)[:, None] * (RANK_PAD + ROPE_PAD)
+            tl.store(stage + d[None, :], q_nope, mask=h_ok[:, None])
+            tl.store(stage + RANK_PAD + r[None, :], q_pe, mask=h_ok[:, None])
+            tl.debug_barrier()
+            q_nope = tl.load(stage + d[None, :], mask=h_ok[:, None], other=0.0)
+            q_pe = tl.load(stage + RANK_PAD + r[None, :], mask=h_ok[:, None], other=0.0)
     elif DOT_F32:
         q_nope = q_nope.to(tl.float32)
         q_pe = q_pe.to(tl.float32)
@@ -214,33 +208,15 @@ def mla_decode_kernel(
     n_off = tl.arange(0, BLOCK_N)
     bt_row = block_table_ptr + req * stride_bt
     last = tl.maximum(end - 1, 0)
-    if REG_PREFETCH:
-        # The loop keeps the next tile in registers: its loads are issued before
-        # the current tile's dots, and a global load only blocks at first use.
-        rows = _tile_rows(bt_row, start, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
-        k_nope_n, k_pe_n = _load_latent(kv_ptr, rows, start + n_off < end, d, r, d_ok, r_ok, RANK)
-        for n0 in tl.range(start, end, BLOCK_N, num_stages=1):
-            k_nope = k_nope_n
-            k_pe = k_pe_n
-            nxt = n0 + BLOCK_N
-            rows = _tile_rows(bt_row, nxt, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
-            k_nope_n, k_pe_n = _load_latent(kv_ptr, rows, nxt + n_off < end, d, r, d_ok, r_ok, RANK)
-            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, k_nope, n0 + n_off < end, m_i, l_i, acc,
-                                         qk_scale)
-    else:
-        for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
-            rows = _tile_rows(bt_row, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
-            valid = n0 + n_off < end
-            k_nope, k_pe = _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK)
-            if SPLIT_V:
-                v = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0)
-            else:
-                v = k_nope
-            if KEYS_MAJOR:
-                m_i, l_i, acc = _attend_tile_keys_major(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc,
-                                                        qk_scale)
-            else:
-                m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale)
+    for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
+        rows = _tile_rows(bt_row, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
+        valid = n0 + n_off < end
+        k_nope, k_pe = _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK)
+        if SPLIT_V:
+            v = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0)
+        else:
+            v = k_nope
+        m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale)
 
     norm = kv_scale / tl.where(l_i == 0.0, 1.0, l_i)  # V = kv_scale * stored value
     o = acc * norm[:, None]
