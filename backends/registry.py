@@ -17,7 +17,7 @@ from attn_select.backends.flashinfer import FLASHINFER
 from attn_select.backends.flex_attention import FLEX_ATTENTION
 from attn_select.backends.mla import MLA_SPECS
 from attn_select.backends.spec import BackendSpec
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
 from attn_select.backends.triton_attn import TRITON_ATTN
 from attn_select.backends.turboquant import TURBOQUANT
 
@@ -57,6 +57,8 @@ class UnknownBackend(UserError):
 
 
 def closest(name: str, options: list[str] | tuple[str, ...]) -> str | None:
+    if len(name) > 100:  # no backend name is that long; difflib on it would take seconds
+        return None
     hits = difflib.get_close_matches(name.upper(), [o.upper() for o in options], n=1, cutoff=0.5)
     if not hits:
         return None
@@ -71,5 +73,5 @@ def get(name: str) -> BackendSpec:
     hint = closest(name, ENUM_ORDER)
     suggest = f"; did you mean {hint}?" if hint else ""
     raise UnknownBackend(
-        f"unknown attention backend {name!r}{suggest} Valid: {', '.join(ENUM_ORDER)}"
+        f"unknown attention backend {shown(name)}{suggest} Valid: {', '.join(ENUM_ORDER)}"
     )

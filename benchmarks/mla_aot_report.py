@@ -1,13 +1,17 @@
 """Compile our MLA decode kernel ahead of time for sm_90 (no GPU needed) and
 report, per launch shape: shared memory, the key buffers Triton's pipeliner
-made, wgmma or mma.sync, and ptxas's registers / spills.
+made, how many copy groups the key loop leaves in flight at its wait (0:
+the loop waits on each copy right after issuing it, i.e. is not pipelined),
+wgmma or mma.sync, and ptxas's registers / spills.
 
     python3 benchmarks/mla_aot_report.py            # every TILES entry
     python3 benchmarks/mla_aot_report.py --sweep    # and the benchmark's sweep variants
 
-This is how the table in backends/run/triton_mla.py was checked (Triton 3.9,
-its bundled ptxas); a GPU's own Triton may lay things out differently, which
-the adapter's out-of-resources fallback and the H200 benchmark catch. Uses
+This is how the table in backends/run/triton_mla.py was checked, with the
+H200 image's Triton (3.6.0, its bundled ptxas; a wheel unpacked into a folder
+on PYTHONPATH will do on any x86-64 CPU): another Triton may lay things out
+differently, which the adapter's out-of-resources fallback and the H200
+benchmark catch. Uses
 Triton's compiler entry points (``triton.compile`` on an ``ASTSource`` with a
 ``GPUTarget``), not a launch.
 """
@@ -34,9 +38,9 @@ def compile_tiles(t, fp8: bool, page: int = 64, rank: int = 512, rope: int = 64,
     from attn_select.backends.run import mla_kernel as mk
 
     ptrs = ["q_nope_ptr", "q_pe_ptr", "kv_ptr", "out_ptr", "lse_ptr", "part_o_ptr", "part_lse_ptr",
-            "block_table_ptr", "seq_lens_ptr", "kv_scale_ptr"]
+            "block_table_ptr", "seq_lens_ptr", "kv_scale_ptr", "q_stage_ptr"]
     types = ["*bf16", "*bf16", "*fp8e4nv" if fp8 else "*bf16", "*bf16", "*fp32", "*fp32", "*fp32", "*i32", "*i32",
-             "*fp32"]
+             "*fp32", "*fp16"]
     sig = dict(zip(ptrs, types))
     sig.update(num_heads="i32", num_splits="i32", sm_scale="fp32")
     strides = ["stride_qt", "stride_qh", "stride_pt", "stride_ph", "stride_kp", "stride_kt", "stride_bt",
@@ -44,14 +48,14 @@ def compile_tiles(t, fp8: bool, page: int = 64, rank: int = 512, rope: int = 64,
     sig.update({s: "i32" for s in strides})
     const = dict(RANK=rank, RANK_PAD=rank, ROPE=rope, ROPE_PAD=rope, PAGE=page, BLOCK_H=t.block_h,
                  BLOCK_N=t.block_n, NUM_STAGES=t.num_stages, DIRECT=False, HAS_LSE=False, FP8_KV=fp8,
-                 REG_PREFETCH=t.reg_prefetch, DOT_F32=False)
+                 SPLIT_V=t.split_v, STAGE_Q=fp8 and t.block_h >= 64, DOT_F32=False)
     sig.update({k: "constexpr" for k in const})
     # what the launcher specialises on real tensors: 16-byte aligned pointers, strides divisible by 16
     names = list(sig)
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in ptrs + strides}
     src = ASTSource(mk.mla_decode_kernel, sig, const, attrs)
     return triton.compile(src, target=GPUTarget("cuda", arch, 32),
-                          options=dict(num_warps=t.num_warps, num_stages=1 if t.reg_prefetch else t.num_stages))
+                          options=dict(num_warps=t.num_warps, num_stages=t.num_stages))
 
 
 def ptxas_report(ptx: str, arch: str = "sm_90a") -> str:
@@ -77,7 +81,7 @@ def report(t, fp8: bool, page: int) -> str:
     from attn_select.backends.run.triton_mla import smem_bytes
 
     label = (f"{t.block_h:>2} heads x {t.block_n:>3} keys, stages {t.num_stages}, warps {t.num_warps}"
-             f"{', reg prefetch' if t.reg_prefetch else ''}, {'fp8 ' if fp8 else 'bf16'} page {page}")
+             f"{', split V' if t.split_v else ''}, {'fp8 ' if fp8 else 'bf16'} page {page}")
     try:
         k = compile_tiles(t, fp8, page)
     except Exception as e:
@@ -86,7 +90,12 @@ def report(t, fp8: bool, page: int) -> str:
     bufs = sorted(set(re.findall(r"memdesc<(\d+x\d+x\d+)x", g)))
     mma = "wgmma" if "warp_group_dot" in g else "mma.sync"
     est = smem_bytes(t, 576, 1 if fp8 else 2)
-    return (f"{label}: shared {k.metadata.shared} B (model {est}), buffers {bufs or 'none'}, {mma}, "
+    # the copies left in flight by the key loop's first wait: 0 means every
+    # copy is waited on as soon as it is issued (no load/compute overlap)
+    body = g[g.find("scf.for"):]
+    wait = re.search(r"async_wait .*?\{num = (\d+)", body)
+    return (f"{label}: shared {k.metadata.shared} B (model {est}), buffers {bufs or 'none'}, "
+            f"in-loop wait leaves {wait.group(1) if wait else '-'} copy groups in flight, {mma}, "
             f"{ptxas_report(k.asm['ptx'])}")
 
 

@@ -42,7 +42,9 @@ from attn_select.backends.run.harness import copy_ceiling, time_device
 from attn_select.backends.run.mla_check import check_mla_decode, random_mla_inputs, write_latents
 from attn_select.backends.run.mla_reference import MLAParams, mla_flops, mla_kv_bytes, reference_mla_attention
 from attn_select.backends.run.reference import relative_error, tolerance
-from attn_select.backends.run.triton_mla import SMEM_LIMIT, MLATiles, TritonMLAAdapter, choose_splits, smem_bytes
+from attn_select.backends.run.triton_mla import (
+    SMEM_LIMIT, MLATiles, TritonMLAAdapter, choose_splits, choose_tiles, smem_bytes,
+)
 
 DEEPSEEK_SCALE = 192 ** -0.5 * (0.1 * math.log(40.0) + 1.0) ** 2  # qk_head_dim 192, yarn factor 40, mscale_all_dim 1
 FLASHMLA_TBS_16 = 2.83  # issue 12, measured on the H200
@@ -143,6 +145,31 @@ def flashmla_unavailable() -> str | None:
     return None
 
 
+def _flashmla_fp8_entry_points():
+    """vLLM's dense-fp8 FlashMLA wrappers (vllm/v1/attention/ops/flashmla.py);
+    where only the compiled extension was carried (the H200 calls carry
+    vLLM's kernels, not its Python tree), the same two calls made on its
+    torch ops directly, with the wrappers' argument order."""
+    try:
+        from vllm.v1.attention.ops.flashmla import flash_mla_with_kvcache_fp8, get_mla_metadata_dense_fp8
+
+        return flash_mla_with_kvcache_fp8, get_mla_metadata_dense_fp8
+    except ImportError:
+        import vllm._flashmla_extension_C  # noqa: F401  (registers torch.ops._flashmla_extension_C)
+
+    ops = torch.ops._flashmla_extension_C
+
+    def get_mla_metadata_dense_fp8(cache_seqlens, num_q_tokens_per_head_k, num_heads_k):
+        return ops.get_mla_decoding_metadata_dense_fp8(cache_seqlens, num_q_tokens_per_head_k, num_heads_k)
+
+    def flash_mla_with_kvcache_fp8(q, k_cache, block_table, cache_seqlens, head_dim_v, tile_scheduler_metadata,
+                                   num_splits, softmax_scale=None, causal=False, descale_q=None, descale_k=None):
+        return ops.fwd_kvcache_mla_fp8(q, k_cache, head_dim_v, cache_seqlens, block_table, softmax_scale, causal,
+                                       tile_scheduler_metadata, num_splits, descale_q, descale_k)
+
+    return flash_mla_with_kvcache_fp8, get_mla_metadata_dense_fp8
+
+
 def time_flashmla(batch, p: MLAParams, kv: str, dev, ceiling, seconds: float) -> dict:
     """FlashMLA as vLLM's FLASHMLA backend calls it: bf16 through
     ``get_mla_metadata`` + ``flash_mla_with_kvcache`` (the scheduler metadata
@@ -156,8 +183,7 @@ def time_flashmla(batch, p: MLAParams, kv: str, dev, ceiling, seconds: float) ->
     kv_scale = torch.tensor([p.kv_scale], dtype=torch.float32, device=dev)
     one = torch.ones(1, dtype=torch.float32, device=dev)
     if fp8:
-        from vllm.v1.attention.ops.flashmla import flash_mla_with_kvcache_fp8, get_mla_metadata_dense_fp8
-
+        flash_mla_with_kvcache_fp8, get_mla_metadata_dense_fp8 = _flashmla_fp8_entry_points()
         sched, splits = get_mla_metadata_dense_fp8(sl, h, 1)
 
         def call(q, cache):
@@ -202,53 +228,118 @@ def time_flashmla(batch, p: MLAParams, kv: str, dev, ceiling, seconds: float) ->
 
 
 def sweep_variants(num_heads: int, kv_elem: int) -> list[MLATiles]:
-    """A short list around the table's choice, each compiled ahead of time for
-    sm_90 with Triton 3.9 without a register spill (or a small one, marked),
-    and within shared memory by ``smem_bytes``; the adapter falls back if this
+    """A short list around the table's choice (the table's entry first), each
+    compiled ahead of time for sm_90 with Triton 3.6 by
+    benchmarks/mla_aot_report.py --sweep (pipelined, within shared memory
+    by ``smem_bytes``; spills are noted); the adapter falls back if this
     GPU's compiler disagrees. (block_h, block_n, num_stages, num_warps,
-    programs per SM, register prefetch)."""
+    programs per SM, value loaded apart.)"""
     if num_heads <= 16 and kv_elem == 2:
-        shapes = [(16, 32, 3, 4, 2, False), (16, 32, 3, 4, 1, False), (16, 32, 4, 4, 1, False),
-                  (16, 32, 3, 8, 1, False), (16, 64, 3, 8, 1, False), (32, 32, 4, 8, 1, False),
-                  (64, 32, 3, 8, 1, False), (64, 32, 2, 8, 1, False), (64, 64, 2, 8, 1, False)]  # last: 212 B spill
+        shapes = [(16, 64, 5, 8, 1, False), (16, 32, 5, 4, 2, False), (16, 32, 7, 4, 1, False),
+                  (16, 32, 5, 8, 2, False), (16, 16, 7, 4, 3, False)]
     elif num_heads <= 16:
-        shapes = [(16, 64, 1, 8, 1, True), (16, 32, 1, 8, 1, True), (16, 32, 4, 8, 1, False),
-                  (16, 64, 3, 8, 1, False), (32, 32, 1, 8, 1, True), (64, 32, 3, 8, 1, False)]
+        shapes = [(16, 32, 5, 4, 2, True), (16, 64, 7, 8, 1, True), (16, 32, 9, 4, 1, True),
+                  (16, 32, 9, 8, 1, True), (16, 64, 5, 8, 1, True)]
     elif kv_elem == 2:
-        shapes = [(64, 32, 3, 8, 1, False), (64, 32, 2, 8, 1, False), (64, 32, 4, 8, 1, False),
-                  (64, 64, 2, 8, 1, False), (32, 32, 4, 8, 1, False), (16, 32, 3, 4, 2, False)]
+        shapes = [(64, 32, 7, 8, 1, False), (64, 32, 5, 8, 1, False), (64, 64, 3, 8, 1, False),
+                  (64, 64, 1, 8, 1, False), (64, 32, 3, 8, 1, False)]
     else:
-        shapes = [(64, 32, 3, 8, 1, False), (64, 32, 2, 8, 1, False), (64, 64, 3, 8, 1, False),
-                  (32, 32, 1, 8, 1, True), (16, 64, 1, 8, 1, True)]
+        shapes = [(64, 64, 5, 8, 1, False), (64, 64, 3, 8, 1, False), (64, 32, 7, 8, 1, False),
+                  (64, 32, 9, 8, 1, False), (64, 32, 5, 8, 1, False)]
     out = []
-    for bh, bn, st, w, ctas, rp in shapes:
-        t = MLATiles(bh, bn, st, w, ctas, 256, reg_prefetch=rp)
+    for bh, bn, st, w, ctas, sv in shapes:
+        t = MLATiles(bh, bn, st, w, ctas, 256, split_v=sv)
         if smem_bytes(t, 576, kv_elem) <= SMEM_LIMIT:
             out.append(t)
     return out
 
 
+def sweep_jobs(num_heads: int, kv: str, batch_size: int, max_seq_len: int, sms: int) -> list[tuple[MLATiles, int]]:
+    """(tiles, splits) to time: each variant at the split rule's count, the
+    table's entry (the first) also at half that where the rule splits more
+    than twice (fewer partials to merge, against fuller SMs)."""
+    jobs = []
+    for i, t in enumerate(sweep_variants(num_heads, 1 if kv.startswith("fp8") else 2)):
+        groups = -(-num_heads // t.block_h)
+        rule = choose_splits(batch_size, groups, max_seq_len, t, sms)
+        for ns in ([rule, rule // 2] if i == 0 and rule > 2 else [rule]):
+            jobs.append((t, ns))
+    return jobs
+
+
+def _tiles_label(t: MLATiles) -> str:
+    return (f"{t.block_h}x{t.block_n} st{t.num_stages} w{t.num_warps}"
+            f"{' splitV' if t.split_v else ''}")
+
+
 def run_sweep(batch, p, kv, dev, ceiling, seconds, deadline: float) -> list[dict]:
     rows = []
-    elem = 1 if kv.startswith("fp8") else 2
     sms = TritonMLAAdapter(RunEnv(dev, None, torch.bfloat16, kv), p).sm_count
-    for t in sweep_variants(p.num_heads, elem):
-        groups = -(-p.num_heads // t.block_h)
-        rule = choose_splits(batch.num_requests, groups, batch.max_seq_len, t, sms)
-        for ns in sorted({max(1, rule // 2), rule, rule * 2}):  # the rule's split count and its neighbours
-            if time.time() > deadline:
-                print(f"FAIL sweep {p.num_heads} heads {kv}: out of time, {len(rows)} variants done", flush=True)
-                return rows
-            what = (f"sweep {p.num_heads} heads {kv} tiles {t.block_h}x{t.block_n} st{t.num_stages} w{t.num_warps}"
-                    f"{' prefetch' if t.reg_prefetch else ''} splits {ns}")
-            try:
-                r = time_ours(batch, p, kv, dev, ceiling, seconds, tiles=t, num_splits=ns)
-                r.update(what=what)
-                log(f"{what}: {r['us']} us {r['tbs']} TB/s {r['tflops']} TFLOP/s err {r['err']:.1e}")
-                rows.append(r)
-            except Exception as e:
-                rows.append(fail(what, e))
+    for t, ns in sweep_jobs(p.num_heads, kv, batch.num_requests, batch.max_seq_len, sms):
+        if time.time() > deadline:
+            print(f"FAIL sweep {p.num_heads} heads {kv}: out of time, {len(rows)} variants done", flush=True)
+            return rows
+        what = f"sweep {p.num_heads} heads {kv} tiles {_tiles_label(t)} splits {ns}"
+        try:
+            r = time_ours(batch, p, kv, dev, ceiling, seconds, tiles=t, num_splits=ns)
+            r.update(what=what)
+            log(f"{what}: {r['us']} us {r['tbs']} TB/s {r['tflops']} TFLOP/s err {r['err']:.1e}")
+            rows.append(r)
+        except Exception as e:
+            rows.append(fail(what, e))
     return rows
+
+
+# -- compiling ahead, in parallel --------------------------------------------------
+
+
+def _shape_of(h: int, kv: str, a) -> tuple[MLAParams, object]:
+    p = MLAParams(h, 512, 64, DEEPSEEK_SCALE, kv_scale=a.kv_scale if kv.startswith("fp8") else 1.0)
+    batch = make_batch(Shape("decode", decodes=a.batch, decode_context=a.context), a.page, torch.device("cuda"),
+                       seed=3, spare_pages=64)
+    return p, batch
+
+
+def _compile_one(job) -> str:
+    """In a worker process: one launch of a (shape, tiles, splits), so that
+    Triton compiles it into the shared cache (TRITON_CACHE_DIR) with the same
+    specialisation the timed run will ask for."""
+    h, kv, ns, tiles, a = job
+    t0 = time.time()
+    try:
+        p, batch = _shape_of(h, kv, a)
+        dev = torch.device("cuda")
+        env = RunEnv(dev, torch.cuda.get_device_capability(dev), torch.bfloat16, kv)
+        ad = TritonMLAAdapter(env, p)
+        check_mla_decode(batch, p, dev, torch.bfloat16, kv, checks=1, seed=1, adapter=ad, tiles=tiles, num_splits=ns)
+        return f"compiled {h} heads {kv} {_tiles_label(tiles)} splits {ns}: {time.time() - t0:.1f} s"
+    except Exception as e:
+        return f"compile {h} heads {kv} {_tiles_label(tiles)} splits {ns} failed: {one_line(e)}"
+
+
+def precompile(a, workers: int) -> None:
+    """Compile every launch this run will time, ``workers`` processes at a
+    time (each compile is single-threaded and takes seconds; the device
+    machine has the cores, and its time is what the lease counts)."""
+    import concurrent.futures
+    import multiprocessing
+
+    jobs = []
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for kv in a.kv_cache_dtype:
+        for h in a.heads:
+            table = choose_tiles(h, 1 if kv.startswith("fp8") else 2)
+            wanted = [(table, choose_splits(a.batch, -(-h // table.block_h), a.context + 1, table, sms))]
+            if a.sweep:
+                wanted += sweep_jobs(h, kv, a.batch, a.context + 1, sms)
+            for t, ns in dict.fromkeys(wanted):  # the table's launch is usually the sweep's first
+                jobs.append((h, kv, ns, t, a))
+    t0 = time.time()
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers,
+                                                mp_context=multiprocessing.get_context("spawn")) as ex:
+        for msg in ex.map(_compile_one, jobs):
+            log(msg)
+    log(f"precompiled {len(jobs)} launches in {time.time() - t0:.1f} s")
 
 
 # -- main -----------------------------------------------------------------------
@@ -266,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sweep", action="store_true", help="also time other tiles / split counts")
     ap.add_argument("--max-seconds", type=float, default=540.0, help="stop sweeping after this long")
     ap.add_argument("--no-peer", action="store_true", help="skip FlashMLA")
+    ap.add_argument("--precompile", type=int, default=0, metavar="N",
+                    help="compile every launch first in N parallel processes (GPU only)")
     ap.add_argument("--out", default=os.environ.get("OUT", ""), help="directory for mla_bench.json")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"],
                     help="cpu: a smoke run of this script under TRITON_INTERPRET=1 (tiny shapes; times mean nothing)")
@@ -298,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as e:
             fail("copy ceiling", e)
     log(json.dumps(head))
+    if cuda and a.precompile > 0:
+        precompile(a, a.precompile)
     peer_missing = None if not a.no_peer else "skipped (--no-peer)"
     if peer_missing is None:
         peer_missing = flashmla_unavailable()
@@ -310,7 +405,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 p = MLAParams(h, 512, 64, DEEPSEEK_SCALE, kv_scale=a.kv_scale if kv.startswith("fp8") else 1.0)
                 batch = make_batch(Shape("decode", decodes=a.batch, decode_context=a.context), a.page, dev, seed=3,
-                                   spare_pages=64)
+                                   spare_pages=64)  # the same batch as _shape_of's (precompiled launches)
             except Exception as e:
                 rows.append(fail(f"{h} heads {kv}: batch", e))
                 continue
@@ -372,7 +467,7 @@ def _print_table(head: dict, rows: list[dict], sweeps: list[dict]) -> None:
         best = min((s for s in ok if (s["heads"], s["kv"]) == key), key=lambda s: s["us"])
         t = best["tiles"]
         print(f"best swept {key[0]} heads {key[1]}: MLATiles({t['block_h']}, {t['block_n']}, {t['num_stages']}, "
-              f"{t['num_warps']}, {t['ctas_per_sm']}, {t['min_split_tokens']}, reg_prefetch={t['reg_prefetch']}) "
+              f"{t['num_warps']}, {t['ctas_per_sm']}, {t['min_split_tokens']}, split_v={t['split_v']}) "
               f"splits {best['splits']}: {best['us']} us {best['tbs']} TB/s {best['tflops']} TFLOP/s")
 
 

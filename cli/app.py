@@ -140,38 +140,72 @@ def _no_pydantic_plugins() -> None:
     sys.modules[name] = stand_in
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Console entry point: user errors become one line on stderr and exit 2.
+def _usage_error_types() -> tuple[type[BaseException], type[BaseException]]:
+    """click's UsageError and Abort: vendored in typer 0.28, click's own before."""
+    try:
+        from typer._click.exceptions import UsageError
+        from typer.exceptions import Abort
+    except ImportError:  # typer < 0.28 runs on click
+        from click.exceptions import Abort, UsageError  # type: ignore[no-redef]
+    return UsageError, Abort
 
-    click handles usage errors itself in standalone mode (message, exit 2);
-    everything else that escapes the command lands here.
+
+def usage_error_line(exc: BaseException, command: str | None) -> str:
+    """A click usage error (unknown option, bad value, missing argument) as
+    the same one line as every other error, with where to read more."""
+    from attn_select.selector.errors import one_line
+
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)  # type: ignore[union-attr]
+    message = one_line(message).rstrip(".")
+    if message[:2].istitle():  # "No such option" -> "no such option", as our own messages read
+        message = message[0].lower() + message[1:]
+    where = "attn-select" + (f" {command}" if command else "")
+    return f"error: {message} (see {where} --help)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point: every error is one line on stderr.
+
+    typer runs in non-standalone mode, so its usage errors (unknown option,
+    bad value, missing argument) come back here instead of being drawn as a
+    box: they exit 2 like every other input error. ``typer.Exit`` gives its
+    code back; anything else that escapes a command lands here too.
     """
-    from attn_select.selector.errors import UserError
+    from attn_select.selector.errors import UserError, one_line
 
     _no_pydantic_plugins()
     args = hoist_root_switches(list(argv if argv is not None else sys.argv[1:]))
     debug = "--debug" in args
     command = _command(args)
     _register((command,) if command else COMMANDS)
+    usage_error, abort = _usage_error_types()
     try:
-        app(args=args, standalone_mode=True)
+        code = app(args=args, prog_name="attn-select", standalone_mode=False)
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else ExitCode.USAGE)
+    except usage_error as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            return ExitCode.USAGE  # the help is already printed, as in standalone mode
+        typer.echo(usage_error_line(exc, command), err=True)
+        return ExitCode.USAGE
+    except abort:
+        typer.echo("aborted", err=True)
+        return ExitCode.FINDINGS
     except UserError as exc:
         if debug:
             raise
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {one_line(str(exc))}", err=True)
         return ExitCode.USAGE
     except Exception as exc:
         if debug:
             raise
         typer.echo(
-            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)",
+            f"internal error: {type(exc).__name__}: {one_line(str(exc))} (rerun with --debug for the traceback)",
             err=True,
         )
         return ExitCode.INTERNAL
-    return ExitCode.OK
+    return code if isinstance(code, int) else ExitCode.OK
 
 
 if __name__ == "__main__":

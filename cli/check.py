@@ -12,6 +12,7 @@ import typer
 from attn_select.cli.exit import ExitCode
 
 app = typer.Typer()
+FLEET = "Fleet (a Ray cluster)"
 
 
 class CheckFormat(str, Enum):
@@ -29,6 +30,11 @@ def check_cmd(
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
     engine: Annotated[Optional[str], typer.Option("--engine", help="Engine for deployments that name none (vllm, sglang or both); default: what the lock records, else vllm.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the failures (text and github formats): nothing when all match. The exit code is the same.")] = False,
+    ray: Annotated[Optional[str], typer.Option("--ray", help="Also confirm each deployment with a run on a node of its device type in this Ray cluster (auto, local or an address; docs/fleet.md).", rich_help_panel=FLEET)] = None,
+    every_node: Annotated[bool, typer.Option("--every-node", help="With --ray: on every node of the type, not one.", rich_help_panel=FLEET)] = False,
+    device: Annotated[Optional[str], typer.Option("--device", help="With --ray: cpu runs the tasks on CPUs, the GPU types standing in (trying it out, CI).", rich_help_panel=FLEET)] = None,
+    shapes: Annotated[str, typer.Option("--shapes", help="With --ray: the run's batch shapes.", rich_help_panel=FLEET)] = "decode,prefill,mixed",
+    worker_timeout: Annotated[float, typer.Option("--worker-timeout", min=1.0, help="With --ray: seconds before a task is cancelled and reported as hung.", rich_help_panel=FLEET)] = 1200.0,
 ) -> None:
     """Check that every deployment still selects what the lockfile says.
 
@@ -51,6 +57,17 @@ def check_cmd(
         dep_file, dep_doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
         deps = (dep_file, dep_doc, Path(deployments).parent)
     report = run_check(lock, doc, Path(lockfile).parent, deps, engine)
+    if ray is not None:
+        from attn_select.cli.fanout import check_fleet
+
+        text, ok = check_fleet(lock, Path(lockfile).parent, report, address=ray, every_node=every_node,
+                               device=device, shapes=shapes, timeout_s=worker_timeout, fmt=fmt.value)
+        write_text(output, text, "report") if output is not None else typer.echo(text, nl=False)
+        raise typer.Exit(ExitCode.OK if ok else ExitCode.FINDINGS)
+    if every_node or device is not None:
+        from attn_select.selector.errors import UserError
+
+        raise UserError("--every-node and --device are for a fleet check: add --ray ADDRESS")
     # --quiet: a passing check prints nothing; a failing one its whole report
     text = "" if quiet and report.ok else render(report, fmt.value)
     if output is None:

@@ -23,12 +23,15 @@ app = typer.Typer()
 @o.versioned
 @o.what_if_options
 def explain_cmd(
-    model: Annotated[Optional[str], typer.Argument(help="Built-in model profile (`attn-select profiles` lists them), config.json, or a folder holding one. Omit to explain a raw selector config given by flags.", show_default=False, autocompletion=o.complete_model)] = None,
+    model: Annotated[Optional[str], typer.Argument(help="Built-in model profile (`attn-select profiles` lists them), config.json, a folder holding one, or a Hugging Face id in the local cache. Omit to explain a raw selector config given by flags. After --: a pasted `vllm serve MODEL --flag ...` line.", show_default=False, autocompletion=o.complete_model)] = None,
+    vllm_command: Annotated[Optional[list[str]], typer.Argument(help="The rest of a pasted vllm serve line (after --).", show_default=False, metavar="[VLLM_SERVE_ARGS]...")] = None,
     device: o.DeviceOpt = None,
     capability: o.CapabilityOpt = None,
     kernels: o.KernelsOpt = None,
+    revision: o.RevisionOpt = None,
     fmt: o.FormatOpt = o.Format.text,
     ov: Overrides = Overrides(),  # one flag per field (o.what_if_options)
+    attention_config: o.AttentionConfigOpt = None,
     engine: o.EngineOpt = o.Engine.vllm,
     attention_backend: o.AttentionBackendOpt = None,
     prefill_attention_backend: o.PrefillBackendOpt = None,
@@ -44,29 +47,37 @@ def explain_cmd(
     """Explain which attention backend vLLM {vllm} selects, and why.
 
     Exit 0 when every attention group has a backend, 1 when vLLM would raise
-    (nothing valid, an explicit --backend or --mla-prefill-backend that is
-    invalid) or SGLang would raise at configuration time, 2 for bad input.
+    (nothing valid, an explicit --attention-backend or --mla-prefill-backend
+    that is invalid) or SGLang would raise at configuration time, 2 for bad input.
     """
     from attn_select.cli.inputs import resolve_device, resolve_kernels
+    from attn_select.selector.errors import UserError
+    from attn_select.selector.vllm_inputs import read_vllm_inputs
+
+    model, ov, sglang_backend, load, input_notes = read_vllm_inputs(
+        model, vllm_command, ov, engine=engine.value, attention_backend=attention_backend,
+        attention_config=attention_config, revision=revision,
+    )
 
     if engine is not o.Engine.vllm:
         from attn_select.selector.sglang.inputs import ServerFlags
 
         # kv_cache_dtype and tp_size come from the what-ifs, in SGLang's terms
         flags = ServerFlags(
-            attention_backend=attention_backend, prefill_attention_backend=prefill_attention_backend,
+            attention_backend=sglang_backend, prefill_attention_backend=prefill_attention_backend,
             decode_attention_backend=decode_attention_backend, page_size=page_size,
             speculative_algorithm=speculative_algorithm, speculative_eagle_topk=speculative_eagle_topk,
             speculative_num_steps=speculative_num_steps, speculative_num_draft_tokens=speculative_num_draft_tokens,
             enable_deterministic_inference=enable_deterministic_inference,
         )
-        report = _explain_other_engine(engine.value, model, device, capability, kernels, flags, cuda_version, ov)
+        report = _explain_other_engine(engine.value, model, device, capability, kernels, flags, cuda_version, ov,
+                                       load, input_notes)
         from attn_select.cli.formats import render
 
         typer.echo(render(report, fmt.value), nl=False)
         raise typer.Exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)
     sglang_given = {
-        "--attention-backend": attention_backend, "--prefill-attention-backend": prefill_attention_backend,
+        "--prefill-attention-backend": prefill_attention_backend,
         "--decode-attention-backend": decode_attention_backend, "--page-size": page_size,
         "--speculative-algorithm": speculative_algorithm, "--speculative-eagle-topk": speculative_eagle_topk,
         "--speculative-num-steps": speculative_num_steps,
@@ -75,13 +86,12 @@ def explain_cmd(
     }
     named = [flag for flag, value in sglang_given.items() if value is not None]
     if named:
-        from attn_select.selector.errors import UserError
-
         raise UserError(f"{named[0]} is an SGLang flag; add --engine sglang or --engine both "
-                        "(vLLM's are --backend and --block-size)")
+                        "(vLLM's are --attention-backend and --block-size)")
 
-    from attn_select.selector.explain import explain
+    from attn_select.selector.explain import check_overrides, explain
 
+    check_overrides(ov, flag=True)
     dev = resolve_device(device, capability)
     kern = resolve_kernels(kernels, probed_device=device is None and capability is None)
     facts = None
@@ -89,8 +99,10 @@ def explain_cmd(
         from attn_select.selector.profiles import load_model
 
         # vLLM's "auto" dtype depends on the GPU (no bfloat16 before 8.0).
-        facts = load_model(model, tp=ov.tp, dtype=ov.dtype or "auto", capability=dev.capability)
-    report = explain(facts, dev, kern, ov)
+        facts = load_model(model, tp=ov.tp, dtype=ov.dtype or "auto", capability=dev.capability, **load)
+    elif revision is not None:
+        raise UserError("--revision needs a MODEL (a Hugging Face id in the local cache)")
+    report = explain(facts, dev, kern, ov, input_notes)
 
     from attn_select.cli.formats import render
 
@@ -107,6 +119,8 @@ def _explain_other_engine(
     flags: ServerFlags,
     cuda_version: str | None,
     ov: Overrides,
+    load: dict[str, object] | None = None,
+    input_notes: tuple[str, ...] = (),
 ) -> object:
     """--engine sglang: SGLang's resolution; --engine both: vLLM's selection
     beside it. SGLang's flags go to the SGLang side only; --kv-cache-dtype
@@ -125,10 +139,10 @@ def _explain_other_engine(
     sgl_kv, sgl_note = sglang_kv_cache_dtype(ov.kv_cache_dtype, engine)
     flags = replace(flags, kv_cache_dtype=sgl_kv, tp_size=ov.tp)
     flags.validate()
-    notes = (sgl_note,) if sgl_note else ()
+    notes = ((sgl_note,) if sgl_note else ()) + tuple(input_notes)
     from attn_select.selector.profiles import load_model
 
-    facts = load_model(model, tp=flags.tp_size, dtype=ov.dtype or "auto", capability=dev.capability)
+    facts = load_model(model, tp=flags.tp_size, dtype=ov.dtype or "auto", capability=dev.capability, **(load or {}))
     if engine == "sglang":
         # the what-ifs SGLang has no name for
         vllm_only = [f for f in FIELDS if f.name in ov.given() and f.name not in ("tp", "kv_cache_dtype", "dtype")]
@@ -137,11 +151,13 @@ def _explain_other_engine(
                             "--page-size, ... (use --engine both to see both engines)")
         return explain_sglang(facts, dev, kern, flags, cuda_version, notes)
 
-    from attn_select.selector.explain import explain
+    from attn_select.selector.explain import check_overrides, explain
     from attn_select.selector.sglang.compare import compare
 
     vllm_kv, vllm_note = vllm_kv_cache_dtype(ov.kv_cache_dtype)
     if vllm_note:
         notes += (vllm_note,)
+    ov = ov._replace(kv_cache_dtype=vllm_kv)  # SGLang's spelling mapped to vLLM's first
+    check_overrides(ov, flag=True)
     sgl = explain_sglang(facts, dev, kern, flags, cuda_version, notes)
-    return compare(explain(facts, dev, kern, ov._replace(kv_cache_dtype=vllm_kv)), sgl)
+    return compare(explain(facts, dev, kern, ov, input_notes), sgl)

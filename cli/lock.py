@@ -14,16 +14,14 @@ app = typer.Typer()
 
 
 def read_text(path: str, what: str) -> str:
-    """A file's text, or a one-line user error."""
+    """A file's text (at most safe_yaml's MAX_FILE_BYTES), or a one-line user error."""
     from attn_select.selector.errors import UserError
+    from attn_select.selector.safe_json import read_bytes
+    from attn_select.selector.safe_yaml import MAX_FILE_BYTES
 
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{what} not found: {path}") from None
-    except IsADirectoryError:
-        raise UserError(f"{what} is a folder, not a file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_bytes(path, what, MAX_FILE_BYTES).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise UserError(f"cannot read {what} {path}: {exc}") from None
 
 
@@ -68,17 +66,27 @@ def lock_cmd(
     lock_dir = Path(output).parent if output else Path.cwd()
     lock, paths = lock_deployments(dep_file, doc, Path(deployments).parent, lock_dir, engine)
     text = dump_lock(lock, paths)
+    from attn_select.cli.formats.words import plural
+
     groups = [g for d in lock.deployments for g in d.groups]
     failed = sum(1 for g in groups if g.selected is None)
-    summary = f"{len(lock.deployments)} deployments, {len(groups)} attention groups"
+    summary = f"{plural(len(lock.deployments), 'deployment')}, {plural(len(groups), 'attention group')}"
     if failed:
         summary += f" ({failed} with no backend: vLLM would raise; recorded with its error)"
     sglang = [d.sglang for d in lock.deployments if d.sglang is not None]
     if sglang:
-        summary += f", {len(sglang)} SGLang resolutions ({sglang[0].engine})"
+        summary += f", {plural(len(sglang), 'SGLang resolution')} ({sglang[0].engine})"
         raised = sum(1 for x in sglang if x.error is not None)
         if raised:
             summary += f" ({raised} raise: recorded with SGLang's error)"
+    # --engine both: a raw selector config has no SGLang side (docs/ci-gate.md)
+    vllm_only = [d.name for d in lock.deployments if engine == "both" and d.inputs.engine is None]
+    if vllm_only:
+        note = (f"{', '.join(vllm_only)}: a raw 'selector' config, locked for vLLM only "
+                "(SGLang resolves from a model's config)")
+        summary += f"; {note}"
+        if output is None:
+            typer.echo(f"note: {note}", err=True)
     if output is None:
         typer.echo(text, nl=False)
     else:

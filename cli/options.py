@@ -14,7 +14,7 @@ import typer
 
 from attn_select.selector.config import Kernels
 from attn_select.selector.engines import SGLANG_VERSION, VLLM_VERSION
-from attn_select.selector.overrides import FIELDS, Field, Overrides
+from attn_select.selector.overrides import FIELDS, WHAT_IF_PANEL, Field, Overrides
 
 
 class Format(str, Enum):
@@ -56,7 +56,11 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format
 # --engine sglang|both: SGLang's server flags, under SGLang's names.
 _SGL = "SGLang server flags (--engine sglang|both)"
 EngineOpt = Annotated[Engine, typer.Option("--engine", help=f"Which engine's selection: vllm ({VLLM_VERSION}), sglang ({SGLANG_VERSION}), or both side by side.")]
-AttentionBackendOpt = Annotated[Optional[str], typer.Option("--attention-backend", help="SGLang --attention-backend (fa3, fa4, flashinfer, triton, trtllm_mha, trtllm_mla, flashmla, ...).", rich_help_panel=_SGL)]
+# vLLM's and SGLang's flag of the same name: which engine reads it is
+# selector.vllm_names.route_attention_backend's rule (docs/sglang.md).
+AttentionBackendOpt = Annotated[Optional[str], typer.Option("--attention-backend", help="--engine vllm: vLLM --attention-backend (FLASH_ATTN, FLASHINFER, ...; --backend is its alias). --engine sglang: SGLang's (fa3, fa4, flashinfer, triton, trtllm_mha, ...). --engine both: an UPPER-case name is vLLM's, a lower-case one SGLang's.")]
+AttentionConfigOpt = Annotated[Optional[str], typer.Option("--attention-config", "-ac", help="vLLM --attention-config JSON, vLLM's AttentionConfig field names: backend, flash_attn_version, use_trtllm_attention, use_non_causal.", rich_help_panel=WHAT_IF_PANEL)]
+RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="With a Hugging Face id: the cached snapshot of this branch, tag or commit (default main).", rich_help_panel=_IN)]
 PrefillBackendOpt = Annotated[Optional[str], typer.Option("--prefill-attention-backend", help="SGLang --prefill-attention-backend.", rich_help_panel=_SGL)]
 DecodeBackendOpt = Annotated[Optional[str], typer.Option("--decode-attention-backend", help="SGLang --decode-attention-backend.", rich_help_panel=_SGL)]
 PageSizeOpt = Annotated[Optional[int], typer.Option("--page-size", help="SGLang --page-size.", rich_help_panel=_SGL)]
@@ -78,20 +82,43 @@ def versioned(command: Callable[..., None]) -> Callable[..., None]:
 _FIELDS = {f.name: f for f in FIELDS}
 
 
-def _option_text(name: str, own_panel: bool = True) -> tuple[str, dict[str, Any]]:
-    """The flag declaration and keyword arguments of the ``Overrides``
-    field ``name``'s option: a switch also has the --no- form."""
+def _option_text(name: str, own_panel: bool = True, taken: frozenset[str] = frozenset()) -> tuple[list[str], dict[str, Any]]:
+    """The flag declarations and keyword arguments of the ``Overrides``
+    field ``name``'s option: a switch also has the --no- form; vLLM's
+    spellings of the flag are aliases, except those in ``taken`` (flags the
+    command declares itself, e.g. explain's --attention-backend, which is
+    SGLang's too)."""
     field = _FIELDS[name]
     w = field.what_if
     decl = f"{field.flag}/--no-{field.flag[2:]}" if field.switch else field.flag
-    return decl, {"help": w.help, "min": w.min, "rich_help_panel": w.panel if own_panel else None}
+    kwargs: dict[str, Any] = {"help": w.help, "min": w.min, "rich_help_panel": w.panel if own_panel else None}
+    if w.parse is not None:
+        kwargs["parser"] = w.parse
+    return [decl, *(a for a in field.aliases if a not in taken)], kwargs
 
 
-def what_if_option(name: str, own_panel: bool = True) -> Any:
+def what_if_option(name: str, own_panel: bool = True, taken: frozenset[str] = frozenset()) -> Any:
     """The option of the ``Overrides`` field ``name``, for ``Annotated``;
     with ``own_panel`` False it is listed among the command's plain options."""
-    decl, kwargs = _option_text(name, own_panel)
-    return typer.Option(decl, **kwargs)
+    decls, kwargs = _option_text(name, own_panel, taken)
+    return typer.Option(*decls, **kwargs)
+
+
+def _declared_flags(params: list[inspect.Parameter]) -> frozenset[str]:
+    """The flags a command's own options declare (in their default or in
+    ``Annotated`` metadata)."""
+    out: set[str] = set()
+    for p in params:
+        infos = [p.default, *getattr(p.annotation, "__metadata__", ())]
+        for info in infos:
+            decls = list(getattr(info, "param_decls", None) or ())
+            # typer.Option("--flag", ...) in Annotated: the flag arrives as the default
+            first = getattr(info, "default", None)
+            if isinstance(first, str) and first.startswith("-"):
+                decls.append(first)
+            for decl in decls:
+                out.update(d for d in decl.split("/") if d.startswith("-"))
+    return frozenset(out)
 
 
 def _help_order(fields: tuple[Field, ...]) -> list[Field]:
@@ -115,9 +142,10 @@ def what_if_options(command: Callable[..., None]) -> Callable[..., None]:
     if clash:
         raise TypeError(f"{command.__name__} has parameters named like Overrides fields: {sorted(clash)}")
     generated = []
+    taken = _declared_flags(params)
     for f in _help_order(FIELDS):
-        decl, kwargs = _option_text(f.name)
-        option = typer.Option(f.default, decl, **kwargs)
+        decls, kwargs = _option_text(f.name, taken=taken)
+        option = typer.Option(f.default, *decls, **kwargs)
         generated.append(inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                            default=option, annotation=f.type))
 

@@ -32,6 +32,10 @@ app = typer.Typer()
 class RunFormat(str, Enum):
     text = "text"
     json = "json"
+    junit = "junit"  # with --gpus or --ray: one test case per GPU / task
+
+
+FANOUT = "Fan-out (several GPUs or a Ray cluster)"
 
 
 KINDS = ("decode", "prefill", "mixed")
@@ -48,7 +52,8 @@ def run_cmd(
     dtype: Annotated[Optional[str], what_if_option("dtype", own_panel=False)] = None,
     kv_cache_dtype: Annotated[Optional[str], typer.Option("--kv-cache-dtype", help="vLLM --kv-cache-dtype (auto, fp8, ...).")] = None,
     block_size: Annotated[Optional[int], typer.Option("--block-size", help="Page size of the paged KV cache (default 16; passed to the selection when given).")] = None,
-    backend: Annotated[Optional[str], typer.Option("--backend", help="Run only these backends (comma-separated vLLM names).")] = None,
+    # vLLM's --attention-backend is accepted under its own name too
+    backend: Annotated[Optional[str], typer.Option("--backend", "--attention-backend", help="Run only these backends (comma-separated vLLM names); one name is also the selection's vLLM --attention-backend.")] = None,
     batch: Annotated[Optional[int], typer.Option("--batch", min=1, help="Decode requests (default 32; prefill keeps 4).")] = None,
     context: Annotated[Optional[int], typer.Option("--context", min=1, help="Cached tokens per decode request (default 4096).")] = None,
     shapes: Annotated[str, typer.Option("--shapes", help="Batch shapes to run: decode,prefill,mixed.")] = "decode,prefill,mixed",
@@ -57,9 +62,28 @@ def run_cmd(
     build_span: Annotated[float, typer.Option("--build-span", min=0.0, help="Seconds over which every build is timed again at the end, for a steadier build cost c on a noisy host (0: only each row's own timing).")] = 20.0,
     capability: Annotated[Optional[str], typer.Option("--capability", help="With --device cpu: the GPU the selection is for (default 9.0).")] = None,
     allow_missing: Annotated[bool, typer.Option("--allow-missing", help="Selected backend not installed here: warn instead of exit 1.")] = False,
-    fmt: Annotated[RunFormat, typer.Option("--format", "-f", help="Output format.")] = RunFormat.text,
+    fmt: Annotated[RunFormat, typer.Option("--format", "-f", help="Output format (junit: with --gpus or --ray).")] = RunFormat.text,
+    gpus: Annotated[Optional[str], typer.Option("--gpus", help="all or 0,1,...: one worker per GPU of this node, in parallel, merged (docs/node.md).", rich_help_panel=FANOUT)] = None,
+    ray: Annotated[Optional[str], typer.Option("--ray", help="Ray cluster address, auto or local: one task per GPU type, merged (docs/fleet.md; the fleet extra).", rich_help_panel=FANOUT)] = None,
+    every_node: Annotated[bool, typer.Option("--every-node", help="With --ray: one task per node instead of per GPU type.", rich_help_panel=FANOUT)] = False,
+    windows: Annotated[int, typer.Option("--windows", min=1, help="Timing windows per worker; their spread is the run-to-run noise a slow GPU must exceed.", rich_help_panel=FANOUT)] = 3,
+    worker_timeout: Annotated[float, typer.Option("--worker-timeout", min=1.0, help="Seconds before a worker is killed and reported as hung.", rich_help_panel=FANOUT)] = 1200.0,
+    jit_cache: Annotated[Optional[str], typer.Option("--jit-cache", help="Folder the workers share their JIT caches in (default ~/.cache/attn-select/jit; variables the machine sets win).", rich_help_panel=FANOUT)] = None,
+    fail_on_slow: Annotated[bool, typer.Option("--fail-on-slow", help="A GPU slower than its peers beyond the noise fails the run (exit 1).", rich_help_panel=FANOUT)] = False,
 ) -> None:
     """Run one forward step through each attention backend and check it."""
+    if gpus is not None or ray is not None:
+        from attn_select.cli.fanout import run_fanout
+
+        run = dict(model=model, device=device, tp=tp, dtype=dtype, kv_cache_dtype=kv_cache_dtype,
+                   block_size=block_size, backend=backend, batch=batch, context=context, shapes=shapes,
+                   checks=checks, timing=not no_timing, capability=capability, allow_missing=allow_missing,
+                   build_span=build_span)
+        raise typer.Exit(run_fanout(run, gpus=gpus, ray=ray, every_node=every_node, windows=windows,
+                                    timeout_s=worker_timeout, jit_cache=jit_cache, fail_on_slow=fail_on_slow,
+                                    fmt=fmt.value))
+    if fmt is RunFormat.junit or every_node:
+        raise UserError("--format junit and --every-node are for fanned-out runs: add --gpus or --ray")
     from attn_select.cli.progress import run_progress
 
     with library_warnings(debug=_debug(ctx)), run_progress() as progress:
@@ -145,11 +169,12 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     check_run_device(device)
     if block_size is not None and block_size <= 0:
         raise UserError(f"block size must be a positive integer, got {block_size}")
-    from attn_select.selector.config import DTYPES
+    from attn_select.selector.vllm_names import dtype_error, forced_dtype
 
-    if dtype is not None and dtype not in DTYPES:
-        raise UserError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
+    if dtype is not None and dtype_error(dtype):
+        raise UserError(dtype_error(dtype))
     run_backends = _parse_backends(backend)
+    _need_torch()
     cpu = device == "cpu"
     shape_list = _shapes(shapes, batch, context, cpu)
     if cpu and "triton" not in sys.modules:
@@ -197,7 +222,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
 
     from attn_select.selector.run_plan import plan_run
 
-    plan = plan_run(exp, dtype or facts.dtype, kv_cache_dtype or "auto", shape_list, block_size or 16,
+    plan = plan_run(exp, forced_dtype(dtype) or facts.dtype, kv_cache_dtype or "auto", shape_list, block_size or 16,
                     run_backends)
 
     from attn_select.backends.run.runner import RunOptions, run_model
@@ -212,6 +237,15 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
                             "CUDA-only backends are skipped")
     report.exit_code, report.summary = exit_status(report, allow_missing)
     return report
+
+
+def _need_torch() -> None:
+    """torch is the [run] extra: without it, say so before anything imports it."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise UserError("attn-select run needs torch, which the base install leaves out: "
+                        "pip install 'attn-select[run]' (explain, lock, check and matrix need no torch)")
 
 
 class NoDevice(UserError):
@@ -280,11 +314,12 @@ def cpu_status(report) -> tuple[int, str] | None:
     unconfirmed = [g for g in report.groups if g.verdict == "missing"]
     if not unconfirmed:
         return None
+    from attn_select.backends import registry
+
     for g in unconfirmed:
-        if runs_on_cpu(g.selected) or not any(r.status == RAN for r in g.rows):
+        if runs_on_cpu(registry.BACKENDS[g.selected].run_adapter) or not any(r.status == RAN for r in g.rows):
             return None  # it could have run here, or nothing was checked: a GPU run's verdict
     ran = list(dict.fromkeys(r.label for g in report.groups for r in g.rows if r.status == RAN))
-    from attn_select.backends import registry
 
     why = "; ".join(f"{g.name}: {g.selected}: {g.verdict_detail}" for g in unconfirmed)
     # a GPU run confirms only a backend attn-select run has an adapter for

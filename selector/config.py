@@ -19,6 +19,7 @@ as objects, not lists.
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import NamedTuple
 
@@ -106,10 +107,11 @@ class Capability(NamedTuple):
     def parse(cls, text: str) -> Capability:
         """"9.0", "90", "sm90", "10.3" -> Capability. Raises ValueError."""
         t = text.strip().lower().removeprefix("sm_").removeprefix("sm")
-        if "." in t:
-            a, b = t.split(".", 1)
-            cap = cls(int(a), int(b))
-        elif t.isdigit() and len(t) in (2, 3):
+        # ASCII digits only: int() also reads full-width digits and "1_0"
+        dotted = re.fullmatch(r"([0-9]{1,2})\.([0-9]{1,2})", t)
+        if dotted:
+            cap = cls(int(dotted.group(1)), int(dotted.group(2)))
+        elif re.fullmatch(r"[0-9]{2,3}", t):
             cap = cls(int(t[:-1]), int(t[-1]))
         else:
             raise ValueError(f"not a compute capability: {text!r}")

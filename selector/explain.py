@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from attn_select.backends import registry
 from attn_select.backends.spec import BackendSpec, resolve
 from attn_select.selector.config import (
+    KV_CACHE_DTYPES,
     SELECTOR_FIELDS,
     AttentionType,
     Capability,
@@ -24,18 +25,62 @@ from attn_select.selector.config import (
 from attn_select.selector.device import Device
 from attn_select.selector.engine_config import EngineConfig, EngineStep, engine_config
 from attn_select.selector.engines import VLLM, VLLM_VERSION
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
 from attn_select.selector.fa_version import FAVersion, TrailStep, layer_fa_version, resolve_fa_version
 from attn_select.selector.mla_prefill_config import mla_prefill_selector_config
 from attn_select.selector.mla_prefill_select import MLAPrefillSelection, layer_mla_prefill
 from attn_select.selector.model_facts import AttentionGroup, LayerAttention, ModelFacts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.select import Selection, select
+from attn_select.selector.vllm_names import dtype_error, forced_dtype, max_model_len_note
 
 if TYPE_CHECKING:  # imported only where FLASHINFER is valid (explain's start-up budget)
     from attn_select.selector.flashinfer_dispatch import FlashInferDispatch
 
 ENGINE, ENGINE_VERSION = VLLM, VLLM_VERSION
+
+
+def override_problem(name: str, value: object, label: str | None = None) -> str | None:
+    """Why a what-if value is one explain refuses (vLLM would too), or None.
+    The one check for explain's flags and a deployments file's overrides;
+    ``label`` names the value in the message (the flag, or the field)."""
+    if value is None:
+        return None
+    label = label or name
+    if name == "backend":
+        try:
+            registry.get(str(value))
+        except UserError as exc:
+            return str(exc)
+    elif name == "mla_prefill_backend":
+        from attn_select.backends.mla.prefill import registry as prefill_registry
+
+        try:
+            prefill_registry.get(str(value))
+        except UserError as exc:
+            return str(exc)
+    elif name == "dtype" and dtype_error(str(value)):
+        return dtype_error(str(value))
+    elif name == "kv_cache_dtype" and value not in KV_CACHE_DTYPES:
+        return f"unknown KV-cache dtype {shown(value)}; choose from {', '.join(KV_CACHE_DTYPES)}"
+    elif name == "attn_type" and value not in {t.value for t in AttentionType}:
+        return f"unknown attention type {shown(value)}; choose from {', '.join(t.value for t in AttentionType)}"
+    elif name in ("block_size", "head_size", "tp", "num_heads", "dcp_size") and value < 1:  # type: ignore[operator]
+        return f"{label} must be a positive integer, got {value}"
+    elif name == "max_model_len" and value < 1 and value != -1:  # type: ignore[operator]
+        return f"{label} must be a positive integer or -1 (auto), got {value}"
+    elif name == "flash_attn_version" and value not in (2, 3, 4):
+        return f"{label} must be 2, 3 or 4, got {value}"
+    return None
+
+
+def check_overrides(ov: Overrides, flag: bool = False) -> None:
+    """Every what-if value, checked by ``override_problem``; with ``flag``
+    the message names the command-line flag (``--flash-attn-version``)."""
+    for name, value in zip(ov._fields, ov):
+        problem = override_problem(name, value, "--" + name.replace("_", "-") if flag else None)
+        if problem is not None:
+            raise UserError(problem)
 
 
 # Raw selector fields that an Overrides value replaces one for one.
@@ -85,6 +130,9 @@ class Explanation(NamedTuple):
     # What vLLM's engine-config build (create_engine_config, the model's
     # MODELS_CONFIG_MAP hook) changed in the selection inputs, in order.
     engine_config_trail: tuple[EngineStep, ...] = ()
+    # About the inputs themselves: a flag that changes nothing (--max-model-len),
+    # what a pasted vllm serve line's other flags were taken as.
+    input_notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -180,7 +228,7 @@ def selector_config(
     kv = attn.kv_cache_dtype or ctx.cache_dtype
     common = dict(
         head_size=attn.head_size,
-        dtype=ov.dtype or dtype,
+        dtype=forced_dtype(ov.dtype) or dtype,
         kv_cache_dtype=kv,
         block_size=ov.block_size,
         use_non_causal=False,
@@ -218,7 +266,7 @@ def raw_selector_config(ov: Overrides) -> tuple[SelectorConfig, int | None]:
         raise UserError("explain needs a MODEL or --head-size (a raw selector config); see --help")
     cfg = SelectorConfig(
         head_size=ov.head_size,
-        dtype=ov.dtype or "bfloat16",
+        dtype=forced_dtype(ov.dtype) or "bfloat16",  # "auto" with no model: the raw config's default
         kv_cache_dtype=ov.kv_cache_dtype or "auto",
         block_size=ov.block_size,
     )
@@ -235,7 +283,9 @@ def check_values(cfg: SelectorConfig) -> None:
     if cfg.head_size <= 0:
         raise UserError(f"head size must be a positive integer, got {cfg.head_size}")
     if cfg.dtype not in DTYPES:
-        raise UserError(f"unknown dtype {cfg.dtype!r}; choose from {', '.join(DTYPES)}")
+        from attn_select.selector.vllm_names import dtype_error
+
+        raise UserError(dtype_error(cfg.dtype) or f"unknown dtype {cfg.dtype!r}; choose from {', '.join(DTYPES)}")
     if cfg.kv_cache_dtype is not None and cfg.kv_cache_dtype not in KV_CACHE_DTYPES:
         raise UserError(
             f"unknown KV-cache dtype {cfg.kv_cache_dtype!r}; choose from {', '.join(KV_CACHE_DTYPES)}"
@@ -379,9 +429,11 @@ def split_skip_layers(groups: tuple[AttentionGroup, ...], skip: tuple[int, ...])
 
 
 def explain(
-    model: ModelFacts | None, device: Device, kernels: Kernels, ov: Overrides
+    model: ModelFacts | None, device: Device, kernels: Kernels, ov: Overrides,
+    input_notes: tuple[str, ...] = (),
 ) -> Explanation:
-    """The whole report for one deployment."""
+    """The whole report for one deployment. ``input_notes`` are the caller's
+    notes about its inputs (a pasted vllm serve line's other flags)."""
     if ov.backend is not None:
         registry.get(ov.backend)  # unknown name -> user error with a suggestion
     if ov.mla_prefill_backend is not None:
@@ -408,5 +460,10 @@ def explain(
     return Explanation(
         model=model, device=device, kernels=kernels, ctx=ctx, overrides=ov,
         groups=tuple(groups), notes=model.notes if model else (),
-        engine_config_trail=engine.trail,
+        engine_config_trail=engine.trail, input_notes=tuple(input_notes) + _flag_notes(ov),
     )
+
+
+def _flag_notes(ov: Overrides) -> tuple[str, ...]:
+    """What-ifs vLLM takes but its selection never reads, said as such."""
+    return (max_model_len_note(ov.max_model_len),) if ov.max_model_len is not None else ()

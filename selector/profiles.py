@@ -8,6 +8,9 @@ form, so profiles and files go through the same parser (selector/model/).
 
 from __future__ import annotations
 
+import errno
+import os
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -17,7 +20,7 @@ from pydantic_core import core_schema as cs
 import attn_select.profiles as _profiles_pkg
 from attn_select.selector.config import Capability
 from attn_select.selector.device import Device
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, cut, shown
 from attn_select.selector.model_facts import ModelFacts
 
 PROFILES_DIR = Path(_profiles_pkg.__file__).resolve().parent
@@ -75,7 +78,17 @@ def _key(name: str) -> str:
     return "".join(ch for ch in name.lower() if ch.isalnum() or ch == ".")
 
 
-def _find(name: str, folder: Path, kind: str) -> Path:
+def has_model_profile(name: str) -> bool:
+    """Whether a built-in model profile has this name (any spelling), or
+    comes from this Hugging Face repo id."""
+    wanted = _key(name)
+    return any(_key(c) == wanted for c in model_profile_names()) or (
+        is_hub_id(name) and _profile_for_repo(name) is not None)
+
+
+def _find(name: str, folder: Path, kind: str, also: str = "") -> Path:
+    """The profile file of ``name``; else a user error with the closest
+    name (``also`` says what else was looked for)."""
     names = _names(folder)
     wanted = _key(name)
     for candidate in names:
@@ -83,23 +96,19 @@ def _find(name: str, folder: Path, kind: str) -> Path:
             return folder / f"{candidate}.yaml"
     import difflib
 
-    close = difflib.get_close_matches(name.strip().lower(), names, n=1, cutoff=0.5)
+    close = difflib.get_close_matches(name.strip().lower(), names, n=1, cutoff=0.5) if len(name) < 100 else []
     hint = f"did you mean {close[0]!r}? " if close else ""
-    raise UserError(f"unknown {kind} profile {name!r}; {hint}profiles: {', '.join(names)}")
+    raise UserError(f"unknown {kind} profile {shown(name)}{also}; {hint}profiles: {', '.join(names)}")
 
 
 def _load_yaml(path: Path) -> Any:
-    import yaml
+    from attn_select.selector import safe_yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (safe loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise UserError(f"{where}: invalid YAML: {exc.problem}") from None
-    except (OSError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read profile {path}: {exc}") from None
+    return safe_yaml.load(text, str(path))[0]
 
 
 def _validate(schema: cs.CoreSchema, data: Any, path: Path) -> dict[str, Any]:
@@ -109,7 +118,7 @@ def _validate(schema: cs.CoreSchema, data: Any, path: Path) -> dict[str, Any]:
         # here, not at the top: loading a device profile needs no config parser
         from attn_select.selector.model.raw import first_error
 
-        loc, msg, _ = first_error(exc)
+        loc, msg, _ = first_error(exc, data)
         raise UserError(f"{path}: field {loc or '(top level)'!r}: {msg}") from None
 
 
@@ -126,9 +135,9 @@ def load_device(name: str) -> Device:
     )
 
 
-def load_model_profile(name: str) -> tuple[str, dict[str, Any]]:
+def load_model_profile(name: str, also: str = "") -> tuple[str, dict[str, Any]]:
     """(profile name, validated profile: source, config, weights_dtype ...)."""
-    path = _find(name, MODELS_DIR, "model")
+    path = _find(name, MODELS_DIR, "model", also)
     return path.stem, _validate(_model_profile_schema(), _load_yaml(path), path)
 
 
@@ -153,13 +162,18 @@ def load_model(
     capability: Capability | None = None,
     mm_inputs: bool = True,
     disable_sliding_window: bool = False,
+    revision: str | None = None,
+    cache_dir: str | None = None,
 ) -> ModelFacts:
     """MODEL -> ModelFacts. ``spec`` is a profile name, a config.json, or a
-    folder holding one; a Hugging Face repo id matching a profile's source
+    folder holding one; a Hugging Face repo id in the local cache (or its
+    ``models--org--name`` folder) is read from the cached snapshot of
+    ``revision``; an id that is not cached but matches a profile's source
     uses that profile (nothing is downloaded).
 
     ``dtype`` is vLLM's --dtype and ``capability`` the target GPU (the
-    "auto" dtype depends on it; None assumes >= 8.0).
+    "auto" dtype depends on it; None assumes >= 8.0). ``cache_dir`` is
+    vLLM's --download-dir (default: the hub cache, selector/hub_cache.py).
     """
     from attn_select.selector import model as parser
 
@@ -168,27 +182,82 @@ def load_model(
     text = spec.strip()
     if not text:
         raise UserError("empty MODEL; give a profile name, a config.json or a model folder")
-    path = Path(text).expanduser()
-    if path.exists():
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # "~someone/x" for a user this machine does not know
+        raise UserError(f"{cut(text)}: no such user's home folder; pass a config.json, a model folder or a "
+                        "profile name") from None
+    state = _local_path_state(path, text)  # a user error for a path that is there but unusable
+    from attn_select.selector import hub_cache
+
+    cached = hub_cache.find_cached(text, revision, cache_dir)
+    if cached is not None:
+        return parser.facts_from_path(cached, name=spec, **options)
+    if state == "exists":
         return parser.facts_from_path(path, name=spec, **options)
-    looks_like_path = text.endswith(".json") or text.startswith((".", "/", "~")) or "\\" in text
-    if "/" in text and not looks_like_path:
+    if is_hub_id(text):
         matched = _profile_for_repo(text)
         if matched is not None:
-            return _facts_from_profile(matched, options)
+            return _facts_from_profile(matched, options, revision)
         raise UserError(
-            f"{spec!r} is not a local file or folder, and no built-in profile comes from that repo; "
-            f"attn-select does not download: pass a local config.json or model folder, or a profile "
-            f"({', '.join(model_profile_names())})"
+            f"{shown(spec)} is not a local file or folder, nor in the Hugging Face cache "
+            f"({cache_dir or hub_cache.cache_dir()}), and no built-in profile comes from that repo; "
+            f"fetch only its config with: {hub_cache.fetch_hint(text, revision)}"
         )
-    if looks_like_path:
-        raise UserError(f"{spec}: no such file or folder; pass a config.json, a model folder or a profile name")
-    return _facts_from_profile(text, options)
+    if looks_like_path(text):
+        raise UserError(f"{cut(text)}: no such file or folder; pass a config.json, a model folder or a profile name")
+    return _facts_from_profile(text, options, revision)
 
 
-def _facts_from_profile(name: str, options: dict[str, Any]) -> ModelFacts:
+# huggingface_hub's validate_repo_id: "org/name" of word characters, '-'
+# and '.', no '--' or '..', at most 96 characters.
+_HUB_ID = re.compile(r"[\w.-]+/[\w.-]+")
+
+
+def is_hub_id(text: str) -> bool:
+    """Whether MODEL reads as a Hugging Face repo id ("org/name") rather
+    than a path ("model/", "./x", "a/b/c", "x.json")."""
+    return (len(text) <= 96 and _HUB_ID.fullmatch(text) is not None and "--" not in text
+            and ".." not in text and not text.endswith(".json"))
+
+
+def looks_like_path(text: str) -> bool:
+    """A MODEL that is no profile name: it has a separator, or is a .json or a '.'/'~' path."""
+    return "/" in text or "\\" in text or text.endswith(".json") or text.startswith((".", "~"))
+
+
+def _local_path_state(path: Path, text: str) -> str:
+    """"exists" or "missing", or a user error when the path is there but
+    cannot be used: a symbolic link that loops or points nowhere, a name
+    too long for the file system, a folder we may not look into."""
+    if "\0" in text:  # the OS cannot even look such a name up
+        raise UserError(f"MODEL {shown(text)} holds a NUL character; pass a profile, a config.json or a model folder")
+    try:
+        os.stat(path)
+        return "exists"
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise UserError(f"{cut(text)} is a symbolic link to {cut(os.readlink(path))}, which does not exist; "
+                            "pass the model folder itself") from None
+        return "missing"
+    except NotADirectoryError:  # "config.json/x": a file where a folder would be
+        return "missing"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UserError(f"{cut(text)} is a symbolic link that loops back on itself; pass the model folder "
+                            "itself") from None
+        if exc.errno == errno.ENAMETOOLONG:
+            raise UserError(f"MODEL {shown(text)} is too long for a file name ({len(text):,} characters) and is "
+                            "no profile name; pass a profile, a config.json or a model folder") from None
+        raise UserError(f"cannot read {cut(text)}: {exc.strerror or exc}") from None
+
+
+def _facts_from_profile(name: str, options: dict[str, Any], revision: str | None = None) -> ModelFacts:
     from attn_select.selector import model as parser
 
+    if revision is not None:
+        raise UserError(f"--revision {revision[:80]}: {name!r} is read from a built-in profile, which has no "
+                        "revisions; --revision selects a snapshot of a Hugging Face id in the local cache")
     stem, prof = load_model_profile(name)
     return parser.model_facts(
         prof["config"], name=stem, where=f"profile {stem}", weights=prof.get("weights_dtype"),

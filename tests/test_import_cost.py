@@ -2,14 +2,16 @@
 device profile or a capability it runs on any machine in a fraction of a second.
 Nor pydantic's Python layer (``pydantic.main``, ~35 ms): configs and profiles
 are checked with pydantic-core schemas (selector/model/raw.py says why). Nor
-rich's emoji table (rich markup parsed with emoji codes on imports it)."""
+rich's emoji table (rich markup parsed with emoji codes on imports it).
+Ray (the fleet extra) is imported only by ``--ray``."""
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-HEAVY = ("torch", "triton", "flashinfer", "numpy", "vllm", "pydantic.main", "rich._emoji_codes")
+HEAVY = ("torch", "triton", "flashinfer", "numpy", "vllm", "pydantic.main", "rich._emoji_codes", "ray")
 
 PROBE = """
 import sys
@@ -43,3 +45,9 @@ def test_explain_imports_nothing_heavy(argv):
     rc, heavy = imported_heavy(argv)
     assert rc in (0, 1)
     assert heavy == ""
+
+
+def test_check_without_ray_imports_no_ray():
+    lock = Path(__file__).resolve().parents[1] / "profiles" / "lock" / "attn-select.lock"
+    rc, heavy = imported_heavy(["check", str(lock)])
+    assert rc == 0 and "ray" not in heavy.split(",")

@@ -100,17 +100,14 @@ class Adapter:
         """Drop references to device buffers (the runner frees memory between backends)."""
 
 
-def runs_on_cpu(backend: str) -> bool:
-    """Whether attn-select run has an adapter for ``backend`` (a vLLM name)
-    that executes on a CPU."""
+def runs_on_cpu(adapter: str | None) -> bool:
+    """Whether the adapter ``module:Class`` (a spec's ``run_adapter``; None:
+    attn-select run has none) executes on a CPU."""
     import importlib
 
-    from attn_select.backends import registry
-
-    path = registry.BACKENDS[backend].run_adapter
-    if path is None:
+    if adapter is None:
         return False
-    module, cls = path.split(":")
+    module, cls = adapter.split(":")
     return not getattr(importlib.import_module(module), cls).cuda_only
 
 

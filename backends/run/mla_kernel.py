@@ -29,19 +29,32 @@ H200, 16 heads per rank (DeepSeek-V3 at tp 8) is memory-bound and 128 heads
   loop (pages may lie anywhere in the pool). When a tile can never cross a
   page (PAGE a multiple of BLOCK_N; tiles start at multiples of BLOCK_N) one
   block-table entry is read per tile instead of one per key.
-- **fp8 cache.** vLLM stores ``latent / k_scale`` in e4m3. The tile is
-  widened to the query's 16-bit type in registers (exact: every e4m3 value is
-  a bf16/fp16 value) and the per-tensor scale is folded into the softmax
-  scale for the score and into the final normalisation for the value, so the
-  dequantisation costs no multiply per element and no extra rounding.
-- **Pipelining.** The key loop is software-pipelined ``NUM_STAGES`` deep
-  (tiles in flight while the tensor cores work on the current one): the
-  memory-bound case needs bytes in flight, the compute-bound one needs the
-  next tile ready when the dots finish. The block table is read one tile
-  ahead so the key loads do not wait on it inside an iteration, and an fp8
-  tile on the mma.sync path, which Triton does not pipeline, is prefetched
-  into registers by the loop itself (``REG_PREFETCH``). Tile sizes and
-  depths per case are chosen by the table in ``triton_mla.py``.
+- **fp8 cache.** vLLM stores ``latent / k_scale`` in e4m3. The dots run
+  in fp16: an e4m3 tile widens to fp16 exactly in one instruction per pair
+  (to bf16 it took several per element, and that conversion bound the fp8
+  loop at 1 TB/s on the H200). The query is scaled into fp16's range by a
+  power of two (exact, from its largest magnitude) whose inverse joins the
+  softmax scale, as does the per-tensor k_scale; the value side's k_scale
+  goes into the final normalisation. So dequantisation costs no multiply
+  per element and no extra rounding, and P in [0, 1] is finer in fp16 than
+  in bf16.
+- **Pipelining.** The key loop is software-pipelined by Triton
+  (``NUM_STAGES``): the memory-bound case needs bytes in flight, the
+  compute-bound one needs the next tile ready when the dots finish. Each
+  tile's block-table entry is read in the iteration whose key loads it
+  addresses, so the pipeliner issues both ahead together (a page carried
+  over from the previous iteration made Triton 3.6 wait on every copy as
+  soon as it was issued: no overlap at all, 2 TB/s on the H200). That chain
+  of two loads shares the stages: on mma.sync the key tile gets
+  ``(NUM_STAGES - 1) // 2`` buffers, on wgmma one more (held by the
+  asynchronous value dot). Triton pipelines a load with a single use, and
+  the two dots want different layouts of an 8-bit tile, so on mma.sync an
+  fp8 tile's first RANK dims are loaded a second time for the value dot
+  (``SPLIT_V``; an L2 hit). On wgmma Triton reads an operand computed in
+  registers from registers, so the scaled fp16 query makes a round trip
+  through memory (``STAGE_Q``) to be a shared-memory operand like a loaded
+  one. Tile sizes and depths per case come from the table in
+  ``triton_mla.py``, measured on the H200 (BENCHMARKS.md).
 
 Only ``attn_select.backends.run.triton_mla`` imports this module.
 """
@@ -56,26 +69,18 @@ LOG2E = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit
-def _tile_pages(bt_row, t0, n_off, last, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Physical pages of the tile starting at key ``t0``: one scalar when a tile
-    never crosses a page (PAGE a multiple of BLOCK_N; tiles start at multiples
-    of BLOCK_N), else one per key. Positions are clamped to ``last`` (the last
-    key of the split) so every read stays in the request's block-table row."""
+def _tile_rows(bt_row, t0, n_off, last, stride_kp, stride_kt, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Cache offsets of the keys of the tile starting at key ``t0``. One
+    block-table read per tile when a tile never crosses a page (PAGE a
+    multiple of BLOCK_N; tiles start at multiples of BLOCK_N), else one per
+    key. Positions are clamped to ``last`` (the last key of the split) so
+    every read stays in the request's block-table row."""
     if PAGE % BLOCK_N == 0:
-        return tl.load(bt_row + tl.minimum(t0, last) // PAGE).to(tl.int64)
+        page = tl.load(bt_row + tl.minimum(t0, last) // PAGE).to(tl.int64)
+        return page * stride_kp + (t0 % PAGE + n_off) * stride_kt
     else:
-        return tl.load(bt_row + tl.minimum(t0 + n_off, last) // PAGE).to(tl.int64)
-
-
-@triton.jit
-def _tile_rows(bt_row, page, t0, n_off, last, stride_kp, stride_kt, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Cache offsets of the keys of the tile at ``t0`` (whose pages are
-    ``page``), and the pages of the tile after it."""
-    if PAGE % BLOCK_N == 0:
-        rows = page * stride_kp + (t0 % PAGE + n_off) * stride_kt
-    else:
-        rows = page * stride_kp + ((t0 + n_off) % PAGE) * stride_kt
-    return rows, _tile_pages(bt_row, t0 + BLOCK_N, n_off, last, PAGE, BLOCK_N)
+        pages = tl.load(bt_row + tl.minimum(t0 + n_off, last) // PAGE).to(tl.int64)
+        return pages * stride_kp + ((t0 + n_off) % PAGE) * stride_kt
 
 
 @triton.jit
@@ -91,10 +96,12 @@ def _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK: tl.constexpr):
 
 
 @triton.jit
-def _attend_tile(q_nope, q_pe, k_nope, k_pe, valid, m_i, l_i, acc, qk_scale):
-    """Online-softmax update of BLOCK_H heads with one tile of keys."""
+def _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale):
+    """Online-softmax update of BLOCK_H heads with one tile of keys (``v``:
+    the tile's first RANK dims, ``k_nope`` itself or a second load of it)."""
     k_nope = k_nope.to(q_nope.dtype)  # fp8: exact widening; the scale is in qk_scale / the final divide
     k_pe = k_pe.to(q_pe.dtype)
+    v = v.to(q_nope.dtype)
     s = tl.dot(q_nope, tl.trans(k_nope))
     s = tl.dot(q_pe, tl.trans(k_pe), s)
     s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
@@ -103,8 +110,21 @@ def _attend_tile(q_nope, q_pe, k_nope, k_pe, valid, m_i, l_i, acc, qk_scale):
     alpha = tl.exp2(m_i - m_new)
     p = tl.exp2(s - m_new[:, None])
     l_i = l_i * alpha + tl.sum(p, 1)
-    acc = tl.dot(p.to(k_nope.dtype), k_nope, acc * alpha[:, None])
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
     return m_new, l_i, acc
+
+
+@triton.jit
+def _pow2_into_fp16_range(q_nope, q_pe):
+    """2^e with the tile's largest |q| times 2^e in [2^14, 2^15): the query
+    then sits in fp16's range with its bf16 bits intact (a power of two
+    scales exactly), and 1 / 2^e is exact too. From the float32 exponent
+    field, so no rounding of a log."""
+    amax = tl.maximum(tl.max(tl.abs(q_nope.to(tl.float32))), tl.max(tl.abs(q_pe.to(tl.float32))))
+    e_field = (amax.to(tl.int32, bitcast=True) >> 23) & 0xFF
+    e = tl.where(e_field == 0, 0, 141 - e_field)  # an all-zero (or subnormal) query: scale 1
+    e = tl.minimum(tl.maximum(e, -100), 100)
+    return ((e + 127) << 23).to(tl.float32, bitcast=True), ((127 - e) << 23).to(tl.float32, bitcast=True)
 
 
 @triton.jit
@@ -112,6 +132,7 @@ def mla_decode_kernel(
     q_nope_ptr, q_pe_ptr, kv_ptr, out_ptr, lse_ptr,
     part_o_ptr, part_lse_ptr,
     block_table_ptr, seq_lens_ptr, kv_scale_ptr,
+    q_stage_ptr,  # [T, H, RANK_PAD + ROPE_PAD] in the dots' dtype (STAGE_Q)
     num_heads, num_splits, sm_scale,
     stride_qt, stride_qh, stride_pt, stride_ph,  # q_nope [T, H, RANK], q_pe [T, H, ROPE] (last dim contiguous)
     stride_kp, stride_kt,  # latent cache [num_pages, PAGE, RANK + ROPE]
@@ -123,7 +144,8 @@ def mla_decode_kernel(
     DIRECT: tl.constexpr,  # one split: write the output here, no partials
     HAS_LSE: tl.constexpr,  # also write the log-sum-exp (natural log), as vLLM's kernel returns it
     FP8_KV: tl.constexpr,
-    REG_PREFETCH: tl.constexpr,  # next tile prefetched into registers instead of Triton's pipeline
+    SPLIT_V: tl.constexpr,  # the value tile is a second load of K_nope's addresses (fp8 on mma.sync)
+    STAGE_Q: tl.constexpr,  # the scaled query goes through q_stage and is loaded back (fp8 on wgmma)
     DOT_F32: tl.constexpr,  # True only under TRITON_INTERPRET: the interpreter gets 16-bit tl.dot wrong
 ):
     """Grid (head groups, splits, requests): BLOCK_H heads of one decode row
@@ -150,14 +172,34 @@ def mla_decode_kernel(
                      mask=h_ok[:, None] & d_ok[None, :], other=0.0)
     q_pe = tl.load(q_pe_ptr + req * stride_pt + heads[:, None] * stride_ph + r[None, :],
                    mask=h_ok[:, None] & r_ok[None, :], other=0.0)
-    if DOT_F32:
-        q_nope = q_nope.to(tl.float32)
-        q_pe = q_pe.to(tl.float32)
-
     kv_scale = 1.0
     if FP8_KV:
         kv_scale = tl.load(kv_scale_ptr)
     qk_scale = sm_scale * kv_scale * LOG2E  # scores in the log2 domain (exp2 is the native op)
+    if FP8_KV:
+        # fp8 tiles widen to fp16 in one instruction per pair (to bf16 it takes
+        # several, which bound the fp8 loop on the H200), so the dots run in
+        # fp16: the query scaled by a power of two into fp16's range (exact),
+        # its inverse folded into the score scale; P in [0, 1] is finer in fp16
+        up, down = _pow2_into_fp16_range(q_nope, q_pe)
+        q_nope = (q_nope.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
+        q_pe = (q_pe.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
+        qk_scale = qk_scale * down
+        if STAGE_Q:
+            # wgmma reads an operand computed in registers from registers: for a
+            # query that lives through the whole loop that is 144 registers a
+            # thread (spills, and every wgmma waited on); one loaded from memory
+            # goes to shared memory. So the scaled query makes a round trip
+            # through global memory (an L2 hit; splits of a row write the same bits).
+            stage = q_stage_ptr + (req * num_heads + heads).to(tl.int64)[:, None] * (RANK_PAD + ROPE_PAD)
+            tl.store(stage + d[None, :], q_nope, mask=h_ok[:, None])
+            tl.store(stage + RANK_PAD + r[None, :], q_pe, mask=h_ok[:, None])
+            tl.debug_barrier()
+            q_nope = tl.load(stage + d[None, :], mask=h_ok[:, None], other=0.0)
+            q_pe = tl.load(stage + RANK_PAD + r[None, :], mask=h_ok[:, None], other=0.0)
+    elif DOT_F32:
+        q_nope = q_nope.to(tl.float32)
+        q_pe = q_pe.to(tl.float32)
 
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
@@ -166,34 +208,15 @@ def mla_decode_kernel(
     n_off = tl.arange(0, BLOCK_N)
     bt_row = block_table_ptr + req * stride_bt
     last = tl.maximum(end - 1, 0)
-    if REG_PREFETCH:
-        # The loop keeps the next tile in registers: its loads are issued before
-        # the current tile's dots, and a global load only blocks at first use.
-        # For an fp8 cache on the mma.sync path (BLOCK_H < 64), where Triton 3.9
-        # does not software-pipeline the K_nope load (its two dot uses want
-        # different shared layouts of the 8-bit tile), this is the overlap.
-        page = _tile_pages(bt_row, start, n_off, last, PAGE, BLOCK_N)
-        rows, page = _tile_rows(bt_row, page, start, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
-        k_nope_n, k_pe_n = _load_latent(kv_ptr, rows, start + n_off < end, d, r, d_ok, r_ok, RANK)
-        for n0 in tl.range(start, end, BLOCK_N, num_stages=1):
-            k_nope = k_nope_n
-            k_pe = k_pe_n
-            nxt = n0 + BLOCK_N
-            rows, page = _tile_rows(bt_row, page, nxt, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
-            k_nope_n, k_pe_n = _load_latent(kv_ptr, rows, nxt + n_off < end, d, r, d_ok, r_ok, RANK)
-            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, n0 + n_off < end, m_i, l_i, acc, qk_scale)
-    else:
-        # Software-pipelined by Triton, NUM_STAGES deep. The pages of a tile are
-        # read one iteration ahead (``_tile_rows`` returns the next tile's): a
-        # block-table read in the same iteration as the key load it addresses
-        # costs the pipeline a stage (Triton 3.9 then keeps a single key buffer
-        # for num_stages 2 to 4, i.e. no load/compute overlap at all).
-        page = _tile_pages(bt_row, start, n_off, last, PAGE, BLOCK_N)
-        for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
-            rows, page = _tile_rows(bt_row, page, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
-            valid = n0 + n_off < end
-            k_nope, k_pe = _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK)
-            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, valid, m_i, l_i, acc, qk_scale)
+    for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
+        rows = _tile_rows(bt_row, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
+        valid = n0 + n_off < end
+        k_nope, k_pe = _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK)
+        if SPLIT_V:
+            v = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0)
+        else:
+            v = k_nope
+        m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale)
 
     norm = kv_scale / tl.where(l_i == 0.0, 1.0, l_i)  # V = kv_scale * stored value
     o = acc * norm[:, None]

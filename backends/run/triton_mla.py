@@ -56,13 +56,13 @@ class MLATiles:
 
     block_h: int  # query heads per program (rows of both dots)
     block_n: int  # keys per inner step
-    num_stages: int  # key tiles in flight (software pipeline depth)
+    num_stages: int  # Triton's software-pipeline depth (key buffers: ``key_buffers``)
     num_warps: int
     ctas_per_sm: int
     min_split_tokens: int  # a split shorter than this costs more in partials than it gains
-    # the next tile prefetched into registers by the kernel itself (num_stages
-    # then unused): the fp8 cache on the mma.sync path, which Triton does not pipeline
-    reg_prefetch: bool = False
+    # the value tile loaded a second time (an L2 hit) so each load has one use
+    # and Triton pipelines both: the fp8 cache on mma.sync
+    split_v: bool = False
 
 
 def uses_wgmma(t: MLATiles) -> bool:
@@ -71,65 +71,78 @@ def uses_wgmma(t: MLATiles) -> bool:
     return t.block_h >= 64
 
 
-def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2) -> int:
-    """Shared memory of one program, as Triton lays it out for sm_90 (read off
-    ahead-of-time compiles of this kernel with Triton 3.9 and 3.6, the H200
-    image's, by benchmarks/mla_aot_report.py: ``metadata.shared`` is within
-    2 KiB of this for every table entry; for an fp8 cache on mma.sync without
-    register prefetch it over-counts, since Triton buffers only K_pe there):
+def key_buffers(t: MLATiles, kv_elem: int) -> int:
+    """Key-tile buffers in the cache's dtype that Triton's pipeliner allocates
+    for ``num_stages`` (read off sm_90 compiles with Triton 3.6 and 3.9):
+    the block-table read and the key load it addresses are a chain of two
+    loads, which share the stages, so ``(num_stages - 1) // 2`` buffers; on
+    wgmma a 16-bit tile gets one more, still read by the asynchronous value
+    dot while the next tile's score runs (an fp8 tile is widened into a
+    16-bit copy first, and that copy is the one the dot holds). Tiles in
+    flight during a tile's dots: one fewer than the buffers."""
+    if t.num_stages == 1:
+        return 0  # loaded through registers into one 16-bit shared tile
+    n = max(1, (t.num_stages - 1) // 2)
+    return n + 1 if uses_wgmma(t) and kv_elem == 2 else n
+
+
+def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank: int = 512) -> int:
+    """Shared memory of one program, as Triton lays it out for sm_90
+    (``metadata.shared`` of benchmarks/mla_aot_report.py's compiles with
+    Triton 3.6, the H200 image's, is within 2 KiB of this for every table
+    and sweep entry):
 
     - the query tile [BLOCK_H, 576], a dot operand re-read every step;
-    - mma.sync path, 16-bit cache: ``num_stages - 1`` key-tile buffers;
-    - wgmma path, 16-bit cache: ``num_stages`` buffers;
-    - wgmma path, fp8 cache: ``num_stages - 1`` fp8 buffers and the widened
-      16-bit copy the dots read;
-    - register prefetch (fp8 on mma.sync): only the widened copy of the tile."""
+    - ``key_buffers`` key tiles in the cache's dtype (with ``split_v`` each
+      buffer also holds the second copy of the tile's first ``rank`` dims);
+    - fp8 on wgmma, and ``num_stages`` 1 (no pipeline: the loads go through
+      registers): the 16-bit tile the dots read."""
     tile = t.block_n * latent_dim
     q = t.block_h * latent_dim * q_elem
-    if t.reg_prefetch:
+    if t.num_stages == 1:
         return q + tile * q_elem
-    if uses_wgmma(t):
-        if kv_elem == 1:
-            return q + max(1, t.num_stages - 1) * tile * kv_elem + tile * q_elem
-        return q + t.num_stages * tile * kv_elem
-    return q + max(1, t.num_stages - 1) * tile * kv_elem
+    per_buffer = (tile + (t.block_n * rank if t.split_v else 0)) * kv_elem
+    widened = tile * q_elem if uses_wgmma(t) and kv_elem == 1 else 0
+    return q + key_buffers(t, kv_elem) * per_buffer + widened
 
 
-# (head-group size, cache element bytes) -> tiles, for 576 latent dims. Each
-# entry was compiled ahead of time for sm_90 with Triton 3.9 and 3.6 (no GPU
-# needed; benchmarks/mla_aot_report.py): no register spills (but fp8 at 64
-# heads: 304 bytes with Triton 3.6), the shared memory of ``smem_bytes``
-# (tests check every entry against SMEM_LIMIT), and the loads pipelined as
-# the comment says. Registers below are ptxas's count; an SM has 64 K.
+# (head-group size, cache element bytes) -> tiles, for 576 latent dims,
+# chosen by the H200 sweep of benchmarks/run_triton_mla.py (Triton 3.6; 32
+# requests x 4096 tokens, page 64; numbers in BENCHMARKS.md). Every entry
+# compiles for sm_90 within shared memory (``smem_bytes``, checked by the
+# tests against SMEM_LIMIT) with its loads pipelined (mla_aot_report.py).
 #
-# 16 heads (DeepSeek-V3 at tp 8) is memory-bound: 1152 bytes per key feed
-# only 16 x 2176 FLOPs, on mma.sync (16 rows). 32-key tiles, num_stages 3 =
-# two 36 KiB buffers: one streams in while the dots read the other; 254
-# registers x 128 threads and 91 KiB, so two programs share an SM and one's
-# softmax (cross-warp max/sum, the P exchange into the second dot's layout)
-# hides under the other's loads. 64-key tiles spill at 4 warps, and 8 warps
-# re-read the query tile from shared memory twice as often.
+# 16 heads (DeepSeek-V3 at tp 8) is memory-bound, on mma.sync (16 rows).
+# 16-bit cache: 64-key tiles, 8 warps, num_stages 5 = two 72 KiB buffers,
+# one tile in flight while the dots read the other; 164 KiB, one program
+# per SM, 4 splits: 49.5 us, 3.05 TB/s. Two programs per SM with 32-key
+# tiles (8 splits) ran 51.0; 3 buffers of 32 keys at 4 warps 56.0.
 #
-# The fp8 cache on mma.sync: Triton does not software-pipeline the 8-bit
-# K_nope load (its two dot uses want different shared layouts), so the
-# kernel prefetches the next tile into registers itself (``reg_prefetch``);
-# a 64-key fp8 tile is the same 36 KiB as a 32-key bf16 one; 8 warps, 255
-# registers, no spill (4 warps spill 12 KB).
+# fp8 cache: 32-key tiles with the value loaded apart (two 34 KiB buffers),
+# 4 warps, two programs per SM, 8 splits: 57.6 us. Deeper pipelines (three
+# 64-key or four 32-key buffers, one program per SM) ran 67 to 80 us, so
+# bytes in flight are not the limit; the likely one is the value dot's
+# operand, gathered byte by byte from the 8-bit tile in shared memory
+# (mma.sync wants pairs along the key axis: 128 byte loads per warp per
+# 32-key tile in the SASS). Still slower than the 16-bit cache.
 #
-# 32 heads: 32-key tiles, 3 buffers (num_stages 4), 8 warps: 224 registers.
+# 32 heads: 32-key tiles, 2 buffers, 8 warps (not measured on the H200).
 #
-# 64 heads per group (64 heads, and 128 as 2 groups: DeepSeek-V3 at tp 1) is
-# compute-bound at 128: 64 rows make Triton use wgmma (m64n16 for the score,
-# m64n256 for the value, the two warpgroups splitting the columns); the
-# 72 KiB query tile stays in shared memory, so the key tile is 32 (36 KiB),
-# 3 buffers: 180 KiB, 255 registers, one program per SM.
+# 64 heads per group (64 heads, and 128 as 2 groups: DeepSeek-V3 at tp 1)
+# is compute-bound, on wgmma. Triton keeps a chained dot's 8 warps on M,
+# so both warpgroups compute the same 64 x BLOCK_N scores, with N / 2 wide
+# instructions that re-read the query from shared memory: the score dot is
+# bound by shared memory. 32-key tiles, num_stages 7 = 4 buffers (two in
+# flight), 216 KiB: 174 us; 64-key tiles fit only 2 buffers (no tile in
+# flight): 189. fp8 cache: 64-key tiles, two fp8 buffers and the fp16 copy
+# the dots read, 216 KiB: 189 us.
 TILES: dict[tuple[int, int], MLATiles] = {
-    (16, 2): MLATiles(16, 32, 3, 4, 2, 256),
-    (16, 1): MLATiles(16, 64, 1, 8, 1, 256, reg_prefetch=True),
-    (32, 2): MLATiles(32, 32, 4, 8, 1, 256),
-    (32, 1): MLATiles(32, 32, 1, 8, 1, 256, reg_prefetch=True),
-    (64, 2): MLATiles(64, 32, 3, 8, 1, 256),
-    (64, 1): MLATiles(64, 32, 3, 8, 1, 256),
+    (16, 2): MLATiles(16, 64, 5, 8, 1, 256),
+    (16, 1): MLATiles(16, 32, 5, 4, 2, 256, split_v=True),
+    (32, 2): MLATiles(32, 32, 5, 8, 1, 256),
+    (32, 1): MLATiles(32, 32, 5, 8, 1, 256, split_v=True),
+    (64, 2): MLATiles(64, 32, 7, 8, 1, 256),
+    (64, 1): MLATiles(64, 64, 5, 8, 1, 256),
 }
 
 
@@ -191,6 +204,7 @@ class TritonMLAAdapter(Adapter):
         self._sm = sm_count
         self.kv_scale: torch.Tensor | None = None  # device float32 [1], made by the first build
         self._workspace: torch.Tensor | None = None
+        self._q_stage: torch.Tensor | None = None
         self._fallback: dict[MLATiles, MLATiles] = {}  # tiles that did not fit -> what ran
 
     @property
@@ -263,6 +277,13 @@ class TritonMLAAdapter(Adapter):
         return MLAPlan(batch, tiles, rows, groups, ns, batch.block_table[:rows], batch.seq_lens[:rows],
                        part_o, part_lse)
 
+    def _query_stage(self, n: int, dtype: torch.dtype) -> torch.Tensor:
+        """Grow-only buffer for the kernel's scaled query (``STAGE_Q``), in the
+        dots' dtype: fp16 on the GPU, float32 under the interpreter."""
+        if self._q_stage is None or self._q_stage.numel() < n or self._q_stage.dtype != dtype:
+            self._q_stage = torch.empty(n, dtype=dtype, device=self.env.device)
+        return self._q_stage
+
     def _partials(self, n: int) -> torch.Tensor:
         """A grow-only float32 workspace (vLLM serves its split logits from one
         too): a step's build allocates nothing once it is large enough. A plan
@@ -317,9 +338,13 @@ class TritonMLAAdapter(Adapter):
         part_lse = plan.part_lse if plan.part_lse is not None else dummy
         lse_t = lse if lse is not None else dummy
         rank_pad = _next_pow2(rank)
+        fp8 = lat.element_size() == 1
+        stage_q = fp8 and uses_wgmma(tiles)
+        q_stage = self._query_stage(plan.num_rows * p.num_heads * (rank_pad + max(16, _next_pow2(rope))),
+                                    torch.float16 if q.is_cuda else torch.float32) if stage_q else dummy
         mk.mla_decode_kernel[(plan.head_groups, plan.num_splits, plan.num_rows)](
             q_nope, q_pe, lat, out, lse_t, part_o, part_lse,
-            plan.block_table, plan.seq_lens, self.kv_scale,
+            plan.block_table, plan.seq_lens, self.kv_scale, q_stage,
             p.num_heads, plan.num_splits, p.scale,
             q_nope.stride(0), q_nope.stride(1), q_pe.stride(0), q_pe.stride(1),
             lat.stride(0), lat.stride(1),
@@ -328,9 +353,10 @@ class TritonMLAAdapter(Adapter):
             lse.stride(0) if lse is not None else 0,
             RANK=rank, RANK_PAD=rank_pad, ROPE=rope, ROPE_PAD=max(16, _next_pow2(rope)),
             PAGE=plan.batch.page_size, BLOCK_H=tiles.block_h, BLOCK_N=tiles.block_n, NUM_STAGES=tiles.num_stages,
-            DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=lat.element_size() == 1,
-            REG_PREFETCH=tiles.reg_prefetch, DOT_F32=not q.is_cuda,
-            num_warps=tiles.num_warps, num_stages=1 if tiles.reg_prefetch else tiles.num_stages,
+            DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=fp8,
+            SPLIT_V=tiles.split_v, STAGE_Q=stage_q,
+            DOT_F32=not q.is_cuda,
+            num_warps=tiles.num_warps, num_stages=tiles.num_stages,
         )
         if not direct:
             # GPU: 4 heads per program (hundreds of programs, each one round
@@ -350,11 +376,13 @@ class TritonMLAAdapter(Adapter):
         t = self._fallback.get(plan.tiles, plan.tiles)
         splits = f"split-KV {plan.num_splits} + merge" if plan.num_splits > 1 else "one split"
         cache = "fp8 cache" if self.kv_elem() == 1 else "16-bit cache"
+        how = ", value loaded apart" if t.split_v else ""
         return (f"attn-select MLA decode kernel ({t.block_h} heads x {t.block_n} keys per tile, "
-                f"{t.num_stages} stages, {t.num_warps} warps, {splits}, {cache}, page {plan.batch.page_size})")
+                f"{t.num_stages} stages, {t.num_warps} warps{how}, {splits}, {cache}, page {plan.batch.page_size})")
 
     def close(self) -> None:
         self._workspace = None
+        self._q_stage = None
 
 
 def _out_of_resources(e: BaseException) -> bool:
@@ -366,11 +394,14 @@ def _out_of_resources(e: BaseException) -> bool:
 
 
 def _smaller(t: MLATiles):
-    """Launches that need less shared memory than ``t``, most similar first."""
-    for s in range(t.num_stages - 1, 0, -1):
+    """Launches that need less shared memory than ``t``, most similar first:
+    shallower pipelines (two stages less is one key buffer less), then
+    smaller key tiles."""
+    depths = list(range(t.num_stages, 0, -2))
+    for s in depths[1:]:
         yield replace(t, num_stages=s)
     n = t.block_n // 2
     while n >= 16:
-        for s in (2, 1):
+        for s in depths:
             yield replace(t, block_n=n, num_stages=s)
         n //= 2

@@ -37,11 +37,15 @@ def check_github(r: CheckReport) -> str:
         where = d.deployment + (f" / {d.group}" if d.group is not None else "")
         message = d.message() + (f"\n{d.detail}" if d.detail else "")
         out.append(command("error", message, file=r.lockfile, line=line, title=f"attn-select check: {where}"))
+    from attn_select.cli.formats.words import plural, selections
+
     if r.ok:
-        out.append(f"attn-select check: {len(r.cases)} attention groups match {r.lockfile}")
+        _, groups, sglang = r.counts()
+        verb = "matches" if groups + sglang == 1 else "match"
+        out.append(f"attn-select check: {selections(groups, sglang)} {verb} {r.lockfile}")
     else:
         out.append(
-            f"attn-select check: {len(r.diffs)} differences against {r.lockfile}; "
+            f"attn-select check: {plural(len(r.diffs), 'difference')} against {r.lockfile}; "
             f"accept them with: {accept_command(r)}"
         )
     return "\n".join(out) + "\n"

@@ -106,6 +106,13 @@ def group_doc(g: GroupExplanation) -> dict:
 
 
 def explanation_doc(r: Explanation) -> dict:
+    doc = _explanation_doc(r)
+    if r.input_notes:  # only when there are some: the schema of every other report stays as it was
+        doc["input_notes"] = list(r.input_notes)
+    return doc
+
+
+def _explanation_doc(r: Explanation) -> dict:
     m = r.model
     return {
         "schema": EXPLAIN_SCHEMA,
@@ -169,16 +176,20 @@ CHECK_SCHEMA = "attn-select.check/1"
 
 
 def check_doc(r: CheckReport) -> dict:
+    from attn_select.selector.lock.compare import SGLANG_CASE
+
     failed = {(d.deployment, d.group) for d in r.diffs}
-    return {
+    deployments, groups, sglang = r.counts()
+    doc = {
         "schema": CHECK_SCHEMA,
         "engine": {"name": "vllm", "version": ENGINE_VERSION},
         "lockfile": r.lockfile,
         "inputs": r.inputs,
         "ok": r.ok,
-        "deployments": len({c[0] for c in r.cases}),
-        "groups": len(r.cases),
-        "failed_groups": len([c for c in r.cases if c in failed]),
+        "deployments": deployments,
+        # vLLM's attention groups, as `lock` counts them; SGLang's resolutions apart
+        "groups": groups,
+        "failed_groups": len([c for c in r.cases if c in failed and c[1] != SGLANG_CASE]),
         "differences": [
             {
                 "deployment": d.deployment,
@@ -193,6 +204,10 @@ def check_doc(r: CheckReport) -> dict:
             for d, line in zip(r.diffs, r.lines)
         ],
     }
+    if sglang:  # only locks with SGLang sections: a vLLM lock's report is as before
+        doc["sglang_resolutions"] = sglang
+        doc["failed_sglang_resolutions"] = len([c for c in r.cases if c in failed and c[1] == SGLANG_CASE])
+    return doc
 
 
 # --- SGLang (explain --engine sglang / both; docs/sglang.md) ------------------

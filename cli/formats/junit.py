@@ -29,7 +29,8 @@ def _failure_text(diffs: list[tuple[Diff, int]], lockfile: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def check_junit(r: CheckReport) -> str:
+def check_suite(root: ET.Element, r: CheckReport) -> tuple[int, int]:
+    """Add the check's testsuite to ``root``; (tests, failures)."""
     by_case: dict[tuple[str, str | None], list[tuple[Diff, int]]] = {}
     for d, line in zip(r.diffs, r.lines):
         by_case.setdefault((d.deployment, d.group), []).append((d, line))
@@ -37,7 +38,6 @@ def check_junit(r: CheckReport) -> str:
     cases += [c for c in by_case if c not in set(r.cases)]  # group-less differences
     failures = sum(1 for c in cases if c in by_case)
 
-    root = ET.Element("testsuites", name=SUITE, tests=str(len(cases)), failures=str(failures), errors="0")
     suite = ET.SubElement(
         root, "testsuite", name=r.lockfile, tests=str(len(cases)), failures=str(failures),
         errors="0", skipped="0",
@@ -57,6 +57,14 @@ def check_junit(r: CheckReport) -> str:
                 message=found[0][0].message() + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""),
             )
             failure.text = _failure_text(found, r.lockfile)
+    return len(cases), failures
+
+
+def check_junit(r: CheckReport) -> str:
+    root = ET.Element("testsuites", name=SUITE)
+    tests, failures = check_suite(root, r)
+    for k, v in (("tests", tests), ("failures", failures), ("errors", 0)):
+        root.set(k, str(v))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -26,6 +26,8 @@ def explanation_md(r: Explanation) -> str:
     out.append(f"- **kernels**: {' '.join(r.kernels.present()) or 'none'} ({cell(r.kernels.source)})")
     for step in r.engine_config_trail:
         out.append(f"- **engine config**: {cell(step.text())}")
+    for note in r.input_notes:
+        out.append(f"- **note**: {cell(note)}")
     out.append("")
     for g in r.groups:
         out.append(f"## Group `{g.name}`")

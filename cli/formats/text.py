@@ -411,7 +411,7 @@ def explanation_text(r: Explanation) -> str:
                 HEADER_LABEL)
     for step in r.engine_config_trail:
         hanging(console, f"[{STYLE_HEAD}]config[/]", escape(step.text()), HEADER_LABEL)
-    for note in r.notes:
+    for note in r.notes + r.input_notes:
         hanging(console, f"[{STYLE_DIM}]note[/]", f"[{STYLE_DIM}]{escape(note)}[/]", HEADER_LABEL)
     console.print()
     for g in r.groups:
@@ -477,18 +477,25 @@ def check_text(r: CheckReport) -> str:
             )
             if d.detail:
                 console.print(f"      {'':<{width}} [{STYLE_DIM}]{escape(d.detail)}[/]")
-    failed = len({c for c in by_case if c[1] is not None})
-    deps = len({c[0] for c in r.cases})
+    from attn_select.cli.formats.words import plural, selections
+    from attn_select.selector.lock.compare import SGLANG_CASE
+
+    deps, groups, sglang = r.counts()
+    failed = {c for c in by_case if c[1] is not None}
+    failed_sglang = sum(1 for c in failed if c[1] == SGLANG_CASE)
     source = "inputs embedded in the lock" if r.inputs == "embedded" else f"inputs from {r.inputs}"
     if r.ok:
+        checked = selections(groups, sglang)
+        verb = "matches" if groups + sglang == 1 else "match"
         console.print(
-            f"[{STYLE_SELECTED}]ok[/]  {len(r.cases)} attention groups in {deps} deployments match "
+            f"[{STYLE_SELECTED}]ok[/]  {checked} in {plural(deps, 'deployment')} {verb} "
             f"{escape(r.lockfile)}  [{STYLE_DIM}]({escape(source)})[/]"
         )
     else:
+        checked = selections(groups, sglang, of=(len(failed) - failed_sglang, failed_sglang))
         console.print(
-            f"[{STYLE_ERROR}]{len(r.diffs)} differences[/] in {failed} of {len(r.cases)} attention groups "
-            f"({len({c[0] for c in by_case})} of {deps} deployments) against {escape(r.lockfile)}  "
+            f"[{STYLE_ERROR}]{plural(len(r.diffs), 'difference')}[/] in {checked} "
+            f"({len({c[0] for c in by_case})} of {plural(deps, 'deployment')}) against {escape(r.lockfile)}  "
             f"[{STYLE_DIM}]({escape(source)}; accept with: {escape(accept_command(r))})[/]"
         )
     return buf.getvalue()

@@ -32,6 +32,9 @@ class Diff:
 
 
 ABSENT = "(absent)"
+# The group a deployment's SGLang resolution is reported under, among
+# check's cases and differences.
+SGLANG_CASE = "sglang"
 
 
 def show_value(field: str, value: Any) -> str:
@@ -134,16 +137,16 @@ def compare_sglang(name: str, locked: SGLangLock | None, now: SGLangLock | None,
     if locked is None and now is None:
         return []
     if locked is None or now is None:
-        return [Diff(name, "sglang", "sglang", "present" if locked else ABSENT, "present" if now else ABSENT, loc,
+        return [Diff(name, SGLANG_CASE, "sglang", "present" if locked else ABSENT, "present" if now else ABSENT, loc,
                      "the deployment's engine changed; run attn-select lock")]
     out = []
     if locked.engine != now.engine:
-        out.append(Diff(name, "sglang", "engine", locked.engine, now.engine, loc + ("engine",),
+        out.append(Diff(name, SGLANG_CASE, "engine", locked.engine, now.engine, loc + ("engine",),
                         "the lock was made for another SGLang version; regenerate it"))
     for f in locked.present():
         old_v, new_v = getattr(locked, f), getattr(now, f)
         if old_v != new_v:
-            out.append(Diff(name, "sglang", f, old_v, new_v, loc + (f,)))
+            out.append(Diff(name, SGLANG_CASE, f, old_v, new_v, loc + (f,)))
     return out
 
 

@@ -8,19 +8,22 @@ from __future__ import annotations
 import typing
 from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
-
-from attn_select.backends import registry
-from attn_select.selector.config import (
-    DTYPES,
-    KV_CACHE_DTYPES,
-    SELECTOR_FIELDS,
-    AttentionType,
-    Capability,
-    Kernels,
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
 )
+
+from attn_select.selector.config import SELECTOR_FIELDS, Capability, Kernels
 from attn_select.selector.errors import UserError
-from attn_select.selector.overrides import Overrides
+from attn_select.selector.explain import override_problem
+from attn_select.selector.overrides import FIELDS, Overrides
+from attn_select.selector.vllm_names import parse_max_model_len
 from attn_select.selector.lock.yamlmarks import _MODELS, Located, _check_unique, load_yaml, validation_error
 
 KERNELS_SOURCE = "deployment inputs"
@@ -30,33 +33,11 @@ _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 def _check_value(name: str, value: Any) -> Any:
-    """The values explain would reject later, rejected here with a line."""
-    if value is None:
-        return value
-    if name == "backend":
-        try:
-            registry.get(value)
-        except UserError as exc:
-            raise ValueError(str(exc)) from None
-    elif name == "mla_prefill_backend":
-        from attn_select.backends.mla.prefill import registry as prefill_registry
-
-        try:
-            prefill_registry.get(value)
-        except UserError as exc:
-            raise ValueError(str(exc)) from None
-    elif name == "dtype" and value not in DTYPES:
-        raise ValueError(f"unknown dtype {value!r}; choose from {', '.join(DTYPES)}")
-    elif name == "kv_cache_dtype" and value not in KV_CACHE_DTYPES:
-        raise ValueError(f"unknown KV-cache dtype {value!r}; choose from {', '.join(KV_CACHE_DTYPES)}")
-    elif name == "attn_type" and value not in {t.value for t in AttentionType}:
-        raise ValueError(
-            f"unknown attention type {value!r}; choose from {', '.join(t.value for t in AttentionType)}"
-        )
-    elif name in ("block_size", "head_size", "tp", "num_heads", "dcp_size") and value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value}")
-    elif name == "flash_attn_version" and value not in (2, 3, 4):
-        raise ValueError(f"flash_attn_version must be 2, 3 or 4, got {value}")
+    """The values explain would reject later, rejected here with a line
+    (the same check as explain's flags)."""
+    problem = override_problem(name, value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 
@@ -72,22 +53,72 @@ class _ChecksValues(BaseModel):
 _OVERRIDE_TYPES = typing.get_type_hints(Overrides)
 
 
-def _fields_model(title: str, names: tuple[str, ...], required: tuple[str, ...] = ()) -> type[BaseModel]:
+# Each field's names in the file: its own, then vLLM's (tensor_parallel_size).
+_KEYS = {f.name: f.keys for f in FIELDS}
+
+
+class _OverridesValues(_ChecksValues):
+    """The ``overrides:`` mapping also takes vLLM's names: a field under its
+    vLLM flag's name (``tensor_parallel_size``, ``attention_backend``), an
+    ``attention_config`` mapping with vLLM's AttentionConfig fields, and
+    ``max_model_len`` as vLLM writes it (32k)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _vllm_names(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for name, keys in _KEYS.items():
+            present = [k for k in keys if k in data]
+            if len(present) > 1:
+                raise ValueError(f"{' and '.join(present)} are one field; give one")
+        if isinstance(data.get("max_model_len"), str):
+            data["max_model_len"] = parse_max_model_len(data["max_model_len"])  # ValueError says why
+        for key in _KEYS["backend"]:
+            if isinstance(data.get(key), str) and data[key].strip().lower() == "auto":
+                del data[key]  # vLLM's "auto": automatic selection, nothing set
+        if "attention_config" in data:
+            data = _with_attention_config(data)
+        return data
+
+
+def _with_attention_config(data: dict[str, Any]) -> dict[str, Any]:
+    from attn_select.selector.attention_config import attention_config_values
+
+    try:
+        values = attention_config_values(data.pop("attention_config"), "attention_config")
+    except UserError as exc:
+        raise ValueError(str(exc)) from None
+    for name in values:
+        given = [k for k in _KEYS[name] if k in data]
+        if given and name == "backend":
+            raise ValueError("attention_backend and attention_config.backend are mutually exclusive (vLLM's error)")
+        if given:
+            raise ValueError(f"{given[0]} and attention_config set the same value; give it once")
+    return {**data, **values}
+
+
+def _fields_model(title: str, names: tuple[str, ...], required: tuple[str, ...] = (),
+                  base: type[BaseModel] = _ChecksValues) -> type[BaseModel]:
     """A strict pydantic model whose fields are ``Overrides`` fields: the YAML
-    names are explain's what-if names, with no second list of them."""
+    names are explain's what-if names (and vLLM's, where a field has them),
+    with no second list of them."""
     spec: dict[str, Any] = {}
     defaults = Overrides._field_defaults
     for name in names:
         hint = _OVERRIDE_TYPES[name]
+        keys = _KEYS[name]
+        alias = {"validation_alias": AliasChoices(*keys)} if len(keys) > 1 else {}
         if name in required:
             non_null = tuple(a for a in typing.get_args(hint) if a is not type(None))
-            spec[name] = (non_null[0] if len(non_null) == 1 else hint, ...)
+            spec[name] = (non_null[0] if len(non_null) == 1 else hint, Field(..., **alias))
         else:
-            spec[name] = (hint, defaults[name])
-    return create_model(title, __base__=_ChecksValues, **spec)
+            spec[name] = (hint, Field(defaults[name], **alias))
+    return create_model(title, __base__=base, **spec)
 
 
-OverridesModel = _fields_model("overrides", Overrides._fields)
+OverridesModel = _fields_model("overrides", Overrides._fields, base=_OverridesValues)
 # vLLM's AttentionSelectorConfig field names; head_size has no default there
 # and none here (dtype defaults to bfloat16, kv_cache_dtype to auto, as explain).
 SelectorModel = _fields_model("selector", SELECTOR_FIELDS, required=("head_size",))
@@ -146,6 +177,8 @@ class DeploymentInputs(BaseModel):
     model_config = ConfigDict(**_STRICT)
 
     model: Optional[str] = None
+    # A Hugging Face id's cached snapshot: branch, tag or commit (default main).
+    revision: Optional[str] = None
     selector: Optional[SelectorModel] = None  # type: ignore[valid-type]
     device: Optional[str] = None
     capability: Optional[Union[str, float, int]] = None
@@ -185,12 +218,11 @@ class DeploymentInputs(BaseModel):
                 raise ValueError(f"{', '.join(sorted(both))} given in both 'selector' and 'overrides'")
         if self.engine in ("sglang", "both") and self.model is None:
             raise ValueError(f"engine {self.engine} needs 'model': SGLang resolves from the model's config")
+        if self.revision is not None and self.model is None:
+            raise ValueError("'revision' needs 'model' (a Hugging Face id in the local cache)")
         if self.sglang is not None and self.engine not in ("sglang", "both"):
             raise ValueError("'sglang' flags need engine: sglang or engine: both")
         return self
-
-    def engine_value(self, default: str = "vllm") -> str:
-        return self.engine or default
 
     def overrides_value(self) -> Overrides:
         values = given(self.overrides)
@@ -208,6 +240,8 @@ class DeploymentInputs(BaseModel):
         out: dict[str, Any] = {}
         if self.model is not None:
             out["model"] = model_path if model_path is not None else self.model
+        if self.revision is not None:
+            out["revision"] = self.revision
         if self.selector is not None:
             out["selector"] = given(self.selector)
         if self.device is not None:

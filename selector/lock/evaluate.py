@@ -12,7 +12,7 @@ from typing import Any
 
 from attn_select.selector.config import Capability
 from attn_select.selector.device import Device
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
 from attn_select.selector.explain import Explanation, explain
 from attn_select.selector.lock.deployments import DeploymentInputs, DeploymentsFile, given
 from attn_select.selector.lock.lockfile import Lockfile, LockGroup, SGLangLock, make_lock, sglang_engine_id
@@ -22,10 +22,44 @@ from attn_select.selector.lock.yamlmarks import Loc, Located
 def _model_ref(spec: str, base_dir: Path) -> tuple[str, bool]:
     """(what to load, is_path): a file or folder next to the deployments
     file is a path; anything else goes to the profile loader as a name."""
-    candidate = Path(spec) if os.path.isabs(spec) else base_dir / spec
-    if candidate.exists():
+    candidate = _candidate(spec, base_dir)
+    try:
+        exists = candidate.exists()
+    except (OSError, ValueError):  # too long, a folder we may not enter, a NUL: not a path
+        exists = False
+    if exists:
         return str(candidate.resolve()), True
     return spec, False
+
+
+def _candidate(spec: str, base_dir: Path) -> Path:
+    return Path(spec) if os.path.isabs(spec) else base_dir / spec
+
+
+def _check_model_name(spec: str, base_dir: Path) -> None:
+    """A model that is no file or folder next to the deployments file (or
+    lockfile) must be a profile: otherwise say which path is missing, so a
+    local model folder that vanished is reported as missing, not as an
+    unknown profile."""
+    from attn_select.selector import profiles
+
+    if profiles.has_model_profile(spec):
+        return
+    where = _candidate(spec, base_dir)
+    try:
+        where = where.resolve()
+    except (OSError, ValueError):
+        pass
+    from attn_select.selector.errors import cut
+
+    if profiles.is_hub_id(spec):
+        raise UserError(f"no file or folder {cut(str(where), 200)} exists (model paths are relative to this file), "
+                        f"and no built-in profile comes from a Hugging Face repo {spec!r}; attn-select does not "
+                        "download: restore the folder or fix the path")
+    if profiles.looks_like_path(spec):
+        raise UserError(f"the model folder or file {cut(str(where), 200)} does not exist (model paths are relative "
+                        "to this file); restore it or fix the path")
+    profiles.load_model_profile(spec, also=f", and no file or folder {cut(str(where), 200)} exists")
 
 
 def relative_model_path(spec: str, from_dir: Path, to_dir: Path) -> str:
@@ -42,20 +76,25 @@ class Evaluator:
     one device load per name, one explanation per distinct input."""
 
     def __init__(self, default_engine: str | None = None) -> None:
-        self._models: dict[tuple[str, int, Capability], Any] = {}
+        self._models: dict[tuple[str, int, Capability, str | None], Any] = {}
         self._devices: dict[str, Device] = {}
         self._groups: dict[tuple[Any, ...], tuple[LockGroup, ...]] = {}
         self._sglang: dict[tuple[Any, ...], SGLangLock] = {}
         self.default_engine = default_engine or "vllm"  # for deployments that name none
 
-    def _model(self, spec: str, tp: int, cap: Capability) -> Any:
+    def _model(self, spec: str, tp: int, cap: Capability, base_dir: Path, revision: str | None = None) -> Any:
         # The capability matters to the model: vLLM's "auto" dtype falls
         # back to float16 where bfloat16 is unsupported.
-        key = (spec, tp, cap)
+        key = (spec, tp, cap, revision)
         if key not in self._models:
             from attn_select.selector.profiles import load_model
 
-            self._models[key] = load_model(spec, tp=tp, capability=cap)
+            from attn_select.selector import hub_cache
+
+            # neither a path here nor a cached hub id: it must be a profile
+            if not _model_ref(spec, base_dir)[1] and hub_cache.find_cached(spec, revision) is None:
+                _check_model_name(spec, base_dir)
+            self._models[key] = load_model(spec, tp=tp, capability=cap, revision=revision)
         return self._models[key]
 
     def _device(self, inputs: DeploymentInputs) -> Device:
@@ -81,12 +120,13 @@ class Evaluator:
             device = self._device(inputs)
         except UserError as exc:
             raise doc.error(loc + ("device",), str(exc)) from None
-        key = (model_spec, device, kernels, ov)
+        key = (model_spec, inputs.revision, device, kernels, ov)
         hit = self._groups.get(key)
         if hit is not None:
             return hit
         try:
-            model = self._model(model_spec, ov.tp, device.capability) if model_spec is not None else None
+            model = (self._model(model_spec, ov.tp, device.capability, base_dir, inputs.revision)
+                     if model_spec is not None else None)
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
         try:
@@ -96,13 +136,26 @@ class Evaluator:
         self._groups[key] = lock_groups(report)
         return self._groups[key]
 
+    def engine_for(self, inputs: DeploymentInputs, default: str | None = None) -> str:
+        """The engine a deployment runs: its own ``engine:``, else ``default``
+        (check: what the lock records for it), else the Evaluator's (--engine).
+        Under a default of ``both`` a raw ``selector:`` config is locked for
+        vLLM only: SGLang resolves from a model's config, and there is none."""
+        if inputs.engine is not None:
+            return inputs.engine
+        engine = default or self.default_engine
+        return "vllm" if engine == "both" and inputs.model is None else engine
+
     def evaluate(
-        self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc
+        self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc, default: str | None = None
     ) -> tuple[tuple[LockGroup, ...], SGLangLock | None]:
         """vLLM's groups and/or SGLang's section, as the deployment's engine says."""
-        engine = inputs.engine_value(self.default_engine)
-        if engine in ("sglang", "both") and inputs.model is None:
-            raise doc.error(loc, f"engine {engine} needs 'model': SGLang resolves from the model's config")
+        engine = self.engine_for(inputs, default)
+        if engine == "sglang" and inputs.model is None:
+            name = getattr(inputs, "name", None)
+            raise doc.error(loc, f"deployment {shown(name) + ' ' if name else ''}has a raw 'selector' config, which "
+                                 "only vLLM reads (SGLang resolves from a model's config): give it engine: vllm, "
+                                 "or lock with --engine both")
         groups = self.groups(inputs, base_dir, doc, loc) if engine in ("vllm", "both") else ()
         sgl = self.sglang(inputs, base_dir, doc, loc) if engine in ("sglang", "both") else None
         return groups, sgl
@@ -129,12 +182,12 @@ class Evaluator:
             flags = ServerFlags(tp_size=ov.tp, **flags_in)
         except UserError as exc:
             raise doc.error(loc + ("overrides", "kv_cache_dtype"), str(exc)) from None
-        key = (model_spec, device, kernels, flags, cuda)
+        key = (model_spec, inputs.revision, device, kernels, flags, cuda)
         hit = self._sglang.get(key)
         if hit is not None:
             return hit
         try:
-            model = self._model(model_spec, ov.tp, device.capability)
+            model = self._model(model_spec, ov.tp, device.capability, base_dir, inputs.revision)
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
         try:
@@ -191,11 +244,11 @@ def lock_deployments(
     ev = Evaluator(default_engine=engine)
     entries, paths = [], {}
     for i, d in enumerate(deployments.deployments):
-        dumped = d.model_dump(exclude={"name"}, exclude_unset=True)
-        if d.engine is None and engine not in (None, "vllm"):
-            dumped["engine"] = engine
-        inputs = DeploymentInputs.model_validate(dumped)
         groups, sgl = ev.evaluate(d, base_dir, doc, ("deployments", i))
+        dumped = d.model_dump(exclude={"name"}, exclude_unset=True)
+        if d.engine is None and ev.engine_for(d) != "vllm":
+            dumped["engine"] = ev.engine_for(d)
+        inputs = DeploymentInputs.model_validate(dumped)
         entries.append((d.name, inputs, groups, sgl))
         if d.model is not None:
             paths[d.name] = relative_model_path(d.model, base_dir, lock_dir)

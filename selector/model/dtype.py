@@ -52,9 +52,9 @@ def resolve_dtype(
     elif want in _REQUEST_DTYPES:
         dtype = _REQUEST_DTYPES[want]
     else:
-        raise UserError(
-            f"unknown dtype {requested!r}; choose auto, float16 (half), bfloat16 or float32 (float)"
-        )
+        from attn_select.selector.vllm_names import dtype_error
+
+        raise UserError(dtype_error(requested) or f"unknown dtype {requested!r}")
     if dtype == "float16" and model_type in _FP16_UNSTABLE:
         raise UserError(
             f"The model type {model_type!r} does not support float16. Reason: {_FP16_UNSTABLE[model_type]}"

@@ -5,7 +5,7 @@ architecture builds, grouped the way vLLM's cached selector sees them)."""
 from __future__ import annotations
 
 from attn_select.selector.config import Capability
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import WRONG_KIND, UserError, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
@@ -177,7 +177,34 @@ def model_facts(
     names none (vLLM reads it from the safetensors headers). ``pooling_config``
     is a Sentence-Transformers pooling module next to the config, which makes
     vLLM run the model as a pooling model.
+
+    parse_raw types the fields every model reads; a field only some config
+    class or model file computes with ("sliding_window_pattern": "x",
+    "per_layer_config": 5) can still hold a value of the wrong kind, where
+    transformers or vLLM fail with a TypeError: that is a user error here.
     """
+    try:
+        return _model_facts(data, name=name, where=where, tp=tp, dtype=dtype, capability=capability,
+                            weights=weights, mm_inputs=mm_inputs, disable_sliding_window=disable_sliding_window,
+                            source=source, pooling_config=pooling_config)
+    except WRONG_KIND as exc:
+        raise wrong_kind(where, exc, "transformers and vLLM") from None
+
+
+def _model_facts(
+    data: object,
+    *,
+    name: str,
+    where: str,
+    tp: int,
+    dtype: str,
+    capability: Capability | None,
+    weights: str | None,
+    mm_inputs: bool,
+    disable_sliding_window: bool,
+    source: str | None,
+    pooling_config: bool,
+) -> ModelFacts:
     if not isinstance(tp, int) or tp < 1:
         raise UserError(f"tensor parallel size must be a positive integer, got {tp!r}")
     given = parse_raw(data, where)
@@ -215,7 +242,7 @@ def model_facts(
         use_mla = text.get("kv_lora_rank") is not None
     else:
         use_mla = is_deepseek_mla(text) and text.get("is_causal", True) is not False
-    quant = _quant_config(hf, text)
+    quant = _quant_config(hf, text, where)
     kv_scheme, per_head = _kv_cache_facts(quant)
 
     # registry: a multimodal wrapper (even one named *Model) builds a generative model

@@ -5,12 +5,13 @@ folder is executed."""
 
 from __future__ import annotations
 
-import json
+import os
 import struct
 from pathlib import Path
 from typing import Any
 
-from attn_select.selector.errors import UserError
+from attn_select.selector import safe_json
+from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.facts import model_facts
 from attn_select.selector.model_facts import ModelFacts
 
@@ -42,20 +43,31 @@ def _lossless(src: str, dst: str) -> bool:
     return smin >= dmin and smax <= dmax
 
 
+# safetensors' own limit on the JSON header (MAX_HEADER_SIZE is 100 MB) is
+# more than a shard's header ever needs; this one bounds what a hostile
+# header costs to parse.
+MAX_HEADER_BYTES = 32 << 20
+
+
 def weights_dtype(folder: Path) -> str | None:
     """The dtype vLLM infers from the safetensors headers in ``folder`` when
     the config names none (get_safetensors_params_metadata +
-    common_broadcastable_dtype). Reads only the JSON headers."""
+    common_broadcastable_dtype). Reads only the JSON headers; a header vLLM
+    could not parse either is a user error naming the file."""
     found: list[str] = []
     for path in sorted(folder.glob("*.safetensors")):
-        try:
-            with path.open("rb") as fh:
-                (size,) = struct.unpack("<Q", fh.read(8))
-                header = json.loads(fh.read(size))
-        except (OSError, struct.error, ValueError):
+        if not path.is_file():
             continue
-        for key, info in header.items():
-            st = info.get("dtype") if key != "__metadata__" and isinstance(info, dict) else None
+        for key, info in _safetensors_header(path).items():
+            if key == "__metadata__":
+                continue
+            if not isinstance(info, dict):
+                raise UserError(f"{path}: tensor {shown(key)} is {shown(info)}, not a {{dtype, shape, "
+                                "data_offsets}} object; the safetensors header is corrupt")
+            st = info.get("dtype")
+            if st is not None and not isinstance(st, str):
+                raise UserError(f"{path}: tensor {shown(key)} has dtype {shown(st)}, not a safetensors "
+                                "dtype name (BF16, F16, ...); the header is corrupt")
             if st in _ST_DTYPES and st not in found:
                 found.append(st)
     if not found:
@@ -64,27 +76,47 @@ def weights_dtype(folder: Path) -> str | None:
     return _ST_DTYPES[best][0]
 
 
+def _safetensors_header(path: Path) -> dict[str, Any]:
+    """A safetensors file's JSON header: 8 bytes of little-endian length,
+    then that many bytes of JSON, bounded by the file and MAX_HEADER_BYTES."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(8)
+            size = os.fstat(fh.fileno()).st_size
+            if len(head) < 8:
+                raise UserError(f"{path}: {size} bytes, shorter than a safetensors header; the file is corrupt")
+            if head.startswith(b"version "):
+                raise UserError(f"{path} is a Git LFS pointer, not the weights; run `git lfs pull` there, "
+                                "or name the dtype in config.json")
+            (length,) = struct.unpack("<Q", head)
+            if length > size - 8:
+                raise UserError(f"{path}: header length {length:,} is more than the file's {size - 8:,} "
+                                "remaining bytes; the file is not a safetensors file or is truncated")
+            if length > MAX_HEADER_BYTES:
+                raise UserError(f"{path}: a {length >> 20} MiB header; attn-select reads safetensors headers "
+                                f"of at most {MAX_HEADER_BYTES >> 20} MiB")
+            body = fh.read(length)
+    except OSError as exc:
+        raise UserError(safe_json.os_problem(exc, path)) from None
+    header = safe_json.loads(body, f"{path} (safetensors header)")
+    if not isinstance(header, dict):
+        raise UserError(f"{path}: the safetensors header is a JSON {type(header).__name__}, not an object "
+                        "of tensors; the file is corrupt")
+    return header
+
 
 def read_config_json(path: Path) -> dict[str, Any]:
-    """Parse a config.json; a syntax error names the file, line and column."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not UTF-8 text; pass the model's config.json") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
+    """Parse a config.json (or params.json, hf_quant_config.json) within
+    safe_json's bounds; a syntax error names the file, line and column."""
+    return safe_json.read_json(path, "model config")
 
 
 def _has_pooling_module(folder: Path) -> bool:
     """get_pooling_config: a Sentence-Transformers modules.json with a Pooling module."""
-    try:
-        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    path = folder / "modules.json"
+    if not path.is_file():
         return False
+    modules = safe_json.read_json(path, "modules.json")
     return isinstance(modules, list) and any(
         isinstance(m, dict) and m.get("type") in _ST_POOLING_TYPES for m in modules
     )
@@ -116,7 +148,17 @@ def facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
     else its config.json. A path to a config.json file is always read as
     that config.json (HF format): it is what the user pointed at, although
     ``vllm serve`` on its folder might read params.json instead.
+
+    A folder or file that cannot be listed or read (no permission, a name
+    too long) is a user error naming it.
     """
+    try:
+        return _facts_from_path(path, name=name, **kwargs)
+    except OSError as exc:
+        raise UserError(safe_json.os_problem(exc, path)) from None
+
+
+def _facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
     if path.is_dir() and is_mistral_format(path):
         return _facts_from_mistral_folder(path, name=name, **kwargs)
     folder = path if path.is_dir() else path.parent
@@ -153,6 +195,9 @@ def _hf_quant_config(folder: Path) -> dict[str, Any] | None:
     quant = read_config_json(extra)
     if not isinstance(quant, dict):
         raise UserError(f"{extra}: expected a JSON object with the quantization config")
+    from attn_select.selector.model.quant import check_quant_shape
+
+    check_quant_shape(quant, str(extra), prefix="")
     return quant
 
 

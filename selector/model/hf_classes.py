@@ -31,6 +31,28 @@ class HFView:
         return name in self.attrs
 
 
+# Far above any real model (a few hundred layers at most), and low enough
+# that building every layer's facts stays well under a second: a config that
+# claims 100,000,000 layers is refused instead of filling memory.
+MAX_LAYERS = 10_000
+# Layer counts, under every name a config class or a layer builder reads
+# them by (HRM-Text multiplies the last three).
+_LAYER_COUNTS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "decoder_layers", "encoder_layers",
+                 "vision_n_layers", "num_layers_per_stack", "H_cycles", "L_cycles")
+
+
+def check_layer_count(n: Any, field: str, where: str = "") -> None:
+    """A user error when a layer count is past MAX_LAYERS."""
+    if isinstance(n, int) and n > MAX_LAYERS:
+        raise UserError(f"{where + ': ' if where else ''}{field} is {n:,}; attn-select reads models of at most "
+                        f"{MAX_LAYERS:,} layers (real ones have a few hundred): fix the config")
+
+
+def _check_layer_counts(attrs: Mapping[str, Any], where: str) -> None:
+    for name in _LAYER_COUNTS:
+        check_layer_count(attrs.get(name), name, where)
+
+
 def _alternating(n: int, every: int, hit: Any, other: Any) -> list[Any]:
     """transformers' default per-layer lists (layer_types, no_rope_layers):
     ``other`` on every ``every``-th layer, ``hit`` elsewhere."""
@@ -775,6 +797,7 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str) -> HFView
             f"{where}: no 'model_type'; transformers (and so vLLM) needs it to pick the config class"
         )
     cls = _HF_CLASSES.get(model_type)
+    _check_layer_counts(given, where)
     if cls is None:
         return HFView(model_type, dict(given), set(), "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
@@ -793,7 +816,9 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str) -> HFView
         missing = [k for k in ("num_hidden_layers", "hidden_size") if attrs.get(k) is None and k in cls.defaults]
         if missing:
             raise UserError(f"{where}: {missing[0]} is null; give the model's value")
+        _check_layer_counts(attrs, where)  # class defaults and attribute_map aliases
         cls.post_init(attrs)
+        _check_layer_counts(attrs, where)  # counts __post_init__ derives (LongCat-Flash: 2 * num_layers)
         derived = attrs.get("layer_types")
         if "layer_types" not in given and derived and len(set(derived)) > 1:
             defaulted.add("layer_types")  # reported as derived by the class

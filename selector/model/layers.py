@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError
-from attn_select.selector.model.hf_classes import HFView
+from attn_select.selector.model.hf_classes import HFView, check_layer_count
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
 from attn_select.selector.model.vllm_registry import REGISTERED, TRANSFORMERS_BACKEND, transformers_backend
 from attn_select.selector.model_facts import LayerAttention
@@ -680,6 +680,7 @@ def _hrm_text(ctx: _Ctx) -> _Stack:
     heads = _per_rank(total, ctx.tp, "attention heads")
     head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
     layer = _bare(heads, heads, head, "decoder")
+    check_layer_count(per_stack * high * (low + 1), "num_layers_per_stack x H_cycles x (L_cycles + 1)")
     _note(ctx, f"HRM-Text: {high} x ({low} + 1) recurrence steps over {per_stack} layers per stack, one "
                "attention (own KV cache) per step and layer; prefill attends bidirectionally")
     return _Stack([(i, layer) for i in range(per_stack * high * (low + 1))])

@@ -18,6 +18,7 @@ import copy
 from typing import Any, NamedTuple
 
 from attn_select.selector.errors import UserError
+from attn_select.selector.model.hf_classes import check_layer_count
 
 # _remap_general_mistral_args: Mistral key -> HF key (renamed when present)
 _RENAMED = (
@@ -65,6 +66,7 @@ def hf_config_from_params(params: object, config_json: dict[str, Any], where: st
     try:
         _max_position(cfg, config_json)
         _general(cfg)
+        check_layer_count(cfg.get("num_hidden_layers"), "n_layers", where)  # before per-layer lists
         _sliding_window(cfg, where)
         if cfg.get("quantization"):
             _quantization(cfg, where)

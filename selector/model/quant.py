@@ -5,20 +5,46 @@ from __future__ import annotations
 
 from typing import Any
 
+from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_classes import HFView
 
 
-def _quant_config(hf: HFView, text: HFView) -> dict[str, Any] | None:
+def check_quant_shape(q: dict[str, Any], where: str, prefix: str = "quantization_config.") -> None:
+    """The parts of a quantization config that vLLM calls ``.get`` on must
+    be objects, and a user error otherwise (vLLM itself fails with an
+    AttributeError): ``producer`` (_normalize_quantization_config reads
+    ``producer.name``), ``quant_method`` a string, and a ModelOpt config's
+    ``quantization`` block (ModelOpt's from_config: "Expected 'quantization'
+    to be a dictionary")."""
+    producer = q.get("producer", {})
+    if not isinstance(producer, dict):
+        raise UserError(f"{where}: field '{prefix}producer' is {shown(producer)}; it must be an object such as "
+                        '{"name": "modelopt", "version": "..."}, whose name vLLM reads')
+    method = q.get("quant_method", "")
+    if not isinstance(method, str):
+        raise UserError(f"{where}: field '{prefix}quant_method' is {shown(method)}; it must be a string such as "
+                        '"fp8" or "modelopt"')
+    inner = q.get("quantization", {})
+    modelopt = (producer.get("name") == "modelopt" or method.lower().startswith("modelopt")
+                or (isinstance(inner, dict) and "modelopt_quant_config" in inner))
+    if modelopt and not isinstance(inner, dict):
+        raise UserError(f"{where}: field '{prefix}quantization' is {shown(inner)}; a ModelOpt config's "
+                        'quantization block must be an object such as {"quant_algo": "FP8"}')
+
+
+def _quant_config(hf: HFView, text: HFView, where: str = "config.json") -> dict[str, Any] | None:
     """get_quantization_config: quantization_config, else compression_config,
     on the config and then on its text config; quant_method normalized."""
-    for view in (hf, text):
+    for view, at in ((hf, ""), (text, "text_config.")):
         q = view.get("quantization_config")
+        key = "quantization_config"
         if q is None:
-            q = view.get("compression_config")
+            q, key = view.get("compression_config"), "compression_config"
         if q is not None:
+            check_quant_shape(q, where, f"{at if text is not hf else ''}{key}.")
             q = dict(q)
-            producer = q.get("producer") or {}
-            inner = q.get("quantization") or {}
+            producer = q.get("producer", {})
+            inner = q.get("quantization", {})
             if (isinstance(producer, dict) and producer.get("name") == "modelopt") or (
                 isinstance(inner, dict) and "modelopt_quant_config" in inner
             ):

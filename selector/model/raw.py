@@ -18,7 +18,8 @@ from typing import Any
 from pydantic_core import SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
 
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
+from attn_select.selector.validation_errors import dotted, first_problem
 
 # field -> kind; every field is optional and may be null. "config" is a
 # nested config of the same shape (text_config of multimodal models).
@@ -123,10 +124,12 @@ def _raw_validator() -> SchemaValidator:
     return _validator
 
 
-def first_error(exc: ValidationError) -> tuple[str, str, Any]:
-    """(dotted location, message, offending input) of a validation error."""
-    err = exc.errors()[0]
-    return ".".join(str(p) for p in err["loc"]), err["msg"], err.get("input")
+def first_error(exc: ValidationError, data: Any) -> tuple[str, str, Any]:
+    """(location as written in ``data``, message, offending input) of a
+    validation error: ``text_config.layer_types[3]``, never pydantic's
+    union-branch names (``use_bidirectional_attention.bool``)."""
+    loc, msg, got, _ = first_problem(exc.errors(include_url=False), data)
+    return dotted(loc), msg, got
 
 
 def parse_raw(data: object, where: str) -> dict[str, Any]:
@@ -137,5 +140,5 @@ def parse_raw(data: object, where: str) -> dict[str, Any]:
     try:
         return _raw_validator().validate_python(data)
     except ValidationError as exc:
-        loc, msg, got = first_error(exc)
-        raise UserError(f"{where}: field {loc!r}: {msg} (got {got!r}); fix the value in the config") from None
+        loc, msg, got = first_error(exc, data)
+        raise UserError(f"{where}: field {loc!r}: {msg} (got {shown(got)}); fix the value in the config") from None

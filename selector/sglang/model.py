@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attn_select.selector.errors import WRONG_KIND, wrong_kind
 from attn_select.selector.model_facts import ModelFacts
 
 # _derive_model_shapes: architectures that run AttentionArch.MLA (any entry of
@@ -151,7 +152,15 @@ def _minicpm_lightning(model_type: str, hf: dict) -> bool:
 
 
 def sglang_model(facts: ModelFacts) -> SGLangModel:
-    """ModelFacts -> the facts SGLang's resolution reads."""
+    """ModelFacts -> the facts SGLang's resolution reads; a field SGLang
+    computes with that holds a value of the wrong kind is a user error."""
+    try:
+        return _sglang_model(facts)
+    except WRONG_KIND as exc:
+        raise wrong_kind(facts.source or facts.name, exc, "SGLang would") from None
+
+
+def _sglang_model(facts: ModelFacts) -> SGLangModel:
     archs = facts.architectures or (facts.architecture,)
     hf = dict(facts.config_attrs)
     text = dict(facts.text_config_attrs) if facts.text_config_attrs else hf

@@ -154,8 +154,8 @@ def test_json_is_deterministic(capsys):
         (["explain", "llama-3.1-8b", "--device", "h1000"], "h100"),  # closest profile
         (["explain", "lama-3.1-8b", "--device", "h100"], "llama-3.1-8b"),
         (["explain", "llama-3.1-8b", "--device", "h100", "--backend", "FLASHINFR"], "FLASHINFER"),
-        (["explain", "--capability", "9.0", "--head-size", "0"], "head size"),
-        (["explain", "--capability", "9.0", "--head-size", "-64"], "head size"),
+        (["explain", "--capability", "9.0", "--head-size", "0"], "--head-size must be a positive integer"),
+        (["explain", "--capability", "9.0", "--head-size", "-64"], "--head-size must be a positive integer"),
         (["explain", "--capability", "9.0", "--head-size", "128", "--dtype", "fp64"], "dtype"),
         (["explain", "--capability", "9.0", "--head-size", "128", "--kv-cache-dtype", "int3"], "KV-cache dtype"),
         (["explain", "--capability", "nine", "--head-size", "128"], "capability"),

@@ -33,20 +33,33 @@ def test_every_field_has_its_what_if_metadata():
 def test_explain_options_are_the_overrides_fields():
     options = _options(explain_cli.app)
     what_if = {n: p for n, p in options.items() if getattr(p, "rich_help_panel", None) in (WHAT_IF_PANEL, RAW_PANEL)}
-    assert set(what_if) == set(Overrides._fields)
+    # --attention-config is vLLM's AttentionConfig: several fields at once
+    assert set(what_if) == set(Overrides._fields) | {"attention_config"}
     for f in FIELDS:
         p = what_if[f.name]
-        assert p.opts == [f.flag]
+        # vLLM's spellings are aliases; explain declares --attention-backend itself
+        # (it is SGLang's flag too), so backend keeps only --backend
+        aliases = [a for a in f.aliases if a != "--attention-backend"]
+        assert p.opts == [f.flag, *aliases]
         assert p.secondary_opts == (["--no-" + f.flag[2:]] if f.switch else [])
         assert p.rich_help_panel == f.what_if.panel
         assert p.help == f.what_if.help
         assert p.default == f.default
 
 
+def test_vllm_flag_names_are_aliases():
+    options = _options(explain_cli.app)
+    assert options["tp"].opts == ["--tp", "--tensor-parallel-size", "-tp"]
+    assert options["dcp_size"].opts == ["--dcp-size", "--decode-context-parallel-size", "-dcp"]
+    assert options["attention_backend"].opts == ["--attention-backend"]
+    assert options["attention_config"].opts == ["--attention-config", "-ac"]
+
+
 def test_run_shares_tp_and_dtype_with_explain():
     run, explain = _options(run_cli.app), _options(explain_cli.app)
     for name in ("tp", "dtype"):
         assert (run[name].opts, run[name].help) == (explain[name].opts, explain[name].help)
+    assert run["backend"].opts == ["--backend", "--attention-backend"]  # vLLM's name for it too
 
 
 def test_deployments_overrides_fields_are_the_overrides_fields():

@@ -2,7 +2,7 @@
 instead of a BaseModel (for explain's start-up time). This checks it accepts,
 coerces and rejects exactly like the BaseModel it stands for: the same output
 (``model_dump(exclude_unset=True)``) on valid configs, the same first error
-(location, type, message) on invalid ones."""
+(location, message, input) on invalid ones."""
 
 from __future__ import annotations
 
@@ -100,15 +100,43 @@ INVALID = [
 
 @pytest.mark.parametrize("config", INVALID)
 def test_errors_match_the_base_model(config):
+    from attn_select.selector.model.raw import _raw_validator
+
     with pytest.raises(ValidationError) as ref:
         REF.model_validate(config)
     err = ref.value.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
+    with pytest.raises(ValidationError) as core:
+        _raw_validator().validate_python(config)
+    ours = core.value.errors()[0]
     # A nested BaseModel also accepts an instance of itself; a config has none.
-    msg = err["msg"].replace(" or instance of RawConfigRef", "")
-    with pytest.raises(UserError) as ours:
+    assert (ours["loc"], ours["msg"], ours.get("input")) == (
+        err["loc"], err["msg"].replace(" or instance of RawConfigRef", ""), err.get("input"))
+    with pytest.raises(UserError, match=r"^cfg\.json: field '[^']+': .+ \(got .+\); fix the value in the config$"):
         parse_raw(config, "cfg.json")
-    assert str(ours.value) == f"cfg.json: field {loc!r}: {msg} (got {err.get('input')!r}); fix the value in the config"
+
+
+@pytest.mark.parametrize("config,message", [
+    # the path as written in the file, not pydantic's union branch (".bool") or item number (".1")
+    ({"use_bidirectional_attention": 3}, "field 'use_bidirectional_attention': Input should be a valid boolean "
+                                         "or a valid string (got 3)"),
+    ({"sliding_window_pattern": [1]}, "field 'sliding_window_pattern': Input should be a valid integer or a "
+                                      "valid string (got [1])"),
+    ({"layer_types": ["full", 3]}, "field 'layer_types[1]': Input should be a valid string (got 3)"),
+    ({"text_config": {"layer_types": [None]}}, "field 'text_config.layer_types[0]': Input should be a valid "
+                                               "string (got null)"),
+    ({"num_attention_heads": "many"}, "field 'num_attention_heads': Input should be a valid integer, unable to "
+                                      "parse string as an integer (got 'many')"),
+])
+def test_errors_name_the_field_as_written(config, message):
+    with pytest.raises(UserError) as exc:
+        parse_raw(config, "cfg.json")
+    assert str(exc.value) == f"cfg.json: {message}; fix the value in the config"
+
+
+def test_a_huge_value_is_cut_short_in_the_error():
+    with pytest.raises(UserError) as exc:
+        parse_raw({"architectures": "A" * 1_000_000}, "cfg.json")
+    assert len(str(exc.value)) < 200 and "AAAA\u2026" in str(exc.value)
 
 
 def test_not_a_mapping():

@@ -101,7 +101,7 @@ def test_every_table_entry_fits_shared_memory():
         assert t.block_h == group and t.block_n >= 16 and t.num_stages >= 1
         assert t.ctas_per_sm * smem_bytes(t, 576, elem) <= 228 * 1024, (group, elem)
         assert smem_bytes(t, 576, elem) <= SMEM_LIMIT, (group, elem, smem_bytes(t, 576, elem))
-        assert not (t.reg_prefetch and elem == 2), "a 16-bit cache is pipelined by Triton"
+        assert not (t.split_v and elem == 2), "a 16-bit tile's one load is pipelined for both dots"
 
 
 def test_tiles_cover_every_head_count_in_as_few_groups_as_the_table_allows():
@@ -114,8 +114,7 @@ def test_tiles_cover_every_head_count_in_as_few_groups_as_the_table_allows():
 
 
 def test_split_rule_on_the_h200_shapes():
-    t16, t64 = TILES[(16, 2)], TILES[(64, 2)]
-    assert t16.ctas_per_sm == 2 and t64.ctas_per_sm == 1
+    t16, t64 = MLATiles(16, 32, 5, 4, 2, 256), MLATiles(64, 32, 5, 8, 1, 256)  # 2 programs per SM, and 1
     assert choose_splits(32, 1, 4097, t16, 132) == 8  # 256 programs in 264 slots
     assert choose_splits(32, 2, 4097, t64, 132) == 2  # 128 programs on 132 SMs
     assert choose_splits(1, 2, 131072, t64, 132) == 63  # one long request: 126 programs, within 5% of full
@@ -130,10 +129,11 @@ def test_build_keeps_vllm_decode_metadata_and_refuses_prefill_tokens():
     ad = TritonMLAAdapter(RunEnv(torch.device("cpu"), None, torch.bfloat16, "auto"), p, sm_count=132)
     b = make_batch(Shape("decode", decodes=32, decode_context=4096), 64, "cpu")
     plan = ad.build(b)
-    assert plan.num_splits == 8 and plan.head_groups == 1
+    assert TILES[(16, 2)].ctas_per_sm == 1  # one program per SM: 4 splits fill 132 SMs with 128 programs
+    assert plan.num_splits == 4 and plan.head_groups == 1
     assert plan.block_table.data_ptr() == b.block_table.data_ptr() and torch.equal(plan.seq_lens, b.seq_lens)
-    assert plan.part_o.shape == (32, 16, 8, 64) and plan.part_lse.shape == (32, 16, 8)
-    assert "split-KV 8" in ad.kernel_name(plan)
+    assert plan.part_o.shape == (32, 16, 4, 64) and plan.part_lse.shape == (32, 16, 4)
+    assert "split-KV 4" in ad.kernel_name(plan)
     mixed = make_batch(Shape("mixed", decodes=2, decode_context=9, prefills=1, prefill_new=4, prefill_context=3),
                        16, "cpu")
     with pytest.raises(Unsupported, match="prefill"):
@@ -168,11 +168,12 @@ def test_a_launch_that_does_not_fit_falls_back_to_smaller_tiles(monkeypatch):
 
     monkeypatch.setattr(ad, "_launch", launch)
     ad.run(plan, None, None, None, None)
-    assert [(t.block_n, t.num_stages) for t in tried] == [(64, 3), (64, 2), (64, 1), (32, 2)]
-    assert "16 heads x 32 keys per tile, 2 stages" in ad.kernel_name(plan)
+    # two stages less is one key buffer less (the block-table read shares the stages)
+    assert [(t.block_n, t.num_stages) for t in tried] == [(64, 3), (64, 1), (32, 3)]
+    assert "16 heads x 32 keys per tile, 3 stages" in ad.kernel_name(plan)
     tried.clear()
     ad.run(plan, None, None, None, None)  # remembered: straight to what fits
-    assert [(t.block_n, t.num_stages) for t in tried] == [(32, 2)]
+    assert [(t.block_n, t.num_stages) for t in tried] == [(32, 3)]
 
 
 # -- the kernel under the interpreter -----------------------------------------
@@ -197,12 +198,21 @@ CASES = {
     "8 splits on short rows: empty splits weigh nothing": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE), [20, 3], 16, "bfloat16",
         dict(num_splits=8, tiles=MLATiles(16, 16, 1, 4, 1, 256))),
-    "fp8 cache scaled 0.5, register prefetch, page 16, 3 splits": (
+    "fp8 cache scaled 0.5, no pipeline (num_stages 1), page 16, 3 splits": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [90, 40, 7], 16, "fp8",
-        dict(num_splits=3, tiles=MLATiles(16, 32, 1, 8, 1, 256, reg_prefetch=True))),
-    "bf16 cache, register prefetch, page 64, one split, 32-row group": (
+        dict(num_splits=3, tiles=MLATiles(16, 32, 1, 8, 1, 256))),
+    "fp8 cache scaled 0.5, value loaded apart, page 16 (tiles cross pages), 3 splits": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [90, 40, 7], 16, "fp8",
+        dict(num_splits=3, tiles=MLATiles(16, 32, 5, 4, 1, 256, split_v=True))),
+    "bf16 cache, page 64, one split, 32-row group, 64-key tiles": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE), [130, 63], 64, "bfloat16",
-        dict(num_splits=1, tiles=MLATiles(32, 64, 1, 8, 1, 256, reg_prefetch=True))),
+        dict(num_splits=1, tiles=MLATiles(32, 64, 5, 8, 1, 256))),
+    "fp8 cache, 128 heads (two staged-query groups), page 64, 64-key tiles, 2 splits": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [150, 40], 64, "fp8",
+        dict(num_splits=2, tiles=MLATiles(64, 64, 5, 8, 1, 256))),
+    "fp8 cache scaled 2, 64 heads (the query staged through memory), page 64, 2 splits": (
+        MLAParams(64, 512, 64, DEEPSEEK_SCALE, kv_scale=2.0), [100, 30], 64, "fp8",
+        dict(num_splits=2, tiles=MLATiles(64, 32, 5, 8, 1, 256))),
     "rank 96 + rope 24 (padded dims), 2 splits": (
         MLAParams(16, 96, 24, 0.1), [45, 30], 16, "bfloat16", dict(num_splits=2)),
 }
@@ -247,6 +257,27 @@ def test_mla_kernel_returns_the_log_sum_exp_split_or_not():
         lse = torch.full((2, 16), float("nan"))
         ad.run(ad.build(b, num_splits=ns, tiles=MLATiles(16, 16, 1, 4, 1, 256)), inp.q, cache, None, out, lse=lse)
         assert torch.allclose(lse, want, atol=1e-4), ns
+
+
+@needs_interpreter
+@pytest.mark.parametrize("q_mult", [3.0e4, 1.0e-6])
+def test_fp8_cache_query_scale_is_folded_exactly(q_mult):
+    """With an fp8 cache the dots run in fp16 on the GPU: the query is scaled
+    by a power of two into fp16's range and the inverse goes into the score
+    scale. A query far outside fp16's range (or deep in its subnormals) must
+    give the reference's output; an exponent off by one would not."""
+    p = MLAParams(16, 512, 64, 0.1 / q_mult, kv_scale=0.5)
+    b = decode_batch([70, 20], 16, seed=4)
+    ad = TritonMLAAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "fp8"), p)
+    gen = torch.Generator().manual_seed(6)
+    cache = fill_random_(ad.alloc_cache(b.num_pages, 16), gen)
+    inp = random_mla_inputs(b, p, torch.float32, gen)
+    write_latents(cache, b, inp.latent_new, p.kv_scale)
+    q = inp.q * q_mult
+    out = torch.full((2, 16, 512), float("nan"))
+    ad.run(ad.build(b, num_splits=2, tiles=TILES[(16, 1)]), q, cache, None, out)
+    ref = reference_mla_attention(q, cache, b, p)
+    assert relative_error(out, ref) < TIGHT
 
 
 def test_the_kernels_cache_dtypes_are_the_ones_vllm_accepts_for_triton_mla():

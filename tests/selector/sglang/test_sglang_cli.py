@@ -85,8 +85,11 @@ def test_bad_sglang_flags_are_one_line_exit_2(capsys, argv, needle):
 
 
 def test_sglang_flag_with_vllm_engine_is_a_user_error(capsys):
+    rc, _, err = run(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--page-size", "64")
+    assert rc == 2 and "--page-size is an SGLang flag" in err
+    # --attention-backend is vLLM's flag too: with --engine vllm an SGLang name says so
     rc, _, err = run(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--attention-backend", "fa3")
-    assert rc == 2 and "--attention-backend is an SGLang flag" in err
+    assert rc == 2 and "'fa3' is an SGLang backend name" in err and "--engine sglang" in err
 
 
 def test_engine_sglang_needs_a_model(capsys):

@@ -1,0 +1,331 @@
+"""The options of vLLM 0.33.0's `vllm serve` (and of
+`python -m vllm.entrypoints.openai.api_server`, the same parser), as data:
+one line per option, how many values it takes (argparse's nargs: 0, 1, ?, +)
+and every option string the parser accepts for it (help hides some); "!"
+marks the strings of an on/off option that turn it off. Generated from
+vLLM's parser by tests/tools/vllm_serve_flags.py; do not edit by hand.
+"""
+
+SERVE_OPTIONS = """
+1 --additional-config
+0 --aggregate-engine-logging
+1 --all2all-backend
+0 --allow-credentials !--no-allow-credentials
+0 --allow-deprecated-quantization !--no-allow-deprecated-quantization
+1 --allowed-headers
+1 --allowed-local-media-path
++ --allowed-media-domains
+1 --allowed-methods
+1 --allowed-origins
+1 --anthropic-disabled-thinking-effort
++ --api-key
+1 --api-server-count -asc
+0 --async-scheduling !--no-async-scheduling
+1 --attention-backend
+1 --attention-config -ac
+1 --aux-output-config
+1 --block-size
+1 --chat-template
+1 --chat-template-content-format
+1 --code-revision
+1 --cohere-format
+0 --cohere-is-reasoning-model !--no-cohere-is-reasoning-model
++ --collect-detailed-traces
+1 --compilation-config -cc
+1 --config
+1 --config-format
+1 --convert
+1 --cp-kv-cache-interleave-size
+1 --cpu-distributed-timeout-seconds
+1 --cpu-offload-gb
++ --cpu-offload-params
++ --cudagraph-capture-sizes
+0 --cudagraph-metrics !--no-cudagraph-metrics
+1 --custom-histogram-buckets
+1 --data-parallel-address -dpa
+1 --data-parallel-backend -dpb
+0 --data-parallel-external-lb !--no-data-parallel-external-lb -dpe
+0 --data-parallel-hybrid-lb !--no-data-parallel-hybrid-lb -dph
+0 --data-parallel-multi-port-external-lb -dpm
+1 --data-parallel-rank -dpn
+1 --data-parallel-rpc-port -dpp
+1 --data-parallel-size -dp
+1 --data-parallel-size-local -dpl
+1 --data-parallel-start-rank -dpr
+1 --data-parallel-supervisor-port
+1 --dbo-decode-token-threshold
+1 --dbo-prefill-token-threshold
+1 --dcp-comm-backend
+1 --dcp-kv-cache-interleave-size
+0 --dcp-q-replicate !--no-dcp-q-replicate
+1 --decode-context-parallel-size -dcp
+1 --default-chat-template-kwargs
+1 --default-mm-loras
+1 --device-ids
+1 --diffusion-config -dc
+1 --disable-access-log-for-endpoints
+0 --disable-cascade-attn !--enable-cascade-attn !--no-disable-cascade-attn
+0 --disable-chunked-mm-input !--enable-chunked-mm-input !--no-disable-chunked-mm-input
+0 --disable-custom-all-reduce !--enable-custom-all-reduce !--no-disable-custom-all-reduce
+0 --disable-fastapi-docs !--enable-fastapi-docs !--no-disable-fastapi-docs
+0 --disable-hybrid-kv-cache-manager !--enable-hybrid-kv-cache-manager !--no-disable-hybrid-kv-cache-manager
+0 --disable-log-stats
+0 --disable-nccl-for-dp-synchronization !--enable-nccl-for-dp-synchronization !--no-disable-nccl-for-dp-synchronization
+0 --disable-sliding-window !--enable-sliding-window !--no-disable-sliding-window
+0 --disable-uvicorn-access-log !--enable-uvicorn-access-log !--no-disable-uvicorn-access-log
+1 --distributed-executor-backend
+1 --distributed-timeout-seconds
+1 --download-dir
+1 --dp-supervisor-probe-failure-threshold
+1 --dp-supervisor-probe-interval-s
+1 --dp-supervisor-probe-timeout-s
+1 --dp-sync-interval
+1 --dtype
+1 --ec-manager-config
+1 --ec-transfer-config
+1 --elastic-ep-max-dp-size
+0 --enable-auto-tool-choice !--disable-auto-tool-choice !--no-enable-auto-tool-choice
+0 --enable-batch-sharded-sampling !--disable-batch-sharded-sampling !--no-enable-batch-sharded-sampling
+0 --enable-chunked-prefill !--disable-chunked-prefill !--no-enable-chunked-prefill
+0 --enable-cumem-allocator !--disable-cumem-allocator !--no-enable-cumem-allocator
+0 --enable-dbo !--disable-dbo !--no-enable-dbo
+0 --enable-elastic-ep !--disable-elastic-ep !--no-enable-elastic-ep
+0 --enable-ep-weight-filter !--disable-ep-weight-filter !--no-enable-ep-weight-filter
+0 --enable-eplb !--disable-eplb !--no-enable-eplb
+0 --enable-expert-parallel -ep !--disable-expert-parallel !--no-enable-expert-parallel
+0 --enable-fault-tolerance !--disable-fault-tolerance !--no-enable-fault-tolerance
+0 --enable-flash-late-interaction !--disable-flash-late-interaction !--no-enable-flash-late-interaction
+0 --enable-flashinfer-autotune !--disable-flashinfer-autotune !--no-enable-flashinfer-autotune
+0 --enable-force-include-usage !--disable-force-include-usage !--no-enable-force-include-usage
+0 --enable-hc-sp !--disable-hc-sp !--no-enable-hc-sp
+0 --enable-layerwise-nvtx-tracing !--disable-layerwise-nvtx-tracing !--no-enable-layerwise-nvtx-tracing
+0 --enable-log-deltas !--disable-log-deltas !--no-enable-log-deltas
+0 --enable-log-outputs !--disable-log-outputs !--no-enable-log-outputs
+0 --enable-log-requests !--disable-log-requests !--no-enable-log-requests
+0 --enable-logging-iteration-details !--disable-logging-iteration-details !--no-enable-logging-iteration-details
+0 --enable-lora !--disable-lora !--no-enable-lora
+0 --enable-mamba-cache-stochastic-rounding !--disable-mamba-cache-stochastic-rounding !--no-enable-mamba-cache-stochastic-rounding
+0 --enable-mamba-shared-prefix-checkpoint !--disable-mamba-shared-prefix-checkpoint !--no-enable-mamba-shared-prefix-checkpoint
+0 --enable-mfu-metrics !--disable-mfu-metrics !--no-enable-mfu-metrics
+0 --enable-mixed-moe-lora-format !--disable-mixed-moe-lora-format !--no-enable-mixed-moe-lora-format
+0 --enable-mm-embeds !--disable-mm-embeds !--no-enable-mm-embeds
+0 --enable-moe-shared-loras !--disable-moe-shared-loras !--no-enable-moe-shared-loras
+0 --enable-nccl-comm-suspend !--disable-nccl-comm-suspend !--no-enable-nccl-comm-suspend
+0 --enable-offline-docs !--disable-offline-docs !--no-enable-offline-docs
+0 --enable-per-request-metrics !--disable-per-request-metrics !--no-enable-per-request-metrics
+0 --enable-prefix-caching !--disable-prefix-caching !--no-enable-prefix-caching
+0 --enable-prompt-embeds !--disable-prompt-embeds !--no-enable-prompt-embeds
+0 --enable-prompt-tokens-details !--disable-prompt-tokens-details !--no-enable-prompt-tokens-details
+0 --enable-request-id-headers !--disable-request-id-headers !--no-enable-request-id-headers
+0 --enable-return-routed-experts !--disable-return-routed-experts !--no-enable-return-routed-experts
+0 --enable-scale-out !--disable-scale-out !--no-enable-scale-out
+0 --enable-server-load-tracking !--disable-server-load-tracking !--no-enable-server-load-tracking
+0 --enable-shm-tensor-arena !--disable-shm-tensor-arena !--no-enable-shm-tensor-arena
+0 --enable-sleep-mode !--disable-sleep-mode !--no-enable-sleep-mode
+0 --enable-ssl-refresh !--disable-ssl-refresh !--no-enable-ssl-refresh
+0 --enable-tokenizer-info-endpoint !--disable-tokenizer-info-endpoint !--no-enable-tokenizer-info-endpoint
+0 --enable-tower-connector-lora !--disable-tower-connector-lora !--no-enable-tower-connector-lora
+0 --enable-trace-replay !--disable-trace-replay !--no-enable-trace-replay
+0 --enforce-eager !--no-enforce-eager
+1 --engram-config
+1 --eplb-config
+0 --exclude-tools-when-tool-choice-none !--no-exclude-tools-when-tool-choice-none
+1 --expert-placement-strategy
+0 --fail-on-environ-validation !--no-fail-on-environ-validation
+1 --fault-tolerance-config
+1 --fingerprint-mode
+1 --fingerprint-value
+0 --fully-sharded-loras !--no-fully-sharded-loras
+1 --gdn-prefill-backend
+1 --generation-config
+1 --gpu-memory-utilization --device-memory-utilization
+0 --grpc
+1 --grpc-port
+0 -h --help
+1 --h11-max-header-count
+1 --h11-max-incomplete-event-size
+0 --headless
+1 --hf-config-path
+1 --hf-overrides
+? --hf-token
+1 --host
++ --ignore-patterns
+0 --interleave-mm-strings !--no-interleave-mm-strings
+1 --io-processor-plugin
+1 --ir-op-priority
+1 --jit-monitor-mode
+0 --jit-monitor-verbose !--no-jit-monitor-verbose
+1 --kda-decode-backend
+1 --kda-prefill-backend
+1 --kernel-config
+1 --kv-cache-dtype
++ --kv-cache-dtype-skip-layers
+1 --kv-cache-memory-bytes
+0 --kv-cache-metrics !--no-kv-cache-metrics
+1 --kv-cache-metrics-sample
+1 --kv-events-config
+1 --kv-offloading-backend
+1 --kv-offloading-size
+0 --kv-sharing-fast-prefill !--no-kv-sharing-fast-prefill
+1 --kv-transfer-config
+0 --language-model-only !--no-language-model-only
+1 --limit-mm-per-prompt
+1 --linear-backend
+1 --load-format
+1 --log-config-file
+0 --log-error-stack !--no-log-error-stack
+1 --log-level
+1 --logging-config
++ --logits-processors
+1 --logprobs-mode
+1 --long-prefill-token-threshold
+0 --long-prefill-token-threshold-adaptive !--no-long-prefill-token-threshold-adaptive
+1 --lora-dtype
++ --lora-modules
++ --lora-target-modules
+1 --mamba-backend
+1 --mamba-block-size
+1 --mamba-cache-dtype
+1 --mamba-cache-mode
+1 --mamba-cache-philox-rounds
+1 --mamba-ssm-cache-dtype
+1 --mamba-ssu-algorithm
+1 --master-addr
+1 --master-port
+1 --max-cpu-loras
+1 --max-cudagraph-capture-size
+1 --max-log-len
+1 --max-logprobs
+1 --max-lora-cls-labels
+1 --max-lora-rank
+1 --max-loras
+1 --max-model-len
+1 --max-num-active-seqs
+1 --max-num-batched-tokens
+1 --max-num-queued-reqs
+1 --max-num-queued-tokens
+1 --max-num-scheduled-tokens
+1 --max-num-seqs
+1 --max-parallel-loading-workers
+1 --media-io-kwargs
+1 --middleware
+0 --mm-device-do-normalize !--no-mm-device-do-normalize
+1 --mm-encoder-attn-backend
+1 --mm-encoder-attn-dtype
+1 --mm-encoder-fp8-scale-path
+1 --mm-encoder-fp8-scale-save-margin
+1 --mm-encoder-fp8-scale-save-path
+0 --mm-encoder-only !--no-mm-encoder-only
+1 --mm-encoder-tp-mode
+1 --mm-hasher-algorithm
+1 --mm-ipc-gpu-memory-gb
+1 --mm-processor-cache-gb
+1 --mm-processor-cache-type
+1 --mm-processor-device
+1 --mm-processor-kwargs
+1 --mm-shm-cache-max-object-size-mb
+1 --mm-tensor-ipc
+1 --model
+1 --model-class-overrides
+1 --model-impl
+1 --model-loader-extra-config
+1 --moe-backend
+0 --monokernel !--no-monokernel
+1 --nnodes -n
+1 --node-rank -r
+1 --num-gpu-blocks-override
+0 --numa-bind !--no-numa-bind
++ --numa-bind-cpus
++ --numa-bind-nodes
+1 --offload-backend
+1 --offload-group-size
+1 --offload-num-in-group
++ --offload-params
+1 --offload-prefetch-step
+1 --optimization-level
+1 --otlp-traces-endpoint
+1 --override-generation-config
+1 --per-request-spec-decode-metrics
+1 --performance-mode
+1 --pipeline-parallel-size -pp
+1 --pooler-config
+1 --port
+1 --prefill-context-parallel-size -pcp
+1 --prefill-schedule-interval
+1 --prefix-cache-retention-interval
+1 --prefix-caching-hash-algo
+1 --prefix-match-unit
+1 --profiler-config
+1 --pt-load-map-location
+1 --quantization -q
+1 --quantization-config
+0 --ray-workers-use-nsight !--no-ray-workers-use-nsight
+1 --reasoning-config
+1 --reasoning-effort-map
+1 --reasoning-parser
+1 --reasoning-parser-plugin
+1 --renderer-num-workers
+1 --replayssm-buffer-len
+1 --response-role
+0 --return-sampling-mask !--no-return-sampling-mask
+0 --return-tokens-as-token-ids !--no-return-tokens-as-token-ids
+1 --revision
+1 --root-path
+1 --runner
+1 --safetensors-load-strategy
+1 --safetensors-prefetch-block-size
+1 --safetensors-prefetch-num-threads
+1 --scheduler-cls
+0 --scheduler-reserve-full-isl !--no-scheduler-reserve-full-isl
+1 --scheduling-policy
+1 --seed
++ --served-model-name
+1 --show-hidden-metrics-for-version
+1 --shutdown-timeout
+0 --skip-mm-profiling !--no-skip-mm-profiling
+0 --skip-tokenizer-init !--no-skip-tokenizer-init
+1 --sleep-mode-backend
+0 --sleep-mode-offload-cudagraph !--no-sleep-mode-offload-cudagraph
++ --sleep-preserve-parameter-names
+1 --sparse-indexer-topk-backend
+1 --spec-method
+1 --spec-model
+1 --spec-tokens
+0 --specialize-active-lora !--no-specialize-active-lora
+1 --speculative-config -sc
+1 --sse-keep-alive-interval
+1 --ssl-ca-certs
+1 --ssl-cert-reqs
+1 --ssl-certfile
+1 --ssl-ciphers
+1 --ssl-keyfile
+1 --stream-interval
+1 --structured-outputs-config
+0 --swa-bounded-replay !--no-swa-bounded-replay
+1 --tensor-parallel-size -tp
+1 --tokenizer
+1 --tokenizer-mode
+1 --tokenizer-revision
+0 --tokens-only !--no-tokens-only
+1 --tool-call-parser
+1 --tool-parser-plugin
+1 --tool-server
+1 --tool-strict-level
+0 --trust-remote-code !--no-trust-remote-code
+0 --trust-request-chat-template !--no-trust-request-chat-template
+0 --trust-request-mm-kwargs !--no-trust-request-mm-kwargs
+1 --ubatch-size
+1 --uds
+0 --use-fp64-gumbel !--no-use-fp64-gumbel
+0 --use-replayssm !--no-use-replayssm
+0 --use-tqdm-on-load !--no-use-tqdm-on-load
+1 --uvicorn-log-level
+1 --video-pruning-method
+1 --video-pruning-rate
+1 --watchdog-config
+1 --watermark
+1 --watermark-config
+1 --weight-transfer-config
+1 --worker-cls
+1 --worker-extension-cls
+"""

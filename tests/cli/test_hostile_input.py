@@ -1,0 +1,479 @@
+"""Hostile input (issue 16): every class of bad input a fuzz run found ends
+as exactly one line on stderr and exit 2, with no traceback and no internal
+error, in bounded time and memory.
+
+Each case runs ``attn-select ARGV`` (``cli.app.main``) in a forked child of
+this process: the package is already imported, so a case costs a
+fraction of a second, and the child's address space is capped (``RLIMIT_AS``) and
+its wall clock limited (``SIGALRM``), so a hang or a runaway allocation
+fails the case instead of stalling the machine. The limits are guards, not
+timings: a fixed case answers in well under a second.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from attn_select.cli.app import main
+from attn_select.selector.profiles import MODELS_DIR
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs fork, /proc and RLIMIT_AS (Linux)")
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "profiles" / "lock" / "deployments.yaml"
+
+MEMORY_HEADROOM = 768 << 20  # bytes of address space a case may add to this process's
+WALL_LIMIT_S = 60  # a guard against hangs only (a loaded CI host is slow); a case takes a fraction of a second
+
+
+@dataclass
+class Outcome:
+    rc: int | None  # None: the child was killed (signal) or did not report
+    out: str = ""
+    err: str = ""
+    died: str = ""
+
+
+def _vm_size() -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def run_bounded(argv: list[str], cwd: Path, setup: Callable[[], None] | None = None) -> Outcome:
+    """``main(argv)`` in a forked child with capped memory and wall clock."""
+    import resource
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            os.close(r)
+            signal.alarm(WALL_LIMIT_S)  # SIGALRM's default action ends the child
+            limit = _vm_size() + MEMORY_HEADROOM
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            sys.stdout, sys.stderr = io.StringIO(), io.StringIO()
+            os.chdir(cwd)
+            if setup is not None:
+                setup()
+            rc = main([str(a) for a in argv])
+            report = {"rc": rc, "out": sys.stdout.getvalue()[:20_000], "err": sys.stderr.getvalue()[:200_000]}
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, which fails the case
+            import traceback
+
+            report = {"rc": None, "died": "".join(traceback.format_exception(exc))[-4000:]}
+        data = json.dumps(report).encode()
+        while data:
+            data = data[os.write(w, data):]
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    with os.fdopen(r, "rb") as fh:
+        while chunk := fh.read(65536):
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        name = signal.Signals(os.WTERMSIG(status)).name
+        return Outcome(None, died=f"killed by {name} (SIGALRM: past {WALL_LIMIT_S} s)")
+    if not chunks:
+        return Outcome(None, died="the child reported nothing")
+    return Outcome(**json.loads(b"".join(chunks)))
+
+
+# --- inputs ---------------------------------------------------------------------
+
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+         "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+         "torch_dtype": "bfloat16"}
+NO_DTYPE = {k: v for k, v in LLAMA.items() if k != "torch_dtype"}  # the safetensors headers are read
+MISTRAL_PARAMS = {"dim": 4096, "n_layers": 32, "head_dim": 128, "hidden_dim": 14336, "n_heads": 32,
+                  "n_kv_heads": 8, "norm_eps": 1e-05, "vocab_size": 32768, "rope_theta": 1000000.0}
+MODELOPT = {"name": "modelopt", "version": "0.29.0"}
+
+
+def nested(depth: int, leaf: object = 1) -> str:
+    """JSON nested ``depth`` deep, written as text (json.dumps would recurse)."""
+    return "[" * depth + json.dumps(leaf) + "]" * depth
+
+
+def nested_objects(depth: int) -> str:
+    return '{"a": ' * depth + "1" + "}" * depth
+
+
+def folder(tmp: Path, config: dict | str | None = None, **files: bytes | str | dict) -> Path:
+    """A model folder ``tmp/m`` with config.json and the named files."""
+    m = tmp / "m"
+    m.mkdir(exist_ok=True)
+    if config is not None:
+        files["config.json"] = config
+    for name, body in files.items():
+        path = m / name.replace("__", ".")
+        if isinstance(body, dict):
+            body = json.dumps(body)
+        if isinstance(body, str):
+            body = body.encode()
+        path.write_bytes(body)
+    return m
+
+
+def safetensors(header: bytes | str | dict, length: int | None = None) -> bytes:
+    if isinstance(header, dict):
+        header = json.dumps(header)
+    if isinstance(header, str):
+        header = header.encode()
+    return (len(header) if length is None else length).to_bytes(8, "little") + header + b"\0" * 8
+
+
+def grown(path: Path, size: int) -> Path:
+    """``path`` made ``size`` bytes long (a sparse tail of NULs: the size
+    alone must be refused, before anything is read)."""
+    os.truncate(path, size)
+    return path
+
+
+def explain(target: object) -> list[str]:
+    return ["explain", str(target), "--capability", "9.0"]
+
+
+def deployments(tmp: Path, text: str, name: str = "d.yaml") -> Path:
+    path = tmp / name
+    path.write_text(text)
+    return path
+
+
+LAUGHS = (  # ten levels of nine aliases: 9**10 values once expanded, from 400 bytes
+    "a: &a [x, x, x, x, x, x, x, x, x]\n"
+    + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n"
+        for p, c in zip("abcdefghi", "bcdefghij")
+    )
+    + "deployments: [{name: n, model: llama-3.1-8b, device: h100, overrides: {dtype: *j}}]\n"
+)
+
+LOCK_HEAD = "schema: attn-select.lock/1\nengine: {name: vllm, version: 0.33.0}\n"
+
+
+def _denied(predicate: Callable[[str], bool]) -> Callable[[], None]:
+    """A setup that makes opening matching paths fail with EACCES, as for a
+    chmod 000 file; tests run as root in CI, where chmod does not stop reads."""
+
+    def setup() -> None:
+        import builtins
+        import io as io_module
+
+        real_open = io_module.open
+
+        def open_(file, *args, **kwargs):
+            if isinstance(file, (str, os.PathLike)) and predicate(os.fspath(file)):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(file))
+            return real_open(file, *args, **kwargs)
+
+        builtins.open = io_module.open = open_
+
+    return setup
+
+
+def _folder_denied(folder_name: str) -> Callable[[], None]:
+    """A setup that makes a folder unlistable and its entries unstattable
+    (a chmod 000 folder, for a non-root user)."""
+
+    def setup() -> None:
+        real_stat, real_scandir = os.stat, os.scandir
+
+        def inside(path) -> bool:
+            return isinstance(path, (str, os.PathLike)) and f"/{folder_name}/" in os.path.abspath(os.fspath(path))
+
+        def stat(path, *args, **kwargs):
+            if inside(path):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+            return real_stat(path, *args, **kwargs)
+
+        def scandir(path=".", *args, **kwargs):
+            if inside(os.path.join(os.fspath(path), "x")):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
+            return real_scandir(path, *args, **kwargs)
+
+        os.stat, os.scandir = stat, scandir
+
+    return setup
+
+
+@dataclass
+class Case:
+    make: Callable[[Path], list[str]]  # builds the inputs under tmp, returns argv
+    setup: Callable[[], None] | None = None
+    words: tuple[str, ...] = ()  # what the one line must say (lower case)
+    not_words: tuple[str, ...] = field(default=())
+
+
+def _lock_then_check(tmp: Path, lock_text: str) -> list[str]:
+    path = tmp / "x.lock"
+    path.write_text(lock_text)
+    return ["check", str(path)]
+
+
+CASES: dict[str, Case] = {
+    # --- config.json / params.json / hf_quant_config.json ---
+    "config.json nested 100,000 deep": Case(
+        lambda t: explain(folder(t, nested(100_000))), words=("nested",)),
+    "config.json objects nested 100,000 deep": Case(
+        lambda t: explain(folder(t, nested_objects(100_000))), words=("nested",)),
+    "config.json integer of 5,000 digits": Case(
+        lambda t: explain(folder(t, json.dumps(LLAMA)[:-1] + ', "vocab_size": ' + "9" * 5000 + "}")),
+        words=("digits",)),
+    "config.json use_mla nested 600 deep": Case(
+        lambda t: explain(folder(t, json.dumps(LLAMA)[:-1] + ', "use_mla": ' + nested(600) + "}")),
+        words=("nested",)),
+    "quantization_config.quantization null": Case(
+        lambda t: explain(folder(t, {**LLAMA, "quantization_config": {"producer": MODELOPT, "quantization": None}})),
+        words=("quantization_config.quantization",)),
+    "quantization_config.quantization a string": Case(
+        lambda t: explain(folder(t, {**LLAMA, "quantization_config": {"producer": MODELOPT, "quantization": "FP8"}})),
+        words=("quantization_config.quantization",)),
+    "quantization_config.quantization a list": Case(
+        lambda t: explain(folder(t, {**LLAMA, "quantization_config": {"producer": MODELOPT, "quantization": ["FP8"]}})),
+        words=("quantization_config.quantization",)),
+    "quantization_config.producer a string": Case(
+        lambda t: explain(folder(t, {**LLAMA, "quantization_config": {"producer": "modelopt",
+                                                                       "quantization": {"quant_algo": "FP8"}}})),
+        words=("quantization_config.producer",)),
+    "compressed-style modelopt with a null quantization": Case(
+        lambda t: explain(folder(t, {**LLAMA, "quantization_config": {"quant_method": "modelopt",
+                                                                       "quantization": None}})),
+        words=("quantization_config.quantization",)),
+    "hf_quant_config.json quantization null": Case(
+        lambda t: explain(folder(t, LLAMA, hf_quant_config__json={"producer": MODELOPT, "quantization": None})),
+        words=("hf_quant_config.json", "quantization")),
+    "hf_quant_config.json producer a string": Case(
+        lambda t: explain(folder(t, LLAMA, hf_quant_config__json={"producer": "modelopt",
+                                                                  "quantization": {"quant_algo": "FP8"}})),
+        words=("hf_quant_config.json", "producer")),
+    "hf_quant_config.json nested 100,000 deep": Case(
+        lambda t: explain(folder(t, LLAMA, hf_quant_config__json=nested(100_000))), words=("nested",)),
+    "num_hidden_layers 100,000,000": Case(
+        lambda t: explain(folder(t, {**LLAMA, "num_hidden_layers": 100_000_000})),
+        words=("num_hidden_layers", "at most")),
+    "text_config num_hidden_layers 100,000,000": Case(
+        lambda t: explain(folder(t, {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+                                     "torch_dtype": "bfloat16",
+                                     "text_config": {"model_type": "gemma3_text", "num_hidden_layers": 10**8}})),
+        words=("num_hidden_layers", "at most")),
+    "params.json n_layers 100,000,000": Case(
+        lambda t: explain(folder(t, params__json={**MISTRAL_PARAMS, "n_layers": 10**8, "dtype": "bfloat16"},
+                                 consolidated__safetensors=safetensors({}))),
+        words=("at most",)),
+    "a pattern field of the wrong kind (Gemma3TextConfig computes with it)": Case(
+        lambda t: explain(folder(t, {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+                                     "torch_dtype": "bfloat16", "sliding_window_pattern": "x"})),
+        words=("wrong kind", "TypeError")),
+    "a window field of the wrong kind (ModernBertConfig computes with it)": Case(
+        lambda t: explain(folder(t, {"architectures": ["ModernBertModel"], "model_type": "modernbert",
+                                     "hidden_size": 768, "num_attention_heads": 12, "num_hidden_layers": 4,
+                                     "global_attn_every_n_layers": 3, "local_attention": None,
+                                     "torch_dtype": "float32"})),
+        words=("wrong kind", "TypeError")),
+    "config.json of 40 MB": Case(lambda t: explain(grown(folder(t, LLAMA) / "config.json", 40 << 20).parent),
+                                 words=("mib",)),
+    "params.json nested 100,000 deep": Case(
+        lambda t: explain(folder(t, params__json=nested(100_000), consolidated__safetensors=safetensors({}))),
+        words=("nested",)),
+    "params.json integer of 5,000 digits": Case(
+        lambda t: explain(folder(t, params__json='{"dim": ' + "7" * 5000 + "}",
+                                 consolidated__safetensors=safetensors({}))),
+        words=("digits",)),
+    # --- safetensors headers (the config names no dtype, so they are read) ---
+    "safetensors header length 2**64-1": Case(
+        lambda t: explain(folder(t, NO_DTYPE, model__safetensors=safetensors(b"{}", 2**64 - 1))),
+        words=("model.safetensors", "header")),
+    "safetensors header length 2**40": Case(
+        lambda t: explain(folder(t, NO_DTYPE, model__safetensors=safetensors(b"{}", 2**40))),
+        words=("model.safetensors", "header")),
+    "safetensors header body a list": Case(
+        lambda t: explain(folder(t, NO_DTYPE, model__safetensors=safetensors(b"[1, 2, 3]"))),
+        words=("model.safetensors",)),
+    "safetensors header nested 5,000 deep": Case(
+        lambda t: explain(folder(t, NO_DTYPE, model__safetensors=safetensors(nested_objects(5000)))),
+        words=("model.safetensors", "nested")),
+    "safetensors dtype a list": Case(
+        lambda t: explain(folder(t, NO_DTYPE, model__safetensors=safetensors(
+            {"w": {"dtype": ["F16"], "shape": [1], "data_offsets": [0, 2]}}))),
+        words=("model.safetensors", "dtype")),
+    "safetensors header shorter than 8 bytes": Case(
+        lambda t: explain(folder(t, NO_DTYPE, model__safetensors=b"\1\2")), words=("model.safetensors",)),
+    "consolidated.safetensors header length 2**64-1 (Mistral folder)": Case(
+        lambda t: explain(folder(t, params__json=MISTRAL_PARAMS,
+                                 consolidated__safetensors=safetensors(b"{}", 2**64 - 1))),
+        words=("consolidated.safetensors", "header")),
+    # --- folders and names ---
+    "params.json unreadable (EACCES)": Case(
+        lambda t: explain(folder(t, params__json=MISTRAL_PARAMS, consolidated__safetensors=safetensors({}))),
+        setup=_denied(lambda p: p.endswith("params.json")), words=("params.json", "permission denied")),
+    "config.json unreadable (EACCES)": Case(
+        lambda t: explain(folder(t, LLAMA)),
+        setup=_denied(lambda p: p.endswith("config.json")), words=("config.json", "permission denied")),
+    "model folder unreadable (EACCES on its entries)": Case(
+        lambda t: explain(folder(t, LLAMA)), setup=_folder_denied("m"), words=("permission denied",)),
+    "300-character model name": Case(lambda t: explain("x" * 300), words=("too long",)),
+    "300-character model path": Case(lambda t: explain("./" + "x" * 300), words=("too long",)),
+    "300-character hub-like id": Case(lambda t: explain("org/" + "x" * 300), words=("no such file or folder",),
+                                      not_words=("download",)),
+    "symlink loop": Case(lambda t: (os.symlink("loop", t / "loop"), explain("loop"))[1],
+                         words=("loop",), not_words=("profile", "download")),
+    "symlink loop, ./ path": Case(lambda t: (os.symlink("loop", t / "loop"), explain("./loop"))[1],
+                                  words=("loop",), not_words=("profile", "download")),
+    "symlink loop, trailing slash": Case(lambda t: (os.symlink("loop", t / "loop"), explain("loop/"))[1],
+                                         words=("loop",), not_words=("profile", "download")),
+    "a home folder of an unknown user": Case(lambda t: explain("~nosuchuser0/x"), words=("home folder",)),
+    "a dangling symlink": Case(lambda t: (os.symlink("/nonexistent/x", t / "m"), explain("m"))[1],
+                               words=("symbolic link", "does not exist"), not_words=("profile",)),
+    "missing model/ with a trailing slash": Case(
+        lambda t: explain("model/"), words=("no such file or folder",), not_words=("download",)),
+    "a NUL in the model name": Case(lambda t: explain("a\0b"), words=("nul",)),
+    "a NUL in the deployments file name": Case(lambda t: ["lock", "d\0.yaml"], words=("nul",)),
+    "a NUL in a deployments file's model path": Case(
+        lambda t: ["lock", deployments(t, '- {name: a, model: "m\\0/x", device: h100}\n')], words=("\\x00",)),
+    "a terminal escape in a device name": Case(
+        lambda t: ["lock", deployments(t, '- {name: a, model: llama-3.1-8b, device: "\\e[31mred"}\n')],
+        words=("\\x1b[31mred",), not_words=("\x1b",)),
+    "1 MB model name": Case(lambda t: explain("y" * 1_000_000), words=("too long",)),
+    # --- command-line values ---
+    "--flash-attn-version 5": Case(
+        lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "--flash-attn-version", "5"],
+        words=("--flash-attn-version", "2, 3 or 4")),
+    "--flash-attn-version 0": Case(
+        lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "--flash-attn-version", "0"],
+        words=("--flash-attn-version", "2, 3 or 4")),
+    "--flash-attn-version -1": Case(
+        lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "--flash-attn-version", "-1"],
+        words=("--flash-attn-version", "2, 3 or 4")),
+    "--block-size 0": Case(
+        lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "--block-size", "0"], words=("--block-size",)),
+    "--capability in full-width digits": Case(
+        lambda t: ["explain", "llama-3.1-8b", "--capability", "\uff19.\uff10"], words=("--capability",)),
+    "--capability in full-width digits, no dot": Case(
+        lambda t: ["explain", "llama-3.1-8b", "--capability", "\uff19\uff10"], words=("--capability",)),
+    "capability in full-width digits in a deployments file": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, capability: \"\uff19.\uff10\"}\n")],
+        words=("capability",)),
+    # --- usage errors: one line like every other error ---
+    "usage: unknown option": Case(lambda t: ["explain", "llama-3.1-8b", "--bogus"],
+                                  words=("--bogus", "attn-select explain --help")),
+    "usage: bad integer": Case(lambda t: ["explain", "llama-3.1-8b", "--tp", "four"],
+                               words=("--tp", "attn-select explain --help")),
+    "usage: bad choice": Case(lambda t: ["explain", "llama-3.1-8b", "--format", "yaml"],
+                              words=("--format", "attn-select explain --help")),
+    "usage: missing argument": Case(lambda t: ["lock"], words=("deployments", "attn-select lock --help")),
+    "usage: unknown command": Case(lambda t: ["frobnicate"], words=("frobnicate", "attn-select --help")),
+    "usage: option needs a value": Case(lambda t: ["check", "x.lock", "--format"],
+                                        words=("--format", "attn-select check --help")),
+    # --- deployments files and lockfiles ---
+    "recursive YAML alias (lock)": Case(
+        lambda t: ["lock", deployments(t, "deployments: &a [*a]\n")], words=("alias",)),
+    "recursive YAML alias in a mapping (lock)": Case(
+        lambda t: ["lock", deployments(t, "deployments:\n  - &d {name: a, overrides: *d}\n")], words=("alias",)),
+    "billion laughs (lock)": Case(lambda t: ["lock", deployments(t, LAUGHS)], words=("alias",)),
+    "billion laughs (check)": Case(lambda t: _lock_then_check(t, LOCK_HEAD + LAUGHS), words=("alias",)),
+    "billion laughs (check --deployments)": Case(
+        lambda t: ["check", ROOT / "profiles" / "lock" / "attn-select.lock", "--deployments",
+                   deployments(t, LAUGHS)], words=("alias",)),
+    "YAML nested 100,000 deep": Case(
+        lambda t: ["lock", deployments(t, "deployments: " + "[" * 100_000 + "]" * 100_000 + "\n")],
+        words=("nesting depth",)),
+    "YAML integer of 5,000 digits": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: h100, overrides: {tp: "
+                                       + "9" * 5000 + "}}\n")], words=("digits",)),
+    "YAML unknown tag": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: !!python/name:os.system x, device: h100}\n")],
+        words=("d.yaml:1",)),
+    "YAML bad timestamp": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: h100, when: 2001-13-45}\n")],
+        words=("d.yaml:1",)),
+    "deployments file of 40 MB": Case(
+        lambda t: ["lock", grown(deployments(t, "- {name: a}\n"), 40 << 20)], words=("mib",)),
+    "flash_attn_version 5 in a deployments file": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: h100, "
+                                       "overrides: {flash_attn_version: 5}}\n")], words=("2, 3 or 4",)),
+    "a raw selector deployment with lock --engine sglang": Case(
+        lambda t: ["lock", EXAMPLE, "--engine", "sglang"], words=("custom-head-256-sinks", "engine: vllm")),
+    # --- messages: the user's field names, values cut short ---
+    "1 MB value of a config field": Case(
+        lambda t: explain(folder(t, {**LLAMA, "architectures": "A" * 1_000_000})), words=("architectures",)),
+    "1 MB value in a deployments file": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: " + "d" * 1_000_000 + "}\n")],
+        words=("device",)),
+    "1 MB backend in a deployments file": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: h100, overrides: {backend: "
+                                       + "B" * 1_000_000 + "}}\n")], words=("backend",)),
+    "a union field's wrong type": Case(
+        lambda t: explain(folder(t, {**LLAMA, "use_bidirectional_attention": 5})),
+        words=("'use_bidirectional_attention'",), not_words=(".bool", "use_bidirectional_attention.")),
+    "a list item's wrong type": Case(
+        lambda t: explain(folder(t, {**LLAMA, "architectures": ["LlamaForCausalLM", 7]})),
+        words=("architectures[1]",), not_words=("architectures.1",)),
+    "a multi-line value": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: \"h1\\n\\nh2\"}\n")],
+        words=("device",)),
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm():
+    """Import what the commands import, once, before the first fork: each
+    child then starts with it loaded, and the file stays fast."""
+    import attn_select.cli.app as app
+    import attn_select.selector.lock  # noqa: F401 - the gate's pydantic models
+    import attn_select.selector.model.files  # noqa: F401 - the model folder reader
+    from attn_select.selector.profiles import load_model
+
+    app._register()
+    load_model("llama-3.1-8b")
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_hostile_input_is_one_line_and_exit_2(name, tmp_path):
+    case = CASES[name]
+    argv = [str(a) for a in case.make(tmp_path)]
+    got = run_bounded(argv, tmp_path, case.setup)
+    assert got.rc is not None, f"{name}: {got.died}"
+    err = got.err
+    assert "Traceback" not in err and "internal error" not in err, err[:2000]
+    assert got.rc == 2, (got.rc, err[:2000], got.out[:2000])
+    assert err.count("\n") == 1 and err.endswith("\n"), f"not one line on stderr: {err[:2000]!r}"
+    assert len(err) < 1000, f"{len(err)} characters: {err[:300]!r}"
+    assert err.startswith("error: "), err
+    line = err.lower()
+    for word in case.words:
+        assert word.lower() in line, (word, err)
+    for word in case.not_words:
+        assert word.lower() not in line, (word, err)
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads a chmod 000 file")
+def test_a_real_chmod_000_params_json(tmp_path):
+    """The same as the EACCES cases above, with a real permission bit."""
+    m = folder(tmp_path, params__json=MISTRAL_PARAMS, consolidated__safetensors=safetensors({}))
+    (m / "params.json").chmod(0)
+    got = run_bounded(explain(m), tmp_path)
+    assert got.rc == 2 and got.err.count("\n") == 1 and "permission denied" in got.err.lower(), got
+
+
+def test_a_valid_model_still_explains_under_the_same_limits(tmp_path):
+    """The guard itself lets a real model through (the limits are not so
+    tight that every case fails for the wrong reason)."""
+    profile = (MODELS_DIR / "llama-3.1-8b.yaml").read_text()
+    assert "LlamaForCausalLM" in profile
+    got = run_bounded(explain(folder(tmp_path, LLAMA)), tmp_path)
+    assert got.rc == 0 and got.err == "", got
+    assert "FLASH_ATTN" in got.out
