@@ -85,12 +85,15 @@ def plan_sweep(facts: Any, explain_for: Callable[[Overrides], Any], candidates: 
                             f"{budget / 2**30:.1f} GiB usable here")))
                         continue
                     chosen = selected_backends(exp)
-                    if not all(runs_here(b) for b in chosen):
-                        out.skipped.append(shape_result(shape, page, kv, s.label, reason=(
-                            f"{', '.join(chosen)}: CUDA-only, not runnable on a CPU")))
-                        continue
                     plan = selected_only(plan_run(exp, exp.overrides.dtype or facts.dtype, kv, [shape], page,
                                                   chosen))
+                    why = next((f"{r.backend}: {r.skip}" for g in plan.groups for sp_ in g.shapes
+                                for r in sp_.rows if r.skip), None)
+                    if why is None and not all(runs_here(b) for b in chosen):
+                        why = f"{', '.join(chosen)}: CUDA-only, not runnable on a CPU"
+                    if why is not None:
+                        out.skipped.append(shape_result(shape, page, kv, s.label, reason=why))
+                        continue
                     out.tasks.append(Task(s, plan, shape, page, kv))
     return out
 

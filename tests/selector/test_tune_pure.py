@@ -187,3 +187,13 @@ def test_cache_keys_change_with_every_fact():
     k = cache_key(env={"gpu": "a"}, shape="s", setting="x")
     assert k == cache_key(setting="x", shape="s", env={"gpu": "a"})
     assert k != cache_key(env={"gpu": "b"}, shape="s", setting="x")
+
+
+def test_an_mla_default_without_a_run_adapter_is_skipped_saying_so():
+    """DeepSeek-V3 on Hopper selects FLASH_ATTN_MLA, which run has no adapter for; TRITON_MLA runs."""
+    facts = load_model("deepseek-v3", tp=8, capability=H200.capability)
+    sp = plan_sweep(facts, _explain_for(facts), candidate_settings(True), Overrides(tp=8),
+                    [Shape("decode", decodes=8, decode_context=1024)], (16,), ("auto",), memory_bytes=139 * 2**30)
+    (skip,) = [r for r in sp.skipped if r.setting == DEFAULT_LABEL]
+    assert "no adapter" in skip.reason
+    assert [t.setting.label for t in sp.tasks] == ["TRITON_MLA"]
