@@ -32,6 +32,7 @@ def save_plots(report, file: Path) -> list[Path]:
     """Draw the four panels and write PNG and SVG beside ``file``."""
     require_matplotlib()
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -62,12 +63,18 @@ def save_plots(report, file: Path) -> list[Path]:
                 continue
             default = s == report.default_label
             ax.plot(xs, ys, marker="*" if default else "o", linewidth=3 if default else 1.2,
-                    markersize=10 if default else 4, label=s + (" (vLLM default)" if default else ""))
+                    markersize=10 if default else 4, label=s if "default" in s or not default else f"{s} (vLLM default)")
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(along)
         ax.set_ylabel(unit)
         if len({r.batch if along == "batch" else r.context for r in decode}) > 1:
             ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        if value == "per_layer_us" and ax.get_lines():
+            ax.set_yscale("log")  # the grid spans three orders of magnitude
+            plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(plain)
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)

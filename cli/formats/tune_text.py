@@ -14,10 +14,19 @@ def _us(x: float | None) -> str:
     return "-" if x is None else f"{x:,.1f}" if x < 1e4 else f"{x:,.0f}"
 
 
+MAX_PLOTTED = 6  # points drawn in full; a larger grid draws the workload's points
+
+
 def terminal_plot(report) -> list[str]:
-    """Per-layer latency per point, one bar per setting, scaled to the point's slowest."""
-    lines = ["per-layer latency (us), * = vLLM's default"]
+    """Per-layer latency per point, one bar per setting, scaled to the point's
+    slowest (the workload's points when the grid is large)."""
     points = list(dict.fromkeys((r.point, r.page_size, r.kv_cache_dtype) for r in report.points))
+    title = "per-layer latency (us), * = vLLM's default"
+    if len(points) > MAX_PLOTTED:
+        wanted = set(report.recommendation.workload)
+        points = [p for p in points if p[0] in wanted]
+        title += "; the workload's points (--plot draws the grid)"
+    lines = [title]
     width = max((len(r.setting) for r in report.points), default=10)
     for key in points:
         rows = [r for r in report.points if (r.point, r.page_size, r.kv_cache_dtype) == key and r.ok]
