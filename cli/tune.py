@@ -197,8 +197,8 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     from attn_select.backends.run.adapter import runs_on_cpu
     from attn_select.backends.run.runner import RunOptions
     from attn_select.backends.run.tune_sweep import device_memory, environment, measure
-    from attn_select.selector.tune_plan import plan_sweep, run_sweep
-    from attn_select.selector.tune_result import ResultCache, best_per_point, point_name, recommend
+    from attn_select.selector.tune_plan import plan_sweep, point_of, run_sweep
+    from attn_select.selector.tune_result import ResultCache, best_per_point, recommend
     from attn_select.selector.tune_settings import DEFAULT_LABEL, candidate_settings
 
     use_mla = any(g.attn.use_mla for g in facts.groups)
@@ -212,11 +212,9 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
         opts.time_budget_s = 0.2
     results = run_sweep(sp, facts, lambda plan, check: measure(plan, opts, dev.name, check), ResultCache(cache_dir),
                         environment(torch_device), repeats=repeats, checks=checks, on_task=on_task)
-    accepted = {t.setting.label: t.setting for t in sp.tasks}
-    accepted.update({s.label: s for s in candidates if any(r.setting == s.label for r in results)})
-    wl = [(point_name(it.shape.kind, it.shape.decodes or it.shape.prefills,
-                      it.shape.decode_context if it.shape.kind == "decode" else it.shape.prefill_context,
-                      1 if it.shape.kind == "decode" else it.shape.prefill_new), it.weight) for it in items]
+    # the settings vLLM accepted somewhere in the sweep (they have results)
+    accepted = {s.label: s for s in candidates if any(r.setting == s.label for r in results)}
+    wl = [(point_of(it.shape), it.weight) for it in items]
     rec = recommend(results, wl, accepted, DEFAULT_LABEL)
     dropped = [dict(setting=d.setting.label, page_size=p, kv_cache_dtype=k, reason=d.reason)
                for (p, k), ds in sp.dropped.items() for d in ds]
@@ -224,7 +222,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
                         settings=[s.to_dict() for s in candidates if s.label in accepted], dropped=dropped,
                         points=results, best=best_per_point(results, DEFAULT_LABEL), recommendation=rec,
                         default_label=DEFAULT_LABEL,
-                        jit_s=sum(r.first_call_s or 0.0 for r in results if not r.cached))
+                        jit_s=sum(r.first_call_s or 0.0 for r in results if not r.cached and not r.same_as))
     if cpu:
         report.notes.append(f"CPU sweep: the selection is for SM{dev.capability.to_int()}; CUDA-only settings "
                             "are skipped and CPU timings say nothing about a GPU")

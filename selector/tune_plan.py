@@ -50,6 +50,11 @@ class SweepPlan:
     memory_bytes: int = 0
 
 
+def point_of(shape: Shape) -> str:
+    """The point's name in results and workloads, e.g. "decode 32x4096"."""
+    return shape_result(shape, 0, "", "").point
+
+
 def shape_result(shape: Shape, page: int, kv: str, setting: str, **kw: object) -> PointResult:
     batch = shape.decodes or shape.prefills
     ctx = shape.decode_context if shape.kind == "decode" else shape.prefill_context
@@ -158,7 +163,7 @@ def run_sweep(sp: SweepPlan, facts: Any, measure: Callable[[RunPlan, bool], Any]
         sig = (t.page_size, t.kv_cache_dtype, t.shape, signature(t.plan))
         if sig in seen and not t.setting.is_default:
             prev = seen[sig]
-            results.append(dataclasses.replace(prev, setting=t.setting.label, repeats_us=[],
+            results.append(dataclasses.replace(prev, setting=t.setting.label, repeats_us=[], same_as=prev.setting,
                                                reason=f"runs the same kernels as {prev.setting}"))
             continue
         n = repeats if t.setting.is_default else 1

@@ -49,6 +49,7 @@ class PointResult:
     rel_error: float | None = None  # worst over groups and checks
     repeats_us: list[float] = field(default_factory=list)  # extra timings (vLLM's default: the noise)
     cached: bool = False
+    same_as: str = ""  # the setting whose run this point shares (the same kernels), if any
 
     @property
     def config(self) -> tuple[str, int, str]:

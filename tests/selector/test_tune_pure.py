@@ -173,7 +173,8 @@ def test_the_sweep_shares_same_kernel_points_repeats_the_default_and_caches(tmp_
     res = run_sweep(sp, facts, measure, cache, {"gpu": "fake"}, repeats=3)
     by = {r.setting: r for r in res}
     assert len(by[DEFAULT_LABEL].repeats_us) == 2  # timed 3 times
-    assert "same kernels as vLLM default" in by["FLASH_ATTN fa3"].reason  # vLLM's default is FA3 here
+    assert by["FLASH_ATTN fa3"].same_as == DEFAULT_LABEL  # vLLM's default is FA3 here
+    assert "same kernels as vLLM default" in by["FLASH_ATTN fa3"].reason
     assert by["FLASH_ATTN fa3"].per_layer_us == by[DEFAULT_LABEL].per_layer_us
     first = len(calls)
     assert first == 3 + len(sp.tasks) - 2  # the default's repeats; fa3 not run again
