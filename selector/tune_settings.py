@@ -4,8 +4,8 @@ A setting is one ``Overrides`` value: what a deployer would pass to vLLM
 (``--attention-backend``, ``--attention-config``). The candidates are every
 backend and inner variant some vLLM setting can select: FLASH_ATTN at each
 FlashAttention version, FLASHINFER with the trtllm-API kernels forced on and
-off, TRITON_ATTN, FLEX_ATTENTION, and for MLA models the MLA backends that
-``run`` has an adapter for. vLLM's default (no overrides) comes first.
+off, TRITON_ATTN, FLEX_ATTENTION, and for MLA models every MLA backend
+(those ``run`` has no adapter for are listed and skipped). vLLM's default (no overrides) comes first.
 
 Each candidate goes through ``explain`` exactly as vLLM's selection would
 take it (``validate``): a backend vLLM rejects for the model, an engine
@@ -77,8 +77,10 @@ def candidate_settings(use_mla: bool) -> list[Setting]:
     for this kind of layer (MHA or MLA), in vLLM's Hopper priority order."""
     out = [Setting(DEFAULT_LABEL)]
     if use_mla:
+        # every MLA backend: the selector drops those vLLM rejects for the
+        # model; one it accepts that run has no adapter for is listed, skipped
         for name, spec in registry.BACKENDS.items():
-            if spec.is_mla and spec.run_adapter:
+            if spec.is_mla:
                 out.append(Setting(name, backend=name))
         return out
     for v in FA_VERSIONS:

@@ -33,7 +33,7 @@ def test_candidates_cover_each_variant_and_start_with_vllms_default():
     assert {"FLASH_ATTN fa2", "FLASH_ATTN fa3", "FLASHINFER trtllm on", "FLASHINFER trtllm off",
             "TRITON_ATTN", "FLEX_ATTENTION"} <= set(labels)
     mla = [s.backend for s in candidate_settings(use_mla=True)[1:]]
-    assert "TRITON_MLA" in mla and "FLASH_ATTN" not in mla
+    assert "TRITON_MLA" in mla and "FLASHMLA" in mla and "FLASH_ATTN" not in mla
 
 
 def test_settings_print_as_vllm_flags():
@@ -198,3 +198,6 @@ def test_an_mla_default_without_a_run_adapter_is_skipped_saying_so():
     (skip,) = [r for r in sp.skipped if r.setting == DEFAULT_LABEL]
     assert "no adapter" in skip.reason
     assert [t.setting.label for t in sp.tasks] == ["TRITON_MLA"]
+    dropped = {d.setting.label: d.reason for d in sp.dropped[(16, "auto")]}
+    assert "FLASHMLA_SPARSE" in dropped  # DeepSeek-V3 is not a sparse model
+    assert any(r.setting == "FLASHMLA" and "no adapter" in r.reason for r in sp.skipped)
