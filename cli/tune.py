@@ -183,9 +183,13 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     shapes = list(dict.fromkeys(grid(bs, cs) + [it.shape for it in items]))
     on_task, message = progress or ((lambda d, t, w: None), (lambda m: None))
 
-    from attn_select.cli.run import run_target
+    from attn_select.cli.run import NoDevice, run_target
 
-    dev, torch_device, kern = run_target(device, capability)
+    try:
+        dev, torch_device, kern = run_target(device, capability)
+    except NoDevice:
+        raise NoDevice("no CUDA device visible; `tune --device cpu` runs a tiny sweep of the kernels that run "
+                       "on a CPU (TRITON_ATTN, FLEX_ATTENTION)") from None
     from attn_select.selector.explain import explain
     from attn_select.selector.overrides import Overrides
 

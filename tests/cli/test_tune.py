@@ -102,3 +102,14 @@ def test_tune_llama_on_the_cpu_writes_a_valid_png(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert png_size(tmp_path / "t.png") == SIZE_PX
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+def test_no_gpu_is_exit_2_with_one_line(tiny_model, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is visible")
+    assert main(["tune", tiny_model]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "`tune --device cpu`" in err
