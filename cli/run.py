@@ -177,36 +177,10 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     _need_torch()
     cpu = device == "cpu"
     shape_list = _shapes(shapes, batch, context, cpu)
-    if cpu and "triton" not in sys.modules:
-        # On a CPU, Triton kernels run only in its interpreter, which must be
-        # chosen before triton is imported; an explicit TRITON_INTERPRET wins.
-        import os
-
-        os.environ.setdefault("TRITON_INTERPRET", "1")
-
-    import torch  # only now: the run path
-
-    if not cpu and not torch.cuda.is_available():
-        raise NoDevice(NO_DEVICE)
-    from attn_select.selector.config import Capability
-    from attn_select.selector.device import Device
+    dev, torch_device, kern = run_target(device, capability)
     from attn_select.selector.explain import explain
     from attn_select.selector.overrides import Overrides
 
-    if cpu:
-        from attn_select.cli.inputs import parse_capability
-
-        cap = parse_capability(capability or "9.0")
-        dev = Device(name="cpu", capability=cap, source=f"cpu run; selection for SM{cap.to_int()}")
-        torch_device = "cpu"
-    else:
-        torch_device = device or "cuda"
-        major, minor = torch.cuda.get_device_capability(torch_device)
-        dev = Device(name=torch.cuda.get_device_name(torch_device), capability=Capability(major, minor),
-                     source="visible GPU (torch)")
-    from attn_select.cli.inputs import resolve_kernels
-
-    kern = resolve_kernels(None, probed_device=not cpu)
     if facts is None:
         try:
             from attn_select.selector.profiles import load_model
@@ -246,6 +220,42 @@ def _need_torch() -> None:
     if importlib.util.find_spec("torch") is None:
         raise UserError("attn-select run needs torch, which the base install leaves out: "
                         "pip install 'attn-select[run]' (explain, lock, check and matrix need no torch)")
+
+
+def run_target(device: str | None, capability: str | None):
+    """(the selector's Device, the torch device, the kernels) for a run here.
+
+    On a CPU the Triton interpreter is chosen first (before triton is
+    imported; an explicit TRITON_INTERPRET wins) and the selection is for
+    ``capability`` (default 9.0); on a GPU, for the visible GPU."""
+    _need_torch()
+    cpu = device == "cpu"
+    if cpu and "triton" not in sys.modules:
+        import os
+
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+
+    import torch  # only now: the run path
+
+    if not cpu and not torch.cuda.is_available():
+        raise NoDevice(NO_DEVICE)
+    from attn_select.selector.config import Capability
+    from attn_select.selector.device import Device
+
+    if cpu:
+        from attn_select.cli.inputs import parse_capability
+
+        cap = parse_capability(capability or "9.0")
+        dev = Device(name="cpu", capability=cap, source=f"cpu run; selection for SM{cap.to_int()}")
+        torch_device = "cpu"
+    else:
+        torch_device = device or "cuda"
+        major, minor = torch.cuda.get_device_capability(torch_device)
+        dev = Device(name=torch.cuda.get_device_name(torch_device), capability=Capability(major, minor),
+                     source="visible GPU (torch)")
+    from attn_select.cli.inputs import resolve_kernels
+
+    return dev, torch_device, resolve_kernels(None, probed_device=not cpu)
 
 
 class NoDevice(UserError):

@@ -377,3 +377,17 @@ def plan_run(exp: Explanation, dtype: str, kv_cache_dtype: str, shapes: list[Sha
     return RunPlan(
         model=exp.model.name, dtype=dtype, kv_cache_dtype=kv_cache_dtype, page_size=page_size,
         groups=tuple(plan_group(g, shapes, page_size, only, fa_layer_windows(exp, g)) for g in exp.groups))
+
+
+def selected_only(plan: RunPlan) -> RunPlan:
+    """``plan`` with only each group's selected backend's own row (no variant
+    rows): what vLLM runs under the plan's setting, and nothing else (tune)."""
+    groups = tuple(g._replace(shapes=tuple(
+        sp._replace(rows=tuple(r for r in sp.rows if r.selected and not r.variant)) for sp in g.shapes))
+        for g in plan.groups)
+    return plan._replace(groups=groups)
+
+
+def selected_backends(exp: Explanation) -> tuple[str, ...]:
+    """The backends vLLM selected across the model's groups (for ``only=``)."""
+    return tuple(dict.fromkeys(g.selection.selected for g in exp.groups if g.selection.selected))

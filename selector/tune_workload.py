@@ -1,0 +1,153 @@
+"""What ``attn-select tune`` measures: the batch x context grid, the traffic
+mix (``--workload``), and which points fit in the GPU's memory. Pure: no torch.
+
+Workload syntax (docs/tune.md): ``decode:BxC`` is B requests with one new
+token on C cached tokens; ``prefill:BxN/C`` is B requests with N new tokens
+on C cached (``/C`` may be left out: no cache). ``@W`` after an item gives
+its weight (default 1). A YAML file holds the same items::
+
+    workload:
+      - {decode: 32x4096, weight: 0.9}
+      - {prefill: 4x512/1024, weight: 0.1}
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+from attn_select.selector.errors import UserError
+from attn_select.selector.run_plan import Shape
+
+DEFAULT_BATCHES = (1, 8, 32, 128, 256)
+DEFAULT_CONTEXTS = (1024, 4096, 16384, 65536)
+_MAX_TOKENS = 1 << 24  # 16M tokens of one shape: beyond any GPU's cache
+
+
+class WorkItem(NamedTuple):
+    shape: Shape
+    weight: float
+    text: str  # as given, for the report
+
+
+def _count(text: str, what: str, where: str) -> int:
+    t = text.strip().lower()
+    m = re.fullmatch(r"([0-9]+)(k?)", t)
+    if not m:
+        raise UserError(f"{where}: {what} {text!r} is not a whole number (e.g. 4096 or 4k)")
+    n = int(m.group(1)) * (1024 if m.group(2) else 1)
+    return n
+
+
+def parse_item(text: str, weight: float | None = None, where: str = "--workload") -> WorkItem:
+    """One ``decode:BxC`` / ``prefill:BxN/C`` item, optionally ``@W``."""
+    raw = text.strip()
+    body, _, w = raw.partition("@")
+    if w:
+        try:
+            weight = float(w)
+        except ValueError:
+            raise UserError(f"{where}: weight {w!r} in {raw!r} is not a number") from None
+    weight = 1.0 if weight is None else weight
+    if not weight > 0:
+        raise UserError(f"{where}: weight of {raw!r} must be positive, got {weight}")
+    kind, sep, dims = body.partition(":")
+    kind = kind.strip().lower()
+    usage = "use decode:BxC or prefill:BxN/C, e.g. decode:32x4096,prefill:4x512/1024"
+    if not sep or kind not in ("decode", "prefill"):
+        raise UserError(f"{where}: bad shape {raw!r}: {usage}")
+    b, x, rest = dims.partition("x")
+    if not x or not rest:
+        raise UserError(f"{where}: bad shape {raw!r}: {usage}")
+    batch = _count(b, "batch", where)
+    if kind == "decode":
+        if "/" in rest:
+            raise UserError(f"{where}: bad shape {raw!r}: a decode has one new token; {usage}")
+        ctx = _count(rest, "context", where)
+        shape = Shape("decode", decodes=batch, decode_context=ctx)
+    else:
+        new_s, _, ctx_s = rest.partition("/")
+        new = _count(new_s, "new tokens", where)
+        ctx = _count(ctx_s, "context", where) if ctx_s else 0
+        if new < 1:
+            raise UserError(f"{where}: bad shape {raw!r}: a prefill needs at least 1 new token")
+        shape = Shape("prefill", prefills=batch, prefill_new=new, prefill_context=ctx)
+    if batch < 1:
+        raise UserError(f"{where}: bad shape {raw!r}: batch must be at least 1")
+    if shape.kv_tokens() > _MAX_TOKENS or shape.num_tokens > _MAX_TOKENS:
+        raise UserError(f"{where}: shape {raw!r} needs {shape.kv_tokens():,} cached tokens; "
+                        f"at most {_MAX_TOKENS:,}")
+    return WorkItem(shape, weight, raw)
+
+
+def parse_workload(text: str) -> list[WorkItem]:
+    """``--workload``: comma-separated items, or the path of a YAML file."""
+    if text.strip().endswith((".yaml", ".yml")) or Path(text).is_file():
+        return load_workload_file(Path(text))
+    items = [parse_item(part) for part in text.split(",") if part.strip()]
+    if not items:
+        raise UserError("--workload: no shapes given; use decode:BxC or prefill:BxN/C")
+    return items
+
+
+def load_workload_file(path: Path) -> list[WorkItem]:
+    import yaml
+
+    where = str(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except OSError as e:
+        raise UserError(f"{where}: cannot read the workload file: {e.strerror or e}") from None
+    except yaml.YAMLError as e:
+        raise UserError(f"{where}: not valid YAML: {str(e).splitlines()[0]}") from None
+    entries = data.get("workload") if isinstance(data, dict) else data
+    if not isinstance(entries, list) or not entries:
+        raise UserError(f"{where}: expected a list under 'workload:' of {{decode: BxC, weight: W}} items")
+    out = []
+    for i, e in enumerate(entries):
+        at = f"{where}: item {i + 1}"
+        if isinstance(e, str):
+            out.append(parse_item(e, where=at))
+            continue
+        if not isinstance(e, dict):
+            raise UserError(f"{at}: expected {{decode: BxC, weight: W}} or a string, got {type(e).__name__}")
+        kinds = [k for k in e if k in ("decode", "prefill")]
+        extra = [k for k in e if k not in ("decode", "prefill", "weight")]
+        if len(kinds) != 1 or extra:
+            raise UserError(f"{at}: needs exactly one of decode/prefill (and optionally weight), got "
+                            f"{', '.join(map(str, e)) or 'nothing'}")
+        w = e.get("weight", 1.0)
+        if isinstance(w, bool) or not isinstance(w, (int, float)):
+            raise UserError(f"{at}: weight must be a number, got {w!r}")
+        out.append(parse_item(f"{kinds[0]}:{e[kinds[0]]}", float(w), where=at))
+    return out
+
+
+def grid(batches: tuple[int, ...], contexts: tuple[int, ...]) -> list[Shape]:
+    """The decode grid: every batch size on every context length."""
+    return [Shape("decode", decodes=b, decode_context=c) for c in contexts for b in batches]
+
+
+def parse_ints(text: str, what: str) -> tuple[int, ...]:
+    vals = tuple(_count(p, what, f"--{what}") for p in text.split(",") if p.strip())
+    if not vals or any(v < 1 for v in vals):
+        raise UserError(f"--{what}: give positive whole numbers, comma-separated (e.g. 1,8,32)")
+    return tuple(dict.fromkeys(vals))
+
+
+def token_elements(use_mla: bool, num_kv_heads: int, head_size: int, head_size_v: int) -> int:
+    """Elements one cached token takes in one layer: keys and values per KV
+    head, or MLA's one latent vector (kv_lora_rank + rope dims = head_size)."""
+    return head_size if use_mla else num_kv_heads * (head_size + head_size_v)
+
+
+def point_bytes(shape: Shape, page_size: int, token_elems: int, kv_elem: int,
+                timed_cache_bytes: int = 1 << 30) -> int:
+    """Device memory one point of ``run`` takes at its peak, estimated: the
+    checked layer's cache, the timed layers' caches (``run`` cycles about
+    ``timed_cache_bytes`` of them, at least one layer's), and the float32
+    reference's copy of the cache."""
+    tokens = shape.kv_tokens() + page_size * (shape.num_requests + 65)  # page rounding + spare pages
+    per_layer = tokens * token_elems * kv_elem
+    return per_layer + max(per_layer, timed_cache_bytes) + tokens * token_elems * 4

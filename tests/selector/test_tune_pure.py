@@ -1,0 +1,203 @@
+"""tune's pure parts: the settings and their validation through explain,
+workload parsing, the memory estimate, the recommendation, the sweep driver
+(with a fake measure of run_model's signature) and the cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from attn_select.cli.inputs import resolve_kernels
+from attn_select.selector.errors import UserError
+from attn_select.selector.explain import explain
+from attn_select.selector.overrides import Overrides
+from attn_select.selector.profiles import load_device, load_model
+from attn_select.selector.run_plan import Shape
+from attn_select.selector.tune_plan import plan_sweep, run_sweep
+from attn_select.selector.tune_result import (
+    OK, WRONG, PointResult, ResultCache, best_per_point, cache_key, recommend,
+)
+from attn_select.selector.tune_settings import DEFAULT_LABEL, Setting, candidate_settings, validate
+from attn_select.selector.tune_workload import grid, parse_workload, point_bytes, token_elements
+
+H200 = load_device("h200")
+KERN = resolve_kernels(None, probed_device=False)
+
+
+def _explain_for(facts):
+    return lambda ov: explain(facts, H200, KERN, ov)
+
+
+def test_candidates_cover_each_variant_and_start_with_vllms_default():
+    labels = [s.label for s in candidate_settings(use_mla=False)]
+    assert labels[0] == DEFAULT_LABEL
+    assert {"FLASH_ATTN fa2", "FLASH_ATTN fa3", "FLASHINFER trtllm on", "FLASHINFER trtllm off",
+            "TRITON_ATTN", "FLEX_ATTENTION"} <= set(labels)
+    mla = [s.backend for s in candidate_settings(use_mla=True)[1:]]
+    assert "TRITON_MLA" in mla and "FLASHMLA" in mla and "FLASH_ATTN" not in mla
+
+
+def test_settings_print_as_vllm_flags():
+    s = Setting("x", backend="FLASHINFER", use_trtllm_attention=False)
+    assert s.vllm_flags() == ["--attention-backend FLASHINFER", "--attention-config '{\"use_trtllm_attention\": false}'"]
+    assert Setting(DEFAULT_LABEL).vllm_flags() == [] and Setting(DEFAULT_LABEL).is_default
+
+
+def test_validation_drops_what_vllm_rejects_with_its_reason():
+    """gpt-oss has sinks: FA2, FlashInfer's native path and flex are not valid for it."""
+    facts = load_model("gpt-oss-20b", capability=H200.capability)
+    kept, dropped = validate(candidate_settings(False), _explain_for(facts), Overrides())
+    why = {d.setting.label: d.reason for d in dropped}
+    assert "attention sinks not supported" in why["FLASH_ATTN fa2"]
+    assert "attention sinks not supported" in why["FLEX_ATTENTION"]
+    assert "FLASHINFER trtllm off" in why
+    assert {s.label for s, _ in kept} >= {DEFAULT_LABEL, "FLASHINFER trtllm on", "TRITON_ATTN"}
+
+
+def test_fp8_kv_drops_fa2_for_llama():
+    facts = load_model("llama-3.1-8b", capability=H200.capability)
+    kept, dropped = validate(candidate_settings(False), _explain_for(facts), Overrides(kv_cache_dtype="fp8"))
+    assert "FLASH_ATTN fa2" in {d.setting.label for d in dropped}
+    assert "FLASH_ATTN fa3" in {s.label for s, _ in kept}
+
+
+@pytest.mark.parametrize("text, kind, dims", [
+    ("decode:32x4096", "decode", (32, 4096)),
+    ("decode:8x4k@2.5", "decode", (8, 4096)),
+    ("prefill:4x512/1024", "prefill", (4, 512, 1024)),
+    ("prefill:2x128", "prefill", (2, 128, 0)),
+])
+def test_workload_items(text, kind, dims):
+    (item,) = parse_workload(text)
+    s = item.shape
+    assert s.kind == kind
+    got = (s.decodes, s.decode_context) if kind == "decode" else (s.prefills, s.prefill_new, s.prefill_context)
+    assert got == dims
+    assert item.weight == (2.5 if "@" in text else 1.0)
+
+
+@pytest.mark.parametrize("text", ["decode:32", "decode:0x4096", "decode:32x4096/8", "mixed:1x2",
+                                  "prefill:4x0/8", "decode:axb", "decode:4x4096@-1", "decode:99999x99999"])
+def test_bad_workload_items_are_user_errors(text):
+    with pytest.raises(UserError) as e:
+        parse_workload(text)
+    assert "\n" not in str(e.value)
+
+
+def test_workload_yaml_file(tmp_path):
+    f = tmp_path / "mix.yaml"
+    f.write_text("workload:\n  - {decode: 32x4096, weight: 0.9}\n  - {prefill: 4x512/1024, weight: 0.1}\n")
+    items = parse_workload(str(f))
+    assert [(i.shape.kind, i.weight) for i in items] == [("decode", 0.9), ("prefill", 0.1)]
+    f.write_text("workload:\n  - {decode: 32xx4096}\n")
+    with pytest.raises(UserError, match="item 1"):
+        parse_workload(str(f))
+
+
+def test_memory_estimate_grows_with_the_cache_and_skips_what_does_not_fit():
+    small, big = Shape("decode", decodes=1, decode_context=1024), Shape("decode", decodes=256, decode_context=65536)
+    elems = token_elements(False, 8, 128, 128)
+    assert point_bytes(big, 16, elems, 2) > 100 * 2**30 > point_bytes(small, 16, elems, 2)
+    facts = load_model("llama-3.1-8b", capability=H200.capability)
+    sp = plan_sweep(facts, _explain_for(facts), candidate_settings(False)[:2], Overrides(), [small, big], (16,),
+                    ("auto",), memory_bytes=139 * 2**30)
+    assert {t.shape for t in sp.tasks} == {small}
+    assert all("does not fit" in r.reason for r in sp.skipped) and len(sp.skipped) == 2
+
+
+def _pt(setting, us, status=OK, point="decode 32x4096", repeats=()):
+    return PointResult(point=point, kind="decode", batch=32, context=4096, new_tokens=1, page_size=16,
+                       kv_cache_dtype="auto", setting=setting, status=status, per_layer_us=us,
+                       step_us=us * 32 + 10, repeats_us=list(repeats))
+
+
+SETTINGS = {s.label: s for s in candidate_settings(False)}
+WL = [("decode 32x4096", 1.0)]
+
+
+def test_a_win_beyond_the_noise_is_recommended_in_vllm_flags():
+    res = [_pt(DEFAULT_LABEL, 151.0, repeats=[152.0, 150.5]), _pt("FLASHINFER trtllm off", 129.0)]
+    rec = recommend(res, WL, SETTINGS, DEFAULT_LABEL)
+    assert rec.recommend and rec.flags == ["--attention-backend FLASHINFER",
+                                           "--attention-config '{\"use_trtllm_attention\": false}'"]
+    assert rec.margin > rec.noise
+    assert best_per_point(res, DEFAULT_LABEL)[0].fastest == "FLASHINFER trtllm off"
+
+
+def test_a_win_within_the_noise_is_not():
+    res = [_pt(DEFAULT_LABEL, 100.0, repeats=[110.0]), _pt("TRITON_ATTN", 97.0)]
+    rec = recommend(res, WL, SETTINGS, DEFAULT_LABEL)
+    assert not rec.recommend and "within noise" in rec.text
+
+
+def test_a_wrong_result_is_never_the_winner():
+    res = [_pt(DEFAULT_LABEL, 100.0, repeats=[100.5]), _pt("TRITON_ATTN", 10.0, status=WRONG)]
+    rec = recommend(res, WL, SETTINGS, DEFAULT_LABEL)
+    assert rec.best[0] == DEFAULT_LABEL and not rec.recommend
+    assert best_per_point(res, DEFAULT_LABEL)[0].fastest == DEFAULT_LABEL
+
+
+def test_a_page_size_win_adds_block_size():
+    res = [_pt(DEFAULT_LABEL, 100.0, repeats=[100.2]), _pt(DEFAULT_LABEL, 80.0)]
+    res[1].page_size = 64
+    rec = recommend(res, WL, SETTINGS, DEFAULT_LABEL)
+    assert rec.recommend and rec.flags == ["--block-size 64"]
+
+
+class FakeReport:
+    """A RunReport's shape, as run_model returns it for a selected-only plan."""
+
+    def __init__(self, plan, us):
+        from types import SimpleNamespace as NS
+
+        self.groups = []
+        for g in plan.groups:
+            rows = [NS(backend=r.backend, variant=r.variant, status="ran", reason="", kernel="k", correct=True,
+                       check=NS(rel_errors=[1e-3]),
+                       perf=NS(per_layer_us=us, step_us=us * g.layers + 5, build_us=5.0, kv_bytes=1000,
+                               first_call_s=0.1)) for sp in g.shapes for r in sp.rows]
+            self.groups.append(NS(selected=g.selected, layers=g.layers, rows=rows))
+
+
+def test_the_sweep_shares_same_kernel_points_repeats_the_default_and_caches(tmp_path):
+    facts = load_model("llama-3.1-8b", capability=H200.capability)
+    settings = candidate_settings(False)
+    sp = plan_sweep(facts, _explain_for(facts), settings, Overrides(), [Shape("decode", decodes=8, decode_context=1024)],
+                    (16,), ("auto",), memory_bytes=139 * 2**30)
+    calls = []
+
+    def measure(plan, check):
+        calls.append((plan.groups[0].selected, check))
+        return FakeReport(plan, 100.0 + len(calls))
+
+    cache = ResultCache(tmp_path)
+    res = run_sweep(sp, facts, measure, cache, {"gpu": "fake"}, repeats=3)
+    by = {r.setting: r for r in res}
+    assert len(by[DEFAULT_LABEL].repeats_us) == 2  # timed 3 times
+    assert by["FLASH_ATTN fa3"].same_as == DEFAULT_LABEL  # vLLM's default is FA3 here
+    assert "same kernels as vLLM default" in by["FLASH_ATTN fa3"].reason
+    assert by["FLASH_ATTN fa3"].per_layer_us == by[DEFAULT_LABEL].per_layer_us
+    first = len(calls)
+    assert first == 3 + len(sp.tasks) - 2  # the default's repeats; fa3 not run again
+    again = run_sweep(sp, facts, measure, cache, {"gpu": "fake"}, repeats=3)
+    assert len(calls) == first and all(r.cached for r in again)
+    run_sweep(sp, facts, measure, cache, {"gpu": "other"}, repeats=3)
+    assert len(calls) > first  # another GPU: another key
+
+
+def test_cache_keys_change_with_every_fact():
+    k = cache_key(env={"gpu": "a"}, shape="s", setting="x")
+    assert k == cache_key(setting="x", shape="s", env={"gpu": "a"})
+    assert k != cache_key(env={"gpu": "b"}, shape="s", setting="x")
+
+
+def test_an_mla_default_without_a_run_adapter_is_skipped_saying_so():
+    """DeepSeek-V3 on Hopper selects FLASH_ATTN_MLA, which run has no adapter for; TRITON_MLA runs."""
+    facts = load_model("deepseek-v3", tp=8, capability=H200.capability)
+    sp = plan_sweep(facts, _explain_for(facts), candidate_settings(True), Overrides(tp=8),
+                    [Shape("decode", decodes=8, decode_context=1024)], (16,), ("auto",), memory_bytes=139 * 2**30)
+    (skip,) = [r for r in sp.skipped if r.setting == DEFAULT_LABEL]
+    assert "no adapter" in skip.reason
+    assert [t.setting.label for t in sp.tasks] == ["TRITON_MLA"]
+    dropped = {d.setting.label: d.reason for d in sp.dropped[(16, "auto")]}
+    assert "FLASHMLA_SPARSE" in dropped  # DeepSeek-V3 is not a sparse model
+    assert any(r.setting == "FLASHMLA" and "no adapter" in r.reason for r in sp.skipped)
