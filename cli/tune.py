@@ -198,6 +198,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
 
         facts = load_model(model, tp=tp, dtype=dtype or "auto", capability=dev.capability)
 
+    from attn_select.backends import registry
     from attn_select.backends.run.adapter import runs_on_cpu
     from attn_select.backends.run.runner import RunOptions
     from attn_select.backends.run.tune_sweep import device_memory, environment, measure
@@ -210,7 +211,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     base = Overrides(dtype=dtype, tp=tp)
     sp = plan_sweep(facts, lambda ov: explain(facts, dev, kern, ov), candidates, base, shapes, pages, kvs,
                     memory_bytes if memory_bytes is not None else device_memory(torch_device),
-                    runs_here=runs_on_cpu if cpu else (lambda b: True))
+                    runs_here=(lambda b: runs_on_cpu(registry.BACKENDS[b].run_adapter)) if cpu else (lambda b: True))
     opts = RunOptions(device=torch_device, checks=checks, timing=True, build_span_s=0.0, progress=message)
     if cpu:
         opts.time_budget_s = 0.2
