@@ -9,6 +9,7 @@ only by ``attn-select run``.
 from __future__ import annotations
 
 import difflib
+from typing import TypeVar
 
 from attn_select.backends.triton_flash_attn import TRITON_FLASH_ATTN
 from attn_select.backends.triton_flashinfer import TRITON_FLASHINFER
@@ -52,6 +53,9 @@ BACKENDS: dict[str, BackendSpec] = {
 assert tuple(BACKENDS) == ENUM_ORDER, sorted(set(ENUM_ORDER) ^ set(BACKENDS))
 
 
+T = TypeVar("T")
+
+
 class UnknownBackend(UserError):
     """An unknown backend name; the message suggests the closest valid one."""
 
@@ -65,13 +69,17 @@ def closest(name: str, options: list[str] | tuple[str, ...]) -> str | None:
     return next(o for o in options if o.upper() == hits[0])
 
 
+def lookup(table: dict[str, T], name: str, order: tuple[str, ...], what: str, error: type[UserError]) -> T:
+    """``table[name]`` as vLLM's enum lookup reads a name (upper-cased), else
+    ``error`` naming ``what``, the closest valid name and every valid one."""
+    found = table.get(name.strip().upper())
+    if found is not None:
+        return found
+    hint = closest(name, order)
+    suggest = f"; did you mean {hint}?" if hint else ""
+    raise error(f"unknown {what} {shown(name)}{suggest} Valid: {', '.join(order)}")
+
+
 def get(name: str) -> BackendSpec:
     """The spec for ``name`` (case-insensitive, vLLM's enum spelling)."""
-    spec = BACKENDS.get(name.strip().upper())
-    if spec is not None:
-        return spec
-    hint = closest(name, ENUM_ORDER)
-    suggest = f"; did you mean {hint}?" if hint else ""
-    raise UnknownBackend(
-        f"unknown attention backend {shown(name)}{suggest} Valid: {', '.join(ENUM_ORDER)}"
-    )
+    return lookup(BACKENDS, name, ENUM_ORDER, "attention backend", UnknownBackend)

@@ -15,7 +15,7 @@ from attn_select.backends.mla.prefill.spec import PrefillBackendSpec
 from attn_select.backends.mla.prefill.tokenspeed_mla import TOKENSPEED_MLA
 from attn_select.backends.mla.prefill.trtllm_ragged import TRTLLM_RAGGED
 from attn_select.backends.mla.prefill.zen_cpu_sdpa import ZEN_CPU
-from attn_select.backends.registry import closest
+from attn_select.backends.registry import lookup
 from attn_select.selector.errors import UserError
 
 # The placeholder for a third-party backend: its value is None until
@@ -51,11 +51,4 @@ class UnknownMLAPrefillBackend(UserError):
 def get(name: str) -> PrefillBackendSpec:
     """The spec for ``name``. vLLM's field validator upper-cases the string
     and looks the member up, so any case works and "auto" is not a name."""
-    spec = PREFILL_BACKENDS.get(name.strip().upper())
-    if spec is not None:
-        return spec
-    hint = closest(name, ENUM_ORDER)
-    suggest = f"; did you mean {hint}?" if hint else ""
-    raise UnknownMLAPrefillBackend(
-        f"unknown MLA prefill backend {name!r}{suggest} Valid: {', '.join(ENUM_ORDER)}"
-    )
+    return lookup(PREFILL_BACKENDS, name, ENUM_ORDER, "MLA prefill backend", UnknownMLAPrefillBackend)
