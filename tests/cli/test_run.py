@@ -15,22 +15,10 @@ torch = pytest.importorskip("torch")
 
 from attn_select.cli.app import main  # noqa: E402
 
-TINY = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 128,
-    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "num_hidden_layers": 2,
-    "torch_dtype": "float32", "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 256,
-}
 interpreter = pytest.mark.skipif(
     importlib.util.find_spec("triton") is None or importlib.util.find_spec("numpy") is None,
     reason="Triton interpreter needs triton and numpy",
 )
-
-
-@pytest.fixture
-def tiny_model(tmp_path):
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(TINY))
-    return str(path)
 
 
 @pytest.fixture(autouse=True)

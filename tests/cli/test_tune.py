@@ -14,21 +14,9 @@ import pytest
 
 from attn_select.cli.app import main
 
-TINY = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 128,
-    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "num_hidden_layers": 2,
-    "torch_dtype": "float32", "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 256,
-}
 needs_run = pytest.mark.skipif(
     any(importlib.util.find_spec(m) is None for m in ("torch", "triton", "numpy", "matplotlib")),
     reason="the CPU sweep needs torch, triton, numpy and matplotlib (the [test] extra)")
-
-
-@pytest.fixture
-def tiny_model(tmp_path):
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(TINY))
-    return str(path)
 
 
 @pytest.fixture(autouse=True)

@@ -25,22 +25,10 @@ from attn_select.cli.fleet.units import CRASHED, MISSING, OOM, RAN, TIMEOUT, Uni
 from attn_select.selector.errors import UserError
 from tests.cli.helpers import run as cli
 
-TINY = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 128,
-    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "num_hidden_layers": 2,
-    "torch_dtype": "float32", "intermediate_size": 128, "vocab_size": 100, "max_position_embeddings": 256,
-}
 interpreter = pytest.mark.skipif(
     importlib.util.find_spec("triton") is None or importlib.util.find_spec("numpy") is None,
     reason="Triton interpreter needs triton and numpy",
 )
-
-
-@pytest.fixture
-def tiny_model(tmp_path):
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(TINY))
-    return str(path)
 
 
 def small_run(model: str) -> dict:
