@@ -187,17 +187,21 @@ class _Row:
         return self.prio, self.name, self.verdict, self.cudagraphs, self.blocks
 
 
+def verdict_of(candidate, selected: str | None) -> tuple[str, str]:
+    """(verdict, style) of a candidate (a decode or MLA prefill backend)."""
+    if candidate.name == selected:
+        return "selected", STYLE_SELECTED
+    if candidate.valid:
+        return "valid", STYLE_VALID
+    return "invalid", STYLE_INVALID
+
+
 def candidate_rows(g: GroupExplanation) -> list[_Row]:
     facts = {f.name: f for f in g.backend_facts}
     sel = g.selection
     rows = []
     for c in sel.candidates:
-        if c.name == sel.selected:
-            verdict, style = "selected", STYLE_SELECTED
-        elif c.valid:
-            verdict, style = "valid", STYLE_VALID
-        else:
-            verdict, style = "invalid", STYLE_INVALID
+        verdict, style = verdict_of(c, sel.selected)
         rows.append(_Row("-" if c.priority < 0 else str(c.priority), c.name, verdict, style, c.reasons,
                          facts[c.name].cudagraph_support, ", ".join(facts[c.name].kernel_block_sizes)))
     return rows
@@ -232,12 +236,7 @@ def prefill_table(p) -> Table:
     t.add_column("verdict", no_wrap=True)
     t.add_column("reasons")
     for c in p.candidates:
-        if c.name == p.selected:
-            verdict, style = "selected", STYLE_SELECTED
-        elif c.valid:
-            verdict, style = "valid", STYLE_VALID
-        else:
-            verdict, style = "invalid", STYLE_INVALID
+        verdict, style = verdict_of(c, p.selected)
         t.add_row(
             "-" if c.priority < 0 else str(c.priority),
             f"[{style}]{escape(c.name)}[/]",
