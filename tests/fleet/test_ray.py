@@ -22,7 +22,8 @@ from attn_select.cli.fleet.job import Job  # noqa: E402
 from attn_select.cli.fleet.ray_cluster import NodeInfo, gpu_types, nodes, profile_for  # noqa: E402
 from attn_select.cli.fleet.units import CRASHED, RAN, TIMEOUT, VANISHED  # noqa: E402
 from tests.cli.helpers import run as cli  # noqa: E402
-from tests.fleet.test_node import TINY, interpreter  # noqa: E402
+from tests.conftest import TINY  # noqa: E402
+from tests.fleet.test_node import interpreter  # noqa: E402
 
 pytestmark = interpreter
 TYPES = {"accelerator_type:H100": 1, "accelerator_type:A100": 1}

@@ -15,7 +15,8 @@ ray = pytest.importorskip("ray")
 
 from attn_select.cli.fleet import ray_run  # noqa: E402
 from attn_select.cli.fleet.units import RAN, VANISHED  # noqa: E402
-from tests.fleet.test_node import TINY, interpreter  # noqa: E402
+from tests.conftest import TINY  # noqa: E402
+from tests.fleet.test_node import interpreter  # noqa: E402
 
 
 @interpreter
