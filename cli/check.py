@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from attn_select.cli.exit import ExitCode
+from attn_select.cli.options import SglangPythonOpt, VllmPythonOpt, attach_warnings
 
 app = typer.Typer()
 
@@ -28,6 +29,8 @@ def check_cmd(
     fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="text, json, junit (XML) or github (workflow annotations on the lockfile lines).")] = CheckFormat.text,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
     engine: Annotated[Optional[str], typer.Option("--engine", help="Engine for deployments that name none (vllm, sglang or both); default: what the lock records, else vllm.")] = None,
+    vllm_python: VllmPythonOpt = None,
+    sglang_python: SglangPythonOpt = None,
 ) -> None:
     """Check that every deployment still selects what the lockfile says.
 
@@ -36,7 +39,7 @@ def check_cmd(
     differ, 2 for bad input.
     """
     from attn_select.cli.formats import render
-    from attn_select.cli.lock import check_engine, read_text, write_text
+    from attn_select.cli.lock import check_engine, lock_warnings, read_text, write_text
     from attn_select.selector.lock import parse_deployments, parse_lockfile, run_check
 
     check_engine(engine)
@@ -46,6 +49,8 @@ def check_cmd(
         dep_file, dep_doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
         deps = (dep_file, dep_doc, Path(deployments).parent)
     report = run_check(lock, doc, Path(lockfile).parent, deps, engine)
+    named = [(d.name, d.inputs.engine_value(engine or "vllm")) for d in lock.deployments]
+    report = attach_warnings(report, lock_warnings(named, vllm_python, sglang_python))
     text = render(report, fmt.value)
     if output is None:
         typer.echo(text, nl=False)

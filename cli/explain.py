@@ -40,6 +40,8 @@ def explain_cmd(
     speculative_num_draft_tokens: o.SpecDraftOpt = None,
     enable_deterministic_inference: o.DeterministicOpt = False,
     cuda_version: o.CudaVersionOpt = None,
+    vllm_python: o.VllmPythonOpt = None,
+    sglang_python: o.SglangPythonOpt = None,
 ) -> None:
     """Explain which attention backend vLLM {vllm} selects, and why.
 
@@ -47,6 +49,7 @@ def explain_cmd(
     (nothing valid, or an explicit --backend that is invalid) or SGLang would
     raise at configuration time, 2 for bad input.
     """
+    from attn_select.cli.detect import engine_warnings
     from attn_select.cli.inputs import resolve_device, resolve_kernels
 
     if engine is not o.Engine.vllm:
@@ -61,6 +64,9 @@ def explain_cmd(
             enable_deterministic_inference=enable_deterministic_inference,
         )
         report = _explain_other_engine(engine.value, model, device, capability, kernels, flags, cuda_version, ov)
+        shown = ("sglang",) if engine is o.Engine.sglang else ("vllm", "sglang")
+        report = o.attach_warnings(report, engine_warnings(shown, vllm_python, sglang_python,
+                                                           own_code="--engine vllm-installed"))
         from attn_select.cli.formats import render
 
         typer.echo(render(report, fmt.value), nl=False)
@@ -91,6 +97,8 @@ def explain_cmd(
         # vLLM's "auto" dtype depends on the GPU (no bfloat16 before 8.0).
         facts = load_model(model, tp=ov.tp, dtype=ov.dtype or "auto", capability=dev.capability)
     report = explain(facts, dev, kern, ov)
+    report = o.attach_warnings(report, engine_warnings(("vllm",), vllm_python, sglang_python,
+                                                       own_code="--engine vllm-installed"))
 
     from attn_select.cli.formats import render
 

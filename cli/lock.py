@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from attn_select.cli.options import versioned
+from attn_select.cli.options import SglangPythonOpt, VllmPythonOpt, versioned
 
 app = typer.Typer()
 
@@ -37,6 +37,19 @@ def write_text(path: str, text: str, what: str) -> None:
         raise UserError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
 
 
+def lock_warnings(named: list[tuple[str, str]], vllm_python: str | None, sglang_python: str | None) -> tuple:
+    """The engine warnings for deployments given as (name, engine): each
+    installed release that differs names the deployments it concerns."""
+    from attn_select.cli.detect import engine_warnings
+
+    affects: dict[str, tuple[str, ...]] = {"vllm": (), "sglang": ()}
+    for name, engine in named:
+        for e in (("vllm", "sglang") if engine == "both" else (engine,)):
+            affects[e] += (name,)
+    shown = tuple(e for e in ("vllm", "sglang") if affects[e]) or ("vllm",)
+    return engine_warnings(shown, vllm_python, sglang_python, affects)
+
+
 def check_engine(engine: str | None) -> None:
     """--engine of lock and check: one of vllm, sglang, both (or unset)."""
     from attn_select.selector.errors import UserError
@@ -51,6 +64,8 @@ def lock_cmd(
     deployments: Annotated[str, typer.Argument(help="Deployments file (YAML); see profiles/lock/deployments.yaml.", show_default=False)],
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the lockfile here (default: stdout).")] = None,
     engine: Annotated[Optional[str], typer.Option("--engine", help="Engine for deployments that name none: vllm (default), sglang or both. Recorded in the lock.")] = None,
+    vllm_python: VllmPythonOpt = None,
+    sglang_python: SglangPythonOpt = None,
 ) -> None:
     """Record, per deployment and attention group, the backend vLLM {vllm}
     selects, its FlashAttention version and every candidate's reasons; for
@@ -67,7 +82,9 @@ def lock_cmd(
     dep_file, doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
     lock_dir = Path(output).parent if output else Path.cwd()
     lock, paths = lock_deployments(dep_file, doc, Path(deployments).parent, lock_dir, engine)
-    text = dump_lock(lock, paths)
+    warnings = lock_warnings([(d.name, d.engine_value(engine or "vllm")) for d in dep_file.deployments],
+                             vllm_python, sglang_python)
+    text = dump_lock(lock, paths, tuple(w.message for w in warnings))
     groups = [g for d in lock.deployments for g in d.groups]
     failed = sum(1 for g in groups if g.selected is None)
     summary = f"{len(lock.deployments)} deployments, {len(groups)} attention groups"
@@ -79,6 +96,8 @@ def lock_cmd(
         raised = sum(1 for x in sglang if x.error is not None)
         if raised:
             summary += f" ({raised} raise: recorded with SGLang's error)"
+    for w in warnings:
+        typer.echo(f"warning: {w.message}", err=True)
     if output is None:
         typer.echo(text, nl=False)
     else:

@@ -37,6 +37,22 @@ CapabilityOpt = Annotated[Optional[str], typer.Option("--capability", help="Comp
 KERNEL_NAMES = ",".join(Kernels.NAMES)
 
 KernelsOpt = Annotated[Optional[str], typer.Option("--kernels", help=f"Installed kernels, comma-separated, from {KERNEL_NAMES} (or none). Default with --device/--capability: all that vLLM's wheel ships; on a live GPU: probed.", rich_help_panel=_IN)]
+_ENG = "Installed engines"
+VllmPythonOpt = Annotated[Optional[str], typer.Option("--vllm-python", metavar="PATH", help=f"The Python of the environment that runs vLLM (default: this one). Its vLLM version is read from package metadata; when it is not {VLLM_VERSION}, the output says so.", rich_help_panel=_ENG)]
+SglangPythonOpt = Annotated[Optional[str], typer.Option("--sglang-python", metavar="PATH", help=f"The Python of the environment that runs SGLang (default: this one); warns when its SGLang is not {SGLANG_VERSION}.", rich_help_panel=_ENG)]
+
+
+def attach_warnings(report: object, warnings: tuple) -> object:
+    """``report`` with its engine warnings (a NamedTuple or a frozen dataclass)."""
+    if not warnings:
+        return report
+    if hasattr(report, "_replace"):
+        return report._replace(warnings=warnings)  # type: ignore[attr-defined]
+    import dataclasses
+
+    return dataclasses.replace(report, warnings=warnings)  # type: ignore[type-var]
+
+
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
 # --engine sglang|both: SGLang's server flags, under SGLang's names.

@@ -77,6 +77,9 @@ class Explanation(NamedTuple):
     # What vLLM's engine-config build (create_engine_config, the model's
     # MODELS_CONFIG_MAP hook) changed in the selection inputs, in order.
     engine_config_trail: tuple[EngineStep, ...] = ()
+    # The installed engine against the mirrored one, removed variables set
+    # here (selector.installed.EngineWarning), attached at the CLI edge.
+    warnings: tuple = ()
 
     @property
     def ok(self) -> bool:

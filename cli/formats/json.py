@@ -44,6 +44,13 @@ def dumps(doc: object) -> str:
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
+def warnings_doc(warnings: tuple) -> list[dict]:
+    """The engine warnings: another installed release (``kind`` version,
+    ``affects`` the deployments concerned) or a variable set here."""
+    return [{"kind": w.kind, "engine": w.engine, "message": w.message, "affects": list(w.affects)}
+            for w in warnings]
+
+
 def fa_doc(fa) -> dict:
     return {
         "version": fa.version,
@@ -108,6 +115,7 @@ def explanation_doc(r: Explanation) -> dict:
             for s in r.engine_config_trail
         ],
         "backend_source": r.backend_source,
+        "warnings": warnings_doc(r.warnings),
         "ok": r.ok,
         "groups": [group_doc(g) for g in r.groups],
     }
@@ -154,6 +162,7 @@ def check_doc(r: CheckReport) -> dict:
         "engine": {"name": "vllm", "version": ENGINE_VERSION},
         "lockfile": r.lockfile,
         "inputs": r.inputs,
+        "warnings": warnings_doc(r.warnings),
         "ok": r.ok,
         "deployments": len({c[0] for c in r.cases}),
         "groups": len(r.cases),
@@ -203,6 +212,7 @@ def sglang_doc(e) -> dict:
         },
         "flags": plain(e.flags),
         "notes": list(e.notes),
+        "warnings": warnings_doc(e.warnings),
         "default_rule": None if r.default_rule is None else plain(r.default_rule),
         "default_rule_skipped": r.default_rule_skipped,
         "trail": [plain(st) for st in r.trail],
@@ -234,6 +244,7 @@ def comparison_doc(c) -> dict:
                     {"name": c.sglang.engine, "version": c.sglang.engine_version}],
         "rows": [plain(row) for row in c.rows],
         "differences": list(c.differences),
+        "warnings": warnings_doc(c.warnings),
         "ok": c.ok,
         "vllm": explanation_doc(c.vllm),
         "sglang": sglang_doc(c.sglang),

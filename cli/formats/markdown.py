@@ -17,6 +17,11 @@ def cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def warnings_md(warnings: tuple) -> list[str]:
+    """One ``> **warning**`` line per engine warning, then a blank line."""
+    return [line for w in warnings for line in (f"> **warning**: {cell(w.message)}", "")]
+
+
 def explanation_md(r: Explanation) -> str:
     out = [f"# attn-select explain (vLLM {r.engine_version})", ""]
     if r.model is not None:
@@ -27,6 +32,7 @@ def explanation_md(r: Explanation) -> str:
     for step in r.engine_config_trail:
         out.append(f"- **engine config**: {cell(step.text())}")
     out.append("")
+    out += warnings_md(r.warnings)
     for g in r.groups:
         out.append(f"## Group `{g.name}`")
         out.append("")
@@ -137,6 +143,7 @@ def sglang_md(e) -> str:
     given = e.flags.given()
     out.append("- **flags**: " + (", ".join(f"`{k}={v}`" for k, v in given.items()) or "SGLang defaults"))
     out.append("")
+    out += warnings_md(e.warnings)
     return "\n".join(out + _sglang_result_md(e))
 
 
@@ -145,6 +152,7 @@ def comparison_md(c) -> str:
     out = [f"# attn-select explain (vLLM {v.engine_version} and SGLang {s.engine_version})", "",
            f"- **model**: {cell(s.model.name)} ({cell(s.model.architecture)})",
            f"- **device**: {cell(s.device.name)}, capability {s.device.capability}", "",
+           *warnings_md(c.warnings),
            "| group | layers | vLLM backend | vLLM kernels | block | SGLang backend | SGLang kernels | page |",
            "|---|---:|---|---|---:|---|---|---:|"]
     for row in c.rows:

@@ -49,6 +49,16 @@ def make_console(buf: io.StringIO) -> Console:
     )
 
 
+def warning_lines(console: Console, warnings: tuple) -> None:
+    """The report's engine warnings (another installed release, a removed
+    variable set here), one line each; the terminal wraps them."""
+    soft = console.soft_wrap
+    console.soft_wrap = True
+    for w in warnings:
+        console.print(f"[{STYLE_WARN}]warning[/]  {escape(w.message)}")
+    console.soft_wrap = soft
+
+
 def layer_ranges(layers: tuple[int, ...]) -> str:
     """(0,1,2,5,7,8) -> "0-2, 5, 7-8"."""
     if not layers:
@@ -205,6 +215,7 @@ def explanation_text(r: Explanation) -> str:
         console.print(f"[{STYLE_HEAD}]config[/]   {escape(step.text())}")
     for note in r.notes:
         console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
+    warning_lines(console, r.warnings)
     console.print()
     for g in r.groups:
         _group(console, r, g)
@@ -256,6 +267,7 @@ def check_text(r: CheckReport) -> str:
         by_case.setdefault((d.deployment, d.group), []).append(i)
     # Align values after the field names; a rare long name just pushes its line.
     width = min(max((len(d.field) for d in r.diffs), default=0), 28) + 2
+    warning_lines(console, r.warnings)
     for (dep, group), idx in by_case.items():
         where = f"{r.lockfile}:{min(r.lines[i] for i in idx)}"
         title = escape(dep) + (f" / {escape(group)}" if group is not None else "")
@@ -305,6 +317,7 @@ def _sglang_header(console: Console, e) -> None:
     console.print(f"[{STYLE_HEAD}]flags[/]    {escape(flags) if flags else 'SGLang defaults'}")
     for note in e.notes:
         console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
+    warning_lines(console, e.warnings)
 
 
 def _show(v: object) -> str:
@@ -382,6 +395,7 @@ def comparison_text(c) -> str:
     console.print(f"[{STYLE_HEAD}]kernels[/]  {present}  [{STYLE_DIM}]({escape(v.kernels.source)}; SGLang reads flashinfer)[/]")
     for note in s.notes:
         console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
+    warning_lines(console, c.warnings)
     console.print()
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
     for col in ("group", "layers", "vLLM backend", "vLLM kernels", "block", "SGLang backend", "SGLang kernels", "page"):

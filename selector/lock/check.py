@@ -24,6 +24,7 @@ class CheckReport:
     cases: tuple[tuple[str, str], ...]  # (deployment, group) checked, lock order then new
     diffs: tuple[Diff, ...]
     lines: tuple[int, ...]  # lockfile line of each diff
+    warnings: tuple = ()  # selector.installed.EngineWarning, attached at the CLI edge
 
     @property
     def ok(self) -> bool:

@@ -165,9 +165,11 @@ LOCK_HEADER = (
 )
 
 
-def dump_lock(lock: Lockfile, model_paths: dict[str, str] | None = None) -> str:
+def dump_lock(lock: Lockfile, model_paths: dict[str, str] | None = None, warnings: tuple[str, ...] = ()) -> str:
     """The lockfile text: fixed key order, no timestamps, pure-Python YAML
-    emitter (byte-identical wherever it runs)."""
+    emitter (byte-identical wherever it runs). ``warnings`` (another
+    installed engine release) go in as comments after the header, so a
+    reviewer of the lock sees them."""
     model_paths = model_paths or {}
     doc = {
         "schema": lock.schema_,
@@ -187,4 +189,5 @@ def dump_lock(lock: Lockfile, model_paths: dict[str, str] | None = None) -> str:
         doc, Dumper=yaml.SafeDumper, sort_keys=False, default_flow_style=False,
         allow_unicode=True, width=100_000, indent=2,
     )
-    return LOCK_HEADER.format(version=lock.engine.version) + body
+    notes = "".join(f"# warning: {w}\n" for w in warnings)
+    return LOCK_HEADER.format(version=lock.engine.version) + notes + body
