@@ -41,7 +41,7 @@ def root(
         os.environ["NO_COLOR"] = "1"
 
 
-COMMANDS = ("explain", "run", "lock", "check", "matrix")
+COMMANDS = ("explain", "run", "lock", "check", "matrix", "doctor")
 _registered: set[str] = set()
 
 

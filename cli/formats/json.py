@@ -251,7 +251,21 @@ def comparison_doc(c) -> dict:
     }
 
 
-render = by_report_type("JSON", Explanation=lambda r: dumps(explanation_doc(r)),
+DOCTOR_SCHEMA = "attn-select.doctor/1"
+
+
+def doctor_doc(r) -> dict:
+    return {
+        "schema": DOCTOR_SCHEMA,
+        "python": r.python,
+        "sections": [{"title": s.title, "checks": [plain(c) for c in s.checks]} for s in r.sections],
+        "kernels": r.kernels_flag,
+        "kernels_assumed": r.kernels_assumed,
+        "warnings": warnings_doc(r.warnings),
+    }
+
+
+render = by_report_type("JSON", DoctorReport=lambda r: dumps(doctor_doc(r)), Explanation=lambda r: dumps(explanation_doc(r)),
                         FeatureMatrix=lambda r: dumps(matrix_doc(r)), CheckReport=lambda r: dumps(check_doc(r)),
                         SGLangExplanation=lambda r: dumps(sglang_doc(r)),
                         EngineComparison=lambda r: dumps(comparison_doc(r)))

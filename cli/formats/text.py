@@ -416,5 +416,29 @@ def comparison_text(c) -> str:
     return buf.getvalue()
 
 
+# --- doctor (attn-select doctor) ------------------------------------------------
+
+
+def doctor_text(r) -> str:
+    buf = io.StringIO()
+    console = make_console(buf)
+    console.soft_wrap = True  # long paths and reasons: the terminal wraps
+    console.print(f"[{STYLE_HEAD}]attn-select doctor[/]  {escape(r.python)}")
+    warning_lines(console, r.warnings)
+    for section in r.sections:
+        console.print()
+        console.print(f"[{STYLE_HEAD}]{escape(section.title)}[/]")
+        width = max((len(c.name) for c in section.checks), default=0) + 2
+        for c in section.checks:
+            style = {True: STYLE_VALID, False: STYLE_INVALID, None: ""}[c.ok]
+            value = f"[{style}]{escape(c.value)}[/]" if style else escape(c.value)
+            detail = f"  [{STYLE_DIM}]{escape(c.detail)}[/]" if c.detail else ""
+            console.print(f"  {escape(c.name):<{width}}{value}{detail}")
+    console.print()
+    console.print(f"[{STYLE_HEAD}]--kernels[/]  {escape(r.kernels_flag)}")
+    console.print(f"[{STYLE_DIM}]explain    {escape(r.kernels_assumed)}[/]")
+    return buf.getvalue()
+
+
 render = by_report_type("text", Explanation=explanation_text, FeatureMatrix=matrix_text, CheckReport=check_text,
-                        SGLangExplanation=sglang_text, EngineComparison=comparison_text)
+                        SGLangExplanation=sglang_text, EngineComparison=comparison_text, DoctorReport=doctor_text)
