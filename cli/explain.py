@@ -42,6 +42,7 @@ def explain_cmd(
     cuda_version: o.CudaVersionOpt = None,
     vllm_python: o.VllmPythonOpt = None,
     sglang_python: o.SglangPythonOpt = None,
+    engine_timeout: o.EngineTimeoutOpt = 900,
 ) -> None:
     """Explain which attention backend vLLM {vllm} selects, and why.
 
@@ -52,6 +53,12 @@ def explain_cmd(
     from attn_select.cli.detect import engine_warnings
     from attn_select.cli.inputs import resolve_device, resolve_kernels
 
+    if engine is o.Engine.vllm_installed:
+        report = _explain_installed(model, device, capability, kernels, ov, vllm_python, engine_timeout)
+        from attn_select.cli.formats import render
+
+        typer.echo(render(report, fmt.value), nl=False)
+        raise typer.Exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)
     if engine is not o.Engine.vllm:
         from attn_select.selector.sglang.inputs import ServerFlags
 
@@ -104,6 +111,38 @@ def explain_cmd(
 
     typer.echo(render(report, fmt.value), nl=False)
     raise typer.Exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)
+
+
+def _explain_installed(model: str | None, device: str | None, capability: str | None, kernels: str | None,
+                       ov: Overrides, vllm_python: str | None, timeout: float) -> object:
+    """--engine vllm-installed: the mirror's explanation, the installed vLLM's
+    own answer for the same model, device and flags, and their differences.
+    The mirror assumes the kernels that vLLM has (or --kernels, which the
+    installed side then stands in for)."""
+    from attn_select.cli import installed_engine as ie
+    from attn_select.cli.inputs import resolve_device, resolve_kernels
+    from attn_select.selector.errors import UserError
+    from attn_select.selector.explain import explain
+    from attn_select.selector.profiles import load_model
+    from attn_select.selector.vllm_installed import case_for, installed_explanation
+
+    if model is None:
+        raise UserError("--engine vllm-installed needs a MODEL: vLLM's engine config is built from the model's "
+                        "config.json (a raw selector config is the mirror's: use --engine vllm)")
+    python, _ = ie.engine_python(vllm_python)
+    live = device is None and capability is None
+    dev = resolve_device(device, capability)
+    given = resolve_kernels(kernels, probed_device=False) if kernels is not None else None
+    kern = given if given is not None else ie.installed_kernels(python)
+    facts = load_model(model, tp=ov.tp, dtype=ov.dtype or "auto", capability=dev.capability)
+    mirror = explain(facts, dev, kern, ov)
+    with ie.temp_models() as tmp:
+        case = case_for(mirror, ie.model_folder(model, tmp))
+        answer = ie.run_selection(python, [case], live=live, kernels=given,
+                                  artifactory=kern.trtllm_cubins, timeout=timeout)
+    extra = ("per-layer inputs (head size, sinks, sliding window, attention type, MLA): attn-select's reading "
+             "of the model, sent with each group; vLLM builds the engine config itself",)
+    return installed_explanation(mirror, answer, python, extra)
 
 
 def _explain_other_engine(

@@ -251,6 +251,26 @@ def comparison_doc(c) -> dict:
     }
 
 
+INSTALLED_SCHEMA = "attn-select.explain-vllm-installed/1"
+
+
+def installed_doc(r) -> dict:
+    return {
+        "schema": INSTALLED_SCHEMA,
+        "engine": {"name": "vllm", "version": r.engine_version, "python": r.python, "code": "installed"},
+        "mirror": {"name": r.mirror.engine, "version": r.mirror.engine_version},
+        "stand_ins": list(r.stand_ins),
+        "engine_config": r.engine_config,
+        "error": r.error,
+        "groups": [{**{k: plain(v) for k, v in g._asdict().items()}, "reasons": {k: list(v) for k, v in g.reasons.items()}}
+                   for g in r.groups],
+        "differences": list(r.differences),
+        "warnings": warnings_doc(r.warnings),
+        "ok": r.ok,
+        "explain": explanation_doc(r.mirror),
+    }
+
+
 DOCTOR_SCHEMA = "attn-select.doctor/1"
 
 
@@ -265,7 +285,8 @@ def doctor_doc(r) -> dict:
     }
 
 
-render = by_report_type("JSON", DoctorReport=lambda r: dumps(doctor_doc(r)), Explanation=lambda r: dumps(explanation_doc(r)),
+render = by_report_type("JSON", DoctorReport=lambda r: dumps(doctor_doc(r)),
+                        InstalledExplanation=lambda r: dumps(installed_doc(r)), Explanation=lambda r: dumps(explanation_doc(r)),
                         FeatureMatrix=lambda r: dumps(matrix_doc(r)), CheckReport=lambda r: dumps(check_doc(r)),
                         SGLangExplanation=lambda r: dumps(sglang_doc(r)),
                         EngineComparison=lambda r: dumps(comparison_doc(r)))

@@ -1,0 +1,139 @@
+"""Running the installed vLLM's own selection (``probes/vllm_selection.py``)
+in the Python of its environment, bounded in time, with the stand-ins a
+machine without the NVIDIA driver needs; and the model folder it reads.
+
+On a GPU machine asked about its own GPU nothing is stood in. Elsewhere the
+driver library is a stand-in built here with the system C compiler, the
+device queries answer for the requested device, and
+``has_nvidia_artifactory()`` answers what the mirror assumes instead of
+sending a request. Every stand-in comes back with the answer and is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from attn_select.selector.config import Kernels
+from attn_select.selector.errors import UserError
+
+PROBES = Path(__file__).resolve().parent.parent / "probes"
+RUN_TIMEOUT_S = 900
+
+
+def engine_python(python: str | None) -> tuple[str, str]:
+    """(interpreter, its vLLM version); a one-line error when it has none."""
+    from attn_select.cli.detect import find_engine
+
+    found = find_engine("vllm", python, required=True)
+    if found.version is None:
+        raise UserError("--engine vllm-installed: vLLM is not installed in this Python; name the Python of the "
+                        "environment that has it with --vllm-python PATH")
+    return python or sys.executable, found.version
+
+
+def installed_kernels(python: str) -> Kernels:
+    """What the vLLM installed in ``python`` would find (doctor's probe of
+    its files and modules), for the mirror's side of the comparison."""
+    from attn_select.cli.diagnose import environment_facts
+    from attn_select.cli.probe import kernels_in
+
+    facts = environment_facts(python)
+    return kernels_in(facts["modules"]["vllm"], lambda name: facts["modules"].get(name) is not None,
+                      source=f"probe (the vLLM in {python}")
+
+
+def libcuda_stand_in() -> str | None:
+    """The libcuda.so.1 stand-in's path when this machine has no NVIDIA
+    driver (built with the system C compiler), else None."""
+    from attn_select.cli.probe import driver_present
+
+    if driver_present():
+        return None
+    from attn_select.probes.libcuda_standin import NoCompiler, build
+
+    try:
+        return str(build())
+    except NoCompiler:
+        raise UserError("this machine has no NVIDIA driver, so the installed vLLM's code needs a libcuda.so.1 "
+                        "stand-in, built with a C compiler, and there is none (cc, gcc or $CC); install one "
+                        "(apt-get install gcc) or run on a machine with the NVIDIA driver") from None
+    except (OSError, subprocess.SubprocessError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        text = detail.decode(errors="replace").strip().splitlines() if isinstance(detail, bytes) else [str(exc)]
+        raise UserError(f"building the libcuda.so.1 stand-in failed: {(text or [str(exc)])[-1]}") from None
+
+
+def model_folder(spec: str, tmp: str) -> str:
+    """The folder vLLM reads for MODEL: the folder itself, a config.json's
+    folder, or a profile written out (config.json, and a safetensors header
+    with the profile's weights dtype when it names one)."""
+    path = Path(spec.strip()).expanduser()
+    if path.exists():
+        return str(path.resolve() if path.is_dir() else path.resolve().parent)
+    from attn_select.selector.profiles import _profile_for_repo, load_model_profile
+
+    name = _profile_for_repo(spec) if "/" in spec else spec
+    stem, prof = load_model_profile(name or spec)
+    folder = Path(tmp) / stem
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(prof["config"]), encoding="utf-8")
+    weights = prof.get("weights_dtype")
+    if weights:
+        st = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}[weights]
+        header = json.dumps({"w": {"dtype": st, "shape": [1], "data_offsets": [0, 2]}}).encode()
+        (folder / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header + b"\0\0")
+    return str(folder)
+
+
+def run_selection(python: str, cases: list[dict[str, Any]], *, live: bool, kernels: Kernels | None,
+                  artifactory: bool | None, timeout: float | None = None) -> dict[str, Any]:
+    """The runner's answer for ``cases``. ``live``: the question is about this
+    machine's own GPU (nothing stood in when it has a driver); ``kernels``:
+    --kernels to stand in for, or None (as installed); ``artifactory``: what
+    has_nvidia_artifactory() answers when stood in."""
+    from attn_select.selector.vllm_installed import kernels_request
+
+    timeout = RUN_TIMEOUT_S if timeout is None else timeout
+    libcuda = libcuda_stand_in()
+    request = {
+        "libcuda": libcuda,
+        "platform": not (live and libcuda is None),
+        "kernels": kernels_request(kernels) if kernels is not None else None,
+        "artifactory": None if (live and libcuda is None) else artifactory,
+        "cases": cases,
+    }
+    env = dict(os.environ)
+    if libcuda is not None:
+        # Triton works on a GPU machine, so vLLM picks Model Runner V2 there;
+        # without a driver it would fall back to V1: pin what a GPU run does.
+        env.setdefault("VLLM_USE_V2_MODEL_RUNNER", "1")
+    try:
+        proc = subprocess.run([python, str(PROBES / "vllm_selection.py")], input=json.dumps(request),
+                              capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"the installed vLLM's selection did not finish within {timeout:g} s "
+                        "(--engine-timeout sets the limit)") from None
+    except OSError as exc:
+        raise UserError(f"cannot run {python}: {exc.strerror or exc}") from None
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("ATTN_SELECT_VLLM ")), None)
+    if line is None:
+        why = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()] or [f"exit code {proc.returncode}"]
+        raise UserError(f"the installed vLLM's selection code died without an answer ({why[-1][:300]})")
+    answer = json.loads(line.removeprefix("ATTN_SELECT_VLLM "))
+    if answer.get("error"):
+        raise UserError(f"vLLM {answer.get('vllm_version')}'s own code raised while loading its selector: "
+                        f"{answer['error'][:300]}")
+    if libcuda is not None:
+        answer["stand_ins"] = list(answer.get("stand_ins") or []) + [
+            "VLLM_USE_V2_MODEL_RUNNER=1 (what vLLM picks on a GPU machine, where Triton works)"]
+    return answer
+
+
+def temp_models() -> tempfile.TemporaryDirectory:
+    return tempfile.TemporaryDirectory(prefix="attn-select-models-")
