@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from attn_select.cli.exit import ExitCode
-from attn_select.cli.options import SglangPythonOpt, VllmPythonOpt, attach_warnings
+from attn_select.cli.options import EngineTimeoutOpt, SglangPythonOpt, attach_warnings
 
 app = typer.Typer()
 
@@ -29,8 +29,9 @@ def check_cmd(
     fmt: Annotated[CheckFormat, typer.Option("--format", "-f", help="text, json, junit (XML) or github (workflow annotations on the lockfile lines).")] = CheckFormat.text,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the report here instead of stdout.")] = None,
     engine: Annotated[Optional[str], typer.Option("--engine", help="Engine for deployments that name none (vllm, sglang or both); default: what the lock records, else vllm.")] = None,
-    vllm_python: VllmPythonOpt = None,
+    vllm_python: Annotated[Optional[str], typer.Option("--vllm-python", metavar="PATH", help="Upgrade preview: evaluate every locked vLLM deployment with the vLLM installed in this Python (its own selection code, in a subprocess) and list what would change: backend, FlashAttention version, KV-cache layout, FlashInfer's trtllm decision.", rich_help_panel="Installed engines")] = None,
     sglang_python: SglangPythonOpt = None,
+    engine_timeout: EngineTimeoutOpt = 900,
 ) -> None:
     """Check that every deployment still selects what the lockfile says.
 
@@ -48,9 +49,19 @@ def check_cmd(
     if deployments is not None:
         dep_file, dep_doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
         deps = (dep_file, dep_doc, Path(deployments).parent)
-    report = run_check(lock, doc, Path(lockfile).parent, deps, engine)
-    named = [(d.name, d.inputs.engine_value(engine or "vllm")) for d in lock.deployments]
-    report = attach_warnings(report, lock_warnings(named, vllm_python, sglang_python))
+    if vllm_python is not None:
+        if deps is not None:
+            from attn_select.selector.errors import UserError
+
+            raise UserError("--vllm-python previews the locked deployments as they are; drop --deployments")
+        from attn_select.cli.preview import preview_check
+
+        report = preview_check(lock, doc, Path(lockfile).parent, vllm_python, engine, engine_timeout)
+    else:
+        report = run_check(lock, doc, Path(lockfile).parent, deps, engine)
+        named = [(d.name, d.inputs.engine_value(engine or "vllm")) for d in lock.deployments]
+        report = attach_warnings(report, lock_warnings(named, None, sglang_python,
+                                                       own_code="check --vllm-python PATH"))
     text = render(report, fmt.value)
     if output is None:
         typer.echo(text, nl=False)

@@ -29,7 +29,7 @@ from attn_select.selector.errors import UserError
 from attn_select.selector.installed import EngineWarning
 
 PROBES = Path(__file__).resolve().parent.parent / "probes"
-IMPORT_TIMEOUT_S = 90
+IMPORT_TIMEOUT_S = 240
 COMMAND_TIMEOUT_S = 15
 NETWORK_TIMEOUT_S = 5
 DEFAULT_CUBINS_URL = "https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/"

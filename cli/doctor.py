@@ -22,7 +22,7 @@ class DoctorFormat(str, Enum):
 def doctor_cmd(
     vllm_python: o.VllmPythonOpt = None,
     probe_network: Annotated[bool, typer.Option("--probe-network", help="Send one HEAD request (5 s timeout) to FlashInfer's cubin repository to see whether the trtllm paths could download their cubins. Off by default: doctor sends nothing.")] = False,
-    import_timeout: Annotated[float, typer.Option("--import-timeout", min=1, help="Seconds each import test may take (each runs in its own subprocess).")] = 90,
+    import_timeout: Annotated[float, typer.Option("--import-timeout", min=1, help="Seconds each import test may take (the first includes importing torch).")] = 240,
     fmt: Annotated[DoctorFormat, typer.Option("--format", "-f", help="Output format.")] = DoctorFormat.text,
 ) -> None:
     """Report the GPUs, driver, CUDA, torch, the engine and kernel packages

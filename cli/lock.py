@@ -37,7 +37,8 @@ def write_text(path: str, text: str, what: str) -> None:
         raise UserError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
 
 
-def lock_warnings(named: list[tuple[str, str]], vllm_python: str | None, sglang_python: str | None) -> tuple:
+def lock_warnings(named: list[tuple[str, str]], vllm_python: str | None, sglang_python: str | None,
+                  own_code: str | None = "attn-select check LOCK --vllm-python PATH") -> tuple:
     """The engine warnings for deployments given as (name, engine): each
     installed release that differs names the deployments it concerns."""
     from attn_select.cli.detect import engine_warnings
@@ -47,7 +48,7 @@ def lock_warnings(named: list[tuple[str, str]], vllm_python: str | None, sglang_
         for e in (("vllm", "sglang") if engine == "both" else (engine,)):
             affects[e] += (name,)
     shown = tuple(e for e in ("vllm", "sglang") if affects[e]) or ("vllm",)
-    return engine_warnings(shown, vllm_python, sglang_python, affects)
+    return engine_warnings(shown, vllm_python, sglang_python, affects, own_code=own_code)
 
 
 def check_engine(engine: str | None) -> None:

@@ -40,7 +40,7 @@ def stub_symbols() -> set[str]:
     return named | explicit
 
 
-def build(out_dir: Path = DEFAULT_DIR) -> Path:
+def build(out_dir: Path | None = None) -> Path:
     """Compile the stand-in once per source version; the path of libcuda.so.1.
 
     The folder name carries a hash of the source, so an edited stand-in is
@@ -48,7 +48,7 @@ def build(out_dir: Path = DEFAULT_DIR) -> Path:
     process loaded.
     """
     digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]
-    target_dir = Path(out_dir) / digest
+    target_dir = Path(out_dir if out_dir is not None else DEFAULT_DIR) / digest
     target = target_dir / "libcuda.so.1"
     if target.exists():
         return target

@@ -453,7 +453,7 @@ def _engine_args(folder, args):
     from vllm.engine.arg_utils import EngineArgs
 
     fields = set(inspect.signature(EngineArgs).parameters)
-    kwargs = dict(model=folder, skip_tokenizer_init=True, load_format="dummy", max_model_len=4096,
+    kwargs = dict(model=folder, skip_tokenizer_init=True, load_format="dummy",
                   dtype=args.get("dtype") or "auto", kv_cache_dtype=args.get("kv_cache_dtype") or "auto",
                   block_size=args.get("block_size"), attention_backend=args.get("attention_backend"),
                   tensor_parallel_size=args.get("tensor_parallel_size") or 1)

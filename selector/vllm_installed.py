@@ -35,6 +35,21 @@ class InstalledGroup(NamedTuple):
     crash: str | None = None  # this release's code raised for this group
 
 
+class Change(NamedTuple):
+    """One difference, structured: ``group`` None for the engine config."""
+
+    group: str | None
+    field: str
+    mirror: Any
+    installed: Any
+
+    def text(self, version: str) -> str:
+        where = "engine config" if self.group is None else f"group {self.group}"
+        if self.field == "raised":
+            return f"{where}: vLLM {version}'s selection code raised {self.installed}"
+        return f"{where}: {self.field}: mirror {_show(self.mirror)}, vLLM {version} {_show(self.installed)}"
+
+
 class InstalledExplanation(NamedTuple):
     """``explain --engine vllm-installed``: the installed vLLM's own answer
     and its differences from the mirror (``mirror``)."""
@@ -48,6 +63,7 @@ class InstalledExplanation(NamedTuple):
     differences: tuple[str, ...]
     error: str | None = None  # the engine config vLLM refused, as "Type: message"
     warnings: tuple = ()
+    changes: tuple[Change, ...] = ()  # the differences, structured
 
     @property
     def ok(self) -> bool:
@@ -143,17 +159,16 @@ def _show(v: Any) -> str:
     return "None" if v is None else str(v)
 
 
-def compare_group(r: Explanation, g: GroupExplanation, mine: InstalledGroup, version: str) -> list[str]:
+def compare_group(r: Explanation, g: GroupExplanation, mine: InstalledGroup) -> list[Change]:
     """Every difference between the mirror's group and the installed vLLM's."""
-    out: list[str] = []
-    where = f"group {g.name}"
+    out: list[Change] = []
 
     def diff(what: str, mirror: Any, installed: Any) -> None:
         if mirror != installed:
-            out.append(f"{where}: {what}: mirror {_show(mirror)}, vLLM {version} {_show(installed)}")
+            out.append(Change(g.name, what, mirror, installed))
 
     if mine.crash is not None:
-        out.append(f"{where}: vLLM {version}'s selection code raised {mine.crash.splitlines()[0]}")
+        out.append(Change(g.name, "raised", None, mine.crash.splitlines()[0]))
         return out
     sel = g.selection
     for field in ("dtype", "kv_cache_dtype", "block_size"):
@@ -179,11 +194,11 @@ def compare_group(r: Explanation, g: GroupExplanation, mine: InstalledGroup, ver
         for phase in ("decode", "prefill"):
             diff(f"FlashInfer trtllm {phase}", mirror[phase], mine.trtllm.get(phase))
     elif inputs is not None and ours.get("FLASHINFER") == () and mine.reasons.get("FLASHINFER") == ():
-        out.append(f"{where}: vLLM {version} does not expose use_trtllm_attention: its trtllm decision is not compared")
+        out.append(Change(g.name, "FlashInfer trtllm decision", "compared", "not exposed by this release"))
     return out
 
 
-def compare_engine_config(r: Explanation, facts: dict[str, Any], version: str) -> list[str]:
+def compare_engine_config(r: Explanation, facts: dict[str, Any]) -> list[Change]:
     """The deployment-level facts: what the mirror's engine-config replay and
     model reading give against vLLM's create_engine_config()."""
     out = []
@@ -201,7 +216,7 @@ def compare_engine_config(r: Explanation, facts: dict[str, Any], version: str) -
         if key == "backend" and value is not None:
             value = str(value)
         if value != theirs:
-            out.append(f"engine config: {key}: mirror {_show(value)}, vLLM {version} {_show(theirs)}")
+            out.append(Change(None, key, value, theirs))
     return out
 
 
@@ -215,7 +230,8 @@ def installed_explanation(r: Explanation, answer: dict[str, Any], python: str,
         return InstalledExplanation(r, version, python, stand_ins, None, (), (
             f"vLLM {version} refuses this engine config: {case['error']}",), error=case["error"])
     groups = tuple(installed_group(g) for g in case["groups"])
-    diffs = compare_engine_config(r, case["engine_config"], version)
+    changes = compare_engine_config(r, case["engine_config"])
     for g, mine in zip(r.groups, groups):
-        diffs += compare_group(r, g, mine, version)
-    return InstalledExplanation(r, version, python, stand_ins, case["engine_config"], groups, tuple(diffs))
+        changes += compare_group(r, g, mine)
+    return InstalledExplanation(r, version, python, stand_ins, case["engine_config"], groups,
+                                tuple(c.text(version) for c in changes), changes=tuple(changes))
