@@ -51,6 +51,18 @@ def lock_warnings(named: list[tuple[str, str]], vllm_python: str | None, sglang_
     return engine_warnings(shown, vllm_python, sglang_python, affects, own_code=own_code)
 
 
+def produced_by(d) -> str:
+    """Which releases' mirrors produced a lock entry."""
+    from attn_select.selector.engines import SGLANG_VERSION, VLLM_VERSION
+
+    parts = []
+    if d.groups:
+        parts.append(f"vllm {VLLM_VERSION} (attn-select mirror)")
+    if d.sglang is not None:
+        parts.append(f"sglang {SGLANG_VERSION} (attn-select mirror)")
+    return ", ".join(parts) or "nothing"
+
+
 def check_engine(engine: str | None) -> None:
     """--engine of lock and check: one of vllm, sglang, both (or unset)."""
     from attn_select.selector.errors import UserError
@@ -67,6 +79,7 @@ def lock_cmd(
     engine: Annotated[Optional[str], typer.Option("--engine", help="Engine for deployments that name none: vllm (default), sglang or both. Recorded in the lock.")] = None,
     vllm_python: VllmPythonOpt = None,
     sglang_python: SglangPythonOpt = None,
+    record_engine: Annotated[bool, typer.Option("--record-engine", help="Record in each deployment which engine release produced its entry (produced_by), e.g. 'vllm 0.33.0 (attn-select mirror)'. check does not compare it.")] = False,
 ) -> None:
     """Record, per deployment and attention group, the backend vLLM {vllm}
     selects, its FlashAttention version and every candidate's reasons; for
@@ -85,6 +98,9 @@ def lock_cmd(
     lock, paths = lock_deployments(dep_file, doc, Path(deployments).parent, lock_dir, engine)
     warnings = lock_warnings([(d.name, d.engine_value(engine or "vllm")) for d in dep_file.deployments],
                              vllm_python, sglang_python)
+    if record_engine:
+        lock = lock.model_copy(update={"deployments": [
+            d.model_copy(update={"produced_by": produced_by(d)}) for d in lock.deployments]})
     text = dump_lock(lock, paths, tuple(w.message for w in warnings))
     groups = [g for d in lock.deployments for g in d.groups]
     failed = sum(1 for g in groups if g.selected is None)

@@ -91,6 +91,9 @@ class LockDeployment(BaseModel):
     model_config = ConfigDict(**_STRICT)
 
     name: str
+    # what produced the entry ("vllm 0.33.0 (attn-select mirror)"); written by
+    # lock --record-engine, read by people: check does not compare it
+    produced_by: Optional[str] = None
     inputs: DeploymentInputs
     groups: list[LockGroup]
     sglang: Optional[SGLangLock] = None  # engine sglang / both
@@ -177,6 +180,7 @@ def dump_lock(lock: Lockfile, model_paths: dict[str, str] | None = None, warning
         "deployments": [
             {
                 "name": d.name,
+                **({"produced_by": d.produced_by} if d.produced_by is not None else {}),
                 "inputs": d.inputs.as_yaml(model_paths.get(d.name)),
                 "groups": [{f: getattr(g, f) for f in ("group",) + g.present()} for g in d.groups],
                 **({"sglang": {f: getattr(d.sglang, f) for f in ("engine",) + d.sglang.present()}}

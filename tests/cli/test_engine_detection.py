@@ -262,3 +262,16 @@ def test_vllm_python_without_vllm(tmp_path, capsys):
     python = other_python(tmp_path, None)
     err = _one_line_error(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--vllm-python", python)
     assert "has no vllm installed" in err
+
+
+def test_lock_records_the_engine_that_produced_each_entry(tmp_path, capsys, clean_env):
+    deps = tmp_path / "deployments.yaml"
+    deps.write_text(EXAMPLE.read_text())
+    lock = tmp_path / "attn-select.lock"
+    assert run(capsys, "lock", deps, "-o", lock, "--record-engine")[0] == 0
+    text = lock.read_text()
+    assert text.count(f"  produced_by: vllm {VLLM_VERSION} (attn-select mirror)\n") == text.count("\n- name: ")
+    assert run(capsys, "check", lock)[0] == 0  # read back, not compared
+    plain = tmp_path / "plain.lock"
+    assert run(capsys, "lock", deps, "-o", plain)[0] == 0
+    assert "produced_by" not in plain.read_text()  # off by default: existing locks stay byte-identical
