@@ -21,6 +21,10 @@ from attn_select.selector.errors import UserError
 from attn_select.selector.installed import EngineWarning, InstalledEngine, metadata_version, version_warning
 
 PROBE_TIMEOUT_S = 30
+# ``python -c`` puts the working directory first on sys.path: run the other
+# Python from a folder that holds no packages, so what it reports is its own
+# installation, not whatever lies where attn-select was started.
+NEUTRAL_CWD = os.path.dirname(os.path.abspath(__file__))
 
 # Runs in the other Python: standard library only, imports no package.
 _METADATA_PROBE = r"""
@@ -96,7 +100,7 @@ def probe_python(python: str, projects: tuple[str, ...], flag: str, timeout: flo
         raise UserError(f"{flag} {python} is a folder; give its Python interpreter, e.g. {python.rstrip('/')}/bin/python")
     try:
         proc = subprocess.run([python, "-c", _METADATA_PROBE, *projects], capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+                              timeout=timeout, stdin=subprocess.DEVNULL, cwd=NEUTRAL_CWD)
     except subprocess.TimeoutExpired:
         raise UserError(f"{flag} {python} did not answer a package-metadata query within {timeout:g} s; "
                         "is it a Python interpreter?") from None

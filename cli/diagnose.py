@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attn_select.cli.detect import NEUTRAL_CWD
 from attn_select.selector.config import Kernels
 from attn_select.selector.errors import UserError
 from attn_select.selector.installed import EngineWarning
@@ -70,7 +71,8 @@ class DoctorReport:
 def _run(argv: list[str], timeout: float = COMMAND_TIMEOUT_S) -> tuple[int | None, str, str]:
     """(exit code or None when it could not run / timed out, stdout, stderr)."""
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                           cwd=NEUTRAL_CWD)
     except subprocess.TimeoutExpired:
         return None, "", f"did not finish within {timeout:g} s"
     except OSError as exc:
@@ -139,7 +141,7 @@ def import_tests(python: str, modules: list[str], timeout: float) -> dict[str, C
     todo = list(modules)
     while todo:
         try:
-            proc = subprocess.Popen([python, "-c", _IMPORTS, *todo], stdout=subprocess.PIPE,
+            proc = subprocess.Popen([python, "-c", _IMPORTS, *todo], stdout=subprocess.PIPE, cwd=NEUTRAL_CWD,
                                     stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
         except OSError as exc:
             return {**results, **{m: Check(m, "not tested", str(exc), False) for m in todo}}

@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from attn_select.cli.detect import NEUTRAL_CWD
 from attn_select.selector.config import Kernels
 from attn_select.selector.errors import UserError
 
@@ -115,7 +116,7 @@ def run_selection(python: str, cases: list[dict[str, Any]], *, live: bool, kerne
         env.setdefault("VLLM_USE_V2_MODEL_RUNNER", "1")
     try:
         proc = subprocess.run([python, str(PROBES / "vllm_selection.py")], input=json.dumps(request),
-                              capture_output=True, text=True, timeout=timeout, env=env)
+                              capture_output=True, text=True, timeout=timeout, env=env, cwd=NEUTRAL_CWD)
     except subprocess.TimeoutExpired:
         raise UserError(f"the installed vLLM's selection did not finish within {timeout:g} s "
                         "(--engine-timeout sets the limit)") from None

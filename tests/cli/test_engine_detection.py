@@ -275,3 +275,13 @@ def test_lock_records_the_engine_that_produced_each_entry(tmp_path, capsys, clea
     plain = tmp_path / "plain.lock"
     assert run(capsys, "lock", deps, "-o", plain)[0] == 0
     assert "produced_by" not in plain.read_text()  # off by default: existing locks stay byte-identical
+
+
+def test_another_python_reports_its_own_install_not_the_working_folder(tmp_path, monkeypatch, capsys, clean_env):
+    """``python -c`` would put the working folder on sys.path: a stand-in
+    dist-info lying there must not pass for the other Python's vLLM."""
+    stand_in(tmp_path / "cwd")
+    monkeypatch.chdir(tmp_path / "cwd")
+    python = other_python(tmp_path, stand_in(tmp_path / "venv-site", version=VLLM_VERSION))
+    rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--vllm-python", python)
+    assert d["warnings"] == []
