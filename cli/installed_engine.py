@@ -110,10 +110,6 @@ def run_selection(python: str, cases: list[dict[str, Any]], *, live: bool, kerne
         "cases": cases,
     }
     env = dict(os.environ)
-    if libcuda is not None:
-        # Triton works on a GPU machine, so vLLM picks Model Runner V2 there;
-        # without a driver it would fall back to V1: pin what a GPU run does.
-        env.setdefault("VLLM_USE_V2_MODEL_RUNNER", "1")
     try:
         proc = subprocess.run([python, str(PROBES / "vllm_selection.py")], input=json.dumps(request),
                               capture_output=True, text=True, timeout=timeout, env=env, cwd=NEUTRAL_CWD)
@@ -130,9 +126,6 @@ def run_selection(python: str, cases: list[dict[str, Any]], *, live: bool, kerne
     if answer.get("error"):
         raise UserError(f"vLLM {answer.get('vllm_version')}'s own code raised while loading its selector: "
                         f"{answer['error'][:300]}")
-    if libcuda is not None:
-        answer["stand_ins"] = list(answer.get("stand_ins") or []) + [
-            "VLLM_USE_V2_MODEL_RUNNER=1 (what vLLM picks on a GPU machine, where Triton works)"]
     return answer
 
 

@@ -152,6 +152,8 @@ class Selector:
         self._install_platform(platform)
         self._import_backends()
         self._install_kernel_switches(artifactory)
+        if self.no_driver:
+            self._triton_works()
         self._install_warning_capture()
         self._cache_clearers = []
         self._modules_seen = 0
@@ -168,8 +170,7 @@ class Selector:
         self.platform_cls = None
         if not stand_in:
             return
-        if platforms._current_platform is not None:
-            raise RuntimeError("current_platform was resolved before the stand-in could be set")
+        early = platforms._current_platform  # some releases resolve it while importing platforms.cuda
 
         class StandInPlatform(cuda.NonNvmlCudaPlatform):
             """The CUDA platform with the requested capability; placeholders
@@ -203,6 +204,13 @@ class Selector:
         self.platform_cls = StandInPlatform
         self.stand_ins.append("device queries: a NonNvmlCudaPlatform subclass reporting the requested "
                               "capability; name 'NVIDIA stand-in sm_XY', 80 GiB, 132 SMs, 8 GPUs")
+        if early is not None:
+            # modules that imported the early object by name get the stand-in too
+            for mod_name, mod in list(sys.modules.items()):
+                if mod_name.startswith("vllm") and getattr(mod, "current_platform", None) is early:
+                    setattr(mod, "current_platform", platforms._current_platform)
+            self.stand_ins.append(f"current_platform: this release had resolved {type(early).__name__} while "
+                                  "importing; replaced by the stand-in wherever it was imported by name")
 
     def _import_backends(self):
         import torch
@@ -266,9 +274,25 @@ class Selector:
             if switches is not None and not switches["fa4"]:
                 self.stand_ins.append("FA4_AVAILABLE -> False (--kernels)")
 
+    def _triton_works(self):
+        """Without a driver Triton finds no GPU and vLLM's HAS_TRITON is
+        False, which changes engine-config decisions (the model runner);
+        on a GPU machine it is True."""
+        self._has_triton = True
+        self._patch_has_triton()
+        self.stand_ins.append("HAS_TRITON -> True (Triton finds no GPU without a driver; on a GPU machine it does)")
+
+    def _patch_has_triton(self):
+        if not getattr(self, "_has_triton", False):
+            return
+        for mod_name, mod in list(sys.modules.items()):
+            if mod is not None and mod_name.startswith("vllm") and getattr(mod, "HAS_TRITON", None) is False:
+                setattr(mod, "HAS_TRITON", True)
+
     def _patch_imported_names(self):
         """Replace the switched functions in every vLLM module that holds the
         original under any name."""
+        self._patch_has_triton()
         if not self._fn_originals:
             return
         for mod_name, mod in list(sys.modules.items()):

@@ -166,5 +166,29 @@ def comparison_md(c) -> str:
     return "\n".join(out)
 
 
+def installed_md(r) -> str:
+    m = r.mirror
+    out = [f"# attn-select explain (vLLM {r.engine_version}, its own selection code)", "",
+           f"- **python**: {cell(r.python)}",
+           f"- **device**: {cell(m.device.name)}, capability {m.device.capability}"]
+    out += [f"- **stand-in**: {cell(s)}" for s in r.stand_ins]
+    out.append("")
+    out += warnings_md(r.warnings)
+    for g in r.groups:
+        out += [f"## Group `{g.name}`", "", f"**Selected: `{g.selected}`**" if g.selected else
+                f"**Error:** {cell(g.error or g.crash)}", "", "| priority | backend | verdict | reasons |",
+                "|---:|---|---|---|"]
+        for name, reasons in g.reasons.items():
+            verdict = "selected" if name == g.selected else ("valid" if not reasons else "invalid")
+            prio = g.priorities.index(name) if name in g.priorities else "-"
+            out.append(f"| {prio} | `{name}` | {verdict} | {cell('; '.join(reasons))} |")
+        out.append("")
+    out += [f"## Differences from the vLLM {m.engine_version} mirror", ""]
+    out += [f"- {cell(d)}" for d in r.differences] or ["None."]
+    out.append("")
+    return "\n".join(out)
+
+
 render = by_report_type("markdown", Explanation=explanation_md, FeatureMatrix=matrix_md,
-                        SGLangExplanation=sglang_md, EngineComparison=comparison_md)
+                        SGLangExplanation=sglang_md, EngineComparison=comparison_md,
+                        InstalledExplanation=installed_md)
