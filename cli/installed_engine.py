@@ -109,24 +109,60 @@ def run_selection(python: str, cases: list[dict[str, Any]], *, live: bool, kerne
         "artifactory": None if (live and libcuda is None) else artifactory,
         "cases": cases,
     }
-    env = dict(os.environ)
+    return _stream(python, request, timeout)
+
+
+def _stream(python: str, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """Run the runner; its import and each case may take ``timeout`` seconds."""
+    import queue
+    import threading
+
     try:
-        proc = subprocess.run([python, str(PROBES / "vllm_selection.py")], input=json.dumps(request),
-                              capture_output=True, text=True, timeout=timeout, env=env, cwd=NEUTRAL_CWD)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"the installed vLLM's selection did not finish within {timeout:g} s "
-                        "(--engine-timeout sets the limit)") from None
+        proc = subprocess.Popen([python, str(PROBES / "vllm_selection.py")], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=NEUTRAL_CWD)
     except OSError as exc:
         raise UserError(f"cannot run {python}: {exc.strerror or exc}") from None
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("ATTN_SELECT_VLLM ")), None)
-    if line is None:
-        why = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()] or [f"exit code {proc.returncode}"]
-        raise UserError(f"the installed vLLM's selection code died without an answer ({why[-1][:300]})")
-    answer = json.loads(line.removeprefix("ATTN_SELECT_VLLM "))
-    if answer.get("error"):
-        raise UserError(f"vLLM {answer.get('vllm_version')}'s own code raised while loading its selector: "
-                        f"{answer['error'][:300]}")
-    return answer
+    lines: queue.Queue = queue.Queue()
+    err_tail: list[str] = []
+    threading.Thread(target=lambda: [lines.put(ln) for ln in proc.stdout] + [lines.put(None)], daemon=True).start()
+    threading.Thread(target=lambda: [err_tail.append(ln) or err_tail.__delitem__(slice(0, -20))
+                                     for ln in proc.stderr], daemon=True).start()
+    try:
+        proc.stdin.write(json.dumps(request))
+        proc.stdin.close()
+    except OSError:
+        pass  # it died at once; said below
+    answer: dict[str, Any] = {"cases": []}
+    cases = request["cases"]
+    try:
+        while True:
+            waiting_for = "its import" if "vllm_version" not in answer else \
+                f"case {len(answer['cases']) + 1} of {len(cases)}"
+            try:
+                line = lines.get(timeout=timeout)
+            except queue.Empty:
+                raise UserError(f"the installed vLLM's selection did not finish {waiting_for} within {timeout:g} s "
+                                "(--engine-timeout sets the limit)") from None
+            if line is None:
+                proc.wait()
+                if "vllm_version" in answer and len(answer["cases"]) == len(cases):
+                    return answer
+                why = [ln.strip() for ln in err_tail if ln.strip()] or [f"exit code {proc.returncode}"]
+                raise UserError(f"the installed vLLM's selection code died without an answer during "
+                                f"{waiting_for} ({why[-1][:300]})")
+            kind, _, doc = line.rstrip("\n").partition(" ")
+            if kind == "ATTN_SELECT_VLLM_READY":
+                answer.update(json.loads(doc))
+            elif kind == "ATTN_SELECT_VLLM_CASE":
+                answer["cases"].append(json.loads(doc))
+            elif kind == "ATTN_SELECT_VLLM_ERROR":
+                found = json.loads(doc)
+                raise UserError(f"vLLM {found.get('vllm_version')}'s own code raised while loading its selector: "
+                                f"{found['error'][:300]}")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def temp_models() -> tempfile.TemporaryDirectory:

@@ -59,7 +59,7 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format
 # --engine sglang|both: SGLang's server flags, under SGLang's names.
 _SGL = "SGLang server flags (--engine sglang|both)"
 EngineOpt = Annotated[Engine, typer.Option("--engine", help=f"Which engine's selection: vllm ({VLLM_VERSION}, attn-select's mirror), sglang ({SGLANG_VERSION}), both side by side, or vllm-installed: the installed vLLM's own selection code (this Python's, or --vllm-python's), run in a subprocess, with every difference from the {VLLM_VERSION} mirror.")]
-EngineTimeoutOpt = Annotated[float, typer.Option("--engine-timeout", min=1, help="Seconds the installed vLLM's selection (--engine vllm-installed) may take, its import included.", rich_help_panel="Installed engines")]
+EngineTimeoutOpt = Annotated[float, typer.Option("--engine-timeout", min=1, help="Seconds the installed vLLM may take to import its selector, and then for each deployment (--engine vllm-installed, check --vllm-python).", rich_help_panel="Installed engines")]
 AttentionBackendOpt = Annotated[Optional[str], typer.Option("--attention-backend", help="SGLang --attention-backend (fa3, fa4, flashinfer, triton, trtllm_mha, trtllm_mla, flashmla, ...).", rich_help_panel=_SGL)]
 PrefillBackendOpt = Annotated[Optional[str], typer.Option("--prefill-attention-backend", help="SGLang --prefill-attention-backend.", rich_help_panel=_SGL)]
 DecodeBackendOpt = Annotated[Optional[str], typer.Option("--decode-attention-backend", help="SGLang --decode-attention-backend.", rich_help_panel=_SGL)]

@@ -23,9 +23,13 @@ Request::
                             "trtllm": {num_qo_heads, num_kv_heads, q_dtype_decode, q_dtype_prefill,
                                        has_sinks} | null}]}]}
 
-Answer: ``{"vllm_version", "stand_ins": [...], "cases": [{"engine_config",
-"groups": [{"selector_config", "priorities", "reasons", "selected", "error",
-"warning", "fa_version", "trtllm"}], "error"}]}``.
+Answer, one line each as it is known (so the caller can bound the import
+and every case separately): ``ATTN_SELECT_VLLM_READY {"vllm_version",
+"stand_ins"}`` once vLLM is imported, ``ATTN_SELECT_VLLM_CASE
+{"engine_config", "groups": [{"selector_config", "priorities", "reasons",
+"selected", "error", "warning", "fa_version", "trtllm"}], "error"}`` per case,
+in order; ``ATTN_SELECT_VLLM_ERROR {"error", "trace"}`` when this release's
+code raises while loading.
 
 For a model, vLLM's ``EngineArgs(model=FOLDER, ...).create_engine_config()``
 builds the config ``vllm serve FOLDER`` would (dtype, KV-cache dtype, a
@@ -569,23 +573,25 @@ def main():
     real_stdout = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    answer = {"vllm_version": _vllm_version(), "stand_ins": [], "cases": [], "error": None}
+
+    def say(kind, doc):
+        real_stdout.write(f"ATTN_SELECT_VLLM_{kind} " + json.dumps(doc) + "\n")
+        real_stdout.flush()
+
     try:
         selector = Selector(libcuda=request.get("libcuda"), platform=request.get("platform", True),
                             kernels=request.get("kernels"), artifactory=request.get("artifactory"))
-        answer["stand_ins"] = selector.stand_ins
-        for case in request["cases"]:
-            try:
-                answer["cases"].append(run_case(selector, case))
-            except Exception as e:  # noqa: BLE001
-                answer["cases"].append({"engine_config": None, "groups": [],
-                                        "error": f"{type(e).__name__}: {e}",
-                                        "trace": traceback.format_exc(limit=8)})
     except Exception as e:  # noqa: BLE001 - this release's code raised while being set up
-        answer["error"] = f"{type(e).__name__}: {e}"
-        answer["trace"] = traceback.format_exc(limit=8)
-    real_stdout.write("ATTN_SELECT_VLLM " + json.dumps(answer) + "\n")
-    real_stdout.flush()
+        say("ERROR", {"vllm_version": _vllm_version(), "error": f"{type(e).__name__}: {e}",
+                      "trace": traceback.format_exc(limit=8)})
+        return 0
+    say("READY", {"vllm_version": _vllm_version(), "stand_ins": selector.stand_ins})
+    for case in request["cases"]:
+        try:
+            say("CASE", run_case(selector, case))
+        except Exception as e:  # noqa: BLE001
+            say("CASE", {"engine_config": None, "groups": [], "error": f"{type(e).__name__}: {e}",
+                         "trace": traceback.format_exc(limit=8)})
     return 0
 
 
