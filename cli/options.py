@@ -39,7 +39,7 @@ KERNEL_NAMES = ",".join(Kernels.NAMES)
 
 KernelsOpt = Annotated[Optional[str], typer.Option("--kernels", help=f"Installed kernels, comma-separated, from {KERNEL_NAMES} (or none). Default with --device/--capability: all that vLLM's wheel ships; on a live GPU: probed.", rich_help_panel=_IN)]
 _ENG = "Installed engines"
-VllmPythonOpt = Annotated[Optional[str], typer.Option("--vllm-python", metavar="PATH", help=f"The Python of the environment that runs vLLM (default: this one). Its vLLM version is read from package metadata; when it is not {VLLM_VERSION}, the output says so.", rich_help_panel=_ENG)]
+VllmPythonOpt = Annotated[Optional[str], typer.Option("--vllm-python", metavar="PATH", help=f"The Python of the environment that runs vLLM (default: this one). Its vLLM version is read from package metadata; when it is not {VLLM_VERSION}, the output says so. With --engine vllm-installed, the vLLM whose own selection code runs.", rich_help_panel=_ENG)]
 SglangPythonOpt = Annotated[Optional[str], typer.Option("--sglang-python", metavar="PATH", help=f"The Python of the environment that runs SGLang (default: this one); warns when its SGLang is not {SGLANG_VERSION}.", rich_help_panel=_ENG)]
 
 
