@@ -36,6 +36,9 @@ class CheckReport:
 
 def accept_command(r: CheckReport) -> str:
     """The command that rewrites the lock to accept what check found."""
+    if any(w.kind == "preview" for w in r.warnings):
+        # an upgrade preview: the lock holds the mirror's answers, which did not change
+        return "nothing to accept yet: these are what the installed vLLM would change once attn-select mirrors it"
     deployments = "DEPLOYMENTS" if r.inputs == "embedded" else r.inputs
     return f"attn-select lock {deployments} -o {r.lockfile}"
 
