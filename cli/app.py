@@ -55,7 +55,7 @@ def _echo_color(ctx: typer.Context) -> None:
     ctx.color = forced()
 
 
-COMMANDS = ("explain", "run", "tune", "lock", "check", "matrix", "profiles")
+COMMANDS = ("explain", "run", "tune", "lock", "check", "matrix", "profiles", "doctor")
 _registered: set[str] = set()
 
 

@@ -10,6 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from attn_select.cli.exit import ExitCode
+from attn_select.cli.options import EngineTimeoutOpt, SglangPythonOpt, attach_warnings
 
 app = typer.Typer()
 FLEET = "Fleet (a Ray cluster)"
@@ -35,6 +36,9 @@ def check_cmd(
     device: Annotated[Optional[str], typer.Option("--device", help="With --ray: cpu runs the tasks on CPUs, the GPU types standing in (trying it out, CI).", rich_help_panel=FLEET)] = None,
     shapes: Annotated[str, typer.Option("--shapes", help="With --ray: the run's batch shapes.", rich_help_panel=FLEET)] = "decode,prefill,mixed",
     worker_timeout: Annotated[float, typer.Option("--worker-timeout", min=1.0, help="With --ray: seconds before a task is cancelled and reported as hung.", rich_help_panel=FLEET)] = 1200.0,
+    vllm_python: Annotated[Optional[str], typer.Option("--vllm-python", metavar="PATH", help="Upgrade preview: evaluate every locked vLLM deployment with the vLLM installed in this Python (its own selection code, in a subprocess) and list what would change: backend, FlashAttention version, KV-cache layout, FlashInfer's trtllm decision.", rich_help_panel="Installed engines")] = None,
+    sglang_python: SglangPythonOpt = None,
+    engine_timeout: EngineTimeoutOpt = 900,
 ) -> None:
     """Check that every deployment still selects what the lockfile says.
 
@@ -43,7 +47,7 @@ def check_cmd(
     differ, 2 for bad input.
     """
     from attn_select.cli.formats import render
-    from attn_select.cli.lock import check_engine, read_text, write_text
+    from attn_select.cli.lock import check_engine, lock_warnings, read_text, write_text
     from attn_select.selector.lock import parse_deployments, parse_lockfile, run_check
 
     check_engine(engine)
@@ -56,7 +60,24 @@ def check_cmd(
     if deployments is not None:
         dep_file, dep_doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
         deps = (dep_file, dep_doc, Path(deployments).parent)
-    report = run_check(lock, doc, Path(lockfile).parent, deps, engine)
+    if vllm_python is not None:
+        from attn_select.selector.errors import UserError
+
+        if deps is not None:
+            raise UserError("--vllm-python previews the locked deployments as they are; drop --deployments")
+        if ray is not None:
+            raise UserError("--vllm-python previews selection only; a fleet check (--ray) runs the lock as it is: give one of them")
+        from attn_select.cli.preview import preview_check
+
+        report = preview_check(lock, doc, Path(lockfile).parent, vllm_python, engine, engine_timeout)
+    else:
+        report = run_check(lock, doc, Path(lockfile).parent, deps, engine)
+        from attn_select.selector.lock.evaluate import Evaluator
+
+        runs = Evaluator(default_engine=engine).engine_for
+        named = [(d.name, runs(d.inputs)) for d in lock.deployments]
+        report = attach_warnings(report, lock_warnings(named, None, sglang_python,
+                                                       own_code="check --vllm-python PATH"))
     if ray is not None:
         from attn_select.cli.fanout import check_fleet
 

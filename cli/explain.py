@@ -43,6 +43,9 @@ def explain_cmd(
     speculative_num_draft_tokens: o.SpecDraftOpt = None,
     enable_deterministic_inference: o.DeterministicOpt = False,
     cuda_version: o.CudaVersionOpt = None,
+    vllm_python: o.VllmPythonOpt = None,
+    sglang_python: o.SglangPythonOpt = None,
+    engine_timeout: o.EngineTimeoutOpt = 900,
 ) -> None:
     """Explain which attention backend vLLM {vllm} selects, and why.
 
@@ -50,6 +53,7 @@ def explain_cmd(
     (nothing valid, an explicit --attention-backend or --mla-prefill-backend
     that is invalid) or SGLang would raise at configuration time, 2 for bad input.
     """
+    from attn_select.cli.detect import engine_warnings
     from attn_select.cli.inputs import resolve_device, resolve_kernels
     from attn_select.selector.errors import UserError
     from attn_select.selector.vllm_inputs import read_vllm_inputs
@@ -59,7 +63,7 @@ def explain_cmd(
         attention_config=attention_config, revision=revision,
     )
 
-    if engine is not o.Engine.vllm:
+    if engine not in (o.Engine.vllm, o.Engine.vllm_installed):
         from attn_select.selector.sglang.inputs import ServerFlags
 
         # kv_cache_dtype and tp_size come from the what-ifs, in SGLang's terms
@@ -72,6 +76,9 @@ def explain_cmd(
         )
         report = _explain_other_engine(engine.value, model, device, capability, kernels, flags, cuda_version, ov,
                                        load, input_notes)
+        shown = ("sglang",) if engine is o.Engine.sglang else ("vllm", "sglang")
+        report = o.attach_warnings(report, engine_warnings(shown, vllm_python, sglang_python,
+                                                           own_code="--engine vllm-installed"))
         from attn_select.cli.formats import render
 
         typer.echo(render(report, fmt.value), nl=False)
@@ -88,6 +95,13 @@ def explain_cmd(
     if named:
         raise UserError(f"{named[0]} is an SGLang flag; add --engine sglang or --engine both "
                         "(vLLM's are --attention-backend and --block-size)")
+    if engine is o.Engine.vllm_installed:
+        report = _explain_installed(model, device, capability, kernels, ov, vllm_python, engine_timeout,
+                                    load, input_notes)
+        from attn_select.cli.formats import render
+
+        typer.echo(render(report, fmt.value), nl=False)
+        raise typer.Exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)
 
     from attn_select.selector.explain import check_overrides, explain
 
@@ -103,11 +117,47 @@ def explain_cmd(
     elif revision is not None:
         raise UserError("--revision needs a MODEL (a Hugging Face id in the local cache)")
     report = explain(facts, dev, kern, ov, input_notes)
+    report = o.attach_warnings(report, engine_warnings(("vllm",), vllm_python, sglang_python,
+                                                       own_code="--engine vllm-installed"))
 
     from attn_select.cli.formats import render
 
     typer.echo(render(report, fmt.value), nl=False)
     raise typer.Exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)
+
+
+def _explain_installed(model: str | None, device: str | None, capability: str | None, kernels: str | None,
+                       ov: Overrides, vllm_python: str | None, timeout: float,
+                       load: dict[str, object], input_notes: tuple[str, ...]) -> object:
+    """--engine vllm-installed: the mirror's explanation, the installed vLLM's
+    own answer for the same model, device and flags, and their differences.
+    The mirror assumes the kernels that vLLM has (or --kernels, which the
+    installed side then stands in for)."""
+    from attn_select.cli import installed_engine as ie
+    from attn_select.cli.inputs import resolve_device, resolve_kernels
+    from attn_select.selector.errors import UserError
+    from attn_select.selector.explain import check_overrides, explain
+    from attn_select.selector.profiles import load_model
+    from attn_select.selector.vllm_installed import case_for, installed_explanation
+
+    if model is None:
+        raise UserError("--engine vllm-installed needs a MODEL: vLLM's engine config is built from the model's "
+                        "config.json (a raw selector config is the mirror's: use --engine vllm)")
+    check_overrides(ov, flag=True)
+    python, _ = ie.engine_python(vllm_python)
+    live = device is None and capability is None
+    dev = resolve_device(device, capability)
+    given = resolve_kernels(kernels, probed_device=False) if kernels is not None else None
+    kern = given if given is not None else ie.installed_kernels(python)
+    facts = load_model(model, tp=ov.tp, dtype=ov.dtype or "auto", capability=dev.capability, **load)
+    mirror = explain(facts, dev, kern, ov, input_notes)
+    with ie.temp_models() as tmp:
+        case = case_for(mirror, ie.model_folder(model, tmp, load), load)
+        answer = ie.run_selection(python, [case], live=live, kernels=given,
+                                  artifactory=kern.trtllm_cubins, timeout=timeout)
+    extra = ("per-layer inputs (head size, sinks, sliding window, attention type, MLA): attn-select's reading "
+             "of the model, sent with each group; vLLM builds the engine config itself",)
+    return installed_explanation(mirror, answer, python, extra)
 
 
 def _explain_other_engine(

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from attn_select.cli.options import versioned
+from attn_select.cli.options import SglangPythonOpt, VllmPythonOpt, versioned
 
 app = typer.Typer()
 
@@ -35,6 +35,32 @@ def write_text(path: str, text: str, what: str) -> None:
         raise UserError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
 
 
+def lock_warnings(named: list[tuple[str, str]], vllm_python: str | None, sglang_python: str | None,
+                  own_code: str | None = "attn-select check LOCK --vllm-python PATH") -> tuple:
+    """The engine warnings for deployments given as (name, engine): each
+    installed release that differs names the deployments it concerns."""
+    from attn_select.cli.detect import engine_warnings
+
+    affects: dict[str, tuple[str, ...]] = {"vllm": (), "sglang": ()}
+    for name, engine in named:
+        for e in (("vllm", "sglang") if engine == "both" else (engine,)):
+            affects[e] += (name,)
+    shown = tuple(e for e in ("vllm", "sglang") if affects[e]) or ("vllm",)
+    return engine_warnings(shown, vllm_python, sglang_python, affects, own_code=own_code)
+
+
+def produced_by(d) -> str:
+    """Which releases' mirrors produced a lock entry."""
+    from attn_select.selector.engines import SGLANG_VERSION, VLLM_VERSION
+
+    parts = []
+    if d.groups:
+        parts.append(f"vllm {VLLM_VERSION} (attn-select mirror)")
+    if d.sglang is not None:
+        parts.append(f"sglang {SGLANG_VERSION} (attn-select mirror)")
+    return ", ".join(parts) or "nothing"
+
+
 def check_engine(engine: str | None) -> None:
     """--engine of lock and check: one of vllm, sglang, both (or unset)."""
     from attn_select.selector.errors import UserError
@@ -49,6 +75,9 @@ def lock_cmd(
     deployments: Annotated[str, typer.Argument(help="Deployments file (YAML); see profiles/lock/deployments.yaml.", show_default=False)],
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the lockfile here (default: stdout).")] = None,
     engine: Annotated[Optional[str], typer.Option("--engine", help="Engine for deployments that name none: vllm (default), sglang or both. Recorded in the lock.")] = None,
+    vllm_python: VllmPythonOpt = None,
+    sglang_python: SglangPythonOpt = None,
+    record_engine: Annotated[bool, typer.Option("--record-engine", help="Record in each deployment which engine release produced its entry (produced_by), e.g. 'vllm 0.33.0 (attn-select mirror)'. check does not compare it.")] = False,
 ) -> None:
     """Record, per deployment and attention group, the backend vLLM {vllm}
     selects, its FlashAttention version and every candidate's reasons; for
@@ -60,12 +89,18 @@ def lock_cmd(
     Exit 0 when written, 2 for bad input.
     """
     from attn_select.selector.lock import dump_lock, lock_deployments, parse_deployments
+    from attn_select.selector.lock.evaluate import Evaluator
 
     check_engine(engine)
     dep_file, doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
     lock_dir = Path(output).parent if output else Path.cwd()
     lock, paths = lock_deployments(dep_file, doc, Path(deployments).parent, lock_dir, engine)
-    text = dump_lock(lock, paths)
+    runs = Evaluator(default_engine=engine).engine_for
+    warnings = lock_warnings([(d.name, runs(d)) for d in dep_file.deployments], vllm_python, sglang_python)
+    if record_engine:
+        lock = lock.model_copy(update={"deployments": [
+            d.model_copy(update={"produced_by": produced_by(d)}) for d in lock.deployments]})
+    text = dump_lock(lock, paths, tuple(w.message for w in warnings))
     from attn_select.cli.formats.words import plural
 
     groups = [g for d in lock.deployments for g in d.groups]
@@ -87,6 +122,8 @@ def lock_cmd(
         summary += f"; {note}"
         if output is None:
             typer.echo(f"note: {note}", err=True)
+    for w in warnings:
+        typer.echo(f"warning: {w.message}", err=True)
     if output is None:
         typer.echo(text, nl=False)
     else:

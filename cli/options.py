@@ -27,6 +27,7 @@ class Engine(str, Enum):
     vllm = "vllm"
     sglang = "sglang"
     both = "both"
+    vllm_installed = "vllm-installed"  # the installed vLLM's own selection code
 
 
 _IN = "Inputs"
@@ -51,14 +52,31 @@ CapabilityOpt = Annotated[Optional[str], typer.Option("--capability", help="Comp
 KERNEL_NAMES = ",".join(Kernels.NAMES)
 
 KernelsOpt = Annotated[Optional[str], typer.Option("--kernels", help=f"Installed kernels, comma-separated, from {KERNEL_NAMES} (or none). Default with --device/--capability: all that vLLM's wheel ships; on a live GPU: probed.", rich_help_panel=_IN)]
+_ENG = "Installed engines"
+VllmPythonOpt = Annotated[Optional[str], typer.Option("--vllm-python", metavar="PATH", help=f"The Python of the environment that runs vLLM (default: this one). Its vLLM version is read from package metadata; when it is not {VLLM_VERSION}, the output says so. With --engine vllm-installed, the vLLM whose own selection code runs.", rich_help_panel=_ENG)]
+SglangPythonOpt = Annotated[Optional[str], typer.Option("--sglang-python", metavar="PATH", help=f"The Python of the environment that runs SGLang (default: this one); warns when its SGLang is not {SGLANG_VERSION}.", rich_help_panel=_ENG)]
+
+
+def attach_warnings(report: object, warnings: tuple) -> object:
+    """``report`` with its engine warnings (a NamedTuple or a frozen dataclass)."""
+    if not warnings:
+        return report
+    if hasattr(report, "_replace"):
+        return report._replace(warnings=warnings)  # type: ignore[attr-defined]
+    import dataclasses
+
+    return dataclasses.replace(report, warnings=warnings)  # type: ignore[type-var]
+
+
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 
 # --engine sglang|both: SGLang's server flags, under SGLang's names.
 _SGL = "SGLang server flags (--engine sglang|both)"
-EngineOpt = Annotated[Engine, typer.Option("--engine", help=f"Which engine's selection: vllm ({VLLM_VERSION}), sglang ({SGLANG_VERSION}), or both side by side.")]
+EngineOpt = Annotated[Engine, typer.Option("--engine", help=f"Which engine's selection: vllm ({VLLM_VERSION}, attn-select's mirror), sglang ({SGLANG_VERSION}), both side by side, or vllm-installed: the installed vLLM's own selection code (this Python's, or --vllm-python's), run in a subprocess, with every difference from the {VLLM_VERSION} mirror.")]
+EngineTimeoutOpt = Annotated[float, typer.Option("--engine-timeout", min=1, help="Seconds the installed vLLM may take to import its selector, and then for each deployment (--engine vllm-installed, check --vllm-python).", rich_help_panel=_ENG)]
 # vLLM's and SGLang's flag of the same name: which engine reads it is
 # selector.vllm_names.route_attention_backend's rule (docs/sglang.md).
-AttentionBackendOpt = Annotated[Optional[str], typer.Option("--attention-backend", help="--engine vllm: vLLM --attention-backend (FLASH_ATTN, FLASHINFER, ...; --backend is its alias). --engine sglang: SGLang's (fa3, fa4, flashinfer, triton, trtllm_mha, ...). --engine both: an UPPER-case name is vLLM's, a lower-case one SGLang's.")]
+AttentionBackendOpt = Annotated[Optional[str], typer.Option("--attention-backend", help="--engine vllm or vllm-installed: vLLM --attention-backend (FLASH_ATTN, FLASHINFER, ...; --backend is its alias). --engine sglang: SGLang's (fa3, fa4, flashinfer, triton, trtllm_mha, ...). --engine both: an UPPER-case name is vLLM's, a lower-case one SGLang's.")]
 AttentionConfigOpt = Annotated[Optional[str], typer.Option("--attention-config", "-ac", help="vLLM --attention-config JSON, vLLM's AttentionConfig field names: backend, flash_attn_version, use_trtllm_attention, use_non_causal.", rich_help_panel=WHAT_IF_PANEL)]
 RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="With a Hugging Face id: the cached snapshot of this branch, tag or commit (default main).", rich_help_panel=_IN)]
 PrefillBackendOpt = Annotated[Optional[str], typer.Option("--prefill-attention-backend", help="SGLang --prefill-attention-backend.", rich_help_panel=_SGL)]

@@ -13,6 +13,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+from typing import Callable
 
 from attn_select.selector.config import Capability, Kernels
 from attn_select.selector.device import Device
@@ -66,7 +67,7 @@ def _spec_dir(module: str) -> str | None:
     return list(spec.submodule_search_locations)[0]
 
 
-def _flashinfer_nvcc() -> str | None:
+def flashinfer_nvcc() -> str | None:
     # vLLM's _flashinfer_nvcc_path: CUDA_HOME / CUDA_PATH, else nvcc's own
     # prefix, else /usr/local/cuda.
     cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
@@ -82,6 +83,13 @@ def probe_kernels() -> Kernels | None:
     vllm_dir = _spec_dir("vllm")
     if vllm_dir is None:
         return None
+    return kernels_in(vllm_dir, lambda name: importlib.util.find_spec(name) is not None)
+
+
+def kernels_in(vllm_dir: str, has_module: Callable[[str], bool], source: str = "probe (installed vLLM") -> Kernels:
+    """The kernels vLLM installed in ``vllm_dir`` would find, with
+    ``has_module`` telling whether a top-level module is importable in its
+    Python (doctor asks another Python; this one asks find_spec)."""
     fa_dir = os.path.join(vllm_dir, "vllm_flash_attn")
     fa2 = bool(glob.glob(os.path.join(fa_dir, "_vllm_fa2_C*.so")))
     fa3 = bool(glob.glob(os.path.join(fa_dir, "_vllm_fa3_C*.so")))
@@ -89,18 +97,18 @@ def probe_kernels() -> Kernels | None:
     flashmla = bool(glob.glob(os.path.join(vllm_dir, "_flashmla_C*.so")))
     cubin = (
         os.environ.get("VLLM_HAS_FLASHINFER_CUBIN", "0").lower() in ("1", "true")
-        or importlib.util.find_spec("flashinfer_cubin") is not None
+        or has_module("flashinfer_cubin")
     )
     # has_flashinfer: the package, plus cubins or a JIT toolchain (nvcc + ninja).
-    flashinfer = importlib.util.find_spec("flashinfer") is not None and (
-        cubin or (_flashinfer_nvcc() is not None and shutil.which("ninja") is not None)
+    flashinfer = has_module("flashinfer") and (
+        cubin or (flashinfer_nvcc() is not None and shutil.which("ninja") is not None)
     )
     # has_nvidia_artifactory: pre-downloaded cubins, else an HTTP request we
     # do not make; ATTN_SELECT_OFFLINE=1 says the node is air-gapped.
     offline = os.environ.get("ATTN_SELECT_OFFLINE", "0").lower() in ("1", "true")
     trtllm = cubin or not offline
-    source = "probe (installed vLLM" + ("" if cubin else "; trtllm cubins assumed reachable") + ")"
+    source += ("" if cubin else "; trtllm cubins assumed reachable") + ")"
     return Kernels(fa2=fa2, fa3=fa3, fa4=fa4, flashinfer=flashinfer,
                    trtllm_cubins=trtllm, flashmla=flashmla, source=source,
-                   flashinfer_python=importlib.util.find_spec("flashinfer") is not None,
-                   tokenspeed_mla=importlib.util.find_spec("tokenspeed_mla") is not None)
+                   flashinfer_python=has_module("flashinfer"),
+                   tokenspeed_mla=has_module("tokenspeed_mla"))

@@ -133,6 +133,9 @@ class Explanation(NamedTuple):
     # About the inputs themselves: a flag that changes nothing (--max-model-len),
     # what a pasted vllm serve line's other flags were taken as.
     input_notes: tuple[str, ...] = ()
+    # The installed engine against the mirrored one, removed variables set
+    # here (selector.installed.EngineWarning), attached at the CLI edge.
+    warnings: tuple = ()
 
     @property
     def ok(self) -> bool:

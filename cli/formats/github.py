@@ -32,7 +32,7 @@ def command(name: str, message: str, **props: object) -> str:
 def check_github(r: CheckReport) -> str:
     from attn_select.selector.lock import accept_command
 
-    out = []
+    out = [command("warning", w.message, title="attn-select check") for w in r.warnings]
     for d, line in zip(r.diffs, r.lines):
         where = d.deployment + (f" / {d.group}" if d.group is not None else "")
         message = d.message() + (f"\n{d.detail}" if d.detail else "")

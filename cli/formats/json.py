@@ -44,6 +44,13 @@ def dumps(doc: object) -> str:
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
 
 
+def warnings_doc(warnings: tuple) -> list[dict]:
+    """The engine warnings: another installed release (``kind`` version,
+    ``affects`` the deployments concerned) or a variable set here."""
+    return [{"kind": w.kind, "engine": w.engine, "message": w.message, "affects": list(w.affects)}
+            for w in warnings]
+
+
 def fa_doc(fa) -> dict:
     return {
         "version": fa.version,
@@ -136,6 +143,7 @@ def _explanation_doc(r: Explanation) -> dict:
             for s in r.engine_config_trail
         ],
         "backend_source": r.backend_source,
+        "warnings": warnings_doc(r.warnings),
         "ok": r.ok,
         "groups": [group_doc(g) for g in r.groups],
     }
@@ -185,6 +193,7 @@ def check_doc(r: CheckReport) -> dict:
         "engine": {"name": "vllm", "version": ENGINE_VERSION},
         "lockfile": r.lockfile,
         "inputs": r.inputs,
+        "warnings": warnings_doc(r.warnings),
         "ok": r.ok,
         "deployments": deployments,
         # vLLM's attention groups, as `lock` counts them; SGLang's resolutions apart
@@ -239,6 +248,7 @@ def sglang_doc(e) -> dict:
         },
         "flags": plain(e.flags),
         "notes": list(e.notes),
+        "warnings": warnings_doc(e.warnings),
         "default_rule": None if r.default_rule is None else plain(r.default_rule),
         "default_rule_skipped": r.default_rule_skipped,
         "trail": [plain(st) for st in r.trail],
@@ -270,6 +280,7 @@ def comparison_doc(c) -> dict:
                     {"name": c.sglang.engine, "version": c.sglang.engine_version}],
         "rows": [plain(row) for row in c.rows],
         "differences": list(c.differences),
+        "warnings": warnings_doc(c.warnings),
         "ok": c.ok,
         "vllm": explanation_doc(c.vllm),
         "sglang": sglang_doc(c.sglang),
@@ -285,7 +296,46 @@ def profiles_doc(p) -> dict:
     return {"schema": PROFILES_SCHEMA, "models": plain(p.models), "devices": plain(p.devices)}
 
 
-render = by_report_type("JSON", Explanation=lambda r: dumps(explanation_doc(r)),
+# --- explain --engine vllm-installed ---------------------------------------------
+
+INSTALLED_SCHEMA = "attn-select.explain-vllm-installed/1"
+
+
+def installed_doc(r) -> dict:
+    return {
+        "schema": INSTALLED_SCHEMA,
+        "engine": {"name": "vllm", "version": r.engine_version, "python": r.python, "code": "installed"},
+        "mirror": {"name": r.mirror.engine, "version": r.mirror.engine_version},
+        "stand_ins": list(r.stand_ins),
+        "engine_config": r.engine_config,
+        "error": r.error,
+        "groups": [{**{k: plain(v) for k, v in g._asdict().items()}, "reasons": {k: list(v) for k, v in g.reasons.items()}}
+                   for g in r.groups],
+        "differences": list(r.differences),
+        "warnings": warnings_doc(r.warnings),
+        "ok": r.ok,
+        "explain": explanation_doc(r.mirror),
+    }
+
+
+# --- doctor -------------------------------------------------------------------
+
+DOCTOR_SCHEMA = "attn-select.doctor/1"
+
+
+def doctor_doc(r) -> dict:
+    return {
+        "schema": DOCTOR_SCHEMA,
+        "python": r.python,
+        "sections": [{"title": s.title, "checks": [plain(c) for c in s.checks]} for s in r.sections],
+        "kernels": r.kernels_flag,
+        "kernels_assumed": r.kernels_assumed,
+        "warnings": warnings_doc(r.warnings),
+    }
+
+
+render = by_report_type("JSON", DoctorReport=lambda r: dumps(doctor_doc(r)),
+                        InstalledExplanation=lambda r: dumps(installed_doc(r)), Explanation=lambda r: dumps(explanation_doc(r)),
                         FeatureMatrix=lambda r: dumps(matrix_doc(r)), CheckReport=lambda r: dumps(check_doc(r)),
                         SGLangExplanation=lambda r: dumps(sglang_doc(r)),
                         EngineComparison=lambda r: dumps(comparison_doc(r)),

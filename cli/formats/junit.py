@@ -4,7 +4,9 @@
 after the group with the deployment as its class; each difference is one
 line of the failure text. Differences that belong to no group (changed
 inputs, a removed deployment, another engine version) get a testcase of
-their own, named ``(deployment)`` or ``(lockfile)``.
+their own, named ``(deployment)`` or ``(lockfile)``. Engine warnings (another
+installed release than the mirrored one) are suite properties named
+``warning`` and the suite's ``system-err``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,10 @@ def check_suite(root: ET.Element, r: CheckReport) -> tuple[int, int]:
         root, "testsuite", name=r.lockfile, tests=str(len(cases)), failures=str(failures),
         errors="0", skipped="0",
     )
-    ET.SubElement(ET.SubElement(suite, "properties"), "property", name="inputs", value=r.inputs)
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="inputs", value=r.inputs)
+    for w in r.warnings:  # another installed engine release, a removed variable set here
+        ET.SubElement(props, "property", name="warning", value=w.message)
     for dep, group in cases:
         case = ET.SubElement(
             suite, "testcase", classname=dep,
@@ -57,6 +62,9 @@ def check_suite(root: ET.Element, r: CheckReport) -> tuple[int, int]:
                 message=found[0][0].message() + (f" (and {len(found) - 1} more)" if len(found) > 1 else ""),
             )
             failure.text = _failure_text(found, r.lockfile)
+    if r.warnings:
+        # CI report viewers show a suite's system-err; properties they often hide
+        ET.SubElement(suite, "system-err").text = "".join(f"warning: {w.message}\n" for w in r.warnings)
     return len(cases), failures
 
 

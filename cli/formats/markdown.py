@@ -17,6 +17,11 @@ def cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def warnings_md(warnings: tuple) -> list[str]:
+    """One ``> **warning**`` line per engine warning, then a blank line."""
+    return [line for w in warnings for line in (f"> **warning**: {cell(w.message)}", "")]
+
+
 def explanation_md(r: Explanation) -> str:
     out = [f"# attn-select explain (vLLM {r.engine_version})", ""]
     if r.model is not None:
@@ -29,6 +34,7 @@ def explanation_md(r: Explanation) -> str:
     for note in r.input_notes:
         out.append(f"- **note**: {cell(note)}")
     out.append("")
+    out += warnings_md(r.warnings)
     for g in r.groups:
         out.append(f"## Group `{g.name}`")
         out.append("")
@@ -165,6 +171,7 @@ def sglang_md(e) -> str:
     given = e.flags.given()
     out.append("- **flags**: " + (", ".join(f"`{k}={v}`" for k, v in given.items()) or "SGLang defaults"))
     out.append("")
+    out += warnings_md(e.warnings)
     return "\n".join(out + _sglang_result_md(e))
 
 
@@ -173,6 +180,7 @@ def comparison_md(c) -> str:
     out = [f"# attn-select explain (vLLM {v.engine_version} and SGLang {s.engine_version})", "",
            f"- **model**: {cell(s.model.name)} ({cell(s.model.architecture)})",
            f"- **device**: {cell(s.device.name)}, capability {s.device.capability}", "",
+           *warnings_md(c.warnings),
            "| group | layers | vLLM backend | vLLM kernels | block | SGLang backend | SGLang kernels | page |",
            "|---|---:|---|---|---:|---|---|---:|"]
     for row in c.rows:
@@ -186,5 +194,29 @@ def comparison_md(c) -> str:
     return "\n".join(out)
 
 
+def installed_md(r) -> str:
+    m = r.mirror
+    out = [f"# attn-select explain (vLLM {r.engine_version}, its own selection code)", "",
+           f"- **python**: {cell(r.python)}",
+           f"- **device**: {cell(m.device.name)}, capability {m.device.capability}"]
+    out += [f"- **stand-in**: {cell(s)}" for s in r.stand_ins]
+    out.append("")
+    out += warnings_md(r.warnings)
+    for g in r.groups:
+        out += [f"## Group `{g.name}`", "", f"**Selected: `{g.selected}`**" if g.selected else
+                f"**Error:** {cell(g.error or g.crash)}", "", "| priority | backend | verdict | reasons |",
+                "|---:|---|---|---|"]
+        for name, reasons in g.reasons.items():
+            verdict = "selected" if name == g.selected else ("valid" if not reasons else "invalid")
+            prio = g.priorities.index(name) if name in g.priorities else "-"
+            out.append(f"| {prio} | `{name}` | {verdict} | {cell('; '.join(reasons))} |")
+        out.append("")
+    out += [f"## Differences from the vLLM {m.engine_version} mirror", ""]
+    out += [f"- {cell(d)}" for d in r.differences] or ["None."]
+    out.append("")
+    return "\n".join(out)
+
+
 render = by_report_type("markdown", Explanation=explanation_md, FeatureMatrix=matrix_md,
-                        SGLangExplanation=sglang_md, EngineComparison=comparison_md)
+                        SGLangExplanation=sglang_md, EngineComparison=comparison_md,
+                        InstalledExplanation=installed_md)

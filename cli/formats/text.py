@@ -79,6 +79,13 @@ def hanging(console: Console, label: str, value: str | Text, indent: int) -> Non
         console.print(out)
 
 
+def warning_lines(console: Console, warnings: tuple, indent: int = 9) -> None:
+    """The report's engine warnings (another installed release, a removed
+    variable set here), one each, wrapped under the value column."""
+    for w in warnings:
+        hanging(console, f"[{STYLE_WARN}]warning[/]", escape(w.message), indent)
+
+
 def layer_ranges(layers: tuple[int, ...]) -> str:
     """(0,1,2,5,7,8) -> "0-2, 5, 7-8"."""
     if not layers:
@@ -412,6 +419,7 @@ def explanation_text(r: Explanation) -> str:
         hanging(console, f"[{STYLE_HEAD}]config[/]", escape(step.text()), HEADER_LABEL)
     for note in r.notes + r.input_notes:
         hanging(console, f"[{STYLE_DIM}]note[/]", f"[{STYLE_DIM}]{escape(note)}[/]", HEADER_LABEL)
+    warning_lines(console, r.warnings, HEADER_LABEL)
     console.print()
     for g in r.groups:
         _group(console, r, g)
@@ -463,6 +471,7 @@ def check_text(r: CheckReport) -> str:
         by_case.setdefault((d.deployment, d.group), []).append(i)
     # Align values after the field names; a rare long name just pushes its line.
     width = min(max((len(d.field) for d in r.diffs), default=0), 28) + 2
+    warning_lines(console, r.warnings)
     for (dep, group), idx in by_case.items():
         where = f"{r.lockfile}:{min(r.lines[i] for i in idx)}"
         title = escape(dep) + (f" / {escape(group)}" if group is not None else "")
@@ -519,6 +528,7 @@ def _sglang_header(console: Console, e) -> None:
     console.print(f"[{STYLE_HEAD}]flags[/]    {escape(flags) if flags else 'SGLang defaults'}")
     for note in e.notes:
         console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
+    warning_lines(console, e.warnings)
 
 
 def _show(v: object) -> str:
@@ -596,6 +606,7 @@ def comparison_text(c) -> str:
     console.print(f"[{STYLE_HEAD}]kernels[/]  {present}  [{STYLE_DIM}]({escape(v.kernels.source)}; SGLang reads flashinfer)[/]")
     for note in s.notes:
         console.print(f"[{STYLE_DIM}]note     {escape(note)}[/]")
+    warning_lines(console, c.warnings)
     console.print()
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
     for col in ("group", "layers", "vLLM backend", "vLLM kernels", "block", "SGLang backend", "SGLang kernels", "page"):
@@ -643,6 +654,117 @@ def profiles_text(p) -> str:
     return buf.getvalue()
 
 
+# --- explain --engine vllm-installed ---------------------------------------------
+
+
+def _installed_group(console: Console, mirror: GroupExplanation, g, version: str) -> None:
+    console.print(f"[{STYLE_HEAD}]group {escape(g.name)}[/]" + (
+        f"  layers {layer_ranges(mirror.group.layers)}" if mirror.group is not None else ""))
+    shown = [f"{k}={v}" for k, v in g.selector_config.items()
+             if k in ("head_size", "dtype", "kv_cache_dtype", "block_size") or v not in (False, None, "decoder")]
+    console.print(f"[{STYLE_DIM}]selector_config[/] " + escape(" ".join(shown)))
+    if g.crash is not None:
+        console.print(f"[{STYLE_ERROR}]error[/]       vLLM {escape(version)}'s code raised: "
+                      f"{escape(g.crash.splitlines()[0])}")
+        console.print()
+        return
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("backend", no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    t.add_column("reasons")
+    for name, reasons in g.reasons.items():
+        prio = str(g.priorities.index(name)) if name in g.priorities else "-"
+        if name == g.selected:
+            verdict, style = "selected", STYLE_SELECTED
+        elif not reasons:
+            verdict, style = "valid", STYLE_VALID
+        else:
+            verdict, style = "invalid", STYLE_INVALID
+        t.add_row(prio, f"[{style}]{escape(name)}[/]", f"[{style}]{verdict}[/]", escape("; ".join(reasons)))
+    console.print(t)
+    if g.selected is not None:
+        console.print(f"[{STYLE_SELECTED}]selected    {escape(g.selected)}[/]")
+    else:
+        console.print(f"[{STYLE_ERROR}]error[/]       {escape(g.error or '')}")
+    if g.warning:
+        console.print(f"[{STYLE_WARN}]warning[/]     {escape(g.warning)}")
+    if not mirror.cfg.use_mla:
+        console.print(f"[{STYLE_HEAD}]FA version[/]  {escape(str(g.fa_version))}  "
+                      f"[{STYLE_DIM}](get_flash_attn_version as the layer calls it; no-argument call: "
+                      f"{escape(str(g.fa_version_noarg))})[/]")
+    if g.trtllm is not None:
+        console.print(f"[{STYLE_HEAD}]FlashInfer[/]  trtllm decode {escape(str(g.trtllm.get('decode')))}, "
+                      f"prefill {escape(str(g.trtllm.get('prefill')))}  [{STYLE_DIM}](use_trtllm_attention: "
+                      "8 decode tokens, 2048 prefill tokens, max_seq_len 4096)[/]")
+    console.print()
+
+
+def installed_text(r) -> str:
+    buf = io.StringIO()
+    console = make_console(buf)
+    m = r.mirror
+    console.print(f"[{STYLE_HEAD}]attn-select explain[/]  engine vLLM {escape(r.engine_version)}, its own selection "
+                  f"code  [{STYLE_DIM}](--engine vllm-installed; compared with the vLLM {m.engine_version} mirror)[/]")
+    console.print(f"[{STYLE_HEAD}]python[/]   {escape(r.python)}")
+    if m.model is not None:
+        console.print(f"[{STYLE_HEAD}]model[/]    {escape(m.model.name)} ({escape(m.model.architecture)}), "
+                      f"tp {m.model.tp}")
+    d = m.device
+    console.print(f"[{STYLE_HEAD}]device[/]   {escape(d.name)}, capability {d.capability}  "
+                  f"[{STYLE_DIM}]({escape(d.source)})[/]")
+    present = " ".join(m.kernels.present()) or "none"
+    console.print(f"[{STYLE_HEAD}]kernels[/]  {present}  [{STYLE_DIM}]({escape(m.kernels.source)})[/]")
+    console.soft_wrap = True
+    for s in r.stand_ins:
+        console.print(f"[{STYLE_WARN}]stand-in[/] {escape(s)}")
+    if not r.stand_ins:
+        console.print(f"[{STYLE_DIM}]stand-in none: this machine's driver and GPU answer[/]")
+    if r.engine_config is not None:
+        ec = ", ".join(f"{k}={v}" for k, v in r.engine_config.items())
+        console.print(f"[{STYLE_HEAD}]config[/]   {escape(ec)}  [{STYLE_DIM}](EngineArgs.create_engine_config)[/]")
+    warning_lines(console, r.warnings)
+    console.soft_wrap = False
+    console.print()
+    for mirror, g in zip(m.groups, r.groups):
+        _installed_group(console, mirror, g, r.engine_version)
+    console.soft_wrap = True
+    if r.error is not None:
+        console.print(f"[{STYLE_ERROR}]error[/]  vLLM {escape(r.engine_version)} refuses this engine config: "
+                      f"{escape(r.error)}")
+    if r.differences:
+        console.print(f"[{STYLE_WARN}]{len(r.differences)} differences from the vLLM {m.engine_version} mirror[/]")
+        for line in r.differences:
+            console.print(f"[{STYLE_WARN}]difference[/]  {escape(line)}")
+    else:
+        console.print(f"[{STYLE_SELECTED}]0 differences from the vLLM {m.engine_version} mirror[/]")
+    return buf.getvalue()
+
+
+# --- doctor (attn-select doctor) ------------------------------------------------
+
+
+def doctor_text(r) -> str:
+    buf = io.StringIO()
+    console = make_console(buf)
+    console.soft_wrap = True  # long paths and reasons: the terminal wraps
+    console.print(f"[{STYLE_HEAD}]attn-select doctor[/]  {escape(r.python)}")
+    warning_lines(console, r.warnings)
+    for section in r.sections:
+        console.print()
+        console.print(f"[{STYLE_HEAD}]{escape(section.title)}[/]")
+        width = max((len(c.name) for c in section.checks), default=0) + 2
+        for c in section.checks:
+            style = {True: STYLE_VALID, False: STYLE_INVALID, None: ""}[c.ok]
+            value = f"[{style}]{escape(c.value)}[/]" if style else escape(c.value)
+            detail = f"  [{STYLE_DIM}]{escape(c.detail)}[/]" if c.detail else ""
+            console.print(f"  {escape(c.name):<{width}}{value}{detail}")
+    console.print()
+    console.print(f"[{STYLE_HEAD}]--kernels[/]  {escape(r.kernels_flag)}")
+    console.print(f"[{STYLE_DIM}]explain    {escape(r.kernels_assumed)}[/]")
+    return buf.getvalue()
+
+
 render = by_report_type("text", Explanation=explanation_text, FeatureMatrix=matrix_text, CheckReport=check_text,
                         SGLangExplanation=sglang_text, EngineComparison=comparison_text,
-                        ProfileListing=profiles_text)
+                        ProfileListing=profiles_text, DoctorReport=doctor_text, InstalledExplanation=installed_text)

@@ -25,6 +25,7 @@ class CheckReport:
     diffs: tuple[Diff, ...]
     lines: tuple[int, ...]  # lockfile line of each diff
     engine: str | None = None  # the --engine that `lock` needs to write this lock again
+    warnings: tuple = ()  # selector.installed.EngineWarning, attached at the CLI edge
 
     @property
     def ok(self) -> bool:
@@ -43,6 +44,9 @@ class CheckReport:
 def accept_command(r: CheckReport) -> str:
     """The command that rewrites the lock to accept what check found (with
     the lock's engine: `lock --engine sglang` wrote it, so must its update)."""
+    if any(w.kind == "preview" for w in r.warnings):
+        # an upgrade preview: the lock holds the mirror's answers, which did not change
+        return "nothing to accept yet: these are what the installed vLLM would change once attn-select mirrors it"
     deployments = "DEPLOYMENTS" if r.inputs == "embedded" else r.inputs
     engine = f" --engine {r.engine}" if r.engine not in (None, "vllm") else ""
     return f"attn-select lock {deployments}{engine} -o {r.lockfile}"

@@ -108,11 +108,8 @@ class Evaluator:
             self._devices[name] = load_device(name)
         return self._devices[name]
 
-    def groups(self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc) -> tuple[LockGroup, ...]:
-        """The lock groups these inputs give now. Problems with the inputs
-        (unknown profile, bad value) are reported at their line in ``doc``."""
-        ov = inputs.overrides_value()
-        kernels = inputs.kernels_value()
+    def _inputs(self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc) -> tuple[Any, ...]:
+        """(model spec or None, device, kernels, overrides) of these inputs."""
         model_spec = None
         if inputs.model is not None:
             model_spec, _ = _model_ref(inputs.model, base_dir)
@@ -120,20 +117,31 @@ class Evaluator:
             device = self._device(inputs)
         except UserError as exc:
             raise doc.error(loc + ("device",), str(exc)) from None
-        key = (model_spec, inputs.revision, device, kernels, ov)
-        hit = self._groups.get(key)
-        if hit is not None:
-            return hit
+        return model_spec, device, inputs.kernels_value(), inputs.overrides_value()
+
+    def explanation(self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc) -> Any:
+        """The mirror's explanation for these inputs now. Problems with the
+        inputs (unknown profile, bad value) are reported at their line in ``doc``."""
+        model_spec, device, kernels, ov = self._inputs(inputs, base_dir, doc, loc)
         try:
             model = (self._model(model_spec, ov.tp, device.capability, base_dir, inputs.revision)
                      if model_spec is not None else None)
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
         try:
-            report = explain(model, device, kernels, ov)
+            return explain(model, device, kernels, ov)
         except UserError as exc:
             raise doc.error(loc, str(exc)) from None
-        self._groups[key] = lock_groups(report)
+
+    def groups(self, inputs: DeploymentInputs, base_dir: Path, doc: Located, loc: Loc) -> tuple[LockGroup, ...]:
+        """The lock groups these inputs give now (one explanation per
+        distinct input)."""
+        model_spec, device, kernels, ov = self._inputs(inputs, base_dir, doc, loc)
+        key = (model_spec, inputs.revision, device, kernels, ov)
+        hit = self._groups.get(key)
+        if hit is not None:
+            return hit
+        self._groups[key] = lock_groups(self.explanation(inputs, base_dir, doc, loc))
         return self._groups[key]
 
     def engine_for(self, inputs: DeploymentInputs, default: str | None = None) -> str:

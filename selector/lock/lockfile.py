@@ -91,6 +91,9 @@ class LockDeployment(BaseModel):
     model_config = ConfigDict(**_STRICT)
 
     name: str
+    # what produced the entry ("vllm 0.33.0 (attn-select mirror)"); written by
+    # lock --record-engine, read by people: check does not compare it
+    produced_by: Optional[str] = None
     inputs: DeploymentInputs
     groups: list[LockGroup]
     sglang: Optional[SGLangLock] = None  # engine sglang / both
@@ -165,9 +168,11 @@ LOCK_HEADER = (
 )
 
 
-def dump_lock(lock: Lockfile, model_paths: dict[str, str] | None = None) -> str:
+def dump_lock(lock: Lockfile, model_paths: dict[str, str] | None = None, warnings: tuple[str, ...] = ()) -> str:
     """The lockfile text: fixed key order, no timestamps, pure-Python YAML
-    emitter (byte-identical wherever it runs)."""
+    emitter (byte-identical wherever it runs). ``warnings`` (another
+    installed engine release) go in as comments after the header, so a
+    reviewer of the lock sees them."""
     model_paths = model_paths or {}
     doc = {
         "schema": lock.schema_,
@@ -175,6 +180,7 @@ def dump_lock(lock: Lockfile, model_paths: dict[str, str] | None = None) -> str:
         "deployments": [
             {
                 "name": d.name,
+                **({"produced_by": d.produced_by} if d.produced_by is not None else {}),
                 "inputs": d.inputs.as_yaml(model_paths.get(d.name)),
                 "groups": [{f: getattr(g, f) for f in ("group",) + g.present()} for g in d.groups],
                 **({"sglang": {f: getattr(d.sglang, f) for f in ("engine",) + d.sglang.present()}}
@@ -187,4 +193,5 @@ def dump_lock(lock: Lockfile, model_paths: dict[str, str] | None = None) -> str:
         doc, Dumper=yaml.SafeDumper, sort_keys=False, default_flow_style=False,
         allow_unicode=True, width=100_000, indent=2,
     )
-    return LOCK_HEADER.format(version=lock.engine.version) + body
+    notes = "".join(f"# warning: {w}\n" for w in warnings)
+    return LOCK_HEADER.format(version=lock.engine.version) + notes + body

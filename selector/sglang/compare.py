@@ -40,6 +40,7 @@ class EngineComparison:
     sglang: SGLangExplanation
     rows: tuple[ComparisonRow, ...]
     differences: tuple[str, ...]
+    warnings: tuple = ()  # selector.installed.EngineWarning, attached at the CLI edge
 
     @property
     def ok(self) -> bool:

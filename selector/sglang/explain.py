@@ -31,6 +31,7 @@ class SGLangExplanation:
     engine: str = ENGINE
     engine_version: str = ENGINE_VERSION
     notes: tuple[str, ...] = field(default=())
+    warnings: tuple = field(default=())  # selector.installed.EngineWarning, attached at the CLI edge
 
     @property
     def ok(self) -> bool:

@@ -18,3 +18,19 @@ def doc(capsys, *argv):
     """(exit code, parsed JSON) of ``attn-select ARGV --format json``."""
     rc, out, _ = run(capsys, *argv, "--format", "json")
     return rc, json.loads(out)
+
+
+def labelled(text: str, label: str) -> list[str]:
+    """Each ``label`` line of a text report with its continuation lines
+    (wrapped under the value column) joined back: one string per entry."""
+    out: list[str] = []
+    inside = False
+    for ln in text.splitlines():
+        if ln.startswith(label):
+            out.append(ln.rstrip())
+            inside = True
+        elif inside and ln.startswith(" ") and ln.strip():
+            out[-1] += " " + ln.strip()
+        else:
+            inside = False
+    return out

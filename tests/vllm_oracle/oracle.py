@@ -94,14 +94,17 @@ How each input reaches vLLM (the same way a real run does):
 All ``functools`` caches of vLLM modules are cleared before every case.
 ``cutlass_mla`` allocates a CUDA workspace at import: that one allocation is
 sent to the ``meta`` device while the module is imported.
+
+The machinery (the libcuda stand-in, the stand-in platform, module hiding,
+the kernel switches, cache clearing and the selection questions) is
+attn-select's own ``probes/vllm_selection.py`` ``Selector``, which
+``--engine vllm-installed`` runs: imported from there, not copied. This file
+adds the case protocol and the generated model configs.
 """
 
 from __future__ import annotations
 
-import functools
-import importlib.abc
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -112,26 +115,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-# The backend names _get_backend_priorities can return on CUDA, plus nothing
-# else: only these are imported up front (others import lazily if asked for).
-CUDA_BACKENDS = (
-    "FLASH_ATTN", "TRITON_ATTN", "TRITON_FLASH_ATTN", "FLASHINFER", "TRITON_FLASHINFER",
-    "FLASHINFER_MLA", "TOKENSPEED_MLA", "FLASHINFER_MLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM120",
-    "FLASHINFER_MLA_SPARSE_SM90", "TRITON_MLA", "CUTLASS_MLA", "FLASHMLA", "FLASHMLA_SPARSE",
-    "FLASH_ATTN_MLA", "FLASH_ATTN_MLA_SPARSE", "FLASH_ATTN_MLA_SPARSE_FA4", "FLEX_ATTENTION",
-    "TURBOQUANT",
-)
-
-# Extension modules whose import decides a Kernels flag (decided at import time).
-IMPORT_TIME_KERNELS = {
-    "fa2": ("vllm.vllm_flash_attn._vllm_fa2_C",),
-    "fa3": ("vllm.vllm_flash_attn._vllm_fa3_C",),
-    "flashmla": ("vllm._flashmla_C", "vllm._flashmla_extension_C"),
-    "flashinfer_python": ("flashinfer",),  # the package and its submodules
-    "tokenspeed_mla": ("tokenspeed_mla",),
-}
-KERNEL_FLAGS = ("fa2", "fa3", "fa4", "flashinfer", "trtllm_cubins", "flashmla",
-                "flashinfer_python", "tokenspeed_mla")
+PROBES = HERE.parents[1] / "probes"
+sys.path.insert(0, str(PROBES))
+from vllm_selection import IMPORT_TIME_KERNELS, KERNEL_FLAGS, Selector  # noqa: E402  (stdlib + vLLM only)
 
 # EngineContext fields this oracle knows how to express, with their defaults.
 CONTEXT_DEFAULTS = {
@@ -220,233 +206,27 @@ def run_grouped(cases: list[dict], jobs: int) -> list[dict]:
 # Worker: one vLLM import, many cases.
 # --------------------------------------------------------------------------
 
-class _Hiding(importlib.abc.MetaPathFinder):
-    """Wraps one ``sys.meta_path`` finder so that it does not see the hidden
-    modules. With every finder wrapped, a hidden module is exactly a missing
-    one: ``import`` raises ``ModuleNotFoundError: No module named ...`` and
-    ``importlib.util.find_spec`` returns None."""
-
-    def __init__(self, inner, hidden: tuple[str, ...]) -> None:
-        self.inner = inner
-        self.hidden = hidden
-
-    def _is_hidden(self, fullname: str) -> bool:
-        return any(fullname == h or fullname.startswith(h + ".") for h in self.hidden)
-
-    def find_spec(self, fullname, path=None, target=None):
-        if self._is_hidden(fullname):
-            return None
-        find = getattr(self.inner, "find_spec", None)
-        return find(fullname, path, target) if find is not None else None
-
-    def invalidate_caches(self) -> None:
-        inv = getattr(self.inner, "invalidate_caches", None)
-        if inv is not None:
-            inv()
-
-    def __getattr__(self, name: str):
-        # find_distributions (importlib.metadata) and anything else: the
-        # wrapped finder's own. Package metadata is deliberately left visible.
-        return getattr(self.inner, name)
-
-
-def hide_modules(hidden: tuple[str, ...]) -> None:
-    if hidden:
-        sys.meta_path[:] = [_Hiding(f, hidden) for f in sys.meta_path]
-
-
 class Oracle:
     def __init__(self, import_flags: dict[str, bool]) -> None:
+        from libcuda_standin import build  # the stand-in's builder, stdlib only
+
         self.import_flags = import_flags
-        hide_modules(tuple(
-            m for flag, mods in IMPORT_TIME_KERNELS.items() if not import_flags[flag] for m in mods
-        ))
-        self._load_libcuda()
-        self._install_platform()
-        self._import_backends()
-        self._install_kernel_switches()
-        self._install_warning_capture()
-        self._cache_clearers: list = []
-        self._modules_seen = 0
+        hidden = tuple(m for flag, mods in IMPORT_TIME_KERNELS.items() if not import_flags[flag] for m in mods)
+        self.kernels: dict[str, bool] = {k: True for k in KERNEL_FLAGS}
+        self.selector = Selector(libcuda=build(), platform=True, kernels=self.kernels, hidden=hidden)
+        self.kernels = self.selector.kernels  # the dict its switches read
+        self.platform_cls = self.selector.platform_cls
+        self.DeviceCapability = self.selector.DeviceCapability
         self._model_dirs: dict[tuple, str] = {}
         self._tmp = tempfile.TemporaryDirectory(prefix="vllm-oracle-models-")
 
-    # -- setup ------------------------------------------------------------
-
-    def _load_libcuda(self) -> None:
-        import ctypes
-
-        sys.path.insert(0, str(HERE))
-        from build_libcuda_stub import build  # sibling helper, stdlib only
-
-        ctypes.CDLL(str(build()), mode=ctypes.RTLD_GLOBAL)
-
-    def _install_platform(self) -> None:
-        import vllm.platforms as platforms
-        import vllm.platforms.cuda as cuda
-        from vllm.platforms.interface import DeviceCapability
-
-        if platforms._current_platform is not None:
-            raise RuntimeError("current_platform was resolved before the oracle could set it")
-
-        class OraclePlatform(cuda.NonNvmlCudaPlatform):
-            """The CUDA platform with the case's capability; placeholders for
-            the properties that would need a driver."""
-
-            capability = DeviceCapability(9, 0)
-
-            @classmethod
-            def get_device_capability(cls, device_id: int = 0):
-                return cls.capability
-
-            @classmethod
-            def get_device_name(cls, device_id: int = 0) -> str:
-                c = cls.capability
-                return f"NVIDIA oracle sm_{c.major}{c.minor}"
-
-            @classmethod
-            def get_device_total_memory(cls, device_id: int = 0) -> int:
-                return 80 << 30
-
-            @classmethod
-            def num_compute_units(cls, device_id: int = 0) -> int:
-                return 132
-
-            @classmethod
-            def device_count(cls) -> int:
-                # An 8-GPU node, so tensor_parallel_size = dcp_size > 1 validates.
-                return 8
-
-        platforms._current_platform = OraclePlatform()
-        self.platform_cls = OraclePlatform
-        self.DeviceCapability = DeviceCapability
-        self.cuda = cuda
-
-    def _import_backends(self) -> None:
-        import torch
-
-        from vllm.v1.attention.backends.registry import AttentionBackendEnum
-
-        self.Enum = AttentionBackendEnum
-        self.import_errors: dict[str, str] = {}
-        real_empty = torch.empty
-
-        def empty_on_meta(*args, **kwargs):
-            # cutlass_mla's module-level SM100 workspace: allocate on meta.
-            if str(kwargs.get("device", "")).startswith("cuda"):
-                kwargs["device"] = "meta"
-            return real_empty(*args, **kwargs)
-
-        for name in CUDA_BACKENDS:
-            torch.empty = empty_on_meta if name == "CUTLASS_MLA" else real_empty
-            try:
-                AttentionBackendEnum[name].get_class()
-            except (ImportError, OSError) as e:
-                # Recorded again, per case, by vLLM's own loop.
-                self.import_errors[name] = f"{type(e).__name__}: {e}"
-            finally:
-                torch.empty = real_empty
-
-    def _install_kernel_switches(self) -> None:
-        import vllm.utils.flashinfer as fi
-
-        self.kernels: dict[str, bool] = {k: True for k in KERNEL_FLAGS}
-        originals = {"has_flashinfer": fi.has_flashinfer, "has_nvidia_artifactory": fi.has_nvidia_artifactory}
-        kernels = self.kernels
-
-        @functools.cache
-        def has_flashinfer() -> bool:
-            return kernels["flashinfer"]
-
-        @functools.cache
-        def has_nvidia_artifactory() -> bool:
-            return kernels["trtllm_cubins"]
-
-        replacements = {"has_flashinfer": has_flashinfer, "has_nvidia_artifactory": has_nvidia_artifactory}
-        self._fn_originals = originals
-        self._fn_replacements = replacements
-        self._patch_imported_names()
-        try:
-            import vllm.vllm_flash_attn.flash_attn_interface as fai
-        except ImportError:
-            fai = None  # neither FA2 nor FA3: the package itself does not import
-        self.fai = fai
-        if fai is not None:
-            self._fa4_real = (fai.FA4_AVAILABLE, fai.FA4_UNAVAILABLE_REASON)
-
-    def _patch_imported_names(self) -> None:
-        """Replace has_flashinfer / has_nvidia_artifactory in every vLLM module
-        that holds the original function under any name."""
-        for mod_name, mod in list(sys.modules.items()):
-            if mod is None or not mod_name.startswith("vllm"):
-                continue
-            d = getattr(mod, "__dict__", None)
-            if not d:
-                continue
-            for attr, value in list(d.items()):
-                for key, orig in self._fn_originals.items():
-                    if value is orig:
-                        setattr(mod, attr, self._fn_replacements[key])
-
-    def _install_warning_capture(self) -> None:
-        self.warnings: list[str] = []
-        oracle = self
-
-        class Capture(logging.Handler):
-            def emit(self, record: logging.LogRecord) -> None:
-                msg = record.getMessage()
-                if msg.startswith("--block-size"):
-                    oracle.warnings.append(msg)
-
-        log = logging.getLogger("vllm.platforms.cuda")
-        log.setLevel(logging.WARNING)
-        log.propagate = False
-        log.addHandler(Capture())
-
-    # -- per case -----------------------------------------------------------
-
     def _clear_caches(self) -> None:
-        if len(sys.modules) != self._modules_seen:
-            self._modules_seen = len(sys.modules)
-            self._patch_imported_names()
-            clearers = []
-            seen: set[int] = set()
-
-            def add(obj) -> None:
-                if isinstance(obj, (classmethod, staticmethod)):
-                    obj = obj.__func__
-                if isinstance(obj, functools._lru_cache_wrapper) and id(obj) not in seen:
-                    seen.add(id(obj))
-                    clearers.append(obj.cache_clear)
-
-            for mod_name, mod in list(sys.modules.items()):
-                if mod is None or not mod_name.startswith("vllm"):
-                    continue
-                for value in list(getattr(mod, "__dict__", {}).values()):
-                    add(value)
-                    if isinstance(value, type) and value.__module__ == mod_name:
-                        for member in list(value.__dict__.values()):
-                            add(member)
-            for fn in self._fn_replacements.values():
-                add(fn)
-            self._cache_clearers = clearers
-        for clear in self._cache_clearers:
-            clear()
-        import vllm.envs as envs
-
-        if envs._is_envs_cache_enabled():
-            envs.disable_envs_cache()
+        self.selector.clear_caches()
 
     def _set_kernels(self, kernels: dict) -> None:
         for name in KERNEL_FLAGS:  # absent keys: the vLLM wheel's default, present
             self.kernels[name] = bool(kernels.get(name, True))
-        if self.fai is not None:
-            if kernels["fa4"]:
-                self.fai.FA4_AVAILABLE, self.fai.FA4_UNAVAILABLE_REASON = self._fa4_real
-            else:
-                # What flash_attn_interface computes when cute/interface.py is absent.
-                self.fai.FA4_AVAILABLE = False
-                self.fai.FA4_UNAVAILABLE_REASON = "vllm.vllm_flash_attn.cute.interface not found"
+        self.selector.set_fa4(self.kernels["fa4"])
 
     def _model_dir(self, ctx: dict, dtype: str, tp: int) -> str:
         head = ctx["model_head_size"]
@@ -530,11 +310,7 @@ class Oracle:
         )
 
     def run_case(self, case: dict) -> dict:
-        import torch
-
         from vllm.config import set_current_vllm_config
-        from vllm.v1.attention.backend import AttentionType
-        from vllm.v1.attention.selector import AttentionSelectorConfig
 
         result: dict = {
             "priorities": None, "reasons": None, "selected": None, "error": None,
@@ -563,78 +339,17 @@ class Oracle:
         # Building the config may have consulted cached helpers: start clean.
         self._clear_caches()
 
-        cfg = AttentionSelectorConfig(
-            **{
-                **sel,
-                "dtype": getattr(torch, sel["dtype"]),
-                "attn_type": AttentionType(sel["attn_type"]),
-            }
-        )
-        cap = self.platform_cls.capability
-        num_heads = case.get("num_heads")
-        backend = case.get("backend")
-        current = __import__("vllm.platforms", fromlist=["current_platform"]).current_platform
-
+        cfg = self.selector.selector_config(sel)
         with set_current_vllm_config(vllm_config):
-            priorities = self.cuda._get_backend_priorities(
-                use_mla=cfg.use_mla,
-                device_capability=cap,
-                num_heads=num_heads,
-                kv_cache_dtype=cfg.kv_cache_dtype,
-                use_non_causal=cfg.use_non_causal,
-                head_size=cfg.head_size,
-                use_mm_prefix=cfg.use_mm_prefix,
-            )
-            result["priorities"] = [b.name for b in priorities]
-            valid, invalid = current.get_valid_backends(
-                device_capability=cap, attn_selector_config=cfg, num_heads=num_heads
-            )
-            reasons = {b.name: [] for b in priorities}
-            for b, (_, why) in invalid.items():
-                reasons[b.name] = list(why)
-            if backend is not None and backend not in reasons:
-                # An explicit backend outside the priority list: its own check.
-                try:
-                    reasons[backend] = list(
-                        self.Enum[backend].get_class().validate_configuration(
-                            device_capability=cap, **cfg._asdict()
-                        )
-                    )
-                except (ImportError, OSError) as e:
-                    reasons[backend] = [f"{type(e).__name__}: {e}"]
-            result["reasons"] = reasons
-
-            self.warnings.clear()
-            try:
-                path = current.get_attn_backend_cls(
-                    self.Enum[backend] if backend is not None else None,
-                    attn_selector_config=cfg,
-                    num_heads=num_heads,
-                )
-                if backend is not None:
-                    result["selected"] = backend
-                else:
-                    by_path = [
-                        c.backend.name for c in sorted(valid, key=lambda c: c.priority)
-                        if self.cuda._backend_cls_path(c.backend_class) == path
-                    ]
-                    result["selected"] = by_path[0] if by_path else f"<unknown class {path}>"
-            except ValueError as e:
-                result["error"] = str(e)
-            result["warning"] = self.warnings[0] if self.warnings else None
-
-            try:
-                from vllm.v1.attention.backends.fa_utils import get_flash_attn_version
-
-                result["fa_version"] = {
-                    "default": get_flash_attn_version(),
-                    "head_size": get_flash_attn_version(head_size=cfg.head_size),
-                }
-            except ImportError as e:
-                result["fa_version"] = {"default": None, "head_size": None,
-                                        "import_error": f"{type(e).__name__}: {e}"}
+            result.update(self.selector.select(cfg, case.get("num_heads"), case.get("backend")))
+            fa_default = self.selector.fa_version()
+            if isinstance(fa_default, str):  # the FA module does not import
+                result["fa_version"] = {"default": None, "head_size": None, "import_error": fa_default}
+            else:
+                result["fa_version"] = {"default": fa_default,
+                                        "head_size": self.selector.fa_version(head_size=cfg.head_size)}
             if prefill is not None:
-                result["mla_prefill"] = self._mla_prefill(vllm_config, cap)
+                result["mla_prefill"] = self._mla_prefill(vllm_config, self.selector.capability())
         return result
 
     def _mla_prefill(self, vllm_config, cap) -> dict:

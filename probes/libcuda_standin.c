@@ -6,10 +6,10 @@
  *
  * The symbol list is the union of the undefined cu* symbols of every shared object
  * in the vLLM 0.33.0 venv that lists libcuda.so.1 as NEEDED
- * (`nm -D --undefined-only FILE | grep ' cu[A-Z]'`). `build_libcuda_stub.py --check`
+ * (`nm -D --undefined-only FILE | grep ' cu[A-Z]'`). `tests/vllm_oracle/build_libcuda_stub.py --check`
  * re-derives it from an install and reports any symbol missing here.
  *
- * Build: cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o libcuda.so.1 libcuda_stub.c
+ * Build: cc -shared -fPIC -Wl,-soname,libcuda.so.1 -o libcuda.so.1 libcuda_standin.c
  */
 #include <stddef.h>
 

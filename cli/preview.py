@@ -1,0 +1,120 @@
+"""``attn-select check LOCK --vllm-python PATH``: the upgrade preview. Every
+locked vLLM deployment is evaluated by that Python's own vLLM
+(``probes/vllm_selection.py``, through ``cli/installed_engine.py``) and
+compared with the lock, so the report says which deployments would change
+backend, FlashAttention version, KV-cache layout or FlashInfer kernel, and
+why (the reasons of the backend that lost).
+
+Deployments on SGLang only, and raw selector configs (no model), have no
+vLLM engine config to build: they are recomputed by the mirror, as plain
+``check`` does, and said so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from attn_select.selector.installed import EngineWarning
+from attn_select.selector.lock import CheckReport, Diff, Lockfile, LockGroup, Recomputed, compare
+from attn_select.selector.lock.evaluate import Evaluator, _model_ref
+from attn_select.selector.lock.yamlmarks import Located
+
+
+def _lock_group(mirror_group: Any, raw: dict[str, Any]) -> LockGroup:
+    """The installed vLLM's answer for one group, as the lock records groups."""
+    reasons = raw.get("reasons") or {}
+    fa = (raw.get("fa_version") or {}).get("layer")
+    return LockGroup(
+        group=raw["name"], selected=raw.get("selected"),
+        # MLA layers do not run FLASH_ATTN: the lock has no version for them
+        flash_attn_version=None if mirror_group.cfg.use_mla or not isinstance(fa, int) else fa,
+        error=raw.get("error") if raw.get("crash") is None else f"vLLM raised: {raw['crash'].splitlines()[0]}",
+        warning=raw.get("warning"),
+        candidates={k: list(v) for k, v in reasons.items()},
+    )
+
+
+def _layout_and_kernel_diffs(name: str, r: Any, report: Any, lock_loc: tuple) -> list[Diff]:
+    """What the lock does not record: the KV-cache layout that follows a
+    changed backend, and FlashInfer's trtllm decision."""
+    from attn_select.backends import registry
+
+    out = []
+    for i, (g, mine) in enumerate(zip(r.groups, report.groups)):
+        old, new = g.selection.selected, mine.selected
+        if old != new and old is not None and new is not None and new in registry.BACKENDS:
+            a, b = registry.BACKENDS[old].kv_cache_shape, registry.BACKENDS[new].kv_cache_shape
+            if a != b:
+                out.append(Diff(name, g.name, "kv_cache_layout", f"{old} {a}", f"{new} {b}", lock_loc + ("groups", i),
+                                "the KV-cache layout follows the backend (shapes as attn-select declares them)"))
+    for c in report.changes:
+        if c.group is None or c.field.startswith("FlashInfer trtllm"):
+            out.append(Diff(name, c.group, c.field if c.group else f"engine config {c.field}", c.mirror, c.installed,
+                            lock_loc, f"the {r.engine_version} mirror's answer -> vLLM {report.engine_version}'s "
+                            "(not recorded in the lock)"))
+    return out
+
+
+def preview_check(lock: Lockfile, doc: Located, lock_dir: Path, python: str, engine: str | None,
+                  timeout: float | None = None) -> CheckReport:
+    from attn_select.cli import installed_engine as ie
+    from attn_select.selector.vllm_installed import case_for, installed_explanation, kernels_request
+
+    python, version = ie.engine_python(python)
+    ev = Evaluator(default_engine=engine)
+    now: dict[str, Recomputed] = {}
+    todo: list[tuple[int, Any, Any, str]] = []  # (index, deployment, mirror explanation, model spec)
+    mirrored: list[str] = []
+    for i, d in enumerate(lock.deployments):
+        loc = ("deployments", i, "inputs")
+        inputs = d.inputs
+        kind = ev.engine_for(inputs)
+        if kind == "sglang" or inputs.model is None:
+            groups, sgl = ev.evaluate(inputs, lock_dir, doc, loc)
+            now[d.name] = Recomputed(groups, sglang=sgl)
+            mirrored.append(d.name)
+            continue
+        spec, _ = _model_ref(inputs.model, lock_dir)
+        r = ev.explanation(inputs, lock_dir, doc, loc)
+        sgl = ev.sglang(inputs, lock_dir, doc, loc) if kind == "both" else None
+        todo.append((i, d, r, spec))
+        now[d.name] = Recomputed((), sglang=sgl)
+    # one subprocess per set of kernels (what is installed is decided at import)
+    by_kernels: dict[tuple, list[tuple[int, Any, Any, str]]] = {}
+    for item in todo:
+        key = tuple(sorted(kernels_request(item[2].kernels).items()))
+        by_kernels.setdefault(key, []).append(item)
+    extra: list[Diff] = []
+    stand_ins: list[str] = []
+    with ie.temp_models() as tmp:
+        for key, items in by_kernels.items():
+            cases = [case_for(r, ie.model_folder(spec, tmp, {"revision": d.inputs.revision}))
+                     for _, d, r, spec in items]
+            answer = ie.run_selection(python, cases, live=False, kernels=items[0][2].kernels,
+                                      artifactory=None, timeout=timeout)
+            stand_ins += [s for s in answer.get("stand_ins", []) if s not in stand_ins]
+            for (i, d, r, _), case in zip(items, answer["cases"]):
+                report = installed_explanation(r, {**answer, "cases": [case]}, python)
+                if case.get("error") is not None:
+                    groups = tuple(LockGroup(group=g.name, selected=None, error=f"vLLM {version} refuses the engine "
+                                             f"config: {case['error']}", candidates={}) for g in r.groups)
+                else:
+                    groups = tuple(_lock_group(g, raw) for g, raw in zip(r.groups, case["groups"]))
+                now[d.name] = Recomputed(groups, sglang=now[d.name].sglang)
+                extra += _layout_and_kernel_diffs(d.name, r, report, ("deployments", i))
+    diffs = [x for x in compare(lock, now) if x.deployment != "(lockfile)"] + extra
+    order = {d.name: i for i, d in enumerate(lock.deployments)}
+    diffs.sort(key=lambda x: order.get(x.deployment, len(order)))
+    cases: list[tuple[str, str]] = []
+    for d in lock.deployments:
+        cases += [(d.name, g.group) for g in d.groups] + ([(d.name, "sglang")] if d.sglang is not None else [])
+    warnings = [EngineWarning("preview", "vllm", f"upgrade preview: every vLLM deployment evaluated by vLLM {version}'s "
+                              f"own selection code ({python}), compared with the lock made by vLLM "
+                              f"{lock.engine.version}'s mirror")]
+    warnings += [EngineWarning("stand-in", "vllm", f"stand-in: {s}") for s in stand_ins]
+    if mirrored:
+        warnings.append(EngineWarning("preview", "vllm", "recomputed by the mirror, not by the installed vLLM "
+                                      f"(SGLang only, or no model): {', '.join(mirrored)}"))
+    return CheckReport(lockfile=doc.source, inputs="embedded", cases=tuple(cases), diffs=tuple(diffs),
+                       lines=tuple(doc.line(x.loc) for x in diffs), warnings=tuple(warnings))

@@ -1,0 +1,12 @@
+"""Scripts that run in another Python: the one of the environment that runs
+vLLM or SGLang (``--vllm-python``, or this one). Each is executed as a file
+by that interpreter, so it uses the standard library and the engine only and
+never imports attn_select; results come back as JSON on stdout.
+
+- ``environment.py``: package versions, module locations and CUDA facts
+  for ``attn-select doctor``, from metadata and files only.
+- ``vllm_selection.py``: vLLM's own attention-backend selection for a model
+  and device (``--engine vllm-installed``, ``check --vllm-python``).
+- ``libcuda_standin.py`` / ``libcuda_standin.c``: the ``libcuda.so.1``
+  stand-in that lets vLLM's extension modules load without an NVIDIA driver.
+"""

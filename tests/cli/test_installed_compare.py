@@ -1,0 +1,151 @@
+"""The installed-vLLM comparison and the upgrade preview without a vLLM:
+the runner's answer is made from the mirror's own explanation (what a vLLM
+that agrees would say), then changed field by field; each change must be
+listed, rendered in every format, and reach ``check --vllm-python``'s diff."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from attn_select.selector import profiles
+from attn_select.selector.config import Kernels
+from attn_select.selector.explain import explain
+from attn_select.selector.overrides import Overrides
+from attn_select.selector.vllm_installed import case_for, installed_explanation
+from tests.cli.helpers import run
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "lock" / "deployments.yaml"
+
+
+def agreeing_answer(r, version: str = "0.31.0") -> dict:
+    """What a vLLM that agrees with the mirror answers for ``r``."""
+    from attn_select.selector.fa_version import resolve_fa_version
+    from attn_select.selector.vllm_installed import _fa_call, _mirror_trtllm, _trtllm_inputs
+
+    groups = []
+    for g in r.groups:
+        sel = g.selection
+        inputs = _trtllm_inputs(g)
+        groups.append({
+            "name": g.name, "selector_config": dict(g.cfg._asdict()),
+            "priorities": list(sel.priority_order), "reasons": {c.name: list(c.reasons) for c in sel.candidates},
+            "selected": sel.selected, "error": sel.error, "warning": sel.warning,
+            "fa_version": {"layer": None if g.cfg.use_mla else
+                           resolve_fa_version(r.device.capability, r.kernels, r.ctx, **_fa_call(g)).version,
+                           "noarg": g.fa_version_noarg.version},
+            "trtllm": _mirror_trtllm(r, g, inputs) if inputs else None,
+        })
+    m = r.model
+    backend = next((s.new for s in reversed(r.engine_config_trail) if s.field == "attention_config.backend"),
+                   r.overrides.backend)
+    facts = {"dtype": m.dtype, "cache_dtype": r.ctx.cache_dtype, "block_size": None,
+             "backend": None if backend is None else str(backend),
+             "flash_attn_version": r.ctx.flash_attn_version, "use_mla": False, "head_size": m.head_size,
+             "num_heads": m.num_heads, "num_kv_heads": m.num_kv_heads, "dcp_size": 1}
+    return {"vllm_version": version, "stand_ins": ["device queries: test"],
+            "cases": [{"engine_config": facts, "groups": groups, "error": None}]}
+
+
+@pytest.fixture
+def llama_h100():
+    dev = profiles.load_device("h100")
+    return explain(profiles.load_model("llama-3.1-8b", capability=dev.capability), dev, Kernels(), Overrides())
+
+
+def test_an_agreeing_answer_has_no_differences(llama_h100):
+    rep = installed_explanation(llama_h100, agreeing_answer(llama_h100), "/venv/bin/python")
+    assert rep.differences == () and rep.ok
+    case = case_for(llama_h100, "/models/llama")
+    assert case["capability"] == [9, 0] and case["groups"][0]["fa_call"]["head_size"] == 128
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda g, f: g.update(selected="FLASHINFER"), "selected: mirror FLASH_ATTN, vLLM 0.31.0 FLASHINFER"),
+    (lambda g, f: g["reasons"].update(FLASH_ATTN=["head_size not supported"]),
+     "FLASH_ATTN reasons: mirror valid, vLLM 0.31.0 [head_size not supported]"),
+    (lambda g, f: g.update(priorities=["FLASHINFER", "FLASH_ATTN", "TRITON_ATTN", "FLEX_ATTENTION", "TURBOQUANT"]),
+     "priority list"),
+    (lambda g, f: g["fa_version"].update(layer=2), "FA version (the layer's call): mirror 3, vLLM 0.31.0 2"),
+    (lambda g, f: g["trtllm"].update(decode=False), "FlashInfer trtllm decode: mirror True, vLLM 0.31.0 False"),
+    (lambda g, f: f.update(cache_dtype="fp8"), "engine config: cache_dtype: mirror auto, vLLM 0.31.0 fp8"),
+    (lambda g, f: g.update(crash="AttributeError: no such thing"), "selection code raised AttributeError"),
+])
+def test_each_kind_of_difference_is_listed(llama_h100, change, expected):
+    answer = agreeing_answer(llama_h100)
+    change(answer["cases"][0]["groups"][0], answer["cases"][0]["engine_config"])
+    rep = installed_explanation(llama_h100, answer, "/venv/bin/python")
+    assert any(expected in d for d in rep.differences), rep.differences
+
+
+def test_a_refused_engine_config_is_a_difference(llama_h100):
+    answer = agreeing_answer(llama_h100)
+    answer["cases"][0] = {"engine_config": None, "groups": [], "error": "ValueError: nope"}
+    rep = installed_explanation(llama_h100, answer, "/venv/bin/python")
+    assert not rep.ok and rep.differences == ("vLLM 0.31.0 refuses this engine config: ValueError: nope",)
+
+
+def test_every_format_renders_it(llama_h100):
+    from attn_select.cli.formats import render
+
+    answer = agreeing_answer(llama_h100)
+    answer["cases"][0]["groups"][0]["selected"] = "FLASHINFER"
+    rep = installed_explanation(llama_h100, answer, "/venv/bin/python")
+    text = render(rep, "text")
+    assert "engine vLLM 0.31.0, its own selection code" in text and "stand-in device queries: test" in text
+    assert "1 differences from the vLLM 0.33.0 mirror" in text
+    doc = json.loads(render(rep, "json"))
+    assert doc["schema"] == "attn-select.explain-vllm-installed/1" and len(doc["differences"]) == 1
+    assert "## Differences from the vLLM 0.33.0 mirror" in render(rep, "markdown")
+
+
+def test_upgrade_preview_lists_and_explains_per_deployment(tmp_path, capsys, monkeypatch):
+    """check --vllm-python with a runner that moves llama-8b to FLASHINFER
+    with FA2 and turns off trtllm decode: each shows in the diff."""
+    from attn_select.cli import installed_engine as ie
+
+    deps = tmp_path / "deployments.yaml"
+    deps.write_text(EXAMPLE.read_text())
+    lock = tmp_path / "attn-select.lock"
+    assert run(capsys, "lock", deps, "-o", lock)[0] == 0
+
+    import attn_select.selector.vllm_installed as vi
+
+    asked = {}  # id of each request case -> the mirror's explanation it was made from
+    real_case_for = vi.case_for
+
+    def recording_case_for(r, folder):
+        case = real_case_for(r, folder)
+        asked[id(case)] = r
+        return case
+
+    def fake_run(python, cases, **kwargs):
+        out = []
+        for case in cases:
+            r = asked[id(case)]
+            one = agreeing_answer(r)["cases"][0]
+            if r.model.name == "llama-3.1-8b" and r.overrides.kv_cache_dtype is None:
+                g = one["groups"][0]
+                g["reasons"]["FLASH_ATTN"] = ["compute capability not supported"]
+                g.update(selected="FLASHINFER")
+                g["fa_version"]["layer"] = 2
+                g["trtllm"] = {"decode": False, "prefill": False}
+            out.append(one)
+        return {"vllm_version": "0.31.0", "stand_ins": ["device queries: test"], "cases": out}
+
+    monkeypatch.setattr(vi, "case_for", recording_case_for)
+    monkeypatch.setattr(ie, "engine_python", lambda python: (python, "0.31.0"))
+    monkeypatch.setattr(ie, "run_selection", fake_run)
+    rc, out, err = run(capsys, "check", lock, "--vllm-python", "/venv/bin/python")
+    assert rc == 1, err
+    assert "upgrade preview: every vLLM deployment evaluated by vLLM 0.31.0's own selection code" in out
+    assert "FAIL  llama-8b / full" in out
+    assert "selected" in out and "FLASH_ATTN -> FLASHINFER" in out
+    assert "FLASH_ATTN is now invalid: compute capability not supported" in out  # explained
+    assert "flash_attn_version" in out and "3 -> 2" in out
+    assert "kv_cache_layout" in out
+    assert "FlashInfer trtllm decode" in out
+    fails = [ln.split("  ")[1] for ln in out.splitlines() if ln.startswith("FAIL")]
+    assert fails == ["llama-8b / full"]  # the other deployments agree

@@ -1,0 +1,104 @@
+"""``--engine vllm-installed`` and ``check --vllm-python`` on Pythons whose
+vLLM is a stand-in package: every way the installed engine can fail is one
+line on stderr and exit 2, in bounded time. No real vLLM is needed."""
+
+from __future__ import annotations
+
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.helpers import run
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "lock" / "deployments.yaml"
+
+
+def fake_vllm(root: Path, init: str, version: str = "0.31.0") -> Path:
+    """A Python whose ``vllm`` package runs ``init`` when imported."""
+    site = root / "site"
+    info = site / f"vllm-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\n")
+    (site / "vllm").mkdir()
+    (site / "vllm" / "__init__.py").write_text(init)
+    script = root / "bin" / "python"
+    script.parent.mkdir(parents=True)
+    script.write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def one_line(capsys, *argv) -> str:
+    rc, out, err = run(capsys, *argv)
+    assert rc == 2, (out, err)
+    assert err.count("\n") == 1 and err.startswith("error: "), err
+    return err
+
+
+EXPLAIN = ("explain", "llama-3.1-8b", "--device", "h100", "--engine", "vllm-installed")
+
+
+def test_a_release_whose_code_raises(tmp_path, capsys):
+    python = fake_vllm(tmp_path, "raise RuntimeError('this release is broken')\n")
+    err = one_line(capsys, *EXPLAIN, "--vllm-python", python)
+    assert "vLLM 0.31.0's own code raised while loading its selector" in err
+    assert "RuntimeError: this release is broken" in err
+
+
+def test_a_release_that_hangs_is_cut_off(tmp_path, capsys):
+    python = fake_vllm(tmp_path, "import time\ntime.sleep(120)\n")
+    err = one_line(capsys, *EXPLAIN, "--vllm-python", python, "--engine-timeout", "3")
+    assert "did not finish its import within 3 s" in err and "--engine-timeout" in err
+
+
+def test_a_release_that_kills_the_interpreter(tmp_path, capsys):
+    python = fake_vllm(tmp_path, "import os\nos._exit(7)\n")
+    err = one_line(capsys, *EXPLAIN, "--vllm-python", python)
+    assert "died without an answer during its import" in err
+
+
+def test_a_python_without_vllm(tmp_path, capsys):
+    script = tmp_path / "python"
+    script.write_text(f"#!/bin/sh\nPYTHONPATH= exec {sys.executable} \"$@\"\n")
+    script.chmod(0o755)
+    err = one_line(capsys, *EXPLAIN, "--vllm-python", script)
+    assert "has no vllm installed" in err
+
+
+def test_this_python_without_vllm(capsys):
+    err = one_line(capsys, *EXPLAIN)
+    assert "not installed in this Python" in err and "--vllm-python" in err
+
+
+def test_not_a_python(tmp_path, capsys):
+    err = one_line(capsys, *EXPLAIN, "--vllm-python", tmp_path / "nope")
+    assert "no such file" in err
+
+
+def test_no_c_compiler_says_so(tmp_path, capsys, monkeypatch):
+    import attn_select.cli.probe as probe
+    import attn_select.probes.libcuda_standin as standin
+
+    python = fake_vllm(tmp_path, "")
+    monkeypatch.setattr(probe, "driver_present", lambda: False)
+    monkeypatch.setattr(standin, "DEFAULT_DIR", tmp_path / "libcuda")  # nothing built there yet
+    monkeypatch.setattr(standin, "compiler", lambda: None)
+    err = one_line(capsys, *EXPLAIN, "--vllm-python", python)
+    assert "needs a libcuda.so.1 stand-in" in err and "C compiler" in err
+
+
+def test_raw_selector_config_needs_a_model(capsys):
+    err = one_line(capsys, "explain", "--capability", "9.0", "--head-size", "128", "--engine", "vllm-installed")
+    assert "needs a MODEL" in err
+
+
+def test_check_preview_with_a_broken_release(tmp_path, capsys):
+    deps = tmp_path / "deployments.yaml"
+    deps.write_text(EXAMPLE.read_text())
+    lock = tmp_path / "attn-select.lock"
+    assert run(capsys, "lock", deps, "-o", lock)[0] == 0
+    python = fake_vllm(tmp_path / "venv", "raise ImportError('no torch here')\n")
+    err = one_line(capsys, "check", lock, "--vllm-python", python)
+    assert "ImportError: no torch here" in err
