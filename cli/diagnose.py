@@ -7,7 +7,7 @@ environment variables that change selection, and the ``--kernels`` value
 explain would assume.
 
 Nothing here imports torch, vLLM or a kernel package in this process: the
-facts of the other Python come from ``probes/environment.py``, and each
+facts of the other Python come from ``backends/run/probes/environment.py``, and each
 import test runs in its own subprocess with a timeout, so an extension that
 crashes or hangs is a finding, not the end of doctor. No network unless
 ``--probe-network`` (one bounded HEAD request).
@@ -24,12 +24,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attn_select.backends.run.probes import FOLDER as PROBES
 from attn_select.cli.detect import NEUTRAL_CWD
 from attn_select.selector.config import Kernels
 from attn_select.selector.errors import UserError
 from attn_select.selector.installed import EngineWarning
 
-PROBES = Path(__file__).resolve().parent.parent / "probes"
 IMPORT_TIMEOUT_S = 240
 COMMAND_TIMEOUT_S = 15
 NETWORK_TIMEOUT_S = 5
@@ -81,7 +81,7 @@ def _run(argv: list[str], timeout: float = COMMAND_TIMEOUT_S) -> tuple[int | Non
 
 
 def environment_facts(python: str) -> dict:
-    """probes/environment.py's answer from ``python``."""
+    """backends/run/probes/environment.py's answer from ``python``."""
     from attn_select.cli.detect import probe_python
 
     probe_python(python, (), "--vllm-python")  # a one-line error when it is not a Python

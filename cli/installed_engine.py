@@ -1,4 +1,4 @@
-"""Running the installed vLLM's own selection (``probes/vllm_selection.py``)
+"""Running the installed vLLM's own selection (``backends/run/probes/vllm_selection.py``)
 in the Python of its environment, bounded in time, with the stand-ins a
 machine without the NVIDIA driver needs; and the model folder it reads.
 
@@ -19,11 +19,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from attn_select.backends.run.probes import FOLDER as PROBES
 from attn_select.cli.detect import NEUTRAL_CWD
 from attn_select.selector.config import Kernels
 from attn_select.selector.errors import UserError
 
-PROBES = Path(__file__).resolve().parent.parent / "probes"
 RUN_TIMEOUT_S = 900
 
 
@@ -56,7 +56,7 @@ def libcuda_stand_in() -> str | None:
 
     if driver_present():
         return None
-    from attn_select.probes.libcuda_standin import NoCompiler, build
+    from attn_select.backends.run.probes.libcuda_standin import NoCompiler, build
 
     try:
         return str(build())

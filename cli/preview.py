@@ -1,6 +1,6 @@
 """``attn-select check LOCK --vllm-python PATH``: the upgrade preview. Every
 locked vLLM deployment is evaluated by that Python's own vLLM
-(``probes/vllm_selection.py``, through ``cli/installed_engine.py``) and
+(``backends/run/probes/vllm_selection.py``, through ``cli/installed_engine.py``) and
 compared with the lock, so the report says which deployments would change
 backend, FlashAttention version, KV-cache layout or FlashInfer kernel, and
 why (the reasons of the backend that lost).

@@ -1,5 +1,5 @@
 """The installed vLLM's own answer beside the mirror's: the request that
-``probes/vllm_selection.py`` answers in the engine's Python, built from the
+``backends/run/probes/vllm_selection.py`` answers in the engine's Python, built from the
 mirror's explanation (same model, device, flags and groups), and every
 difference between its answer and the mirror's. Pure: running the
 subprocess is ``cli/installed_engine.py``'s.

@@ -1,6 +1,6 @@
 """``--engine vllm-installed`` against the vLLM 0.33.0 that attn-select
 mirrors: on every built-in model profile x device profile, vLLM's own
-selection code (run by probes/vllm_selection.py in that venv, with the
+selection code (run by backends/run/probes/vllm_selection.py in that venv, with the
 stand-ins a CPU machine needs) and the mirror agree, zero differences.
 
 Needs a venv with vllm==0.33.0 (``ATTN_SELECT_VLLM_PYTHON``, default

@@ -1,6 +1,6 @@
 """Build (and check) the libcuda.so.1 stand-in that lets vLLM's CUDA extension
 modules load on a machine without the NVIDIA driver. The stand-in and its
-builder are product code (``probes/libcuda_standin.{c,py}``, used by
+builder are product code (``backends/run/probes/libcuda_standin.{c,py}``, used by
 ``--engine vllm-installed``); the oracles import them from there.
 
     python tests/vllm_oracle/build_libcuda_stub.py            # build, print the path
@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "probes"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "backends" / "run" / "probes"))
 from libcuda_standin import DEFAULT_DIR, build, needed_symbols, stub_symbols  # noqa: E402
 
 __all__ = ["DEFAULT_DIR", "build", "needed_symbols", "stub_symbols"]

@@ -97,7 +97,7 @@ sent to the ``meta`` device while the module is imported.
 
 The machinery (the libcuda stand-in, the stand-in platform, module hiding,
 the kernel switches, cache clearing and the selection questions) is
-attn-select's own ``probes/vllm_selection.py`` ``Selector``, which
+attn-select's own ``backends/run/probes/vllm_selection.py`` ``Selector``, which
 ``--engine vllm-installed`` runs: imported from there, not copied. This file
 adds the case protocol and the generated model configs.
 """
@@ -115,7 +115,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-PROBES = HERE.parents[1] / "probes"
+PROBES = HERE.parents[1] / "backends" / "run" / "probes"
 sys.path.insert(0, str(PROBES))
 from vllm_selection import IMPORT_TIME_KERNELS, KERNEL_FLAGS, Selector  # noqa: E402  (stdlib + vLLM only)
 

@@ -44,6 +44,23 @@ def test_run_modules_import_only_the_run_layer_and_the_plan(path):
     assert not bad, "\n".join(bad)
 
 
+# The probe scripts (backends/run/probes/) run in ANOTHER Python, the one that
+# has vLLM: they may import vLLM and torch (which is why they live under
+# backends/run/) but nothing of attn-select at all, not even the run layer,
+# which that Python does not have.
+PROBE_SCRIPTS = sorted((RUN_DIR / "probes").glob("*.py"))
+
+
+def test_the_probe_scripts_are_there():
+    assert {"vllm_selection.py", "environment.py", "libcuda_standin.py"} <= {p.name for p in PROBE_SCRIPTS}
+
+
+@pytest.mark.parametrize("path", PROBE_SCRIPTS, ids=lambda p: p.name)
+def test_probe_scripts_import_nothing_of_attn_select(path):
+    found = [f"{path.name}:{line} imports {name}" for line, name in _imports(path)]
+    assert not found, "\n".join(found)
+
+
 def test_the_check_catches_a_selection_import(tmp_path):
     """Guard on the check itself: a function-level import of a selection module is found."""
     f = tmp_path / "x.py"

@@ -9,4 +9,13 @@ never imports attn_select; results come back as JSON on stdout.
   and device (``--engine vllm-installed``, ``check --vllm-python``).
 - ``libcuda_standin.py`` / ``libcuda_standin.c``: the ``libcuda.so.1``
   stand-in that lets vLLM's extension modules load without an NVIDIA driver.
+
+Here, under backends/run/, because they import vLLM and torch (in that other
+Python); nothing else of attn-select imports an engine. They ship as package
+data of ``attn_select.backends.run.probes`` (the ``.c`` source too), and the
+CLI finds them through ``FOLDER``.
 """
+
+from pathlib import Path
+
+FOLDER = Path(__file__).resolve().parent
