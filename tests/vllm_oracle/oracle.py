@@ -85,11 +85,12 @@ How each input reaches vLLM (the same way a real run does):
   ``VllmConfig``, then ``get_mla_prefill_backend(vllm_config)`` itself gives
   ``selected`` / ``error``. The selector config and the priority list are
   read off vLLM's own code, not rebuilt: the auto path is run once more
-  (explicit choice cleared) with ``get_mla_prefill_backend_cls`` wrapped to
-  record its argument and every ``MLAPrefillBackendEnum.get_class`` answering
-  a class that is never valid, so the loop walks the whole list. Every
-  candidate (and the explicit one) is then validated with its real class,
-  as the loop does (``ImportError`` -> ``["ImportError"]``).
+  (explicit choice cleared) with ``_auto_select_mla_prefill_backend`` wrapped
+  to record its config and every ``MLAPrefillBackendEnum.get_class``
+  answering a class that is never valid, so the loop walks the whole list.
+  Every candidate (and the explicit one) is then validated with its real
+  class, as the loop does (``ImportError`` -> ``["ImportError"]``). This is
+  the runner's ``Selector.mla_prefill``.
 
 All ``functools`` caches of vLLM modules are cleared before every case.
 ``cutlass_mla`` allocates a CUDA workspace at import: that one allocation is
@@ -349,93 +350,8 @@ class Oracle:
                 result["fa_version"] = {"default": fa_default,
                                         "head_size": self.selector.fa_version(head_size=cfg.head_size)}
             if prefill is not None:
-                result["mla_prefill"] = self._mla_prefill(vllm_config, self.selector.capability())
+                result["mla_prefill"] = self.selector.mla_prefill(vllm_config)
         return result
-
-    def _mla_prefill(self, vllm_config, cap) -> dict:
-        """vLLM's MLA prefill selection for this config (see the module docstring)."""
-        from vllm.v1.attention.backends.mla.prefill import selector as psel
-        from vllm.v1.attention.backends.mla.prefill.registry import MLAPrefillBackendEnum
-
-        out: dict = {"selector_config": None, "priorities": None, "reasons": None,
-                     "selected": None, "error": None}
-        attention = vllm_config.attention_config
-        explicit = attention.mla_prefill_backend
-
-        # 1. The auto path with every candidate invalid: its config and whole list.
-        class NeverValid:
-            @classmethod
-            def validate_configuration(cls, device_capability, selector_config):
-                return ["oracle: probing the priority list"]
-
-        tried: list[str] = []
-        seen: list = []
-        platform = self.platform_cls
-        real_cls_fn = platform.__dict__.get("get_mla_prefill_backend_cls")
-        real_get_class = MLAPrefillBackendEnum.get_class
-
-        def recording(cls, mla_selector_config):
-            seen.append(mla_selector_config)
-            return super(platform, cls).get_mla_prefill_backend_cls(mla_selector_config)
-
-        def probing_get_class(member):
-            tried.append(member.name)
-            return NeverValid
-
-        object.__setattr__(attention, "mla_prefill_backend", None)
-        platform.get_mla_prefill_backend_cls = classmethod(recording)
-        MLAPrefillBackendEnum.get_class = probing_get_class
-        try:
-            psel._auto_select_mla_prefill_backend.cache_clear()
-            psel.get_mla_prefill_backend(vllm_config)
-            raise RuntimeError("the probing pass found a valid MLA prefill backend")
-        except ValueError:
-            pass
-        finally:
-            MLAPrefillBackendEnum.get_class = real_get_class
-            if real_cls_fn is None:
-                del platform.get_mla_prefill_backend_cls
-            else:
-                platform.get_mla_prefill_backend_cls = real_cls_fn
-            object.__setattr__(attention, "mla_prefill_backend", explicit)
-            psel._auto_select_mla_prefill_backend.cache_clear()
-        cfg = seen[0]
-        out["selector_config"] = repr(cfg)
-        out["priorities"] = list(tried)
-
-        # 2. Every candidate's (and the explicit one's) own check, as the loop runs it.
-        reasons: dict[str, list[str]] = {}
-        names = list(tried)
-        if explicit is not None and explicit.name not in names:
-            names.append(explicit.name)
-        for name in names:
-            try:
-                reasons[name] = list(
-                    MLAPrefillBackendEnum[name].get_class().validate_configuration(cap, cfg)
-                )
-            except ImportError:
-                reasons[name] = ["ImportError"]
-            except ValueError:
-                # CUSTOM with nothing registered: get_class raises before any
-                # check, so it has no reasons (the real call below raises it).
-                continue
-        out["reasons"] = reasons
-
-        # 3. The real call.
-        try:
-            chosen = psel.get_mla_prefill_backend(vllm_config)
-        except ValueError as e:
-            out["error"] = str(e)
-        else:
-            hits = []
-            for member in MLAPrefillBackendEnum:
-                try:
-                    if member.get_class() is chosen:
-                        hits.append(member.name)
-                except (ImportError, ValueError):
-                    pass
-            out["selected"] = hits[0] if hits else f"<unknown class {chosen.__qualname__}>"
-        return out
 
 
 def worker(flags_text: str) -> int:

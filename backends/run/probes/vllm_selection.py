@@ -29,7 +29,7 @@ Answer, one line each as it is known (so the caller can bound the import
 and every case separately): ``ATTN_SELECT_VLLM_READY {"vllm_version",
 "stand_ins"}`` once vLLM is imported, ``ATTN_SELECT_VLLM_CASE
 {"engine_config", "groups": [{"selector_config", "priorities", "reasons",
-"selected", "error", "warning", "fa_version", "trtllm"}], "error"}`` per case,
+"selected", "error", "warning", "fa_version", "trtllm", "mla_prefill"}], "error"}`` per case,
 in order; ``ATTN_SELECT_VLLM_ERROR {"error", "trace"}`` when this release's
 code raises while loading.
 
@@ -50,6 +50,13 @@ placeholders for name, memory, SM count and GPU count), modules hidden
 for ``--kernels``, and the functions replaced (``has_flashinfer``,
 ``has_nvidia_artifactory``). ``cutlass_mla`` allocates a CUDA workspace at
 import; on a machine without a driver that one allocation goes to ``meta``.
+
+An MLA group's ``mla_prefill`` is the layer's second decision, where the
+release has it (``vllm/v1/attention/backends/mla/prefill/``; else
+``{"exposed": false}``): ``get_mla_prefill_backend``'s selector config,
+priority list, every candidate's reasons, choice or error
+(``Selector.mla_prefill``), and what the layer reads before it asks: whether
+the selected backend's impl is sparse and has a dense-MHA prefill path.
 """
 
 from __future__ import annotations
@@ -450,6 +457,115 @@ class Selector:
         params = inspect.signature(get_flash_attn_version).parameters
         return get_flash_attn_version(**{k: v for k, v in kwargs.items() if k in params})
 
+    def mla_prefill(self, vllm_config):
+        """vLLM's MLA prefill selection for ``vllm_config``, read off its own
+        code (None where this release has no MLA prefill selection).
+
+        ``selected`` / ``error`` are ``get_mla_prefill_backend(vllm_config)``
+        itself. The selector config and the priority list are not rebuilt:
+        the auto path runs once more (explicit choice cleared) with
+        ``_auto_select_mla_prefill_backend`` wrapped to record its config (its
+        last argument in every release that has it) and every
+        ``MLAPrefillBackendEnum.get_class`` answering a class that is never
+        valid, so the loop walks the whole list. Every candidate (and the
+        explicit one) is then validated with its real class, as the loop does
+        (``ImportError`` -> ``["ImportError"]``)."""
+        try:
+            from vllm.v1.attention.backends.mla.prefill import selector as psel
+            from vllm.v1.attention.backends.mla.prefill.registry import MLAPrefillBackendEnum
+        except ImportError:
+            return None
+        attention = vllm_config.attention_config
+        explicit = getattr(attention, "mla_prefill_backend", None)
+        out = {"selector_config": None, "priorities": None, "reasons": None, "selected": None, "error": None,
+               "explicit": None if explicit is None else explicit.name}
+        cap = self.capability()
+
+        # 1. The auto path with every candidate invalid: its config and whole list.
+        class NeverValid:
+            @classmethod
+            def validate_configuration(cls, device_capability, selector_config):
+                return ["attn-select: probing the priority list"]
+
+        tried, seen = [], []
+        real_auto = psel._auto_select_mla_prefill_backend
+        real_get_class = MLAPrefillBackendEnum.get_class
+
+        def recording(*args):
+            seen.append(args[-1])
+            return real_auto(*args)
+
+        def probing_get_class(member):
+            tried.append(member.name)
+            return NeverValid
+
+        if explicit is not None:
+            object.__setattr__(attention, "mla_prefill_backend", None)
+        psel._auto_select_mla_prefill_backend = recording
+        MLAPrefillBackendEnum.get_class = probing_get_class
+        try:
+            real_auto.cache_clear()
+            psel.get_mla_prefill_backend(vllm_config)
+            raise RuntimeError("the probing pass found a valid MLA prefill backend")
+        except ValueError:
+            pass
+        finally:
+            MLAPrefillBackendEnum.get_class = real_get_class
+            psel._auto_select_mla_prefill_backend = real_auto
+            if explicit is not None:
+                object.__setattr__(attention, "mla_prefill_backend", explicit)
+            real_auto.cache_clear()
+        cfg = seen[0]
+        out["selector_config"] = repr(cfg)
+        out["priorities"] = list(tried)
+
+        # 2. Every candidate's (and the explicit one's) own check, as the loop runs it.
+        reasons = {}
+        names = list(tried)
+        if explicit is not None and explicit.name not in names:
+            names.append(explicit.name)
+        for name in names:
+            try:
+                reasons[name] = list(MLAPrefillBackendEnum[name].get_class().validate_configuration(cap, cfg))
+            except ImportError:
+                reasons[name] = ["ImportError"]
+            except ValueError:
+                # CUSTOM with nothing registered: get_class raises before any
+                # check, so it has no reasons (the real call below raises it).
+                continue
+        out["reasons"] = reasons
+
+        # 3. The real call.
+        try:
+            chosen = psel.get_mla_prefill_backend(vllm_config)
+        except ValueError as e:
+            out["error"] = str(e)
+        else:
+            hits = []
+            for member in MLAPrefillBackendEnum:
+                try:
+                    if member.get_class() is chosen:
+                        hits.append(member.name)
+                except (ImportError, ValueError):
+                    pass
+            out["selected"] = hits[0] if hits else f"<unknown class {chosen.__qualname__}>"
+        return out
+
+    def mla_layer(self, backend):
+        """What an MLAAttention layer on ``backend`` reads before it asks for
+        a prefill backend: whether its impl is sparse and whether impl and
+        layer have a dense-MHA prefill path (the class attributes; an impl
+        may turn the latter off per instance)."""
+        impl = self.Enum[backend].get_class().get_impl_cls()
+        try:
+            from vllm.model_executor.layers.attention.mla_attention import MLAAttention
+
+            layer_dense = getattr(MLAAttention, "supports_dense_mha_prefill", True)
+        except ImportError:
+            layer_dense = True
+        return {"sparse": bool(getattr(impl, "is_sparse", False)),
+                "dense_mha_prefill": bool(getattr(impl, "supports_dense_mha_prefill", True) and layer_dense)}
+
     def trtllm(self, spec, kv_cache_dtype, dcp, force):
         """FlashInfer's use_trtllm_attention for a decode and a prefill, where
         this release exposes it (None otherwise)."""
@@ -559,6 +675,11 @@ def run_case(selector, case):
                     ac = getattr(vc, "attention_config", None)
                     res["trtllm"] = selector.trtllm(g["trtllm"], sel["kv_cache_dtype"], facts["dcp_size"],
                                                     getattr(ac, "use_trtllm_attention", None))
+                res["mla_prefill"] = None
+                if cfg.use_mla and res.get("selected") in selector.Enum.__members__:
+                    prefill = selector.mla_prefill(vc)
+                    res["mla_prefill"] = {"exposed": False} if prefill is None else {
+                        "exposed": True, **selector.mla_layer(res["selected"]), **prefill}
         except Exception as e:  # noqa: BLE001 - reported per group, the rest go on
             res["crash"] = f"{type(e).__name__}: {e}\n" + traceback.format_exc(limit=4)
         out["groups"].append(res)
