@@ -37,7 +37,8 @@ def _lock_group(mirror_group: Any, raw: dict[str, Any]) -> LockGroup:
 
 def _layout_and_kernel_diffs(name: str, r: Any, report: Any, lock_loc: tuple) -> list[Diff]:
     """What the lock does not record: the KV-cache layout that follows a
-    changed backend, and FlashInfer's trtllm decision."""
+    changed backend, FlashInfer's trtllm decision and an MLA layer's prefill
+    backend."""
     from attn_select.backends import registry
 
     out = []
@@ -49,7 +50,7 @@ def _layout_and_kernel_diffs(name: str, r: Any, report: Any, lock_loc: tuple) ->
                 out.append(Diff(name, g.name, "kv_cache_layout", f"{old} {a}", f"{new} {b}", lock_loc + ("groups", i),
                                 "the KV-cache layout follows the backend (shapes as attn-select declares them)"))
     for c in report.changes:
-        if c.group is None or c.field.startswith("FlashInfer trtllm"):
+        if c.group is None or c.field.startswith(("FlashInfer trtllm", "MLA prefill")):
             out.append(Diff(name, c.group, c.field if c.group else f"engine config {c.field}", c.mirror, c.installed,
                             lock_loc, f"the {r.engine_version} mirror's answer -> vLLM {report.engine_version}'s "
                             "(not recorded in the lock)"))

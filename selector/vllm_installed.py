@@ -33,6 +33,22 @@ class InstalledGroup(NamedTuple):
     fa_version_noarg: Any
     trtllm: dict[str, Any] | None  # {"decode": bool, "prefill": bool} where exposed
     crash: str | None = None  # this release's code raised for this group
+    # An MLA group's prefill decision ({"exposed": False}: not in this release)
+    mla_prefill: dict[str, Any] | None = None
+
+    def mla_prefill_asked(self) -> bool:
+        """Whether the layer asks for a prefill backend at all: a sparse impl
+        without a dense-MHA prefill path never does."""
+        p = self.mla_prefill or {}
+        return not (p.get("sparse") and not p.get("dense_mha_prefill"))
+
+    def mla_prefill_error(self) -> str | None:
+        """get_mla_prefill_backend's error as the layer takes it: a sparse
+        layer without an explicit choice goes on without a prefill backend."""
+        p = self.mla_prefill or {}
+        if p.get("sparse") and p.get("explicit") is None:
+            return None
+        return p.get("error")
 
 
 class Change(NamedTuple):
@@ -67,7 +83,9 @@ class InstalledExplanation(NamedTuple):
 
     @property
     def ok(self) -> bool:
-        return self.error is None and all(g.selected is not None and g.crash is None for g in self.groups)
+        # an MLA prefill error fails the layer's construction, as a backend error does
+        return self.error is None and all(g.selected is not None and g.crash is None and g.mla_prefill_error() is None
+                                          for g in self.groups)
 
 
 # --- the request ----------------------------------------------------------------
@@ -141,7 +159,7 @@ def installed_group(raw: dict[str, Any]) -> InstalledGroup:
         reasons={k: tuple(v) for k, v in (raw.get("reasons") or {}).items()},
         selected=raw.get("selected"), error=raw.get("error"), warning=raw.get("warning"),
         fa_version=fa.get("layer"), fa_version_noarg=fa.get("noarg"), trtllm=raw.get("trtllm"),
-        crash=raw.get("crash"),
+        crash=raw.get("crash"), mla_prefill=raw.get("mla_prefill"),
     )
 
 
@@ -201,6 +219,35 @@ def compare_group(r: Explanation, g: GroupExplanation, mine: InstalledGroup) -> 
             diff(f"FlashInfer trtllm {phase}", mirror[phase], mine.trtllm.get(phase))
     elif inputs is not None and ours.get("FLASHINFER") == () and mine.reasons.get("FLASHINFER") == ():
         out.append(Change(g.name, "FlashInfer trtllm decision", "compared", "not exposed by this release"))
+    return out + compare_mla_prefill(g, mine)
+
+
+def compare_mla_prefill(g: GroupExplanation, mine: InstalledGroup) -> list[Change]:
+    """The MLA layer's prefill decision against the installed vLLM's. A
+    release without MLA prefill selection has nothing to compare: the report
+    says so, and it is no difference."""
+    p, theirs = g.mla_prefill, mine.mla_prefill
+    if p is None or theirs is None or not theirs.get("exposed"):
+        return []
+    out: list[Change] = []
+
+    def diff(what: str, mirror: Any, installed: Any) -> None:
+        if mirror != installed:
+            out.append(Change(g.name, f"MLA prefill {what}", mirror, installed))
+
+    asked = p.skipped is None
+    diff("asked by the layer", asked, mine.mla_prefill_asked())
+    if not (asked and mine.mla_prefill_asked()):
+        return out
+    diff("selector config", p.cfg.vllm_repr(), theirs.get("selector_config"))
+    diff("priority list", list(p.priority_order), list(theirs.get("priorities") or ()))
+    ours = {c.name: tuple(c.reasons) for c in p.candidates}
+    installed = {k: tuple(v) for k, v in (theirs.get("reasons") or {}).items()}
+    for name in list(ours) + [n for n in installed if n not in ours]:
+        if ours.get(name) != installed.get(name):
+            diff(f"{name} reasons", ours.get(name, "absent"), installed.get(name, "absent"))
+    diff("selected", p.selected, theirs.get("selected"))
+    diff("error", p.error, mine.mla_prefill_error())
     return out
 
 

@@ -194,6 +194,28 @@ def comparison_md(c) -> str:
     return "\n".join(out)
 
 
+def _installed_mla_prefill_md(g) -> list[str]:
+    """An MLA group's prefill decision as the installed vLLM makes it."""
+    p = g.mla_prefill
+    if p is None:
+        return []
+    if not p.get("exposed"):
+        return ["MLA prefill: this release has no MLA prefill selection; nothing to compare", ""]
+    if not g.mla_prefill_asked():
+        return ["MLA prefill: none (a sparse impl without a dense-MHA prefill path never asks)", ""]
+    error = g.mla_prefill_error()
+    outcome = (f"**`{p['selected']}`**" if p.get("selected") else
+               f"**Error:** {cell(error)}" if error else "none (a sparse layer goes on without one)")
+    out = [f"MLA prefill (`{cell(p.get('selector_config'))}`): {outcome}", "",
+           "| priority | prefill backend | verdict | reasons |", "|---:|---|---|---|"]
+    priorities = p.get("priorities") or []
+    for name, reasons in (p.get("reasons") or {}).items():
+        verdict = "selected" if name == p.get("selected") else ("valid" if not reasons else "invalid")
+        prio = priorities.index(name) if name in priorities else "-"
+        out.append(f"| {prio} | `{name}` | {verdict} | {cell('; '.join(reasons))} |")
+    return out + [""]
+
+
 def installed_md(r) -> str:
     m = r.mirror
     out = [f"# attn-select explain (vLLM {r.engine_version}, its own selection code)", "",
@@ -211,6 +233,7 @@ def installed_md(r) -> str:
             prio = g.priorities.index(name) if name in g.priorities else "-"
             out.append(f"| {prio} | `{name}` | {verdict} | {cell('; '.join(reasons))} |")
         out.append("")
+        out += _installed_mla_prefill_md(g)
     out += [f"## Differences from the vLLM {m.engine_version} mirror", ""]
     out += [f"- {cell(d)}" for d in r.differences] or ["None."]
     out.append("")

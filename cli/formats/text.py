@@ -194,13 +194,18 @@ class _Row:
         return self.prio, self.name, self.verdict, self.cudagraphs, self.blocks
 
 
-def verdict_of(candidate, selected: str | None) -> tuple[str, str]:
-    """(verdict, style) of a candidate (a decode or MLA prefill backend)."""
-    if candidate.name == selected:
+def verdict(name: str, valid: bool, selected: str | None) -> tuple[str, str]:
+    """(verdict, style) of a backend named ``name`` among the candidates."""
+    if name == selected:
         return "selected", STYLE_SELECTED
-    if candidate.valid:
+    if valid:
         return "valid", STYLE_VALID
     return "invalid", STYLE_INVALID
+
+
+def verdict_of(candidate, selected: str | None) -> tuple[str, str]:
+    """(verdict, style) of a candidate (a decode or MLA prefill backend)."""
+    return verdict(candidate.name, candidate.valid, selected)
 
 
 def candidate_rows(g: GroupExplanation) -> list[_Row]:
@@ -657,46 +662,75 @@ def profiles_text(p) -> str:
 # --- explain --engine vllm-installed ---------------------------------------------
 
 
+def _reasons_table(reasons: dict[str, tuple[str, ...]], priorities: tuple[str, ...] | list[str],
+                   selected: str | None, backend_column: str = "backend") -> Table:
+    """The installed vLLM's candidates: priority, name, verdict, reasons."""
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column(backend_column, no_wrap=True)
+    t.add_column("verdict", no_wrap=True)
+    t.add_column("reasons", overflow="fold")
+    for name, why in reasons.items():
+        prio = str(list(priorities).index(name)) if name in priorities else "-"
+        word, style = verdict(name, not why, selected)
+        t.add_row(prio, f"[{style}]{escape(name)}[/]", f"[{style}]{word}[/]", escape("; ".join(why)))
+    return t
+
+
+def _installed_mla_prefill(console: Console, g) -> None:
+    """An MLA group's prefill decision as the installed vLLM makes it."""
+    p = g.mla_prefill
+    if p is None:
+        return
+    label = f"[{STYLE_HEAD}]MLA prefill[/]"
+    if not p.get("exposed"):
+        hanging(console, label, f"[{STYLE_DIM}]this release has no MLA prefill selection "
+                "(vllm/v1/attention/backends/mla/prefill/): nothing to compare[/]", LABEL)
+        return
+    if not g.mla_prefill_asked():
+        hanging(console, label, f"none  [{STYLE_DIM}](a sparse impl without a dense-MHA prefill path: "
+                "the layer never asks)[/]", LABEL)
+        return
+    hanging(console, label, f"[{STYLE_DIM}]{escape(str(p.get('selector_config')))}[/]", LABEL)
+    console.print(_reasons_table({k: tuple(v) for k, v in (p.get("reasons") or {}).items()},
+                                 p.get("priorities") or (), p.get("selected"), "prefill backend"))
+    error = g.mla_prefill_error()
+    if p.get("selected") is not None:
+        hanging(console, f"[{STYLE_SELECTED}]prefill[/]", f"[{STYLE_SELECTED}]{escape(p['selected'])}[/]", LABEL)
+    elif error is not None:
+        hanging(console, f"[{STYLE_ERROR}]error[/]", escape(error), LABEL)
+    else:
+        hanging(console, f"[{STYLE_HEAD}]prefill[/]", f"none  [{STYLE_DIM}](no valid MLA prefill backend; "
+                "the sparse layer goes on without one)[/]", LABEL)
+
+
 def _installed_group(console: Console, mirror: GroupExplanation, g, version: str) -> None:
     console.print(f"[{STYLE_HEAD}]group {escape(g.name)}[/]" + (
         f"  layers {layer_ranges(mirror.group.layers)}" if mirror.group is not None else ""))
     shown = [f"{k}={v}" for k, v in g.selector_config.items()
              if k in ("head_size", "dtype", "kv_cache_dtype", "block_size") or v not in (False, None, "decoder")]
-    console.print(f"[{STYLE_DIM}]selector_config[/] " + escape(" ".join(shown)))
+    hanging(console, f"[{STYLE_DIM}]selector_config[/]", escape(" ".join(shown)), len("selector_config") + 1)
     if g.crash is not None:
-        console.print(f"[{STYLE_ERROR}]error[/]       vLLM {escape(version)}'s code raised: "
-                      f"{escape(g.crash.splitlines()[0])}")
+        hanging(console, f"[{STYLE_ERROR}]error[/]", f"vLLM {escape(version)}'s code raised: "
+                f"{escape(g.crash.splitlines()[0])}", LABEL)
         console.print()
         return
-    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=False)
-    t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("backend", no_wrap=True)
-    t.add_column("verdict", no_wrap=True)
-    t.add_column("reasons")
-    for name, reasons in g.reasons.items():
-        prio = str(g.priorities.index(name)) if name in g.priorities else "-"
-        if name == g.selected:
-            verdict, style = "selected", STYLE_SELECTED
-        elif not reasons:
-            verdict, style = "valid", STYLE_VALID
-        else:
-            verdict, style = "invalid", STYLE_INVALID
-        t.add_row(prio, f"[{style}]{escape(name)}[/]", f"[{style}]{verdict}[/]", escape("; ".join(reasons)))
-    console.print(t)
+    console.print(_reasons_table(g.reasons, g.priorities, g.selected))
     if g.selected is not None:
-        console.print(f"[{STYLE_SELECTED}]selected    {escape(g.selected)}[/]")
+        hanging(console, f"[{STYLE_SELECTED}]selected[/]", f"[{STYLE_SELECTED}]{escape(g.selected)}[/]", LABEL)
     else:
-        console.print(f"[{STYLE_ERROR}]error[/]       {escape(g.error or '')}")
+        hanging(console, f"[{STYLE_ERROR}]error[/]", escape(g.error or ""), LABEL)
     if g.warning:
-        console.print(f"[{STYLE_WARN}]warning[/]     {escape(g.warning)}")
+        hanging(console, f"[{STYLE_WARN}]warning[/]", escape(g.warning), LABEL)
     if not mirror.cfg.use_mla:
-        console.print(f"[{STYLE_HEAD}]FA version[/]  {escape(str(g.fa_version))}  "
-                      f"[{STYLE_DIM}](get_flash_attn_version as the layer calls it; no-argument call: "
-                      f"{escape(str(g.fa_version_noarg))})[/]")
+        hanging(console, f"[{STYLE_HEAD}]FA version[/]", f"{escape(str(g.fa_version))}  [{STYLE_DIM}]"
+                f"(get_flash_attn_version as the layer calls it; no-argument call: "
+                f"{escape(str(g.fa_version_noarg))})[/]", LABEL)
     if g.trtllm is not None:
-        console.print(f"[{STYLE_HEAD}]FlashInfer[/]  trtllm decode {escape(str(g.trtllm.get('decode')))}, "
-                      f"prefill {escape(str(g.trtllm.get('prefill')))}  [{STYLE_DIM}](use_trtllm_attention: "
-                      "8 decode tokens, 2048 prefill tokens, max_seq_len 4096)[/]")
+        hanging(console, f"[{STYLE_HEAD}]FlashInfer[/]", f"trtllm decode {escape(str(g.trtllm.get('decode')))}, "
+                f"prefill {escape(str(g.trtllm.get('prefill')))}  [{STYLE_DIM}](use_trtllm_attention: "
+                "8 decode tokens, 2048 prefill tokens, max_seq_len 4096)[/]", LABEL)
+    _installed_mla_prefill(console, g)
     console.print()
 
 
@@ -706,36 +740,36 @@ def installed_text(r) -> str:
     m = r.mirror
     console.print(f"[{STYLE_HEAD}]attn-select explain[/]  engine vLLM {escape(r.engine_version)}, its own selection "
                   f"code  [{STYLE_DIM}](--engine vllm-installed; compared with the vLLM {m.engine_version} mirror)[/]")
-    console.print(f"[{STYLE_HEAD}]python[/]   {escape(r.python)}")
+    hanging(console, f"[{STYLE_HEAD}]python[/]", escape(r.python), HEADER_LABEL)
     if m.model is not None:
-        console.print(f"[{STYLE_HEAD}]model[/]    {escape(m.model.name)} ({escape(m.model.architecture)}), "
-                      f"tp {m.model.tp}")
+        hanging(console, f"[{STYLE_HEAD}]model[/]", f"{escape(m.model.name)} ({escape(m.model.architecture)}), "
+                f"tp {m.model.tp}", HEADER_LABEL)
     d = m.device
-    console.print(f"[{STYLE_HEAD}]device[/]   {escape(d.name)}, capability {d.capability}  "
-                  f"[{STYLE_DIM}]({escape(d.source)})[/]")
+    hanging(console, f"[{STYLE_HEAD}]device[/]",
+            f"{escape(d.name)}, capability {d.capability}  [{STYLE_DIM}]({escape(d.source)})[/]", HEADER_LABEL)
     present = " ".join(m.kernels.present()) or "none"
-    console.print(f"[{STYLE_HEAD}]kernels[/]  {present}  [{STYLE_DIM}]({escape(m.kernels.source)})[/]")
-    console.soft_wrap = True
+    hanging(console, f"[{STYLE_HEAD}]kernels[/]", f"{present}  [{STYLE_DIM}]({escape(m.kernels.source)})[/]",
+            HEADER_LABEL)
     for s in r.stand_ins:
-        console.print(f"[{STYLE_WARN}]stand-in[/] {escape(s)}")
+        hanging(console, f"[{STYLE_WARN}]stand-in[/]", escape(s), HEADER_LABEL)
     if not r.stand_ins:
-        console.print(f"[{STYLE_DIM}]stand-in none: this machine's driver and GPU answer[/]")
+        hanging(console, f"[{STYLE_DIM}]stand-in[/]", f"[{STYLE_DIM}]none: this machine's driver and GPU answer[/]",
+                HEADER_LABEL)
     if r.engine_config is not None:
         ec = ", ".join(f"{k}={v}" for k, v in r.engine_config.items())
-        console.print(f"[{STYLE_HEAD}]config[/]   {escape(ec)}  [{STYLE_DIM}](EngineArgs.create_engine_config)[/]")
-    warning_lines(console, r.warnings)
-    console.soft_wrap = False
+        hanging(console, f"[{STYLE_HEAD}]config[/]", f"{escape(ec)}  [{STYLE_DIM}](EngineArgs.create_engine_config)[/]",
+                HEADER_LABEL)
+    warning_lines(console, r.warnings, HEADER_LABEL)
     console.print()
     for mirror, g in zip(m.groups, r.groups):
         _installed_group(console, mirror, g, r.engine_version)
-    console.soft_wrap = True
     if r.error is not None:
-        console.print(f"[{STYLE_ERROR}]error[/]  vLLM {escape(r.engine_version)} refuses this engine config: "
-                      f"{escape(r.error)}")
+        hanging(console, f"[{STYLE_ERROR}]error[/]", f"vLLM {escape(r.engine_version)} refuses this engine config: "
+                f"{escape(r.error)}", HEADER_LABEL)
     if r.differences:
         console.print(f"[{STYLE_WARN}]{len(r.differences)} differences from the vLLM {m.engine_version} mirror[/]")
         for line in r.differences:
-            console.print(f"[{STYLE_WARN}]difference[/]  {escape(line)}")
+            hanging(console, f"[{STYLE_WARN}]difference[/]", escape(line), LABEL)
     else:
         console.print(f"[{STYLE_SELECTED}]0 differences from the vLLM {m.engine_version} mirror[/]")
     return buf.getvalue()

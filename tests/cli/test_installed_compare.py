@@ -37,6 +37,7 @@ def agreeing_answer(r, version: str = "0.31.0") -> dict:
                            resolve_fa_version(r.device.capability, r.kernels, r.ctx, **_fa_call(g)).version,
                            "noarg": g.fa_version_noarg.version},
             "trtllm": _mirror_trtllm(r, g, inputs) if inputs else None,
+            "mla_prefill": agreeing_prefill(g),
         })
     m = r.model
     backend = next((s.new for s in reversed(r.engine_config_trail) if s.field == "attention_config.backend"),
@@ -47,6 +48,20 @@ def agreeing_answer(r, version: str = "0.31.0") -> dict:
              "num_heads": m.num_heads, "num_kv_heads": m.num_kv_heads, "dcp_size": 1}
     return {"vllm_version": version, "stand_ins": ["device queries: test"],
             "cases": [{"engine_config": facts, "groups": groups, "error": None}]}
+
+
+def agreeing_prefill(g) -> dict | None:
+    """An MLA group's prefill decision as a vLLM that agrees reports it."""
+    from attn_select.backends import registry
+
+    p = g.mla_prefill
+    if p is None:
+        return None
+    sparse = registry.BACKENDS[g.selection.selected].is_sparse
+    return {"exposed": True, "sparse": sparse, "dense_mha_prefill": p.skipped is None,
+            "selector_config": p.cfg.vllm_repr(), "priorities": list(p.priority_order),
+            "reasons": {c.name: list(c.reasons) for c in p.candidates}, "selected": p.selected,
+            "error": p.error, "explicit": p.backend}
 
 
 @pytest.fixture
@@ -78,6 +93,46 @@ def test_each_kind_of_difference_is_listed(llama_h100, change, expected):
     change(answer["cases"][0]["groups"][0], answer["cases"][0]["engine_config"])
     rep = installed_explanation(llama_h100, answer, "/venv/bin/python")
     assert any(expected in d for d in rep.differences), rep.differences
+
+
+@pytest.fixture
+def deepseek_h100():
+    dev = profiles.load_device("h100")
+    return explain(profiles.load_model("deepseek-v3", capability=dev.capability), dev, Kernels(), Overrides())
+
+
+def test_an_mla_group_compares_its_prefill_decision(deepseek_h100):
+    answer = agreeing_answer(deepseek_h100)
+    prefill = answer["cases"][0]["groups"][0]["mla_prefill"]
+    assert prefill is not None and prefill["selected"] is not None
+    assert installed_explanation(deepseek_h100, answer, "/venv/bin/python").differences == ()
+    mirror_choice = prefill["selected"]
+    prefill.update(selected="FLASHINFER" if mirror_choice != "FLASHINFER" else "FLASH_ATTN")
+    prefill["reasons"]["TRTLLM_RAGGED"] = ["ImportError"]
+    rep = installed_explanation(deepseek_h100, answer, "/venv/bin/python")
+    assert any(f"MLA prefill selected: mirror {mirror_choice}, vLLM 0.31.0" in d for d in rep.differences)
+    assert any("MLA prefill TRTLLM_RAGGED reasons" in d for d in rep.differences), rep.differences
+
+
+def test_a_release_without_mla_prefill_selection_is_said_not_a_difference(deepseek_h100):
+    from attn_select.cli.formats import render
+
+    answer = agreeing_answer(deepseek_h100)
+    answer["cases"][0]["groups"][0]["mla_prefill"] = {"exposed": False}
+    rep = installed_explanation(deepseek_h100, answer, "/venv/bin/python")
+    assert rep.differences == ()
+    assert "this release has no MLA prefill selection" in " ".join(render(rep, "text").split())
+    assert "no MLA prefill selection" in render(rep, "markdown")
+
+
+def test_the_installed_text_shows_the_prefill_table(deepseek_h100):
+    from attn_select.cli.formats import render
+
+    answer = agreeing_answer(deepseek_h100)
+    text = render(installed_explanation(deepseek_h100, answer, "/venv/bin/python"), "text")
+    prefill = answer["cases"][0]["groups"][0]["mla_prefill"]
+    assert "prefill backend" in text and f"prefill     {prefill['selected']}" in text
+    assert "0 differences from the vLLM 0.33.0 mirror" in text
 
 
 def test_a_refused_engine_config_is_a_difference(llama_h100):
