@@ -17,7 +17,8 @@ TITLES = {VLLM: "vLLM", SGLANG: "SGLang"}
 # What a mirrored answer consists of, per engine: the answers another
 # installed release may give differently.
 ANSWERS = {
-    VLLM: "backend choice, candidate reasons, priority list, FlashAttention version and FlashInfer dispatch",
+    VLLM: "backend choice, candidate reasons, priority list, FlashAttention version, FlashInfer dispatch and "
+          "MLA prefill backend",
     SGLANG: "attention backends, page size and KV-cache dtype",
 }
 
