@@ -3,7 +3,6 @@ have that changes attention selection, in the spirit of `vllm collect-env`."""
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Annotated
 
 import typer
@@ -13,17 +12,12 @@ from attn_select.cli import options as o
 app = typer.Typer()
 
 
-class DoctorFormat(str, Enum):
-    text = "text"
-    json = "json"
-
-
 @app.command("doctor")
 def doctor_cmd(
     vllm_python: o.VllmPythonOpt = None,
     probe_network: Annotated[bool, typer.Option("--probe-network", help="Send one HEAD request (5 s timeout) to FlashInfer's cubin repository to see whether the trtllm paths could download their cubins. Off by default: doctor sends nothing.")] = False,
     import_timeout: Annotated[float, typer.Option("--import-timeout", min=1, help="Seconds each import test may take (the first includes importing torch).")] = 240,
-    fmt: Annotated[DoctorFormat, typer.Option("--format", "-f", help="Output format.")] = DoctorFormat.text,
+    fmt: o.TextOrJsonOpt = o.TextOrJson.text,
 ) -> None:
     """Report the GPUs, driver, CUDA, torch, the engine and kernel packages
     (vLLM, SGLang, FlashInfer, flash-attn, FlashMLA, Triton), which

@@ -23,6 +23,16 @@ class Format(str, Enum):
     markdown = "markdown"
 
 
+class TextOrJson(str, Enum):
+    """--format of the commands whose report is text or JSON only."""
+
+    text = "text"
+    json = "json"
+
+
+TextOrJsonOpt = Annotated[TextOrJson, typer.Option("--format", "-f", help="Output format.")]
+
+
 class Engine(str, Enum):
     vllm = "vllm"
     sglang = "sglang"

@@ -4,22 +4,16 @@ layers; a device's GPU and compute capability)."""
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Annotated
-
 import typer
+
+from attn_select.cli.options import TextOrJson, TextOrJsonOpt
 
 app = typer.Typer()
 
 
-class ProfilesFormat(str, Enum):
-    text = "text"
-    json = "json"
-
-
 @app.command("profiles")
 def profiles_cmd(
-    fmt: Annotated[ProfilesFormat, typer.Option("--format", "-f", help="Output format.")] = ProfilesFormat.text,
+    fmt: TextOrJsonOpt = TextOrJson.text,
 ) -> None:
     """List the built-in model profiles (MODEL) and device profiles (--device NAME)."""
     from attn_select.cli.formats import render
