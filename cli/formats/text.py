@@ -399,6 +399,16 @@ def _group(console: Console, r: Explanation, g: GroupExplanation) -> None:
     console.print()
 
 
+def device_and_kernels(console: Console, r: Explanation) -> None:
+    """The report header's device and kernels lines (what the answer assumed)."""
+    d = r.device
+    hanging(console, f"[{STYLE_HEAD}]device[/]",
+            f"{escape(d.name)}, capability {d.capability}  [{STYLE_DIM}]({escape(d.source)})[/]", HEADER_LABEL)
+    present = " ".join(r.kernels.present()) or "none"
+    hanging(console, f"[{STYLE_HEAD}]kernels[/]", f"{present}  [{STYLE_DIM}]({escape(r.kernels.source)})[/]",
+            HEADER_LABEL)
+
+
 def explanation_text(r: Explanation) -> str:
     buf = io.StringIO()
     console = make_console(buf)
@@ -410,12 +420,7 @@ def explanation_text(r: Explanation) -> str:
         for other in m.other_layers:
             hanging(console, "", f"{len(other.layers)} {escape(other.kind)} layers "
                     "(not attention: no backend selected)", HEADER_LABEL)
-    d = r.device
-    hanging(console, f"[{STYLE_HEAD}]device[/]",
-            f"{escape(d.name)}, capability {d.capability}  [{STYLE_DIM}]({escape(d.source)})[/]", HEADER_LABEL)
-    present = " ".join(r.kernels.present()) or "none"
-    hanging(console, f"[{STYLE_HEAD}]kernels[/]", f"{present}  [{STYLE_DIM}]({escape(r.kernels.source)})[/]",
-            HEADER_LABEL)
+    device_and_kernels(console, r)
     ctx = r.ctx.changed()
     if ctx:
         hanging(console, f"[{STYLE_HEAD}]engine[/]", escape(", ".join(f"{k}={v}" for k, v in ctx.items())),
@@ -744,12 +749,7 @@ def installed_text(r) -> str:
     if m.model is not None:
         hanging(console, f"[{STYLE_HEAD}]model[/]", f"{escape(m.model.name)} ({escape(m.model.architecture)}), "
                 f"tp {m.model.tp}", HEADER_LABEL)
-    d = m.device
-    hanging(console, f"[{STYLE_HEAD}]device[/]",
-            f"{escape(d.name)}, capability {d.capability}  [{STYLE_DIM}]({escape(d.source)})[/]", HEADER_LABEL)
-    present = " ".join(m.kernels.present()) or "none"
-    hanging(console, f"[{STYLE_HEAD}]kernels[/]", f"{present}  [{STYLE_DIM}]({escape(m.kernels.source)})[/]",
-            HEADER_LABEL)
+    device_and_kernels(console, m)
     for s in r.stand_ins:
         hanging(console, f"[{STYLE_WARN}]stand-in[/]", escape(s), HEADER_LABEL)
     if not r.stand_ins:
