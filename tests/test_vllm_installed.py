@@ -14,13 +14,11 @@ subprocess answers every case (one vLLM import). Run it with
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from attn_select.selector.engines import VLLM_VERSION
+from tests.installed_vllm import vllm_python_or_skip
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -41,16 +39,7 @@ KNOWN_MIRROR_GAPS = {
 
 
 def _vllm_python() -> str:
-    if not Path(PYTHON).exists():
-        pytest.skip(f"no vLLM venv at {PYTHON} (set ATTN_SELECT_VLLM_PYTHON; see tests/vllm_oracle/README.md)")
-    probe = subprocess.run([PYTHON, "-c", "import importlib.metadata as m; print(m.version('vllm'))"],
-                           capture_output=True, text=True, timeout=60)
-    if probe.returncode != 0 or probe.stdout.strip() != VLLM_VERSION:
-        pytest.skip(f"{PYTHON} has no vllm=={VLLM_VERSION}")
-    if not any(os.path.exists(p) for p in ("/proc/driver/nvidia/gpus", "/dev/nvidia0")) and \
-            not (shutil.which("cc") or shutil.which("gcc")):
-        pytest.skip("no C compiler for the libcuda.so.1 stand-in")
-    return PYTHON
+    return vllm_python_or_skip(PYTHON, VLLM_VERSION, "ATTN_SELECT_VLLM_PYTHON")
 
 
 def test_every_profile_on_every_device_agrees_with_the_mirror(tmp_path):

@@ -15,13 +15,11 @@ driver; skipped without them. Run it with
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from tests.cli.helpers import run
+from tests.installed_vllm import vllm_python_or_skip
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -46,16 +44,7 @@ deployments:
 
 
 def _old_vllm() -> str:
-    if not Path(PYTHON).exists():
-        pytest.skip(f"no vLLM {OLD} venv at {PYTHON} (set ATTN_SELECT_VLLM_027_PYTHON)")
-    probe = subprocess.run([PYTHON, "-c", "import importlib.metadata as m; print(m.version('vllm'))"],
-                           capture_output=True, text=True, timeout=60)
-    if probe.returncode != 0 or probe.stdout.strip() != OLD:
-        pytest.skip(f"{PYTHON} has no vllm=={OLD}")
-    if not any(os.path.exists(p) for p in ("/proc/driver/nvidia/gpus", "/dev/nvidia0")) and \
-            not (shutil.which("cc") or shutil.which("gcc")):
-        pytest.skip("no C compiler for the libcuda.so.1 stand-in")
-    return PYTHON
+    return vllm_python_or_skip(PYTHON, OLD, "ATTN_SELECT_VLLM_027_PYTHON")
 
 
 def test_the_preview_lists_and_explains_each_deployment_that_changes(tmp_path, capsys):
