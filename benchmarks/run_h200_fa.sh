@@ -69,24 +69,5 @@ again)
 *) echo "unknown stage $stage" >&2; exit 2 ;;
 esac
 tar -czf $out/reports-$stage.tar.gz -C $(dirname $r) $stage
-python3 - $r <<'PY'
-import json, pathlib, sys
-for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
-    try:
-        rep = json.loads(f.read_text())
-    except ValueError:
-        print(f.stem, "no report:", (f.with_suffix(".log").read_text().strip().splitlines() or ["?"])[-1][:200])
-        continue
-    print(f"{f.stem}: exit {rep.get('exit_code')}: {rep.get('summary')}")
-    for g in rep["groups"]:
-        for row in g["rows"]:
-            if row["status"] == "skipped" and "no adapter" in row["reason"]:
-                continue
-            err = max(row["check"]["rel_errors"]) if row.get("check") else None
-            us = (row.get("perf") or {}).get("per_layer_us")
-            c = (row.get("perf") or {}).get("build_us")
-            print(f"  {g['name']:7} {row['shape']:7} {row['backend'] + (' ' + row['variant'] if row['variant'] else ''):26}"
-                  f" {row['status']:7} {'' if err is None else f'{err:.1e}':8} {'' if us is None else f'{us:8.1f} us':12}"
-                  f" {'' if c is None else f'c {c:6.1f}':9} {(row.get('kernel') or row.get('reason') or '')[:110]}")
-PY
+python3 benchmarks/report_lines.py $r
 echo "stage $stage: $(( $(date +%s) - t0 )) s"
