@@ -4,7 +4,7 @@ A device call carries at most 64 MiB with the checkout. FA4's pack
 (../shared/device/pack-fa4.sh: two parts, ~67 MB) does not fit beside vLLM's
 FA3 build and FlashInfer (~36 MB with the wheels) in two calls as its parts
 come, nor vLLM's FA2 build (pack-vllm-kernels.sh --fa2: two parts, ~85 MB) in
-one more. Joined into one byte stream (FA4's tarball, then, with
+one more, nor core Ray (benchmarks/pack_h200_ray.sh, ~33 MB). Joined into one byte stream (FA4's tarball, then, with
 ``--members fa4,fa2``, FA2's xz) and cut where each call has room, they do:
 ``--first`` bytes go with the first call, beside what it carries anyway,
 ``--size`` bytes with each later one.
@@ -28,6 +28,7 @@ from pathlib import Path
 SOURCES = {  # key: (name on the device, parts in order)
     "fa4": ("fa4.tar.xz", (".gpu-fa4-a/part.00", ".gpu-fa4-b/part.01")),
     "fa2": ("fa2.so.xz", (".gpu-vllm-fa2-a/part.00", ".gpu-vllm-fa2-b/part.01")),
+    "ray": ("ray-site.tar.xz", (".gpu-ray/ray-site.tar.xz",)),  # benchmarks/pack_h200_ray.sh
 }
 
 
@@ -110,7 +111,7 @@ def main() -> None:
     p = sub.add_parser("pack")
     p.add_argument("--first", type=int, required=True, help="bytes for the first call")
     p.add_argument("--size", type=int, required=True, help="bytes for each later call")
-    p.add_argument("--members", default="fa4", help="comma-separated, in stream order: fa4, fa2")
+    p.add_argument("--members", default="fa4", help="comma-separated, in stream order: fa4, fa2, ray")
     u = sub.add_parser("unpack")
     u.add_argument("--keep", default="/root/keep")
     u.add_argument("dirs", nargs="*", help="carried .gpu-carry-N folders")

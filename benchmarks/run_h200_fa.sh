@@ -6,12 +6,14 @@
 #         and every model's checked step in parallel processes, then the timed runs, one process each
 #   fa4   the same commands' FLASH_ATTN rows with no vLLM installed: upstream FA4 (plain imports)
 #   fa2   FA2 through vLLM's build: a vLLM site whose wheel has FA2 only ($VLLM_FA2_SITE)
+#   again gpt-oss-20b's and gemma-2-9b's FA3 commands once more, each its own process, for the
+#         run-to-run agreement of the main stage's figures
 # Every run is the CLI a user runs, `attn-select run MODEL ... --format json`; reports and logs go
 # to $OUT/reports-STAGE.tar.gz (STAGE/NAME.json, NAME.log), one summary line per row to stdout. Runs past STAGE_S seconds of the
 # stage are left out (and say so).
 #   source benchmarks/run_h200_setup.sh && bash benchmarks/run_h200_fa.sh main
 set -u
-stage=${1:?stage: main, fa4 or fa2}
+stage=${1:?stage: main, fa4, fa2 or again}
 # reports are written outside $OUT (at most 8 files come back) and come back as one tarball
 out=${OUT:-out}; r=${KEEP:-/root/keep}/reports/$stage; rm -rf $r; mkdir -p $r $out
 t0=$(date +%s); budget=${STAGE_S:-240}
@@ -53,29 +55,19 @@ fa4)
   run gemma-2-9b.fa4 - gemma-2-9b --backend FLASH_ATTN $T
   ;;
 fa2)
-  run llama-3.1-8b.fa2 $VLLM_FA2_SITE llama-3.1-8b --backend FLASH_ATTN $T
+  # the same shapes on FA2, the path vLLM takes on Ampere and Ada, with a bf16 cache (FA2 takes no
+  # fp8 cache); gpt-oss is left out: FA2 takes no sinks, so vLLM never sends it there. The first
+  # run's PTX JIT of each FA2 module stays in the CUDA cache for the second.
+  run llama-3.1-8b.fa2 $VLLM_FA2_SITE llama-3.1-8b --backend FLASH_ATTN,TRITON_ATTN $T
+  run llama-3.1-8b.fa2-run2 $VLLM_FA2_SITE llama-3.1-8b --backend FLASH_ATTN,TRITON_ATTN $T
+  run gemma-2-9b.fa2 $VLLM_FA2_SITE gemma-2-9b --backend FLASH_ATTN $T
+  ;;
+again)
+  run gpt-oss-20b.fa3-again $VLLM_SITE gpt-oss-20b --backend FLASH_ATTN,TRITON_ATTN $T
+  run gemma-2-9b.fa3-again $VLLM_SITE gemma-2-9b --backend FLASH_ATTN,TRITON_ATTN $T
   ;;
 *) echo "unknown stage $stage" >&2; exit 2 ;;
 esac
 tar -czf $out/reports-$stage.tar.gz -C $(dirname $r) $stage
-python3 - $r <<'PY'
-import json, pathlib, sys
-for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
-    try:
-        rep = json.loads(f.read_text())
-    except ValueError:
-        print(f.stem, "no report:", (f.with_suffix(".log").read_text().strip().splitlines() or ["?"])[-1][:200])
-        continue
-    print(f"{f.stem}: exit {rep.get('exit_code')}: {rep.get('summary')}")
-    for g in rep["groups"]:
-        for row in g["rows"]:
-            if row["status"] == "skipped" and "no adapter" in row["reason"]:
-                continue
-            err = max(row["check"]["rel_errors"]) if row.get("check") else None
-            us = (row.get("perf") or {}).get("per_layer_us")
-            c = (row.get("perf") or {}).get("build_us")
-            print(f"  {g['name']:7} {row['shape']:7} {row['backend'] + (' ' + row['variant'] if row['variant'] else ''):26}"
-                  f" {row['status']:7} {'' if err is None else f'{err:.1e}':8} {'' if us is None else f'{us:8.1f} us':12}"
-                  f" {'' if c is None else f'c {c:6.1f}':9} {(row.get('kernel') or row.get('reason') or '')[:110]}")
-PY
+python3 benchmarks/report_lines.py $r
 echo "stage $stage: $(( $(date +%s) - t0 )) s"

@@ -56,32 +56,5 @@ run kimi-k2 $kimi --tp 1
 run dsv32 deepseek-v3.2 --tp 1
 
 tar -czf $out/mla-reports.tar.gz -C $(dirname $r) mla
-python3 - $r $out/mla-summary.json <<'PY'
-import json, pathlib, sys
-rows = []
-for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
-    try:
-        rep = json.loads(f.read_text())
-    except ValueError:
-        print(f.stem, "no report:", (f.with_suffix(".log").read_text().strip().splitlines() or ["?"])[-1][:200])
-        continue
-    print(f"{f.stem}: exit {rep.get('exit_code')}: {rep.get('summary')}")
-    for g in rep["groups"]:
-        print(f"  group {g['name']}: selected {g['selected']}, {g['verdict']}: {g['verdict_detail'][:150]}")
-        for row in g["rows"]:
-            if row["status"] == "skipped" and ("no adapter" in row["reason"] or "per the selector" in row["reason"]):
-                continue
-            perf = row.get("perf") or {}
-            err = max(row["check"]["rel_errors"]) if row.get("check") else None
-            label = row["backend"] + (f" ({row['variant']})" if row["variant"] else "")
-            rows.append(dict(run=f.stem, group=g["name"], shape=row["shape"], backend=label, status=row["status"],
-                             correct=row.get("correct"), err=err, us=perf.get("per_layer_us"),
-                             tbs=perf.get("kv_read_tbs"), tflops=perf.get("tflops"), build_us=perf.get("build_us"),
-                             kernel=row.get("kernel") or row.get("reason")))
-            us, tb, tf = perf.get("per_layer_us"), perf.get("kv_read_tbs"), perf.get("tflops")
-            print(f"    {row['shape']:7} {label:44} {row['status']:7} {'' if err is None else f'{err:.1e}':8}"
-                  f" {'' if us is None else f'{us:8.1f} us':12} {'' if tb is None else f'{tb:5.2f} TB/s':11}"
-                  f" {'' if tf is None else f'{tf:6.1f} TF/s':12} {(row.get('kernel') or row.get('reason') or '')[:100]}")
-pathlib.Path(sys.argv[2]).write_text("\n".join(json.dumps(x) for x in rows) + "\n")
-PY
+python3 benchmarks/report_lines.py $r --group-lines --rows $out/mla-summary.json
 echo "mla stage: $(( $(date +%s) - t0 )) s"

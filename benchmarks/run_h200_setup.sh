@@ -8,11 +8,13 @@
 #                     (pack-vllm-kernels.sh)                     -> $keep/vllm
 #   .gpu-carry-N/     pieces of FA4 and vLLM's FA2 build (benchmarks/pack_h200_carry.py), or
 #   .gpu-fa4-a|b/     FA4's two parts as pack-fa4.sh makes them  -> $keep/fa4
+#   .gpu-carry-N/ may also hold core Ray (benchmarks/pack_h200_ray.sh) -> $keep/ray, for the fleet
 #   FA2, once all its pieces are here: $keep/vllm-fa2, a vLLM site with the FA2 build only (a wheel
 #   without FA3, as vLLM's build looks on Ampere/Ada to the selection)
 # FA4 is found through plain imports: its site and the folder its .pth names
 # (nvidia_cutlass_dsl/dsl_packages) are on PYTHONPATH. vLLM's builds are not: a command adds
-# $VLLM_SITE (FA3) or $VLLM_FA2_SITE (FA2 only) where it means vLLM to be installed.
+# $VLLM_SITE (FA3, and FA2 once its pieces are here) or $VLLM_FA2_SITE (FA2 only) where it means
+# vLLM to be installed.
 keep=${KEEP:-/root/keep}; mkdir -p $keep
 t0=$(date +%s)
 if ls .whl/*.whl >/dev/null 2>&1 && [ ! -f $keep/whl/.done ]; then
@@ -32,12 +34,19 @@ if [ -f $keep/fa4.tar.xz ] && [ ! -f $keep/fa4/.done ]; then
 if [ -f $keep/fa2.so.xz ] && [ -f $keep/vllm/.done ] && [ ! -f $keep/vllm-fa2/.done ]; then
   mkdir -p $keep/vllm-fa2 && tar -cf - -C $keep/vllm --exclude='*.so' vllm | tar -xf - -C $keep/vllm-fa2 \
     && xz -dc $keep/fa2.so.xz > $keep/vllm-fa2/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so && touch $keep/vllm-fa2/.done; fi
+# vLLM's wheel holds both builds: once FA2 is here, $VLLM_SITE has it beside FA3 (what tune's
+# "FLASH_ATTN fa2" setting runs on an H200 with vLLM installed)
+[ -f $keep/vllm-fa2/.done ] && [ ! -e $keep/vllm/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so ] && \
+  ln $keep/vllm-fa2/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so $keep/vllm/vllm/vllm_flash_attn/
+true
+if [ -f $keep/ray-site.tar.xz ] && [ ! -f $keep/ray/.done ]; then
+  mkdir -p $keep/ray && tar -xJf $keep/ray-site.tar.xz -C $keep/ray && touch $keep/ray/.done; fi
 # the project, as a user installs it
 python3 -m pip install -q --no-deps --no-build-isolation -e . 2>&1 | grep -v "^WARNING: Running pip as" || true
 export PATH=$(python3 -c 'import os, sys; print(os.path.dirname(sys.executable))'):$PATH  # where pip put attn-select
 # FA4's site, and what its nvidia_cutlass_dsl_packages.pth adds to sys.path in a pip install
 # (nvidia_cutlass_dsl/dsl_packages): PYTHONPATH does not run .pth files, so the folder is named here
-export PYTHONPATH=$keep/whl:$keep/fi:$keep/fa4:$keep/fa4/nvidia_cutlass_dsl/dsl_packages
+export PYTHONPATH=$keep/whl:$keep/fi:$keep/fa4:$keep/fa4/nvidia_cutlass_dsl/dsl_packages:$keep/ray
 export PYTHONUNBUFFERED=1 TVM_FFI_DISABLE_TORCH_C_DLPACK=1
 export VLLM_SITE=$keep/vllm VLLM_FA2_SITE=$keep/vllm-fa2 FLASHINFER_WORKSPACE_BASE=$keep/ficache
 export TRITON_CACHE_DIR=$keep/triton TORCHINDUCTOR_CACHE_DIR=$keep/inductor CUDA_CACHE_PATH=$keep/nvcache

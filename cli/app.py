@@ -200,12 +200,32 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if debug:
             raise
+        if isinstance(exc, ModuleNotFoundError) and _is_dependency(exc.name):
+            # a broken install (seen on a machine where pydantic_core was not carried over): say
+            # what is missing, not "internal error"
+            dist = _DISTRIBUTIONS[exc.name.partition(".")[0]]
+            typer.echo(f"error: attn-select needs the Python package {dist!r}, which is not installed here: "
+                       f"pip install {dist} (or reinstall attn-select)", err=True)
+            return ExitCode.USAGE
         typer.echo(
             f"internal error: {type(exc).__name__}: {one_line(str(exc))} (rerun with --debug for the traceback)",
             err=True,
         )
         return ExitCode.INTERNAL
     return code if isinstance(code, int) else ExitCode.OK
+
+
+# attn-select's own dependencies (pyproject's [project].dependencies and theirs), by import name
+_DISTRIBUTIONS = {"pydantic": "pydantic", "pydantic_core": "pydantic-core", "typer": "typer", "click": "click",
+                  "rich": "rich", "yaml": "pyyaml", "annotated_types": "annotated-types",
+                  "typing_inspection": "typing-inspection", "typing_extensions": "typing-extensions",
+                  "markdown_it": "markdown-it-py", "pygments": "pygments", "shellingham": "shellingham"}
+
+
+def _is_dependency(name: str | None) -> bool:
+    """Whether a missing module is one of attn-select's required packages (an optional GPU package
+    missing is a reason in the run report, never this error)."""
+    return bool(name) and name.partition(".")[0] in _DISTRIBUTIONS
 
 
 if __name__ == "__main__":

@@ -182,10 +182,8 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     from attn_select.selector.overrides import Overrides
 
     if facts is None:
-        try:
-            from attn_select.selector.profiles import load_model
-        except ImportError:
-            raise UserError("model profiles are not available in this build") from None
+        from attn_select.selector.profiles import load_model
+
         # vLLM's "auto" dtype depends on the GPU (no bfloat16 before 8.0).
         facts = load_model(model, tp=tp, dtype=dtype or "auto", capability=dev.capability)
     if kv_cache_dtype not in (None, "auto") and not kv_cache_dtype.startswith("fp8"):

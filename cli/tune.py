@@ -87,7 +87,7 @@ def tune_cmd(
     repeats: Annotated[int, typer.Option("--repeats", min=1, help="Timings of vLLM's default per point: their spread is the noise a win must beat.")] = 3,
     checks: Annotated[int, typer.Option("--checks", min=1, help="Fresh-input correctness checks per point.")] = 1,
     capability: Annotated[Optional[str], typer.Option("--capability", help="With --device cpu: the GPU the selection is for (default 9.0).")] = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="Write the plots to FILE.png and FILE.svg (needs the [plot] extra).")] = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="Write the plots to FILE.png and FILE.svg (needs the \\[plot] extra).")] = None,
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Where finished points are kept (default $XDG_CACHE_HOME/attn-select/tune).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Measure every point again; keep nothing.")] = False,
     fmt: Annotated[TuneFormat, typer.Option("--format", "-f", help="Output format.")] = TuneFormat.text,

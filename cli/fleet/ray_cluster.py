@@ -11,9 +11,12 @@ attn-select's device profiles for ``check --ray``.
 
 from __future__ import annotations
 
+import os
 import re
 import socket
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from attn_select.selector.errors import UserError
@@ -42,20 +45,40 @@ class NodeInfo:
     by_resource: set[str] = field(default_factory=set)  # types schedulable through their resource
 
 
-def _reachable(address: str) -> None:
+def _reachable(address: str, flag: str | None = None) -> None:
     """A TCP connection to the GCS (or Ray Client) port, so a wrong address
     is one line within seconds rather than Ray's minutes of retries."""
+    flag = flag or f"--ray {address}"
     hostport = address.split("://", 1)[-1]
     host, _, port = hostport.rpartition(":")
     if not host or not port.isdigit():
-        raise UserError(f"--ray {address!r}: give auto, local, HOST:PORT or ray://HOST:PORT")
+        raise UserError(f"{flag}: not an address; give auto, local, HOST:PORT or ray://HOST:PORT")
     try:
         with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):
             pass
     except OSError as e:
         reason = e.strerror or type(e).__name__
-        raise UserError(f"--ray {address}: cannot reach a Ray cluster there ({reason}); start its head with "
+        raise UserError(f"{flag}: cannot reach a Ray cluster there ({reason}); start its head with "
                         "`ray start --head` or check the address") from None
+
+
+def _auto_address() -> tuple[str, str] | None:
+    """Where ``ray.init(address="auto")`` will look, and what named it: RAY_ADDRESS, else the
+    address a ``ray start`` on this machine left in Ray's temp folder. Both can outlive their
+    cluster (a stale RAY_ADDRESS, a head that died), and Ray then retries for minutes."""
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    if env and env not in ("auto", "local"):
+        return env, "RAY_ADDRESS"
+    if env:
+        return None
+    # Ray's own default temp folder: RAY_TMPDIR, else TMPDIR on Linux, else /tmp there
+    base = os.environ.get("RAY_TMPDIR") or (os.environ.get("TMPDIR") if sys.platform.startswith("linux") else None)
+    current = Path(base or "/tmp") / "ray" / "ray_current_cluster"
+    try:
+        text = current.read_text().strip()
+    except OSError:
+        return None
+    return (text, str(current)) if text else None
 
 
 def connect(address: str) -> tuple[Any, str, bool]:
@@ -69,6 +92,9 @@ def connect(address: str) -> tuple[Any, str, bool]:
         target, how = None, "a local Ray instance started for this run"
     elif address == "auto":
         target, how = "auto", "the Ray cluster of this machine (auto)"
+        found = _auto_address()
+        if found:
+            _reachable(found[0], flag=f"--ray auto ({found[1]} {found[0]})")
     else:
         _reachable(address)
         target, how = address, f"the Ray cluster at {address}"

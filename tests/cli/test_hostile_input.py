@@ -477,3 +477,29 @@ def test_a_valid_model_still_explains_under_the_same_limits(tmp_path):
     got = run_bounded(explain(folder(tmp_path, LLAMA)), tmp_path)
     assert got.rc == 0 and got.err == "", got
     assert "FLASH_ATTN" in got.out
+
+
+def test_a_missing_required_package_is_one_line_naming_it(monkeypatch, capsys):
+    # A broken install (pydantic_core not carried over to a machine): the error names the
+    # distribution to install, exit 2, instead of "internal error" or a misleading message.
+    import attn_select.selector.profiles as profiles
+
+    def missing(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'pydantic_core'", name="pydantic_core")
+
+    monkeypatch.setattr(profiles, "load_model", missing)
+    assert main(["run", "llama-3.1-8b", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: attn-select needs the Python package 'pydantic-core', which is not installed here: "
+                   "pip install pydantic-core (or reinstall attn-select)"]
+
+
+def test_a_missing_module_of_our_own_stays_an_internal_error(monkeypatch, capsys):
+    import attn_select.selector.profiles as profiles
+
+    def missing(*args, **kwargs):
+        raise ModuleNotFoundError("No module named 'attn_select.nowhere'", name="attn_select.nowhere")
+
+    monkeypatch.setattr(profiles, "load_model", missing)
+    assert main(["run", "llama-3.1-8b", "--device", "cpu"]) == 101
+    assert capsys.readouterr().err.startswith("internal error: ModuleNotFoundError")

@@ -151,6 +151,25 @@ def test_an_unreachable_address_is_one_line_exit_2(tiny_dir):
     assert "--ray 127.0.0.1:1: cannot reach a Ray cluster there" in p.stderr
 
 
+@pytest.mark.parametrize("where", ["RAY_ADDRESS", "ray start's address file"])
+def test_auto_with_a_stale_address_is_one_line_exit_2(tiny_dir, tmp_path, where):
+    # `auto` follows RAY_ADDRESS, else the address a `ray start` left in Ray's temp folder; either
+    # can outlive its cluster, and Ray then retries for minutes
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_TMPDIR")}
+    if where == "RAY_ADDRESS":
+        env["RAY_ADDRESS"] = "127.0.0.1:1"
+        said = "--ray auto (RAY_ADDRESS 127.0.0.1:1): cannot reach a Ray cluster there"
+    else:
+        (tmp_path / "ray").mkdir()
+        (tmp_path / "ray" / "ray_current_cluster").write_text("127.0.0.1:1\n")
+        env["RAY_TMPDIR"] = str(tmp_path)
+        said = f"--ray auto ({tmp_path / 'ray' / 'ray_current_cluster'} 127.0.0.1:1): cannot reach"
+    p = subprocess.run([sys.executable, "-m", "attn_select.cli.app", "run", str(tiny_dir / "config.json"),
+                        "--ray", "auto", "--device", "cpu"], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert said in p.stderr
+
+
 def test_ray_types_match_device_profiles():
     profiles = ["a100", "h100", "h200", "rtx-pro-6000", "rtx5090", "gb200"]
     assert profile_for("A100-80G", profiles) == "a100" and profile_for("H200", profiles) == "h200"

@@ -128,6 +128,13 @@ class FakeVllmFlashAttn:
         assert fa_version == 4 or cu_seqlens_k is None or seqused_k is None
         assert block_table is None or seqused_k is not None
         assert fa_version in self.versions, f"FA{fa_version} is not built in"
+        return self._varlen(**args)
+
+    def _varlen(self, q, k, v, max_seqlen_q, cu_seqlens_q, max_seqlen_k, cu_seqlens_k, seqused_k, q_v,
+                softmax_scale, causal, window_size, softcap, alibi_slopes, block_table, out, scheduler_metadata,
+                q_descale, k_descale, v_descale, num_splits, fa_version, s_aux, **rest):
+        """The build's kernel behind the wrapper: paged K/V as the MHA path passes them (a subclass
+        takes other layouts)."""
         if fa_version == 2:
             if scheduler_metadata is not None and q_descale is not None and k_descale is not None \
                     and v_descale is not None:

@@ -241,26 +241,13 @@ def qv_attention(q, k, v, q_v, cu_q, lens, starts_k, get_kv, scale, causal):
 
 
 class FakeVllmFlashAttnMLA(FakeVllmFlashAttn):
-    """FakeVllmFlashAttn whose flash_attn_varlen_func also takes FA3's q_v
-    and non-paged varlen K/V (same parameter list: the parent's)."""
+    """FakeVllmFlashAttn whose kernel also takes FA3's q_v and non-paged
+    varlen K/V (the wrapper, its parameter list and its checks: the parent's)."""
 
-    def flash_attn_varlen_func(self, q, k, v, max_seqlen_q, cu_seqlens_q, max_seqlen_k, cu_seqlens_k=None,
-                               seqused_k=None, q_v=None, dropout_p=0.0, softmax_scale=None, causal=False,
-                               window_size: list[int] | None = None, softcap=0.0, alibi_slopes=None,
-                               deterministic=False, return_attn_probs=False, block_table=None,
-                               return_softmax_lse=False, out=None, scheduler_metadata=None, q_descale=None,
-                               k_descale=None, v_descale=None, num_splits: int = 0, output_scale=None,
-                               fa_version: int = 2, s_aux=None, cp_world_size=1, cp_rank=0,
-                               cp_tot_seqused_k=None, mask_mod=None, block_sparse_tensors=None, aux_tensors=None,
-                               aux_tensor_leading_dims=None, dynamic_causal: "torch.Tensor | None" = None,
-                               gather_kv_indices=None, gather_kv_valid_length=None):
-        args = dict(locals())
-        del args["self"]
-        self.calls.append(args)
-        assert cu_seqlens_k is not None or seqused_k is not None, "cu_seqlens_k or seqused_k must be provided"
-        assert fa_version == 4 or cu_seqlens_k is None or seqused_k is None
-        assert block_table is None or seqused_k is not None
-        assert fa_version in self.versions and fa_version == 3, "MLA paths run FA3"
+    def _varlen(self, q, k, v, max_seqlen_q, cu_seqlens_q, max_seqlen_k, cu_seqlens_k, seqused_k, q_v,
+                softmax_scale, causal, alibi_slopes, block_table, out, scheduler_metadata, fa_version,
+                output_scale, cp_world_size, return_softmax_lse, **rest):
+        assert fa_version == 3, "MLA paths run FA3"
         assert alibi_slopes is None and output_scale is None and cp_world_size == 1
         assert q.dtype == k.dtype == v.dtype and (q_v is None or q_v.dtype == q.dtype), "FA3: one dtype"
         assert q.stride(-1) == 1 and k.stride(-1) == 1 and v.stride(-1) == 1 and (q_v is None or q_v.stride(-1) == 1)
