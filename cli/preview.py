@@ -2,7 +2,8 @@
 locked vLLM deployment is evaluated by that Python's own vLLM
 (``backends/run/probes/vllm_selection.py``, through ``cli/installed_engine.py``) and
 compared with the lock, so the report says which deployments would change
-backend, FlashAttention version, KV-cache layout or FlashInfer kernel, and
+backend, FlashAttention version, KV-cache layout, FlashInfer kernel or MLA
+prefill backend, and
 why (the reasons of the backend that lost).
 
 Deployments on SGLang only, and raw selector configs (no model), have no
