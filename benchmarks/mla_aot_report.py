@@ -48,7 +48,8 @@ def compile_tiles(t, fp8: bool, page: int = 64, rank: int = 512, rope: int = 64,
     sig.update({s: "i32" for s in strides})
     const = dict(RANK=rank, RANK_PAD=rank, ROPE=rope, ROPE_PAD=rope, PAGE=page, BLOCK_H=t.block_h,
                  BLOCK_N=t.block_n, NUM_STAGES=t.num_stages, DIRECT=False, HAS_LSE=False, FP8_KV=fp8,
-                 SPLIT_V=t.split_v, STAGE_Q=fp8 and t.block_h >= 64, DOT_F32=False)
+                 SPLIT_V=t.split_v, STAGE_Q=fp8 and t.block_h >= 64, V_PARTS=t.v_parts, V_PART=0,
+                 PAGE_VEC=t.page_vec, WIDEN_V=fp8 and t.widen_v, DOT_F32=False)
     sig.update({k: "constexpr" for k in const})
     # what the launcher specialises on real tensors: 16-byte aligned pointers, strides divisible by 16
     names = list(sig)
@@ -81,7 +82,8 @@ def report(t, fp8: bool, page: int) -> str:
     from attn_select.backends.run.triton_mla import smem_bytes
 
     label = (f"{t.block_h:>2} heads x {t.block_n:>3} keys, stages {t.num_stages}, warps {t.num_warps}"
-             f"{', split V' if t.split_v else ''}, {'fp8 ' if fp8 else 'bf16'} page {page}")
+             f"{', split V' if t.split_v else ''}{f', {t.v_parts} V parts' if t.v_parts > 1 else ''}"
+             f"{'' if t.page_vec else ', page per key'}{', V widened apart' if t.widen_v else ''}, {'fp8 ' if fp8 else 'bf16'} page {page}")
     try:
         k = compile_tiles(t, fp8, page)
     except Exception as e:

@@ -63,6 +63,15 @@ class MLATiles:
     # the value tile loaded a second time (an L2 hit) so each load has one use
     # and Triton pipelines both: the fp8 cache on mma.sync
     split_v: bool = False
+    # 2: two launches each compute half the output dims (the scores twice), so
+    # a 128-row group's accumulator fits the registers of 8 warps
+    v_parts: int = 1
+    # a tile of several pages reads their block-table entries as one vector
+    # (else one entry per key, as for pages that do not divide the tile)
+    page_vec: bool = True
+    # fp8 on mma.sync: the value tile widened to fp16 in registers by an
+    # opaque conversion and read back with ldmatrix.trans (not byte by byte)
+    widen_v: bool = False
 
 
 def uses_wgmma(t: MLATiles) -> bool:
@@ -103,6 +112,8 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
         return q + tile * q_elem
     per_buffer = (tile + (t.block_n * rank if t.split_v else 0)) * kv_elem
     widened = tile * q_elem if uses_wgmma(t) and kv_elem == 1 else 0
+    if t.widen_v and kv_elem == 1 and not uses_wgmma(t):
+        widened = t.block_n * rank * q_elem  # the fp16 value tile ldmatrix.trans reads
     return q + key_buffers(t, kv_elem) * per_buffer + widened
 
 
@@ -151,7 +162,10 @@ def choose_tiles(num_heads: int, kv_elem: int) -> MLATiles:
     heads (so the latent is read once per request), 64 above that (two or
     more groups; the later ones re-read it from L2)."""
     group = 16 if num_heads <= 16 else 32 if num_heads <= 32 else 64
-    return TILES[(group, 1 if kv_elem == 1 else 2)]
+    elem = 1 if kv_elem == 1 else 2
+    if num_heads > 64 and (128, elem) in TILES:
+        group = 128
+    return TILES[(group, elem)]
 
 
 def choose_splits(batch_size: int, head_groups: int, max_seq_len: int, tiles: MLATiles, sm_count: int,
@@ -342,22 +356,25 @@ class TritonMLAAdapter(Adapter):
         stage_q = fp8 and uses_wgmma(tiles)
         q_stage = self._query_stage(plan.num_rows * p.num_heads * (rank_pad + max(16, _next_pow2(rope))),
                                     torch.float16 if q.is_cuda else torch.float32) if stage_q else dummy
-        mk.mla_decode_kernel[(plan.head_groups, plan.num_splits, plan.num_rows)](
-            q_nope, q_pe, lat, out, lse_t, part_o, part_lse,
-            plan.block_table, plan.seq_lens, self.kv_scale, q_stage,
-            p.num_heads, plan.num_splits, p.scale,
-            q_nope.stride(0), q_nope.stride(1), q_pe.stride(0), q_pe.stride(1),
-            lat.stride(0), lat.stride(1),
-            plan.block_table.stride(0),
-            out.stride(0), out.stride(1),
-            lse.stride(0) if lse is not None else 0,
-            RANK=rank, RANK_PAD=rank_pad, ROPE=rope, ROPE_PAD=max(16, _next_pow2(rope)),
-            PAGE=plan.batch.page_size, BLOCK_H=tiles.block_h, BLOCK_N=tiles.block_n, NUM_STAGES=tiles.num_stages,
-            DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=fp8,
-            SPLIT_V=tiles.split_v, STAGE_Q=stage_q,
-            DOT_F32=not q.is_cuda,
-            num_warps=tiles.num_warps, num_stages=tiles.num_stages,
-        )
+        for part in range(tiles.v_parts):  # each launch fills the GPU by itself (same split plan)
+            mk.mla_decode_kernel[(plan.head_groups, plan.num_splits, plan.num_rows)](
+                q_nope, q_pe, lat, out, lse_t, part_o, part_lse,
+                plan.block_table, plan.seq_lens, self.kv_scale, q_stage,
+                p.num_heads, plan.num_splits, p.scale,
+                q_nope.stride(0), q_nope.stride(1), q_pe.stride(0), q_pe.stride(1),
+                lat.stride(0), lat.stride(1),
+                plan.block_table.stride(0),
+                out.stride(0), out.stride(1),
+                lse.stride(0) if lse is not None else 0,
+                RANK=rank, RANK_PAD=rank_pad, ROPE=rope, ROPE_PAD=max(16, _next_pow2(rope)),
+                PAGE=plan.batch.page_size, BLOCK_H=tiles.block_h, BLOCK_N=tiles.block_n,
+                NUM_STAGES=tiles.num_stages,
+                DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=fp8,
+                SPLIT_V=tiles.split_v, STAGE_Q=stage_q, V_PARTS=tiles.v_parts, V_PART=part,
+                PAGE_VEC=tiles.page_vec, WIDEN_V=fp8 and tiles.widen_v,
+                DOT_F32=not q.is_cuda,
+                num_warps=tiles.num_warps, num_stages=tiles.num_stages,
+            )
         if not direct:
             # GPU: 4 heads per program (hundreds of programs, each one round
             # trip per chunk of splits); interpreter: 16 (its cost is per program)
@@ -377,6 +394,7 @@ class TritonMLAAdapter(Adapter):
         splits = f"split-KV {plan.num_splits} + merge" if plan.num_splits > 1 else "one split"
         cache = "fp8 cache" if self.kv_elem() == 1 else "16-bit cache"
         how = ", value loaded apart" if t.split_v else ""
+        how += f", output dims in {t.v_parts} launches" if t.v_parts > 1 else ""
         return (f"attn-select MLA decode kernel ({t.block_h} heads x {t.block_n} keys per tile, "
                 f"{t.num_stages} stages, {t.num_warps} warps{how}, {splits}, {cache}, page {plan.batch.page_size})")
 

@@ -215,6 +215,29 @@ CASES = {
         dict(num_splits=2, tiles=MLATiles(64, 32, 5, 8, 1, 256))),
     "rank 96 + rope 24 (padded dims), 2 splits": (
         MLAParams(16, 96, 24, 0.1), [45, 30], 16, "bfloat16", dict(num_splits=2)),
+    # output dims in two launches (each half the accumulator, the scores twice)
+    "128 heads in one 128-row group, output dims in 2 launches, 3 splits": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [75, 40], 64, "bfloat16",
+        dict(num_splits=3, tiles=MLATiles(128, 32, 3, 8, 1, 256, v_parts=2))),
+    "output dims in 2 launches, one split (written directly), 16 heads in a 64-row group, page 16": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [70, 5], 16, "bfloat16",
+        dict(num_splits=1, tiles=MLATiles(64, 32, 7, 4, 1, 256, v_parts=2))),
+    "fp8 cache scaled 0.5, output dims in 2 launches (staged query), 2 splits": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [90, 33], 64, "fp8",
+        dict(num_splits=2, tiles=MLATiles(128, 32, 5, 8, 1, 256, v_parts=2))),
+    "rank 96 + rope 24 (padded dims), output dims in 2 launches, 2 splits": (
+        MLAParams(32, 96, 24, 0.1), [45, 30], 16, "bfloat16",
+        dict(num_splits=2, tiles=MLATiles(64, 16, 3, 4, 1, 256, v_parts=2))),
+    # pages smaller than the tile: one block-table vector per tile, or one entry per key
+    "page 16 under 64-key tiles, block-table entries as a vector, 3 splits": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [200, 64, 17], 16, "bfloat16",
+        dict(num_splits=3, tiles=MLATiles(16, 64, 5, 8, 1, 256))),
+    "page 16 under 64-key tiles, one block-table entry per key, 3 splits": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [200, 64, 17], 16, "bfloat16",
+        dict(num_splits=3, tiles=MLATiles(16, 64, 5, 8, 1, 256, page_vec=False))),
+    "fp8 cache scaled 2, page 8 under 32-key tiles (vector), value widened apart, 2 splits": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=2.0), [81, 30], 8, "fp8",
+        dict(num_splits=2, tiles=MLATiles(16, 32, 5, 4, 2, 256, widen_v=True))),
 }
 
 
@@ -253,10 +276,12 @@ def test_mla_kernel_returns_the_log_sum_exp_split_or_not():
         want.append(torch.logsumexp(inp.q[r] @ kv.T * 0.2, dim=-1))
     want = torch.stack(want)
     for ns in (1, 3):
-        out = torch.full((2, 16, 64), float("nan"))
-        lse = torch.full((2, 16), float("nan"))
-        ad.run(ad.build(b, num_splits=ns, tiles=MLATiles(16, 16, 1, 4, 1, 256)), inp.q, cache, None, out, lse=lse)
-        assert torch.allclose(lse, want, atol=1e-4), ns
+        for tiles in (MLATiles(16, 16, 1, 4, 1, 256), MLATiles(16, 16, 3, 4, 1, 256, v_parts=2)):
+            out = torch.full((2, 16, 64), float("nan"))
+            lse = torch.full((2, 16), float("nan"))
+            ad.run(ad.build(b, num_splits=ns, tiles=tiles), inp.q, cache, None, out, lse=lse)
+            assert torch.allclose(lse, want, atol=1e-4), (ns, tiles)
+            assert relative_error(out, reference_mla_attention(inp.q, cache, b, p)) < TIGHT, (ns, tiles)
 
 
 @needs_interpreter
