@@ -269,13 +269,12 @@ def sweep_variants(num_heads: int, kv_elem: int) -> list[MLATiles]:
                   (16, 64, 5, 8, 1, dict(widen_v=True)), (16, 32, 7, 8, 2, dict(widen_v=True)),
                   (16, 32, 9, 8, 1, dict(split_v=True, widen_v=True))]
     elif kv_elem == 2:
-        shapes = [(64, 32, 7, 8, 1, {}), (128, 32, 3, 8, 1, dict(v_parts=2)), (128, 32, 1, 8, 1, dict(v_parts=2)),
-                  (128, 16, 7, 8, 1, dict(v_parts=2)), (128, 64, 1, 8, 1, dict(v_parts=2)),
-                  (64, 32, 7, 4, 1, dict(v_parts=2)),
-                  (64, 32, 1, 4, 2, dict(v_parts=2))]
+        shapes = [(64, 32, 7, 8, 1, {}), (64, 32, 7, 8, 1, dict(p_stage=True)), (64, 32, 5, 8, 1, dict(p_stage=True)),
+                  (64, 64, 3, 8, 1, dict(p_stage=True)), (64, 64, 2, 8, 1, dict(p_stage=True)),
+                  (64, 16, 9, 8, 1, dict(p_stage=True)), (64, 32, 7, 4, 1, dict(v_parts=2))]
     else:
-        shapes = [(64, 64, 5, 8, 1, {}), (128, 32, 5, 8, 1, dict(v_parts=2)), (128, 32, 3, 8, 1, dict(v_parts=2)),
-                  (64, 32, 7, 4, 1, dict(v_parts=2))]
+        shapes = [(64, 64, 5, 8, 1, {}), (64, 64, 5, 8, 1, dict(p_stage=True)), (64, 32, 7, 8, 1, dict(p_stage=True)),
+                  (64, 32, 5, 8, 1, dict(p_stage=True))]
     out = []
     for bh, bn, st, w, ctas, kw in shapes:
         t = MLATiles(bh, bn, st, w, ctas, 256, **kw)
@@ -300,7 +299,8 @@ def sweep_jobs(num_heads: int, kv: str, batch_size: int, max_seq_len: int, sms: 
 def _tiles_label(t: MLATiles) -> str:
     return (f"{t.block_h}x{t.block_n} st{t.num_stages} w{t.num_warps} c{t.ctas_per_sm}"
             f"{' splitV' if t.split_v else ''}{' widenV' if t.widen_v else ''}"
-            f"{f' vparts{t.v_parts}' if t.v_parts > 1 else ''}{'' if t.page_vec else ' page-per-key'}")
+            f"{f' vparts{t.v_parts}' if t.v_parts > 1 else ''}{'' if t.page_vec else ' page-per-key'}"
+            f"{' pstage' if t.p_stage else ''}")
 
 
 def run_sweep(batch, p, kv, dev, ceiling, seconds, deadline: float) -> list[dict]:

@@ -116,6 +116,31 @@ def _softmax_step(s, valid, m_i, l_i, qk_scale):
 
 
 @triton.jit
+def _barrier_zero(dep, INTERPRETED: tl.constexpr):
+    """0, after a barrier of the whole program, as a value the compiler cannot
+    see through: offsetting a load's addresses by it keeps the load after the
+    barrier (Triton's pipeliner would otherwise issue a loop-invariant load
+    ahead, before this iteration's store). ``bar.sync`` also makes the
+    program's earlier stores visible to all its threads. The interpreter
+    runs one program at a time and no PTX: plain 0."""
+    if INTERPRETED:
+        return 0
+    else:
+        return tl.inline_asm_elementwise("bar.sync 0;\n\tmov.b32 $0, 0;", "=r,r", [dep.to(tl.int32, bitcast=True)],
+                                         dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
+def _opaque_zero(x, INTERPRETED: tl.constexpr):
+    """Zeros shaped like the int32 ``x`` (itself zeros), element by element,
+    whose values the compiler's alignment analysis cannot know."""
+    if INTERPRETED:
+        return x
+    else:
+        return tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
 def _e4m3_to_fp16_opaque(x):
     """e4m3 -> fp16, exact, as inline PTX. Triton moves a plain ``.to`` of a
     dot operand after the operand's shared-memory read, so an 8-bit value
@@ -150,6 +175,7 @@ def mla_decode_kernel(
     part_o_ptr, part_lse_ptr,
     block_table_ptr, seq_lens_ptr, kv_scale_ptr,
     q_stage_ptr,  # [T, H, RANK_PAD + ROPE_PAD] in the dots' dtype (STAGE_Q)
+    p_stage_ptr, a_stage_ptr,  # per program: P [2, BLOCK_H, BLOCK_N] (dots' dtype), alpha [2, 2, BLOCK_H] bf16
     num_heads, num_splits, sm_scale,
     stride_qt, stride_qh, stride_pt, stride_ph,  # q_nope [T, H, RANK], q_pe [T, H, ROPE] (last dim contiguous)
     stride_kp, stride_kt,  # latent cache [num_pages, PAGE, RANK + ROPE]
@@ -166,6 +192,7 @@ def mla_decode_kernel(
     V_PARTS: tl.constexpr,  # 1, or 2: this launch computes output dims [V_PART * RANK_PAD / 2, ...) only
     V_PART: tl.constexpr,
     PAGE_VEC: tl.constexpr,  # a tile of several pages reads its block-table entries as one vector
+    P_STAGE: tl.constexpr,  # P and alpha make a round trip through memory (wgmma: see above)
     WIDEN_V: tl.constexpr,  # fp8 value tile widened by an opaque conversion (mma.sync: see above)
     DOT_F32: tl.constexpr,  # True only under TRITON_INTERPRET: the interpreter gets 16-bit tl.dot wrong
 ):
@@ -246,6 +273,9 @@ def mla_decode_kernel(
     n_off = tl.arange(0, BLOCK_N)
     bt_row = block_table_ptr + req * stride_bt
     last = tl.maximum(end - 1, 0)
+    pid = (req * tl.num_programs(1) + split) * tl.num_programs(0) + hg
+    p_base = p_stage_ptr + pid.to(tl.int64) * (2 * BLOCK_H * BLOCK_N)  # P_STAGE: [2, BLOCK_H, BLOCK_N]
+    a_base = a_stage_ptr + pid.to(tl.int64) * (4 * BLOCK_H)  # [2 slots, hi / lo, BLOCK_H] bf16
     for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
         rows = _tile_rows(bt_row, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N, PAGE_VEC)
         valid = n0 + n_off < end
@@ -264,11 +294,40 @@ def mla_decode_kernel(
             v = _e4m3_to_fp16_opaque(v)
         else:
             v = v.to(q_a.dtype)
-        s = tl.dot(q_a, tl.trans(k_a.to(q_a.dtype)))
-        if V_PARTS == 2:
-            s = tl.dot(q_b, tl.trans(k_b.to(q_b.dtype)), s)
-        s = tl.dot(q_pe, tl.trans(k_pe.to(q_pe.dtype)), s)
-        p, alpha, m_i, l_i = _softmax_step(s, valid, m_i, l_i, qk_scale)
+        if P_STAGE:
+            # no dot feeds another (see the module docstring): the rope part is added
+            # (each dot scaled before the sum: Triton folds a plain sum back into a chain)
+            s = (tl.dot(q_a, tl.trans(k_a.to(q_a.dtype))) * qk_scale
+                 + tl.dot(q_pe, tl.trans(k_pe.to(q_pe.dtype))) * qk_scale)
+            if V_PARTS == 2:
+                s += tl.dot(q_b, tl.trans(k_b.to(q_b.dtype))) * qk_scale
+        else:
+            s = tl.dot(q_a, tl.trans(k_a.to(q_a.dtype)))
+            if V_PARTS == 2:
+                s = tl.dot(q_b, tl.trans(k_b.to(q_b.dtype)), s)
+            s = tl.dot(q_pe, tl.trans(k_pe.to(q_pe.dtype)), s)
+        p, alpha, m_i, l_i = _softmax_step(s, valid, m_i, l_i, 1.0 if P_STAGE else qk_scale)
+        if P_STAGE:
+            # P and the rescale factor go through this program's scratch and
+            # come back after a barrier, so the value dot is no longer in the
+            # scores' use chain (two slots in turn: a tile's stores never hit
+            # the slot a slower warp may still be reading for the previous one).
+            # The reads are 2-byte loads at addresses the compiler cannot see
+            # through, so the pipeliner leaves them where they are; alpha
+            # travels as two bf16 halves (hi + lo: 16 bits of mantissa).
+            slot = ((n0 - start) // BLOCK_N) % 2
+            hh = tl.arange(0, BLOCK_H)
+            at_p = p_base + slot * (BLOCK_H * BLOCK_N) + hh[:, None] * BLOCK_N + n_off[None, :]
+            at_a = a_base + slot * (2 * BLOCK_H) + hh
+            a_hi = alpha.to(tl.bfloat16)
+            a_lo = (alpha - a_hi.to(tl.float32)).to(tl.bfloat16)
+            tl.store(at_p, p.to(q_a.dtype))
+            tl.store(at_a, a_hi)
+            tl.store(at_a + BLOCK_H, a_lo)
+            z = _barrier_zero(n0, DOT_F32)  # (not from the scores: that would chain the dots again)
+            p = tl.load(at_p + _opaque_zero(tl.full([BLOCK_H, BLOCK_N], z, tl.int32), DOT_F32))
+            za = _opaque_zero(tl.full([BLOCK_H], z, tl.int32), DOT_F32)
+            alpha = tl.load(at_a + za).to(tl.float32) + tl.load(at_a + BLOCK_H + za).to(tl.float32)
         acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
 
     norm = kv_scale / tl.where(l_i == 0.0, 1.0, l_i)  # V = kv_scale * stored value

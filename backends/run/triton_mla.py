@@ -72,6 +72,10 @@ class MLATiles:
     # fp8 on mma.sync: the value tile widened to fp16 in registers by an
     # opaque conversion and read back with ldmatrix.trans (not byte by byte)
     widen_v: bool = False
+    # wgmma: P and the rescale factor make a round trip through memory, so
+    # the score dot is not "chained" to the value dot and Triton spreads its
+    # two warpgroups over distinct keys instead of computing the same scores twice
+    p_stage: bool = False
 
 
 def uses_wgmma(t: MLATiles) -> bool:
@@ -114,6 +118,8 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
     widened = tile * q_elem if uses_wgmma(t) and kv_elem == 1 else 0
     if t.widen_v and kv_elem == 1 and not uses_wgmma(t):
         widened = t.block_n * rank * q_elem  # the fp16 value tile ldmatrix.trans reads
+    if t.p_stage and kv_elem == 2:
+        widened += t.block_h * t.block_n * q_elem  # P, the value dot's shared-memory operand
     return q + key_buffers(t, kv_elem) * per_buffer + widened
 
 
@@ -219,6 +225,7 @@ class TritonMLAAdapter(Adapter):
         self.kv_scale: torch.Tensor | None = None  # device float32 [1], made by the first build
         self._workspace: torch.Tensor | None = None
         self._q_stage: torch.Tensor | None = None
+        self._pst: tuple[torch.Tensor, torch.Tensor] | None = None
         self._fallback: dict[MLATiles, MLATiles] = {}  # tiles that did not fit -> what ran
 
     @property
@@ -298,6 +305,14 @@ class TritonMLAAdapter(Adapter):
             self._q_stage = torch.empty(n, dtype=dtype, device=self.env.device)
         return self._q_stage
 
+    def _p_stage(self, n_p: int, dtype: torch.dtype, n_a: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Grow-only scratch for ``p_stage`` launches: P per program in the dots'
+        dtype, and the rescale factor as bf16 halves."""
+        if self._pst is None or self._pst[0].numel() < n_p or self._pst[0].dtype != dtype or self._pst[1].numel() < n_a:
+            self._pst = (torch.empty(n_p, dtype=dtype, device=self.env.device),
+                         torch.empty(n_a, dtype=torch.bfloat16, device=self.env.device))
+        return self._pst
+
     def _partials(self, n: int) -> torch.Tensor:
         """A grow-only float32 workspace (vLLM serves its split logits from one
         too): a step's build allocates nothing once it is large enough. A plan
@@ -356,10 +371,16 @@ class TritonMLAAdapter(Adapter):
         stage_q = fp8 and uses_wgmma(tiles)
         q_stage = self._query_stage(plan.num_rows * p.num_heads * (rank_pad + max(16, _next_pow2(rope))),
                                     torch.float16 if q.is_cuda else torch.float32) if stage_q else dummy
+        p_stage = a_stage = dummy
+        if tiles.p_stage:
+            programs = plan.head_groups * plan.num_splits * plan.num_rows
+            dots = (torch.float16 if fp8 else q.dtype) if q.is_cuda else torch.float32
+            p_stage, a_stage = self._p_stage(programs * 2 * tiles.block_h * tiles.block_n, dots,
+                                             programs * 4 * tiles.block_h)
         for part in range(tiles.v_parts):  # each launch fills the GPU by itself (same split plan)
             mk.mla_decode_kernel[(plan.head_groups, plan.num_splits, plan.num_rows)](
                 q_nope, q_pe, lat, out, lse_t, part_o, part_lse,
-                plan.block_table, plan.seq_lens, self.kv_scale, q_stage,
+                plan.block_table, plan.seq_lens, self.kv_scale, q_stage, p_stage, a_stage,
                 p.num_heads, plan.num_splits, p.scale,
                 q_nope.stride(0), q_nope.stride(1), q_pe.stride(0), q_pe.stride(1),
                 lat.stride(0), lat.stride(1),
@@ -371,7 +392,7 @@ class TritonMLAAdapter(Adapter):
                 NUM_STAGES=tiles.num_stages,
                 DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=fp8,
                 SPLIT_V=tiles.split_v, STAGE_Q=stage_q, V_PARTS=tiles.v_parts, V_PART=part,
-                PAGE_VEC=tiles.page_vec, WIDEN_V=fp8 and tiles.widen_v,
+                PAGE_VEC=tiles.page_vec, WIDEN_V=fp8 and tiles.widen_v, P_STAGE=tiles.p_stage,
                 DOT_F32=not q.is_cuda,
                 num_warps=tiles.num_warps, num_stages=tiles.num_stages,
             )
@@ -395,12 +416,14 @@ class TritonMLAAdapter(Adapter):
         cache = "fp8 cache" if self.kv_elem() == 1 else "16-bit cache"
         how = ", value loaded apart" if t.split_v else ""
         how += f", output dims in {t.v_parts} launches" if t.v_parts > 1 else ""
+        how += ", P staged" if t.p_stage else ""
         return (f"attn-select MLA decode kernel ({t.block_h} heads x {t.block_n} keys per tile, "
                 f"{t.num_stages} stages, {t.num_warps} warps{how}, {splits}, {cache}, page {plan.batch.page_size})")
 
     def close(self) -> None:
         self._workspace = None
         self._q_stage = None
+        self._pst = None
 
 
 def _out_of_resources(e: BaseException) -> bool:

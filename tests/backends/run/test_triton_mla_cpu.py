@@ -228,6 +228,16 @@ CASES = {
     "rank 96 + rope 24 (padded dims), output dims in 2 launches, 2 splits": (
         MLAParams(32, 96, 24, 0.1), [45, 30], 16, "bfloat16",
         dict(num_splits=2, tiles=MLATiles(64, 16, 3, 4, 1, 256, v_parts=2))),
+    # P and the rescale factor through memory (the score dot no longer chained to the value dot)
+    "128 heads, P staged, 3 splits": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [150, 40], 64, "bfloat16",
+        dict(num_splits=3, tiles=MLATiles(64, 32, 7, 8, 1, 256, p_stage=True))),
+    "fp8 cache scaled 0.5, P staged with a staged query, one split": (
+        MLAParams(64, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [130, 20], 64, "fp8",
+        dict(num_splits=1, tiles=MLATiles(64, 32, 5, 8, 1, 256, p_stage=True))),
+    "P staged, output dims in 2 launches, page 16, 2 splits": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [90, 33], 16, "bfloat16",
+        dict(num_splits=2, tiles=MLATiles(64, 32, 5, 4, 1, 256, v_parts=2, p_stage=True))),
     # pages smaller than the tile: one block-table vector per tile, or one entry per key
     "page 16 under 64-key tiles, block-table entries as a vector, 3 splits": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE), [200, 64, 17], 16, "bfloat16",
