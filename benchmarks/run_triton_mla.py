@@ -262,22 +262,20 @@ def sweep_variants(num_heads: int, kv_elem: int) -> list[MLATiles]:
     GPU's compiler disagrees. (block_h, block_n, num_stages, num_warps,
     programs per SM, value loaded apart.)"""
     if num_heads <= 16 and kv_elem == 2:
-        shapes = [(16, 64, 5, 8, 1, {}), (16, 64, 5, 8, 1, dict(page_vec=False)), (16, 32, 5, 4, 2, {}),
-                  (16, 32, 7, 8, 1, {})]
+        shapes = [(16, 64, 5, 8, 1, False), (16, 32, 5, 4, 2, False), (16, 32, 7, 4, 1, False),
+                  (16, 32, 5, 8, 2, False), (16, 16, 7, 4, 3, False)]
     elif num_heads <= 16:
-        shapes = [(16, 32, 5, 4, 2, dict(split_v=True)), (16, 32, 5, 4, 2, dict(widen_v=True)),
-                  (16, 64, 5, 8, 1, dict(widen_v=True)), (16, 32, 7, 8, 2, dict(widen_v=True)),
-                  (16, 32, 9, 8, 1, dict(split_v=True, widen_v=True))]
+        shapes = [(16, 32, 5, 4, 2, True), (16, 64, 7, 8, 1, True), (16, 32, 9, 4, 1, True),
+                  (16, 32, 9, 8, 1, True), (16, 64, 5, 8, 1, True)]
     elif kv_elem == 2:
-        shapes = [(64, 32, 7, 8, 1, {}), (64, 32, 7, 8, 1, dict(p_stage=True)), (64, 32, 5, 8, 1, dict(p_stage=True)),
-                  (64, 64, 3, 8, 1, dict(p_stage=True)), (64, 64, 2, 8, 1, dict(p_stage=True)),
-                  (64, 16, 9, 8, 1, dict(p_stage=True)), (64, 32, 7, 4, 1, dict(v_parts=2))]
+        shapes = [(64, 32, 7, 8, 1, False), (64, 32, 5, 8, 1, False), (64, 64, 3, 8, 1, False),
+                  (64, 64, 1, 8, 1, False), (64, 32, 3, 8, 1, False)]
     else:
-        shapes = [(64, 64, 5, 8, 1, {}), (64, 64, 5, 8, 1, dict(p_stage=True)), (64, 32, 7, 8, 1, dict(p_stage=True)),
-                  (64, 32, 5, 8, 1, dict(p_stage=True))]
+        shapes = [(64, 64, 5, 8, 1, False), (64, 64, 3, 8, 1, False), (64, 32, 7, 8, 1, False),
+                  (64, 32, 9, 8, 1, False), (64, 32, 5, 8, 1, False)]
     out = []
-    for bh, bn, st, w, ctas, kw in shapes:
-        t = MLATiles(bh, bn, st, w, ctas, 256, **kw)
+    for bh, bn, st, w, ctas, sv in shapes:
+        t = MLATiles(bh, bn, st, w, ctas, 256, split_v=sv)
         if smem_bytes(t, 576, kv_elem) <= SMEM_LIMIT:
             out.append(t)
     return out
@@ -297,10 +295,8 @@ def sweep_jobs(num_heads: int, kv: str, batch_size: int, max_seq_len: int, sms: 
 
 
 def _tiles_label(t: MLATiles) -> str:
-    return (f"{t.block_h}x{t.block_n} st{t.num_stages} w{t.num_warps} c{t.ctas_per_sm}"
-            f"{' splitV' if t.split_v else ''}{' widenV' if t.widen_v else ''}"
-            f"{f' vparts{t.v_parts}' if t.v_parts > 1 else ''}{'' if t.page_vec else ' page-per-key'}"
-            f"{' pstage' if t.p_stage else ''}")
+    return (f"{t.block_h}x{t.block_n} st{t.num_stages} w{t.num_warps}"
+            f"{' splitV' if t.split_v else ''}")
 
 
 def run_sweep(batch, p, kv, dev, ceiling, seconds, deadline: float) -> list[dict]:

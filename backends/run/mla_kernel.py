@@ -28,7 +28,10 @@ H200, 16 heads per rank (DeepSeek-V3 at tp 8) is memory-bound and 128 heads
 - **Any page size.** Each key's page comes from the block table inside the
   loop (pages may lie anywhere in the pool). When a tile can never cross a
   page (PAGE a multiple of BLOCK_N; tiles start at multiples of BLOCK_N) one
-  block-table entry is read per tile instead of one per key.
+  block-table entry is read per tile; when it spans whole pages (BLOCK_N a
+  multiple of PAGE) its BLOCK_N / PAGE entries are read as one vector (page
+  16 under 64-key tiles: 4 entries, not 64, and a quarter of the address
+  work: 63.8 -> 51.2 us on the H200); otherwise one entry per key.
 - **fp8 cache.** vLLM stores ``latent / k_scale`` in e4m3. The dots run
   in fp16: an e4m3 tile widens to fp16 exactly in one instruction per pair
   (to bf16 it took several per element, and that conversion bound the fp8
@@ -69,24 +72,24 @@ LOG2E = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit
-def _tile_rows(bt_row, t0, n_off, last, stride_kp, stride_kt, PAGE: tl.constexpr, BLOCK_N: tl.constexpr,
-               PAGE_VEC: tl.constexpr):
+def _tile_rows(bt_row, t0, n_off, last, stride_kp, stride_kt, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
     """Cache offsets of the keys of the tile starting at key ``t0`` (tiles
     start at multiples of BLOCK_N). A tile within one page (PAGE a multiple
     of BLOCK_N): one block-table read. A tile of whole pages (BLOCK_N a
-    multiple of PAGE) with PAGE_VEC: its BLOCK_N / PAGE entries as one short
-    vector, broadcast over each page's keys. Otherwise one read per key.
-    Pages are clamped to the one of ``last`` (the last key of the split) so
-    every read stays in the request's block-table row."""
+    multiple of PAGE, e.g. page 16 under 64-key tiles): its BLOCK_N / PAGE
+    entries as one short vector, each key picking its page from it.
+    Otherwise one read per key. Pages are clamped to the one of ``last``
+    (the last key of the split) so every read stays in the request's
+    block-table row."""
     if PAGE % BLOCK_N == 0:
         page = tl.load(bt_row + tl.minimum(t0, last) // PAGE).to(tl.int64)
         return page * stride_kp + (t0 % PAGE + n_off) * stride_kt
-    elif PAGE_VEC and BLOCK_N % PAGE == 0:
+    elif BLOCK_N % PAGE == 0:
         NP: tl.constexpr = BLOCK_N // PAGE
         j = tl.arange(0, NP)
         pages = tl.load(bt_row + tl.minimum(t0 // PAGE + j, last // PAGE))
-        # each key picks its page from the vector (a select, not a reshape:
-        # Triton 3.6 pipelines no load whose addresses pass through a reshape)
+        # a select, not a reshape of [NP, PAGE] offsets: Triton 3.6 pipelines
+        # no load whose addresses pass through a reshape
         mine = tl.sum(tl.where((n_off // PAGE)[:, None] == j[None, :], pages[None, :], 0), 1)
         return mine.to(tl.int64) * stride_kp + (n_off % PAGE) * stride_kt
     else:
@@ -95,74 +98,43 @@ def _tile_rows(bt_row, t0, n_off, last, stride_kp, stride_kt, PAGE: tl.constexpr
 
 
 @triton.jit
-def _load_keys(kv_ptr, rows, valid, dims, ok):
-    """One tile's keys at ``dims`` of the latent, [BLOCK_N, len(dims)], in the
+def _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK: tl.constexpr):
+    """One tile's K_nope [BLOCK_N, RANK_PAD] and K_pe [BLOCK_N, ROPE_PAD] in the
     cache's dtype. Keys past the split read as 0 (a stale page may hold NaN,
     and 0 * NaN would reach the output); ``.cg``: streamed through L2 only."""
-    return tl.load(kv_ptr + rows[:, None] + dims[None, :], mask=valid[:, None] & ok[None, :], other=0.0,
+    k_nope = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0,
+                     cache_modifier=".cg")
+    k_pe = tl.load(kv_ptr + rows[:, None] + RANK + r[None, :], mask=valid[:, None] & r_ok[None, :], other=0.0,
                    cache_modifier=".cg")
+    return k_nope, k_pe
 
 
 @triton.jit
-def _softmax_step(s, valid, m_i, l_i, qk_scale):
-    """Online-softmax bookkeeping of one tile's raw scores: (P, the factor
-    that rescales the accumulator, new max, new sum), log2 domain."""
+def _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale):
+    """Online-softmax update of BLOCK_H heads with one tile of keys (``v``:
+    the tile's first RANK dims, ``k_nope`` itself or a second load of it)."""
+    k_nope = k_nope.to(q_nope.dtype)  # fp8: exact widening; the scale is in qk_scale / the final divide
+    k_pe = k_pe.to(q_pe.dtype)
+    v = v.to(q_nope.dtype)
+    s = tl.dot(q_nope, tl.trans(k_nope))
+    s = tl.dot(q_pe, tl.trans(k_pe), s)
     s = tl.where(valid[None, :], s * qk_scale, float("-inf"))
     # every tile has at least one valid key (its first), so m_new is finite
     m_new = tl.maximum(m_i, tl.max(s, 1))
     alpha = tl.exp2(m_i - m_new)
     p = tl.exp2(s - m_new[:, None])
-    return p, alpha, m_new, l_i * alpha + tl.sum(p, 1)
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return m_new, l_i, acc
 
 
 @triton.jit
-def _barrier_zero(dep, INTERPRETED: tl.constexpr):
-    """0, after a barrier of the whole program, as a value the compiler cannot
-    see through: offsetting a load's addresses by it keeps the load after the
-    barrier (Triton's pipeliner would otherwise issue a loop-invariant load
-    ahead, before this iteration's store). ``bar.sync`` also makes the
-    program's earlier stores visible to all its threads. The interpreter
-    runs one program at a time and no PTX: plain 0."""
-    if INTERPRETED:
-        return 0
-    else:
-        return tl.inline_asm_elementwise("bar.sync 0;\n\tmov.b32 $0, 0;", "=r,r", [dep.to(tl.int32, bitcast=True)],
-                                         dtype=tl.int32, is_pure=False, pack=1)
-
-
-@triton.jit
-def _opaque_zero(x, INTERPRETED: tl.constexpr):
-    """Zeros shaped like the int32 ``x`` (itself zeros), element by element,
-    whose values the compiler's alignment analysis cannot know."""
-    if INTERPRETED:
-        return x
-    else:
-        return tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=False, pack=1)
-
-
-@triton.jit
-def _e4m3_to_fp16_opaque(x):
-    """e4m3 -> fp16, exact, as inline PTX. Triton moves a plain ``.to`` of a
-    dot operand after the operand's shared-memory read, so an 8-bit value
-    tile is read in the dot's layout: pairs along the key axis, gathered
-    byte by byte (ldmatrix transposes only 16-bit data on sm_90). Triton
-    does not move this conversion: the tile is read from shared memory in
-    16-byte rows, widened in registers, and stored back as fp16, which
-    ``ldmatrix.trans`` reads. GPU only (the interpreter runs no PTX)."""
-    return tl.inline_asm_elementwise(
-        "{ .reg .b16 lo, hi; mov.b32 {lo, hi}, $2; cvt.rn.f16x2.e4m3x2 $0, lo; cvt.rn.f16x2.e4m3x2 $1, hi; }",
-        "=r,=r,r", [x], dtype=tl.float16, is_pure=False, pack=4)
-
-
-@triton.jit
-def _pow2_into_fp16_range(q_a, q_b, q_pe, TWO_PIECES: tl.constexpr):
+def _pow2_into_fp16_range(q_nope, q_pe):
     """2^e with the tile's largest |q| times 2^e in [2^14, 2^15): the query
     then sits in fp16's range with its bf16 bits intact (a power of two
     scales exactly), and 1 / 2^e is exact too. From the float32 exponent
     field, so no rounding of a log."""
-    amax = tl.maximum(tl.max(tl.abs(q_a.to(tl.float32))), tl.max(tl.abs(q_pe.to(tl.float32))))
-    if TWO_PIECES:
-        amax = tl.maximum(amax, tl.max(tl.abs(q_b.to(tl.float32))))
+    amax = tl.maximum(tl.max(tl.abs(q_nope.to(tl.float32))), tl.max(tl.abs(q_pe.to(tl.float32))))
     e_field = (amax.to(tl.int32, bitcast=True) >> 23) & 0xFF
     e = tl.where(e_field == 0, 0, 141 - e_field)  # an all-zero (or subnormal) query: scale 1
     e = tl.minimum(tl.maximum(e, -100), 100)
@@ -175,7 +147,6 @@ def mla_decode_kernel(
     part_o_ptr, part_lse_ptr,
     block_table_ptr, seq_lens_ptr, kv_scale_ptr,
     q_stage_ptr,  # [T, H, RANK_PAD + ROPE_PAD] in the dots' dtype (STAGE_Q)
-    p_stage_ptr, a_stage_ptr,  # per program: P [2, BLOCK_H, BLOCK_N] (dots' dtype), alpha [2, 2, BLOCK_H] bf16
     num_heads, num_splits, sm_scale,
     stride_qt, stride_qh, stride_pt, stride_ph,  # q_nope [T, H, RANK], q_pe [T, H, ROPE] (last dim contiguous)
     stride_kp, stride_kt,  # latent cache [num_pages, PAGE, RANK + ROPE]
@@ -189,18 +160,11 @@ def mla_decode_kernel(
     FP8_KV: tl.constexpr,
     SPLIT_V: tl.constexpr,  # the value tile is a second load of K_nope's addresses (fp8 on mma.sync)
     STAGE_Q: tl.constexpr,  # the scaled query goes through q_stage and is loaded back (fp8 on wgmma)
-    V_PARTS: tl.constexpr,  # 1, or 2: this launch computes output dims [V_PART * RANK_PAD / 2, ...) only
-    V_PART: tl.constexpr,
-    PAGE_VEC: tl.constexpr,  # a tile of several pages reads its block-table entries as one vector
-    P_STAGE: tl.constexpr,  # P and alpha make a round trip through memory (wgmma: see above)
-    WIDEN_V: tl.constexpr,  # fp8 value tile widened by an opaque conversion (mma.sync: see above)
     DOT_F32: tl.constexpr,  # True only under TRITON_INTERPRET: the interpreter gets 16-bit tl.dot wrong
 ):
     """Grid (head groups, splits, requests): BLOCK_H heads of one decode row
     over one split of its context. Partials go to part_o [B, H, num_splits,
-    RANK_PAD] and part_lse [B, H, num_splits] (log2 domain), contiguous.
-    With V_PARTS 2 each of two launches (V_PART 0, 1) writes half the output
-    dims; both compute the same scores, the first writes the log-sum-exp."""
+    RANK_PAD] and part_lse [B, H, num_splits] (log2 domain), contiguous."""
     hg = tl.program_id(0)
     split = tl.program_id(1)
     req = tl.program_id(2)
@@ -211,22 +175,15 @@ def mla_decode_kernel(
     start = split * per_split * BLOCK_N
     end = tl.minimum(start + per_split * BLOCK_N, seq_len)  # start >= end: an empty split
 
-    VD: tl.constexpr = RANK_PAD // V_PARTS  # dims of one K_nope piece (and of the accumulator)
     heads = hg * BLOCK_H + tl.arange(0, BLOCK_H)
     h_ok = heads < num_heads
-    da = tl.arange(0, VD)  # K_nope piece a: dims [0, VD); piece b (V_PARTS 2): [VD, 2 VD)
-    db = VD + da
+    d = tl.arange(0, RANK_PAD)
     r = tl.arange(0, ROPE_PAD)
-    da_ok = da < RANK
-    db_ok = db < RANK
+    d_ok = d < RANK
     r_ok = r < ROPE
 
-    q_row = q_nope_ptr + req * stride_qt + heads[:, None] * stride_qh
-    q_a = tl.load(q_row + da[None, :], mask=h_ok[:, None] & da_ok[None, :], other=0.0)
-    if V_PARTS == 2:
-        q_b = tl.load(q_row + db[None, :], mask=h_ok[:, None] & db_ok[None, :], other=0.0)
-    else:
-        q_b = q_a  # unused
+    q_nope = tl.load(q_nope_ptr + req * stride_qt + heads[:, None] * stride_qh + d[None, :],
+                     mask=h_ok[:, None] & d_ok[None, :], other=0.0)
     q_pe = tl.load(q_pe_ptr + req * stride_pt + heads[:, None] * stride_ph + r[None, :],
                    mask=h_ok[:, None] & r_ok[None, :], other=0.0)
     kv_scale = 1.0
@@ -238,10 +195,8 @@ def mla_decode_kernel(
         # several, which bound the fp8 loop on the H200), so the dots run in
         # fp16: the query scaled by a power of two into fp16's range (exact),
         # its inverse folded into the score scale; P in [0, 1] is finer in fp16
-        up, down = _pow2_into_fp16_range(q_a, q_b, q_pe, V_PARTS == 2)
-        q_a = (q_a.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
-        if V_PARTS == 2:
-            q_b = (q_b.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
+        up, down = _pow2_into_fp16_range(q_nope, q_pe)
+        q_nope = (q_nope.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
         q_pe = (q_pe.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
         qk_scale = qk_scale * down
         if STAGE_Q:
@@ -251,99 +206,44 @@ def mla_decode_kernel(
             # goes to shared memory. So the scaled query makes a round trip
             # through global memory (an L2 hit; splits of a row write the same bits).
             stage = q_stage_ptr + (req * num_heads + heads).to(tl.int64)[:, None] * (RANK_PAD + ROPE_PAD)
-            tl.store(stage + da[None, :], q_a, mask=h_ok[:, None])
-            if V_PARTS == 2:
-                tl.store(stage + db[None, :], q_b, mask=h_ok[:, None])
+            tl.store(stage + d[None, :], q_nope, mask=h_ok[:, None])
             tl.store(stage + RANK_PAD + r[None, :], q_pe, mask=h_ok[:, None])
             tl.debug_barrier()
-            q_a = tl.load(stage + da[None, :], mask=h_ok[:, None], other=0.0)
-            if V_PARTS == 2:
-                q_b = tl.load(stage + db[None, :], mask=h_ok[:, None], other=0.0)
+            q_nope = tl.load(stage + d[None, :], mask=h_ok[:, None], other=0.0)
             q_pe = tl.load(stage + RANK_PAD + r[None, :], mask=h_ok[:, None], other=0.0)
     elif DOT_F32:
-        q_a = q_a.to(tl.float32)
-        if V_PARTS == 2:
-            q_b = q_b.to(tl.float32)
+        q_nope = q_nope.to(tl.float32)
         q_pe = q_pe.to(tl.float32)
 
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
-    acc = tl.zeros([BLOCK_H, VD], tl.float32)
+    acc = tl.zeros([BLOCK_H, RANK_PAD], tl.float32)
 
     n_off = tl.arange(0, BLOCK_N)
     bt_row = block_table_ptr + req * stride_bt
     last = tl.maximum(end - 1, 0)
-    pid = (req * tl.num_programs(1) + split) * tl.num_programs(0) + hg
-    p_base = p_stage_ptr + pid.to(tl.int64) * (2 * BLOCK_H * BLOCK_N)  # P_STAGE: [2, BLOCK_H, BLOCK_N]
-    a_base = a_stage_ptr + pid.to(tl.int64) * (4 * BLOCK_H)  # [2 slots, hi / lo, BLOCK_H] bf16
     for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
-        rows = _tile_rows(bt_row, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N, PAGE_VEC)
+        rows = _tile_rows(bt_row, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
         valid = n0 + n_off < end
-        k_a = _load_keys(kv_ptr, rows, valid, da, da_ok)
-        if V_PARTS == 2:
-            k_b = _load_keys(kv_ptr, rows, valid, db, db_ok)
-        k_pe = _load_keys(kv_ptr, rows, valid, RANK + r, r_ok)
-        if SPLIT_V:  # (no .cg: a load identical to k_a's would be merged with it)
-            v = tl.load(kv_ptr + rows[:, None] + da[None, :], mask=valid[:, None] & da_ok[None, :], other=0.0)
-        elif V_PARTS == 2 and V_PART == 1:
-            v = k_b
+        k_nope, k_pe = _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK)
+        if SPLIT_V:
+            v = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0)
         else:
-            v = k_a
-        # fp8: exact widening; the scale is in qk_scale / the final divide
-        if WIDEN_V and not DOT_F32:
-            v = _e4m3_to_fp16_opaque(v)
-        else:
-            v = v.to(q_a.dtype)
-        if P_STAGE:
-            # no dot feeds another (see the module docstring): the rope part is added
-            # (each dot scaled before the sum: Triton folds a plain sum back into a chain)
-            s = (tl.dot(q_a, tl.trans(k_a.to(q_a.dtype))) * qk_scale
-                 + tl.dot(q_pe, tl.trans(k_pe.to(q_pe.dtype))) * qk_scale)
-            if V_PARTS == 2:
-                s += tl.dot(q_b, tl.trans(k_b.to(q_b.dtype))) * qk_scale
-        else:
-            s = tl.dot(q_a, tl.trans(k_a.to(q_a.dtype)))
-            if V_PARTS == 2:
-                s = tl.dot(q_b, tl.trans(k_b.to(q_b.dtype)), s)
-            s = tl.dot(q_pe, tl.trans(k_pe.to(q_pe.dtype)), s)
-        p, alpha, m_i, l_i = _softmax_step(s, valid, m_i, l_i, 1.0 if P_STAGE else qk_scale)
-        if P_STAGE:
-            # P and the rescale factor go through this program's scratch and
-            # come back after a barrier, so the value dot is no longer in the
-            # scores' use chain (two slots in turn: a tile's stores never hit
-            # the slot a slower warp may still be reading for the previous one).
-            # The reads are 2-byte loads at addresses the compiler cannot see
-            # through, so the pipeliner leaves them where they are; alpha
-            # travels as two bf16 halves (hi + lo: 16 bits of mantissa).
-            slot = ((n0 - start) // BLOCK_N) % 2
-            hh = tl.arange(0, BLOCK_H)
-            at_p = p_base + slot * (BLOCK_H * BLOCK_N) + hh[:, None] * BLOCK_N + n_off[None, :]
-            at_a = a_base + slot * (2 * BLOCK_H) + hh
-            a_hi = alpha.to(tl.bfloat16)
-            a_lo = (alpha - a_hi.to(tl.float32)).to(tl.bfloat16)
-            tl.store(at_p, p.to(q_a.dtype))
-            tl.store(at_a, a_hi)
-            tl.store(at_a + BLOCK_H, a_lo)
-            z = _barrier_zero(n0, DOT_F32)  # (not from the scores: that would chain the dots again)
-            p = tl.load(at_p + _opaque_zero(tl.full([BLOCK_H, BLOCK_N], z, tl.int32), DOT_F32))
-            za = _opaque_zero(tl.full([BLOCK_H], z, tl.int32), DOT_F32)
-            alpha = tl.load(at_a + za).to(tl.float32) + tl.load(at_a + BLOCK_H + za).to(tl.float32)
-        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+            v = k_nope
+        m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale)
 
     norm = kv_scale / tl.where(l_i == 0.0, 1.0, l_i)  # V = kv_scale * stored value
     o = acc * norm[:, None]
     lse2 = tl.where(l_i > 0.0, m_i + tl.log2(tl.where(l_i > 0.0, l_i, 1.0)), float("-inf"))  # no log2(0)
-    dv = V_PART * VD + da  # this launch's output dims
     if DIRECT:
-        tl.store(out_ptr + req * stride_ot + heads[:, None] * stride_oh + dv[None, :],
-                 o.to(out_ptr.dtype.element_ty), mask=h_ok[:, None] & (dv < RANK)[None, :])
-        if HAS_LSE and V_PART == 0:
+        tl.store(out_ptr + req * stride_ot + heads[:, None] * stride_oh + d[None, :],
+                 o.to(out_ptr.dtype.element_ty), mask=h_ok[:, None] & d_ok[None, :])
+        if HAS_LSE:
             tl.store(lse_ptr + req * stride_lt + heads, lse2 / LOG2E, mask=h_ok)
     else:
         prow = (req.to(tl.int64) * num_heads + heads) * num_splits + split
-        tl.store(part_o_ptr + prow[:, None] * RANK_PAD + dv[None, :], o, mask=h_ok[:, None])
-        if V_PART == 0:
-            tl.store(part_lse_ptr + prow, lse2, mask=h_ok)
+        tl.store(part_o_ptr + prow[:, None] * RANK_PAD + d[None, :], o, mask=h_ok[:, None])
+        tl.store(part_lse_ptr + prow, lse2, mask=h_ok)
 
 
 @triton.jit

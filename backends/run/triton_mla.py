@@ -63,19 +63,6 @@ class MLATiles:
     # the value tile loaded a second time (an L2 hit) so each load has one use
     # and Triton pipelines both: the fp8 cache on mma.sync
     split_v: bool = False
-    # 2: two launches each compute half the output dims (the scores twice), so
-    # a 128-row group's accumulator fits the registers of 8 warps
-    v_parts: int = 1
-    # a tile of several pages reads their block-table entries as one vector
-    # (else one entry per key, as for pages that do not divide the tile)
-    page_vec: bool = True
-    # fp8 on mma.sync: the value tile widened to fp16 in registers by an
-    # opaque conversion and read back with ldmatrix.trans (not byte by byte)
-    widen_v: bool = False
-    # wgmma: P and the rescale factor make a round trip through memory, so
-    # the score dot is not "chained" to the value dot and Triton spreads its
-    # two warpgroups over distinct keys instead of computing the same scores twice
-    p_stage: bool = False
 
 
 def uses_wgmma(t: MLATiles) -> bool:
@@ -116,10 +103,6 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
         return q + tile * q_elem
     per_buffer = (tile + (t.block_n * rank if t.split_v else 0)) * kv_elem
     widened = tile * q_elem if uses_wgmma(t) and kv_elem == 1 else 0
-    if t.widen_v and kv_elem == 1 and not uses_wgmma(t):
-        widened = t.block_n * rank * q_elem  # the fp16 value tile ldmatrix.trans reads
-    if t.p_stage and kv_elem == 2:
-        widened += t.block_h * t.block_n * q_elem  # P, the value dot's shared-memory operand
     return q + key_buffers(t, kv_elem) * per_buffer + widened
 
 
@@ -133,7 +116,10 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
 # 16-bit cache: 64-key tiles, 8 warps, num_stages 5 = two 72 KiB buffers,
 # one tile in flight while the dots read the other; 164 KiB, one program
 # per SM, 4 splits: 49.5 us, 3.05 TB/s. Two programs per SM with 32-key
-# tiles (8 splits) ran 51.0; 3 buffers of 32 keys at 4 warps 56.0.
+# tiles (8 splits) ran 51.0; 3 buffers of 32 keys at 4 warps 56.0. The
+# same entry at page 16 (`run`'s default; four pages a tile, their
+# block-table entries read as one vector): 51.2 us, 2.95 TB/s (one entry
+# per key: 63.8).
 #
 # fp8 cache: 32-key tiles with the value loaded apart (two 34 KiB buffers),
 # 4 warps, two programs per SM, 8 splits: 57.6 us. Deeper pipelines (three
@@ -141,7 +127,10 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
 # bytes in flight are not the limit; the likely one is the value dot's
 # operand, gathered byte by byte from the 8-bit tile in shared memory
 # (mma.sync wants pairs along the key axis: 128 byte loads per warp per
-# 32-key tile in the SASS). Still slower than the 16-bit cache.
+# 32-key tile in the SASS). Still slower than the 16-bit cache. Widening
+# the value tile to fp16 by an opaque conversion, so that Triton reads it
+# back with ldmatrix.trans instead of byte by byte, lost: 72-125 us (the
+# extra shared-memory round trip and barrier per tile cost more).
 #
 # 32 heads: 32-key tiles, 2 buffers, 8 warps (not measured on the H200).
 #
@@ -152,7 +141,11 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
 # bound by shared memory. 32-key tiles, num_stages 7 = 4 buffers (two in
 # flight), 216 KiB: 174 us; 64-key tiles fit only 2 buffers (no tile in
 # flight): 189. fp8 cache: 64-key tiles, two fp8 buffers and the fp16 copy
-# the dots read, 216 KiB: 189 us.
+# the dots read, 216 KiB: 189 us. Measured and lost on the H200 (code in
+# git history, numbers in BENCHMARKS.md): 128-row groups with the output
+# dims in two launches (177-248 us: the scores computed twice again), P
+# staged through memory so the score dot spreads over both warpgroups
+# (216-296 us: the round trip costs more than the halved score work).
 TILES: dict[tuple[int, int], MLATiles] = {
     (16, 2): MLATiles(16, 64, 5, 8, 1, 256),
     (16, 1): MLATiles(16, 32, 5, 4, 2, 256, split_v=True),
@@ -168,10 +161,7 @@ def choose_tiles(num_heads: int, kv_elem: int) -> MLATiles:
     heads (so the latent is read once per request), 64 above that (two or
     more groups; the later ones re-read it from L2)."""
     group = 16 if num_heads <= 16 else 32 if num_heads <= 32 else 64
-    elem = 1 if kv_elem == 1 else 2
-    if num_heads > 64 and (128, elem) in TILES:
-        group = 128
-    return TILES[(group, elem)]
+    return TILES[(group, 1 if kv_elem == 1 else 2)]
 
 
 def choose_splits(batch_size: int, head_groups: int, max_seq_len: int, tiles: MLATiles, sm_count: int,
@@ -225,7 +215,6 @@ class TritonMLAAdapter(Adapter):
         self.kv_scale: torch.Tensor | None = None  # device float32 [1], made by the first build
         self._workspace: torch.Tensor | None = None
         self._q_stage: torch.Tensor | None = None
-        self._pst: tuple[torch.Tensor, torch.Tensor] | None = None
         self._fallback: dict[MLATiles, MLATiles] = {}  # tiles that did not fit -> what ran
 
     @property
@@ -305,14 +294,6 @@ class TritonMLAAdapter(Adapter):
             self._q_stage = torch.empty(n, dtype=dtype, device=self.env.device)
         return self._q_stage
 
-    def _p_stage(self, n_p: int, dtype: torch.dtype, n_a: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Grow-only scratch for ``p_stage`` launches: P per program in the dots'
-        dtype, and the rescale factor as bf16 halves."""
-        if self._pst is None or self._pst[0].numel() < n_p or self._pst[0].dtype != dtype or self._pst[1].numel() < n_a:
-            self._pst = (torch.empty(n_p, dtype=dtype, device=self.env.device),
-                         torch.empty(n_a, dtype=torch.bfloat16, device=self.env.device))
-        return self._pst
-
     def _partials(self, n: int) -> torch.Tensor:
         """A grow-only float32 workspace (vLLM serves its split logits from one
         too): a step's build allocates nothing once it is large enough. A plan
@@ -371,31 +352,22 @@ class TritonMLAAdapter(Adapter):
         stage_q = fp8 and uses_wgmma(tiles)
         q_stage = self._query_stage(plan.num_rows * p.num_heads * (rank_pad + max(16, _next_pow2(rope))),
                                     torch.float16 if q.is_cuda else torch.float32) if stage_q else dummy
-        p_stage = a_stage = dummy
-        if tiles.p_stage:
-            programs = plan.head_groups * plan.num_splits * plan.num_rows
-            dots = (torch.float16 if fp8 else q.dtype) if q.is_cuda else torch.float32
-            p_stage, a_stage = self._p_stage(programs * 2 * tiles.block_h * tiles.block_n, dots,
-                                             programs * 4 * tiles.block_h)
-        for part in range(tiles.v_parts):  # each launch fills the GPU by itself (same split plan)
-            mk.mla_decode_kernel[(plan.head_groups, plan.num_splits, plan.num_rows)](
-                q_nope, q_pe, lat, out, lse_t, part_o, part_lse,
-                plan.block_table, plan.seq_lens, self.kv_scale, q_stage, p_stage, a_stage,
-                p.num_heads, plan.num_splits, p.scale,
-                q_nope.stride(0), q_nope.stride(1), q_pe.stride(0), q_pe.stride(1),
-                lat.stride(0), lat.stride(1),
-                plan.block_table.stride(0),
-                out.stride(0), out.stride(1),
-                lse.stride(0) if lse is not None else 0,
-                RANK=rank, RANK_PAD=rank_pad, ROPE=rope, ROPE_PAD=max(16, _next_pow2(rope)),
-                PAGE=plan.batch.page_size, BLOCK_H=tiles.block_h, BLOCK_N=tiles.block_n,
-                NUM_STAGES=tiles.num_stages,
-                DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=fp8,
-                SPLIT_V=tiles.split_v, STAGE_Q=stage_q, V_PARTS=tiles.v_parts, V_PART=part,
-                PAGE_VEC=tiles.page_vec, WIDEN_V=fp8 and tiles.widen_v, P_STAGE=tiles.p_stage,
-                DOT_F32=not q.is_cuda,
-                num_warps=tiles.num_warps, num_stages=tiles.num_stages,
-            )
+        mk.mla_decode_kernel[(plan.head_groups, plan.num_splits, plan.num_rows)](
+            q_nope, q_pe, lat, out, lse_t, part_o, part_lse,
+            plan.block_table, plan.seq_lens, self.kv_scale, q_stage,
+            p.num_heads, plan.num_splits, p.scale,
+            q_nope.stride(0), q_nope.stride(1), q_pe.stride(0), q_pe.stride(1),
+            lat.stride(0), lat.stride(1),
+            plan.block_table.stride(0),
+            out.stride(0), out.stride(1),
+            lse.stride(0) if lse is not None else 0,
+            RANK=rank, RANK_PAD=rank_pad, ROPE=rope, ROPE_PAD=max(16, _next_pow2(rope)),
+            PAGE=plan.batch.page_size, BLOCK_H=tiles.block_h, BLOCK_N=tiles.block_n, NUM_STAGES=tiles.num_stages,
+            DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=fp8,
+            SPLIT_V=tiles.split_v, STAGE_Q=stage_q,
+            DOT_F32=not q.is_cuda,
+            num_warps=tiles.num_warps, num_stages=tiles.num_stages,
+        )
         if not direct:
             # GPU: 4 heads per program (hundreds of programs, each one round
             # trip per chunk of splits); interpreter: 16 (its cost is per program)
@@ -415,15 +387,12 @@ class TritonMLAAdapter(Adapter):
         splits = f"split-KV {plan.num_splits} + merge" if plan.num_splits > 1 else "one split"
         cache = "fp8 cache" if self.kv_elem() == 1 else "16-bit cache"
         how = ", value loaded apart" if t.split_v else ""
-        how += f", output dims in {t.v_parts} launches" if t.v_parts > 1 else ""
-        how += ", P staged" if t.p_stage else ""
         return (f"attn-select MLA decode kernel ({t.block_h} heads x {t.block_n} keys per tile, "
                 f"{t.num_stages} stages, {t.num_warps} warps{how}, {splits}, {cache}, page {plan.batch.page_size})")
 
     def close(self) -> None:
         self._workspace = None
         self._q_stage = None
-        self._pst = None
 
 
 def _out_of_resources(e: BaseException) -> bool:

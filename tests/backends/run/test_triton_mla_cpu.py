@@ -215,39 +215,20 @@ CASES = {
         dict(num_splits=2, tiles=MLATiles(64, 32, 5, 8, 1, 256))),
     "rank 96 + rope 24 (padded dims), 2 splits": (
         MLAParams(16, 96, 24, 0.1), [45, 30], 16, "bfloat16", dict(num_splits=2)),
-    # output dims in two launches (each half the accumulator, the scores twice)
-    "128 heads in one 128-row group, output dims in 2 launches, 3 splits": (
-        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [75, 40], 64, "bfloat16",
-        dict(num_splits=3, tiles=MLATiles(128, 32, 3, 8, 1, 256, v_parts=2))),
-    "output dims in 2 launches, one split (written directly), 16 heads in a 64-row group, page 16": (
-        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [70, 5], 16, "bfloat16",
-        dict(num_splits=1, tiles=MLATiles(64, 32, 7, 4, 1, 256, v_parts=2))),
-    "fp8 cache scaled 0.5, output dims in 2 launches (staged query), 2 splits": (
-        MLAParams(128, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [90, 33], 64, "fp8",
-        dict(num_splits=2, tiles=MLATiles(128, 32, 5, 8, 1, 256, v_parts=2))),
-    "rank 96 + rope 24 (padded dims), output dims in 2 launches, 2 splits": (
-        MLAParams(32, 96, 24, 0.1), [45, 30], 16, "bfloat16",
-        dict(num_splits=2, tiles=MLATiles(64, 16, 3, 4, 1, 256, v_parts=2))),
-    # P and the rescale factor through memory (the score dot no longer chained to the value dot)
-    "128 heads, P staged, 3 splits": (
-        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [150, 40], 64, "bfloat16",
-        dict(num_splits=3, tiles=MLATiles(64, 32, 7, 8, 1, 256, p_stage=True))),
-    "fp8 cache scaled 0.5, P staged with a staged query, one split": (
-        MLAParams(64, 512, 64, DEEPSEEK_SCALE, kv_scale=0.5), [130, 20], 64, "fp8",
-        dict(num_splits=1, tiles=MLATiles(64, 32, 5, 8, 1, 256, p_stage=True))),
-    "P staged, output dims in 2 launches, page 16, 2 splits": (
-        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [90, 33], 16, "bfloat16",
-        dict(num_splits=2, tiles=MLATiles(64, 32, 5, 4, 1, 256, v_parts=2, p_stage=True))),
-    # pages smaller than the tile: one block-table vector per tile, or one entry per key
+    # tiles of whole pages: the tile's block-table entries read as one vector
     "page 16 under 64-key tiles, block-table entries as a vector, 3 splits": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE), [200, 64, 17], 16, "bfloat16",
         dict(num_splits=3, tiles=MLATiles(16, 64, 5, 8, 1, 256))),
-    "page 16 under 64-key tiles, one block-table entry per key, 3 splits": (
-        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [200, 64, 17], 16, "bfloat16",
-        dict(num_splits=3, tiles=MLATiles(16, 64, 5, 8, 1, 256, page_vec=False))),
-    "fp8 cache scaled 2, page 8 under 32-key tiles (vector), value widened apart, 2 splits": (
+    "fp8 cache scaled 2, page 8 under 32-key tiles (vector), value loaded apart, 2 splits": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=2.0), [81, 30], 8, "fp8",
-        dict(num_splits=2, tiles=MLATiles(16, 32, 5, 4, 2, 256, widen_v=True))),
+        dict(num_splits=2, tiles=MLATiles(16, 32, 5, 4, 2, 256, split_v=True))),
+    "128 heads, page 32 under 64-key tiles (vector), 2 splits": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [100, 31], 32, "bfloat16",
+        dict(num_splits=2, tiles=MLATiles(64, 64, 3, 8, 1, 256))),
+    # pages that neither hold nor split into tiles: one entry per key
+    "page 24 under 32-key tiles (one entry per key), 2 splits": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [77, 40], 24, "bfloat16",
+        dict(num_splits=2, tiles=MLATiles(16, 32, 3, 4, 1, 256))),
 }
 
 
@@ -286,7 +267,7 @@ def test_mla_kernel_returns_the_log_sum_exp_split_or_not():
         want.append(torch.logsumexp(inp.q[r] @ kv.T * 0.2, dim=-1))
     want = torch.stack(want)
     for ns in (1, 3):
-        for tiles in (MLATiles(16, 16, 1, 4, 1, 256), MLATiles(16, 16, 3, 4, 1, 256, v_parts=2)):
+        for tiles in (MLATiles(16, 16, 1, 4, 1, 256), MLATiles(16, 32, 3, 4, 1, 256)):  # page 16: one page, two
             out = torch.full((2, 16, 64), float("nan"))
             lse = torch.full((2, 16), float("nan"))
             ad.run(ad.build(b, num_splits=ns, tiles=tiles), inp.q, cache, None, out, lse=lse)
