@@ -39,6 +39,7 @@ if [ -f $keep/fa2.so.xz ] && [ -f $keep/vllm/.done ] && [ ! -f $keep/vllm-fa2/.d
 [ -f $keep/vllm-fa2/.done ] && [ ! -e $keep/vllm/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so ] && \
   ln $keep/vllm-fa2/vllm/vllm_flash_attn/_vllm_fa2_C.abi3.so $keep/vllm/vllm/vllm_flash_attn/
 true
+[ -f .gpu-ray/ray-site.tar.xz ] && [ ! -f $keep/ray-site.tar.xz ] && cp .gpu-ray/ray-site.tar.xz $keep/  # carried whole
 if [ -f $keep/ray-site.tar.xz ] && [ ! -f $keep/ray/.done ]; then
   mkdir -p $keep/ray && tar -xJf $keep/ray-site.tar.xz -C $keep/ray && touch $keep/ray/.done; fi
 # the project, as a user installs it

@@ -224,6 +224,33 @@ def time_flashmla(batch, p: MLAParams, kv: str, dev, ceiling, seconds: float) ->
                 **_figures(us, mla_kv_bytes(batch, p, cdt.itemsize), mla_flops(batch, p), ceiling))
 
 
+# -- FLASH_ATTN_MLA (vLLM's FA3 build), the second peer ------------------------------
+
+
+def time_fa_mla(batch, p: MLAParams, kv: str, dev, ceiling, seconds: float) -> dict:
+    """vLLM's FLASH_ATTN_MLA through our adapter (its builder's metadata made
+    once, FA3's separate value input), checked like ours, then timed."""
+    from attn_select.backends.run.flashattn_mla import FlashAttnMLAAdapter
+
+    env = RunEnv(dev, torch.cuda.get_device_capability(dev) if dev.type == "cuda" else None, torch.bfloat16, kv)
+    ad = FlashAttnMLAAdapter(env, p)
+    missing = ad.unavailable()
+    if missing:
+        raise RuntimeError(missing)
+    chk = check_mla_decode(batch, p, dev, torch.bfloat16, kv, checks=2, seed=1, adapter=ad)
+    plan = ad.build(batch)
+    caches = _layer_caches(lambda: ad.alloc_cache(batch.num_pages, batch.page_size),
+                           batch.num_pages * batch.page_size * p.latent_dim * 2, dev)
+    inp = random_mla_inputs(batch, p, torch.bfloat16, torch.Generator().manual_seed(7))
+    out = torch.empty(batch.num_tokens, p.num_heads, p.kv_lora_rank, dtype=torch.bfloat16, device=dev)
+    us, us_min, method = _timed(lambda c: ad.run(plan, inp.q, c, None, out), caches, dev, seconds)
+    del caches
+    _free(dev)
+    return dict(backend="FLASH_ATTN_MLA (vLLM)", kernel=ad.kernel_name(plan), err=max(chk.errors),
+                tol=chk.tolerance, correct=chk.ok, min_us=round(us_min, 2), method=method,
+                **_figures(us, mla_kv_bytes(batch, p, 2), mla_flops(batch, p), ceiling))
+
+
 # -- the sweep --------------------------------------------------------------------
 
 
@@ -356,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=1.0, help="device time spent timing one row")
     ap.add_argument("--sweep", action="store_true", help="also time other tiles / split counts")
     ap.add_argument("--max-seconds", type=float, default=540.0, help="stop sweeping after this long")
-    ap.add_argument("--no-peer", action="store_true", help="skip FlashMLA")
+    ap.add_argument("--no-peer", action="store_true", help="skip both peers")
+    ap.add_argument("--no-flashmla", action="store_true", help="skip FlashMLA (it takes page 64 only)")
     ap.add_argument("--precompile", type=int, default=0, metavar="N",
                     help="compile every launch first in N parallel processes (GPU only)")
     ap.add_argument("--out", default=os.environ.get("OUT", ""), help="directory for mla_bench.json")
@@ -390,10 +418,13 @@ def main(argv: list[str] | None = None) -> int:
             head["copy_ceiling_tbs"] = round(ceiling / 1e12, 3)
         except Exception as e:
             fail("copy ceiling", e)
+    from attn_select.backends.run import mla_kernel
+
+    head["kernel_source"] = mla_kernel.__file__  # which checkout's kernel ran
     log(json.dumps(head))
     if cuda and a.precompile > 0:
         precompile(a, a.precompile)
-    peer_missing = None if not a.no_peer else "skipped (--no-peer)"
+    peer_missing = None if not (a.no_peer or a.no_flashmla) else "skipped (--no-peer / --no-flashmla)"
     if peer_missing is None:
         peer_missing = flashmla_unavailable()
     if peer_missing:
@@ -428,6 +459,18 @@ def main(argv: list[str] | None = None) -> int:
                         f"err {peer['err']:.1e}")
                 except Exception as e:
                     rows.append({**shape, **fail(f"FlashMLA {h} heads {kv}", e)})
+            # vLLM's FA3 MLA path takes no fp8 cache; on the CPU smoke run it has no
+            # call path to show (its fakes are tests/backends/run/test_mla_vendor_fakes.py)
+            if cuda and not a.no_peer and not kv.startswith("fp8"):
+                try:
+                    peer = time_fa_mla(batch, p, kv, dev, ceiling, a.seconds)
+                    if mine is not None:
+                        peer["ours_over_peer_speed"] = round(peer["us"] / mine["us"], 3)
+                    rows.append({**shape, **peer})
+                    log(f"FA3 MLA {h} heads {kv}: {peer['us']} us {peer['tbs']} TB/s {peer['tflops']} TFLOP/s "
+                        f"err {peer['err']:.1e}")
+                except Exception as e:
+                    rows.append({**shape, **fail(f"FLASH_ATTN_MLA {h} heads {kv}", e)})
             if a.sweep:
                 for r in run_sweep(batch, p, kv, dev, ceiling, a.seconds, t_end):
                     sweeps.append({**shape, **r})
@@ -465,9 +508,7 @@ def _print_table(head: dict, rows: list[dict], sweeps: list[dict]) -> None:
     ok = [s for s in sweeps if "us" in s and s.get("correct")]
     for key in sorted({(s["heads"], s["kv"]) for s in ok}):
         best = min((s for s in ok if (s["heads"], s["kv"]) == key), key=lambda s: s["us"])
-        t = best["tiles"]
-        print(f"best swept {key[0]} heads {key[1]}: MLATiles({t['block_h']}, {t['block_n']}, {t['num_stages']}, "
-              f"{t['num_warps']}, {t['ctas_per_sm']}, {t['min_split_tokens']}, split_v={t['split_v']}) "
+        print(f"best swept {key[0]} heads {key[1]}: {MLATiles(**best['tiles'])} "
               f"splits {best['splits']}: {best['us']} us {best['tbs']} TB/s {best['tflops']} TFLOP/s")
 
 

@@ -28,7 +28,10 @@ H200, 16 heads per rank (DeepSeek-V3 at tp 8) is memory-bound and 128 heads
 - **Any page size.** Each key's page comes from the block table inside the
   loop (pages may lie anywhere in the pool). When a tile can never cross a
   page (PAGE a multiple of BLOCK_N; tiles start at multiples of BLOCK_N) one
-  block-table entry is read per tile instead of one per key.
+  block-table entry is read per tile; when it spans whole pages (BLOCK_N a
+  multiple of PAGE) its BLOCK_N / PAGE entries are read as one vector (page
+  16 under 64-key tiles: 4 entries, not 64, and a quarter of the address
+  work: 63.8 -> 51.2 us on the H200); otherwise one entry per key.
 - **fp8 cache.** vLLM stores ``latent / k_scale`` in e4m3. The dots run
   in fp16: an e4m3 tile widens to fp16 exactly in one instruction per pair
   (to bf16 it took several per element, and that conversion bound the fp8
@@ -70,14 +73,25 @@ LOG2E = tl.constexpr(1.4426950408889634)
 
 @triton.jit
 def _tile_rows(bt_row, t0, n_off, last, stride_kp, stride_kt, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Cache offsets of the keys of the tile starting at key ``t0``. One
-    block-table read per tile when a tile never crosses a page (PAGE a
-    multiple of BLOCK_N; tiles start at multiples of BLOCK_N), else one per
-    key. Positions are clamped to ``last`` (the last key of the split) so
-    every read stays in the request's block-table row."""
+    """Cache offsets of the keys of the tile starting at key ``t0`` (tiles
+    start at multiples of BLOCK_N). A tile within one page (PAGE a multiple
+    of BLOCK_N): one block-table read. A tile of whole pages (BLOCK_N a
+    multiple of PAGE, e.g. page 16 under 64-key tiles): its BLOCK_N / PAGE
+    entries as one short vector, each key picking its page from it.
+    Otherwise one read per key. Pages are clamped to the one of ``last``
+    (the last key of the split) so every read stays in the request's
+    block-table row."""
     if PAGE % BLOCK_N == 0:
         page = tl.load(bt_row + tl.minimum(t0, last) // PAGE).to(tl.int64)
         return page * stride_kp + (t0 % PAGE + n_off) * stride_kt
+    elif BLOCK_N % PAGE == 0:
+        NP: tl.constexpr = BLOCK_N // PAGE
+        j = tl.arange(0, NP)
+        pages = tl.load(bt_row + tl.minimum(t0 // PAGE + j, last // PAGE))
+        # a select, not a reshape of [NP, PAGE] offsets: Triton 3.6 pipelines
+        # no load whose addresses pass through a reshape
+        mine = tl.sum(tl.where((n_off // PAGE)[:, None] == j[None, :], pages[None, :], 0), 1)
+        return mine.to(tl.int64) * stride_kp + (n_off % PAGE) * stride_kt
     else:
         pages = tl.load(bt_row + tl.minimum(t0 + n_off, last) // PAGE).to(tl.int64)
         return pages * stride_kp + ((t0 + n_off) % PAGE) * stride_kt

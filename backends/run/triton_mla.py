@@ -116,7 +116,10 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
 # 16-bit cache: 64-key tiles, 8 warps, num_stages 5 = two 72 KiB buffers,
 # one tile in flight while the dots read the other; 164 KiB, one program
 # per SM, 4 splits: 49.5 us, 3.05 TB/s. Two programs per SM with 32-key
-# tiles (8 splits) ran 51.0; 3 buffers of 32 keys at 4 warps 56.0.
+# tiles (8 splits) ran 51.0; 3 buffers of 32 keys at 4 warps 56.0. The
+# same entry at page 16 (`run`'s default; four pages a tile, their
+# block-table entries read as one vector): 51.2 us, 2.95 TB/s (one entry
+# per key: 63.8).
 #
 # fp8 cache: 32-key tiles with the value loaded apart (two 34 KiB buffers),
 # 4 warps, two programs per SM, 8 splits: 57.6 us. Deeper pipelines (three
@@ -124,7 +127,10 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
 # bytes in flight are not the limit; the likely one is the value dot's
 # operand, gathered byte by byte from the 8-bit tile in shared memory
 # (mma.sync wants pairs along the key axis: 128 byte loads per warp per
-# 32-key tile in the SASS). Still slower than the 16-bit cache.
+# 32-key tile in the SASS). Still slower than the 16-bit cache. Widening
+# the value tile to fp16 by an opaque conversion, so that Triton reads it
+# back with ldmatrix.trans instead of byte by byte, lost: 72-125 us (the
+# extra shared-memory round trip and barrier per tile cost more).
 #
 # 32 heads: 32-key tiles, 2 buffers, 8 warps (not measured on the H200).
 #
@@ -135,7 +141,11 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
 # bound by shared memory. 32-key tiles, num_stages 7 = 4 buffers (two in
 # flight), 216 KiB: 174 us; 64-key tiles fit only 2 buffers (no tile in
 # flight): 189. fp8 cache: 64-key tiles, two fp8 buffers and the fp16 copy
-# the dots read, 216 KiB: 189 us.
+# the dots read, 216 KiB: 189 us. Measured and lost on the H200 (code in
+# git history, numbers in BENCHMARKS.md): 128-row groups with the output
+# dims in two launches (177-248 us: the scores computed twice again), P
+# staged through memory so the score dot spreads over both warpgroups
+# (216-296 us: the round trip costs more than the halved score work).
 TILES: dict[tuple[int, int], MLATiles] = {
     (16, 2): MLATiles(16, 64, 5, 8, 1, 256),
     (16, 1): MLATiles(16, 32, 5, 4, 2, 256, split_v=True),

@@ -215,6 +215,20 @@ CASES = {
         dict(num_splits=2, tiles=MLATiles(64, 32, 5, 8, 1, 256))),
     "rank 96 + rope 24 (padded dims), 2 splits": (
         MLAParams(16, 96, 24, 0.1), [45, 30], 16, "bfloat16", dict(num_splits=2)),
+    # tiles of whole pages: the tile's block-table entries read as one vector
+    "page 16 under 64-key tiles, block-table entries as a vector, 3 splits": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [200, 64, 17], 16, "bfloat16",
+        dict(num_splits=3, tiles=MLATiles(16, 64, 5, 8, 1, 256))),
+    "fp8 cache scaled 2, page 8 under 32-key tiles (vector), value loaded apart, 2 splits": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=2.0), [81, 30], 8, "fp8",
+        dict(num_splits=2, tiles=MLATiles(16, 32, 5, 4, 2, 256, split_v=True))),
+    "128 heads, page 32 under 64-key tiles (vector), 2 splits": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [100, 31], 32, "bfloat16",
+        dict(num_splits=2, tiles=MLATiles(64, 64, 3, 8, 1, 256))),
+    # pages that neither hold nor split into tiles: one entry per key
+    "page 24 under 32-key tiles (one entry per key), 2 splits": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE), [77, 40], 24, "bfloat16",
+        dict(num_splits=2, tiles=MLATiles(16, 32, 3, 4, 1, 256))),
 }
 
 
@@ -253,10 +267,12 @@ def test_mla_kernel_returns_the_log_sum_exp_split_or_not():
         want.append(torch.logsumexp(inp.q[r] @ kv.T * 0.2, dim=-1))
     want = torch.stack(want)
     for ns in (1, 3):
-        out = torch.full((2, 16, 64), float("nan"))
-        lse = torch.full((2, 16), float("nan"))
-        ad.run(ad.build(b, num_splits=ns, tiles=MLATiles(16, 16, 1, 4, 1, 256)), inp.q, cache, None, out, lse=lse)
-        assert torch.allclose(lse, want, atol=1e-4), ns
+        for tiles in (MLATiles(16, 16, 1, 4, 1, 256), MLATiles(16, 32, 3, 4, 1, 256)):  # page 16: one page, two
+            out = torch.full((2, 16, 64), float("nan"))
+            lse = torch.full((2, 16), float("nan"))
+            ad.run(ad.build(b, num_splits=ns, tiles=tiles), inp.q, cache, None, out, lse=lse)
+            assert torch.allclose(lse, want, atol=1e-4), (ns, tiles)
+            assert relative_error(out, reference_mla_attention(inp.q, cache, b, p)) < TIGHT, (ns, tiles)
 
 
 @needs_interpreter
