@@ -12,8 +12,8 @@ K=${KEEP:-/root/keep}; B=$K/bundle; mkdir -p $B $K/tunecache
 [ -d .gpu-drv/tunecache ] && cp -rn .gpu-drv/tunecache/. $K/tunecache/  # points measured by an earlier call
 export PYTHONPATH=$VLLM_SITE:$PYTHONPATH  # vLLM's FA3 build installed, as with vLLM installed
 el "doctor"
-timeout 60 attn-select doctor > $B/doctor.txt 2>&1; echo "doctor exit $?" >> $B/doctor.txt
-timeout 60 attn-select doctor --format json > $B/doctor.json 2> $B/doctor.json.err
+timeout 300 attn-select doctor > $B/doctor.txt 2>&1; echo "doctor exit $?" >> $B/doctor.txt
+timeout 300 attn-select doctor --format json > $B/doctor.json 2> $B/doctor.json.err
 el "ray"
 timeout 60 python3 -m ray.scripts.scripts start --head --port=6379 --num-gpus=1 --include-dashboard=false --disable-usage-stats > $B/ray-start.log 2>&1
 RAY_ADDRESS=127.0.0.1:6379 timeout 100 attn-select run llama-3.1-8b --ray auto --shapes decode --backend FLASH_ATTN,TRITON_ATTN --no-timing > $B/ray-run.txt 2>&1

@@ -18,14 +18,12 @@ from __future__ import annotations
 import __future__
 import ast
 import itertools
-import os
 import sys
 import types
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
-from pathlib import Path
 from types import SimpleNamespace as NS
 
 import pytest
@@ -43,8 +41,9 @@ from attn_select.selector.config import (
     is_quantized_kv_cache,
 )
 from attn_select.selector.validate import check
+from tests.vllm_source import vllm_source
 
-SRC = Path(os.environ.get("ATTN_SELECT_VLLM_SRC", "/work/vllm-src")) / "vllm"
+SRC = vllm_source()
 pytestmark = [
     pytest.mark.vllm,
     pytest.mark.skipif(not (SRC / "v1/attention/backends/flash_attn.py").exists(),

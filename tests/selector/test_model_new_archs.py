@@ -5,15 +5,15 @@ the dropped-architecture table against vLLM's registry source."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
 from attn_select.selector.errors import UserError
 from attn_select.selector.model import model_facts
 from attn_select.selector.model.vllm_registry import _DROPPED, TRANSFORMERS_BACKEND
+from tests.vllm_source import vllm_source
 
-VLLM_REGISTRY = Path("/work/vllm-src/vllm/model_executor/models/registry.py")
+VLLM_REGISTRY = vllm_source() / "model_executor/models/registry.py"
 
 
 def _gemma4_text(**fields) -> dict:

@@ -6,24 +6,16 @@ absent (ATTN_SELECT_VLLM_SRC: the folder that holds ``vllm/``)."""
 from __future__ import annotations
 
 import ast
-import os
-from pathlib import Path
 
 import pytest
 
 from attn_select.selector.config import KV_CACHE_DTYPES
 from attn_select.selector.overrides import ATTENTION_CONFIG_FIELDS
 from attn_select.selector.vllm_names import VLLM_ATTENTION_CONFIG_FIELDS, VLLM_DTYPES
+from tests.vllm_source import vllm_source
 
 
-def _source_root() -> Path:
-    for root in (os.environ.get("ATTN_SELECT_VLLM_SRC"), "/work/vllm-src", "/tmp/vsrc"):
-        if root and (Path(root) / "vllm" / "config" / "attention.py").exists():
-            return Path(root) / "vllm"
-    return Path("/nonexistent")
-
-
-SRC = _source_root()
+SRC = vllm_source()
 pytestmark = [pytest.mark.vllm,
               pytest.mark.skipif(not SRC.exists(), reason="vLLM source tree not found")]
 
