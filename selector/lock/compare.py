@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attn_select.selector.explain import ENGINE, ENGINE_VERSION
-from attn_select.selector.lock.lockfile import LockDeployment, Lockfile, LockGroup, SGLangLock
+from attn_select.selector.lock.lockfile import CANDIDATE_FIELDS, LockDeployment, Lockfile, LockGroup, SGLangLock
 from attn_select.selector.lock.yamlmarks import Loc
 
 
@@ -40,7 +40,7 @@ SGLANG_CASE = "sglang"
 def show_value(field: str, value: Any) -> str:
     if value is None:
         return "null"
-    if field.startswith("candidates.") and isinstance(value, list):
+    if field.partition(".")[0] in CANDIDATE_FIELDS and isinstance(value, list):
         return "valid" if not value else "invalid (" + "; ".join(value) + ")"
     if isinstance(value, list):
         return "[" + ", ".join(str(v) for v in value) + "]"
@@ -83,8 +83,8 @@ def compare_group(deployment: str, locked: LockGroup, new: LockGroup, loc: Loc) 
     lists, texts exactly."""
     out: list[Diff] = []
     for name in locked.present():
-        if name == "candidates":
-            out += _compare_candidates(deployment, locked, new, loc)
+        if name in CANDIDATE_FIELDS:
+            out += _compare_candidates(deployment, locked, new, loc, name)
             continue
         old_v, new_v = getattr(locked, name), getattr(new, name)
         if old_v != new_v:
@@ -93,16 +93,16 @@ def compare_group(deployment: str, locked: LockGroup, new: LockGroup, loc: Loc) 
     return out
 
 
-def _compare_candidates(deployment: str, locked: LockGroup, new: LockGroup, loc: Loc) -> list[Diff]:
+def _compare_candidates(deployment: str, locked: LockGroup, new: LockGroup, loc: Loc, field: str) -> list[Diff]:
     out: list[Diff] = []
-    old_c, new_c = locked.candidates or {}, new.candidates or {}
-    base = loc + ("candidates",)
+    old_c, new_c = getattr(locked, field) or {}, getattr(new, field) or {}
+    base = loc + (field,)
     for name in list(old_c) + [n for n in new_c if n not in old_c]:
         old_r, new_r = old_c.get(name, ABSENT), new_c.get(name, ABSENT)
         if old_r != new_r:
-            out.append(Diff(deployment, locked.group, f"candidates.{name}", old_r, new_r, base + (name,)))
+            out.append(Diff(deployment, locked.group, f"{field}.{name}", old_r, new_r, base + (name,)))
     if set(old_c) == set(new_c) and list(old_c) != list(new_c):
-        out.append(Diff(deployment, locked.group, "candidates (priority order)", list(old_c), list(new_c), base))
+        out.append(Diff(deployment, locked.group, f"{field} (priority order)", list(old_c), list(new_c), base))
     return out
 
 

@@ -212,6 +212,12 @@ def lock_groups(report: Explanation) -> tuple[LockGroup, ...]:
     out = []
     for g in report.groups:
         sel = g.selection
+        pre = g.mla_prefill
+        prefill = {} if pre is None or pre.skipped is not None else dict(
+            mla_prefill_backend=pre.selected,
+            mla_prefill_error=pre.error,
+            mla_prefill_candidates={c.name: list(c.reasons) for c in pre.candidates},
+        )
         out.append(
             LockGroup(
                 group=g.name,
@@ -220,6 +226,7 @@ def lock_groups(report: Explanation) -> tuple[LockGroup, ...]:
                 error=sel.error,
                 warning=sel.warning,
                 candidates={c.name: list(c.reasons) for c in sel.candidates},
+                **prefill,
             )
         )
     return tuple(out)

@@ -24,7 +24,10 @@ LOCK_SCHEMA = "attn-select.lock/1"
 # --- lockfile -------------------------------------------------------------------
 
 # Fields of a lock group compared by ``check`` when present, in file order.
-GROUP_FIELDS = ("selected", "flash_attn_version", "error", "warning", "candidates")
+GROUP_FIELDS = ("selected", "flash_attn_version", "error", "warning", "candidates",
+                "mla_prefill_backend", "mla_prefill_error", "mla_prefill_candidates")
+# The candidate maps (backend -> reasons, priority order): compared name by name.
+CANDIDATE_FIELDS = ("candidates", "mla_prefill_candidates")
 
 
 def _backend_name(value: Any) -> Any:
@@ -52,6 +55,11 @@ class LockGroup(BaseModel):
     error: Optional[str] = None
     warning: Optional[str] = None
     candidates: Optional[dict[BackendName, list[str]]] = None  # backend -> reasons, priority order
+    # MLA groups whose layers ask for one: vLLM's second decision, the MLA prefill backend
+    # (MLAPrefillBackendEnum names). Absent from other groups, and from locks written before it.
+    mla_prefill_backend: Optional[str] = None
+    mla_prefill_error: Optional[str] = None
+    mla_prefill_candidates: Optional[dict[str, list[str]]] = None
 
     def present(self) -> tuple[str, ...]:
         return tuple(f for f in GROUP_FIELDS if f in self.model_fields_set)

@@ -48,8 +48,39 @@ def test_lock_embeds_inputs_and_every_group_field(tmp_path, capsys):
     for d, s in zip(doc["deployments"], source):
         assert d["inputs"] == {k: v for k, v in s.items() if k != "name"}
         for g in d["groups"]:
-            assert list(g) == ["group", "selected", "flash_attn_version", "error", "warning", "candidates"]
+            fields = ["group", "selected", "flash_attn_version", "error", "warning", "candidates"]
+            if g["selected"] is not None and g["selected"].endswith("MLA"):  # dense MLA: the prefill choice too
+                fields += ["mla_prefill_backend", "mla_prefill_error", "mla_prefill_candidates"]
+                assert all(isinstance(r, list) for r in g["mla_prefill_candidates"].values())
+            assert list(g) == fields
             assert all(isinstance(r, list) for r in g["candidates"].values())
+    assert any("mla_prefill_backend" in g for d in doc["deployments"] for g in d["groups"])
+
+
+def test_a_changed_mla_prefill_choice_fails_check_and_an_old_lock_without_it_passes(tmp_path, capsys):
+    deployments = tmp_path / "d.yaml"
+    deployments.write_text("deployments:\n  - name: dsv3\n    model: deepseek-v3\n    device: b200\n")
+    lock = tmp_path / "x.lock"
+    assert run(capsys, "lock", deployments, "-o", lock)[0] == 0
+    text = lock.read_text()
+    doc = yaml.safe_load(text)
+    (group,) = doc["deployments"][0]["groups"]
+    chosen = group["mla_prefill_backend"]
+    assert chosen is not None and chosen in group["mla_prefill_candidates"]
+    # another choice locked: check names the field and both values
+    other = next(n for n in group["mla_prefill_candidates"] if n != chosen)
+    lock.write_text(text.replace(f"mla_prefill_backend: {chosen}", f"mla_prefill_backend: {other}"))
+    rc, out, _ = run(capsys, "check", lock)
+    assert rc == 1 and f"mla_prefill_backend   {other} -> {chosen}" in out
+    # a lock written before the field existed: nothing to compare, still ok
+    doc_old = yaml.safe_load(text)
+    for d in doc_old["deployments"]:
+        for g in d["groups"]:
+            for f in ("mla_prefill_backend", "mla_prefill_error", "mla_prefill_candidates"):
+                g.pop(f, None)
+    lock.write_text(yaml.safe_dump(doc_old, sort_keys=False))
+    rc, out, _ = run(capsys, "check", lock)
+    assert rc == 0, out
 
 
 def test_example_lockfile_is_current(capsys):
