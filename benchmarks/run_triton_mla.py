@@ -408,7 +408,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import vllm
 
-        head["vllm"] = vllm.__version__
+        # the device pack's stand-in vllm package (pack-vllm-kernels.sh) has kernels, no version
+        head["vllm"] = getattr(vllm, "__version__", "kernels only (no version: the device pack's stand-in)")
     except Exception as e:
         head["vllm"] = f"not importable ({type(e).__name__})"
     ceiling = None
