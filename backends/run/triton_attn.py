@@ -37,17 +37,38 @@ class KernelConfig:
     small_n: int
     small_stages: int
     num_warps: int
-    target_programs: int  # split decode contexts until about this many programs run
+    target_programs: int  # split decode contexts while the programs stay within this many
     min_split_tokens: int  # never cut a split shorter than this
 
 
-# Chosen from the sweep in benchmarks/run_triton_sweep.py on an H200 (see BENCHMARKS.md).
-DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=128, small_stages=2,
-                             num_warps=4, target_programs=132 * 4, min_split_tokens=256)
-PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=3, small_m=0, small_n=0, small_stages=0,
+# The table, from the sweep in benchmarks/run_triton_sweep.py on an H200
+# (Llama-3.1-8B heads, page 16; BENCHMARKS.md "Triton sweep"). What it rests on:
+# - Triton 3.6 pipelines the block-table load ahead of the K/V loads it
+#   addresses, and the two share the stages: 2-4 stages leave K/V one buffer
+#   and every copy is waited on right after it is issued; 5 stages give two
+#   buffers and real overlap (benchmarks/triton_attn_aot_report.py shows both).
+# - Decode is one wave: 16x64 tiles at 5 stages take 72 KB of shared memory,
+#   three programs an SM, 396 slots; 32 requests x 8 KV heads = 256 programs
+#   fit without a split (no merge kernel: 131 us), where 2 splits (512
+#   programs, 1.3 waves) took 170 us and 3 splits 147 us. So the split count
+#   is the most that keeps the decode programs within ``target_programs``
+#   (the slots), and a small batch is cut until it fills them.
+# - fp8: 16x128 tiles at 5 stages (the same 75 KB: half the bytes a key),
+#   one split: 109 us against 126 us for the 2-stage, 3-split entry before.
+# - Prefill: 128-row tiles (32 tokens x 4 heads), 64 keys, 5 stages (3 K/V
+#   buffers, 132 KB), 8 warps (two wgmma warpgroups): 155 us on 4 x 512 on
+#   1024, 1572 us on 1 x 8192 (128x128 at 3 stages: 174 / 1696 us; 7 stages
+#   gained 1% on 8192 and lost 2% on 512).
+# - Mixed: 64x64 prefill tiles and 16x64 decode tiles in one launch, both 5
+#   stages (302 us against 327 us at 3), decodes cut in 3.
+DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=5,
+                             num_warps=4, target_programs=132 * 3, min_split_tokens=256)
+FP8_DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=128, small_stages=5,
+                                 num_warps=4, target_programs=132 * 3, min_split_tokens=256)
+PREFILL_CONFIG = KernelConfig(block_m=128, block_n=64, num_stages=5, small_m=0, small_n=0, small_stages=0,
                               num_warps=8, target_programs=132 * 4, min_split_tokens=512)
-MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=3, small_m=16, small_n=64, small_stages=3,
-                            num_warps=4, target_programs=132 * 4, min_split_tokens=256)
+MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=5, small_m=16, small_n=64, small_stages=5,
+                            num_warps=4, target_programs=256 * 3, min_split_tokens=256)
 
 
 @dataclass
@@ -80,10 +101,15 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     """Host arithmetic of ``build``: the work list and merge list (CPU int32 tensors).
 
     A request with at most ``small_q`` new tokens (a decode) is one small query
-    block, cut into KV splits until the decode part of the grid alone has about
-    ``target_programs`` programs; a longer request gets one item per query
+    block, cut into the most KV splits that keep the decode part of the grid
+    within ``target_programs`` programs (one wave of resident programs: a
+    partly filled second wave costs more than the split saves); a longer request gets one item per query
     block of ``block_q`` tokens (split only when it is a single block and the
-    whole grid is too small). Items of a request are block-major, split-minor.
+    whole grid is too small). Items of a request are block-major, split-minor,
+    the blocks last first: under the causal mask a request's last block has
+    the most keys, and launching the longest programs first keeps them out
+    of the grid's tail (1 x 8192 from empty: 32-token blocks from 32 to 8192
+    keys each).
 
     Plain Python over the requests: a step has tens to hundreds of them, and
     a torch CPU op costs microseconds of dispatch each; as ~30 tensor ops the
@@ -96,14 +122,14 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     small = [small_q > 0 and q <= small_q for q in ql]
     n_blocks = [1 if sm else -(-q // bq) for q, sm in zip(ql, small)]
     base = (sum(small) if any(small) else sum(n_blocks)) * num_kv_heads
-    cap = min(max(1, -(-cfg.target_programs // max(1, base))), max_splits)
+    cap = min(max(1, cfg.target_programs // max(1, base)), max_splits)
     nsplit = [max(1, min(cap, -(-n // cfg.min_split_tokens))) if (sm or nb == 1) else 1
               for n, sm, nb in zip(sl, small, n_blocks)]
     # partial rows: every token of a split request gets one, requests in order
     split_q = [q if ns > 1 else 0 for q, ns in zip(ql, nsplit)]
     part_base = [0, *accumulate(split_q)]
     items = [(r, b * block_q, sp, ns, part_base[r])
-             for r, (nb, ns) in enumerate(zip(n_blocks, nsplit)) for b in range(nb) for sp in range(ns)]
+             for r, (nb, ns) in enumerate(zip(n_blocks, nsplit)) for b in reversed(range(nb)) for sp in range(ns)]
     cols = [array("i", c) for c in zip(*items)] if items else [array("i")] * 5
     work = _int32(cols[0] + cols[1] + cols[2] + cols[3] + cols[4]).view(5, -1)
     q_first = [0, *accumulate(ql)]
@@ -139,6 +165,18 @@ class TritonAttnAdapter(Adapter):
     def __init__(self, env, p, row=None):
         super().__init__(env, p, row)
         self.staging = HostStaging()
+        # the layer's per-tensor k / v scales of an fp8 cache (vLLM's _k_scale,
+        # _v_scale: 1.0 unless a checkpoint calibrates them); the cache holds
+        # x / scale, and the kernel reads the scales from device memory as
+        # vLLM's kernels do, so a graph capture does not bake them in
+        self.kv_scales = (1.0, 1.0)
+        self._scale_t: tuple[tuple[float, float], torch.Tensor] | None = None
+
+    def _scales(self, device: torch.device) -> torch.Tensor:
+        """[k_scale, v_scale] float32 on ``device``, made once per value."""
+        if self._scale_t is None or self._scale_t[0] != self.kv_scales or self._scale_t[1].device != device:
+            self._scale_t = (self.kv_scales, torch.tensor(self.kv_scales, dtype=torch.float32, device=device))
+        return self._scale_t[1]
 
     def choose(self, batch: Batch) -> KernelConfig:
         """Decode-only, prefill-only or mixed launch config for this batch."""
@@ -148,7 +186,7 @@ class TritonAttnAdapter(Adapter):
         g_pad = _next_pow2(self.p.group)
         small_q = max(1, max(DECODE_CONFIG.small_m, g_pad) // g_pad)
         if max(q_lens) <= small_q:
-            return DECODE_CONFIG
+            return FP8_DECODE_CONFIG if self.fp8_cache else DECODE_CONFIG
         if min(q_lens) > small_q:
             return PREFILL_CONFIG
         return MIXED_CONFIG
@@ -191,9 +229,12 @@ class TritonAttnAdapter(Adapter):
         pl = plan.part_l if plan.part_l is not None else dummy
         ps = plan.part_acc.stride()[:3] if plan.part_acc is not None else (0, 0, 0)
         w = plan.work
+        fp8 = k.element_size() == 1
+        scales = self._scales(q.device) if fp8 else dummy
         tk.paged_attention_kernel[(plan.num_items, p.num_kv_heads)](
             q, k, v, out, pa, pm, pl,
             b.block_table, b.seq_lens, b.query_start_loc, sinks if sinks is not None else dummy,
+            scales, scales[1:] if fp8 else dummy,
             w[0], w[1], w[2], w[3], w[4],
             q.stride(0), q.stride(1),
             k.stride(0), k.stride(1), k.stride(2),
@@ -208,7 +249,7 @@ class TritonAttnAdapter(Adapter):
             HAS_SOFTCAP=bool(p.soft_cap), HAS_WINDOW=p.sliding_window is not None, HAS_SINK=sinks is not None,
             BLOCK_Q=plan.block_q, BLOCK_N=cfg.block_n, NUM_STAGES=cfg.num_stages,
             SMALL_Q=plan.small_q, SMALL_N=cfg.small_n, SMALL_STAGES=cfg.small_stages,
-            DOT_F32=not q.is_cuda,
+            FP8_KV=fp8, DOT_F32=not q.is_cuda,
             num_warps=cfg.num_warps, num_stages=max(cfg.num_stages, cfg.small_stages),
         )
         if plan.num_split_tokens:

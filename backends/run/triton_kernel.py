@@ -14,9 +14,25 @@ each program takes one work item x one KV head:
   Blocks with one split write the final output directly.
 
 The block table is read inside the kernel: token position -> page index ->
-physical page, so pages can lie anywhere in the pool. Sliding window, soft
-cap and sinks (gpt-oss) are handled in the score path; causal alignment is
-bottom-right (the new tokens are the last ones of each sequence).
+physical page, so pages can lie anywhere in the pool. Each tile's page
+numbers are read in the iteration whose K/V loads they address, so Triton's
+pipeliner issues both ahead together. Sliding window, soft cap and sinks
+(gpt-oss) are handled in the score path; causal alignment is bottom-right
+(the new tokens are the last ones of each sequence).
+
+- **Two key loops.** Keys at or before the block's first query position are
+  visible to every row (no window): that part of the split runs without the
+  causal / in-sequence mask; only the tiles past it (the diagonal, the
+  split's ragged end) pay for the mask. With a sliding window every tile is
+  masked.
+- **fp8 cache.** vLLM stores ``x / k_scale`` (``x / v_scale``) in e4m3 or
+  e5m2, with per-tensor scales. The tiles are loaded as fp8 (half the bytes)
+  and the dots run in fp16: an fp8 tile widens to fp16 in one instruction per
+  pair, exactly (to bf16 it takes several per element: the bf16 dots made the
+  fp8 cache *slower* than a bf16 one on the H200). The query is scaled by a
+  power of two into fp16's range (exact; its inverse joins the score scale);
+  k_scale joins the softmax scale and v_scale the output, as vLLM's kernels
+  fold them, so dequantisation costs no multiply per element.
 
 Only ``attn_select.backends.run.triton_attn`` imports this module.
 """
@@ -26,7 +42,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-LOG2E = 1.4426950408889634
+# a constexpr global: jit code may read it (a plain float global it may not)
+LOG2E = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit
@@ -37,9 +54,65 @@ def _tanh(x):
 
 
 @triton.jit
+def _pow2_into_fp16_range(q):
+    """(2^e, 2^-e) with the tile's largest |q| times 2^e in [2^14, 2^15): the
+    query then sits in fp16's range with its bf16 bits intact (a power of two
+    scales exactly). From the float32 exponent field: no rounding of a log."""
+    amax = tl.max(tl.max(tl.abs(q.to(tl.float32)), 1), 0)
+    e_field = (amax.to(tl.int32, bitcast=True) >> 23) & 0xFF
+    e = tl.where(e_field == 0, 0, 141 - e_field)  # an all-zero (or subnormal) query: scale 1
+    e = tl.minimum(tl.maximum(e, -100), 100)
+    return ((e + 127) << 23).to(tl.float32, bitcast=True), ((127 - e) << 23).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
+             stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
+             HEAD: tl.constexpr, HEAD_V: tl.constexpr, PAGE: tl.constexpr, dot_dtype: tl.constexpr):
+    """K [BLOCK_N, HEAD_PAD] and V [BLOCK_N, HEAD_V_PAD] of the keys n0 + n_off,
+    in the dots' dtype (fp8: exact widening to fp16). Keys at or past ``end``
+    read as 0 (a stale page may hold NaN, and 0 * NaN would reach the output)."""
+    pos = n0 + n_off
+    in_seq = pos < end
+    page = tl.load(bt_row + pos // PAGE, mask=in_seq, other=0).to(tl.int64)
+    slot_k = page * stride_kp + (pos % PAGE) * stride_kt + kvh * stride_kh
+    slot_v = page * stride_vp + (pos % PAGE) * stride_vt + kvh * stride_vh
+    k = tl.load(k_ptr + slot_k[:, None] + d[None, :], mask=in_seq[:, None] & (d[None, :] < HEAD), other=0.0)
+    v = tl.load(v_ptr + slot_v[:, None] + dv[None, :], mask=in_seq[:, None] & (dv[None, :] < HEAD_V), other=0.0)
+    return pos, k.to(dot_dtype), v.to(dot_dtype)
+
+
+@triton.jit
+def _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_cap, window,
+                  HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, MASKED: tl.constexpr):
+    """Online-softmax update of the tile's rows with one tile of keys (scores
+    in the log2 domain: exp2 is the native instruction)."""
+    s = tl.dot(q, tl.trans(k))  # [BLOCK_M, BLOCK_N], fp32
+    if HAS_SOFTCAP:
+        s = soft_cap * _tanh(s * (score_scale / soft_cap)) * LOG2E
+    else:
+        s = s * (score_scale * LOG2E)
+    if MASKED:
+        visible = (pos < end)[None, :] & (pos[None, :] <= row_pos[:, None])
+        if HAS_WINDOW:
+            visible = visible & (pos[None, :] > row_pos[:, None] - window)
+        s = tl.where(visible, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row that sees no key yet
+    else:  # every key visible to every row: the maxima are finite
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        m_safe = m_new
+    alpha = tl.exp2(m_i - m_safe)
+    p = tl.exp2(s - m_safe[:, None])
+    l_i = l_i * alpha + tl.sum(p, 1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return m_new, l_i, acc
+
+
+@triton.jit
 def _attend_block(
     q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
-    block_table_ptr, sinks_ptr, work_part_ptr,
+    block_table_ptr, sinks_ptr, work_part_ptr, k_scale_ptr, v_scale_ptr,
     item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
     stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
     stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
@@ -48,7 +121,7 @@ def _attend_block(
     HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, HEAD_V: tl.constexpr, HEAD_V_PAD: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SINK: tl.constexpr,
-    NUM_STAGES: tl.constexpr, DOT_F32: tl.constexpr,
+    NUM_STAGES: tl.constexpr, FP8_KV: tl.constexpr, DOT_F32: tl.constexpr,
 ):
     """One (query block, KV split, KV head): the whole attention of that tile."""
     BLOCK_M: tl.constexpr = BLOCK_Q * G_PAD
@@ -64,7 +137,13 @@ def _attend_block(
     dv = tl.arange(0, HEAD_V_PAD)
     q_ptrs = q_ptr + (tok0 + row_tok)[:, None] * stride_qt + row_head[:, None] * stride_qh + d[None, :]
     q = tl.load(q_ptrs, mask=row_valid[:, None] & (d[None, :] < HEAD), other=0.0)
-    if DOT_F32:  # the CPU interpreter gets 16-bit tl.dot wrong: compute the dots in float32 there
+    score_scale = sm_scale
+    if FP8_KV:
+        # fp16 dots (see the module docstring): the query scaled into fp16's range
+        up, down = _pow2_into_fp16_range(q)
+        q = (q.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
+        score_scale = sm_scale * tl.load(k_scale_ptr) * down
+    elif DOT_F32:  # the CPU interpreter gets 16-bit tl.dot wrong: compute the dots in float32 there
         q = q.to(tl.float32)
 
     # Visible KV range of this block: [lo, hi), then this split's slice of it.
@@ -77,6 +156,11 @@ def _attend_block(
     span = tl.cdiv(tl.cdiv(hi - lo, nsplit), BLOCK_N) * BLOCK_N
     start = lo + split * span
     end = tl.minimum(start + span, hi)
+    # whole tiles every row sees in full: keys <= the block's first query position
+    if HAS_WINDOW:
+        full_end = start
+    else:
+        full_end = tl.maximum(start, start + (tl.minimum(end, ctx_len + q_first + 1) - start) // BLOCK_N * BLOCK_N)
 
     if HAS_SINK:
         sink = tl.load(sinks_ptr + row_head, mask=row_valid, other=float("-inf")).to(tl.float32)
@@ -91,35 +175,22 @@ def _attend_block(
         l_i = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_V_PAD], tl.float32)
 
-    qk_scale = sm_scale * 1.4426950408889634
     n_off = tl.arange(0, BLOCK_N)
     bt_row = block_table_ptr + req * stride_bt
-    for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
-        pos = n0 + n_off
-        in_seq = pos < end
-        page = tl.load(bt_row + pos // PAGE, mask=in_seq, other=0).to(tl.int64)
-        slot_k = page * stride_kp + (pos % PAGE) * stride_kt + kvh * stride_kh
-        slot_v = page * stride_vp + (pos % PAGE) * stride_vt + kvh * stride_vh
-        k = tl.load(k_ptr + slot_k[:, None] + d[None, :],
-                    mask=in_seq[:, None] & (d[None, :] < HEAD), other=0.0).to(q.dtype)
-        v = tl.load(v_ptr + slot_v[:, None] + dv[None, :],
-                    mask=in_seq[:, None] & (dv[None, :] < HEAD_V), other=0.0).to(q.dtype)
-        s = tl.dot(q, tl.trans(k))  # [BLOCK_M, BLOCK_N], fp32
-        if HAS_SOFTCAP:
-            s = soft_cap * _tanh(s * (sm_scale / soft_cap)) * 1.4426950408889634
-        else:
-            s = s * qk_scale
-        visible = in_seq[None, :] & (pos[None, :] <= row_pos[:, None])
-        if HAS_WINDOW:
-            visible = visible & (pos[None, :] > row_pos[:, None] - window)
-        s = tl.where(visible, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
-        alpha = tl.exp2(m_i - m_safe)
-        p = tl.exp2(s - m_safe[:, None])
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
-        m_i = m_new
+    for n0 in tl.range(start, full_end, BLOCK_N, num_stages=NUM_STAGES):
+        pos, k, v = _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
+                             stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
+                             HEAD, HEAD_V, PAGE, q.dtype)
+        m_i, l_i, acc = _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_cap, window,
+                                      HAS_SOFTCAP, HAS_WINDOW, False)
+    for n0 in tl.range(full_end, end, BLOCK_N, num_stages=NUM_STAGES):
+        pos, k, v = _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
+                             stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
+                             HEAD, HEAD_V, PAGE, q.dtype)
+        m_i, l_i, acc = _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_cap, window,
+                                      HAS_SOFTCAP, HAS_WINDOW, True)
+    if FP8_KV:
+        acc = acc * tl.load(v_scale_ptr)  # V = v_scale * stored value; the merge is linear in acc
 
     out_tok = tok0 + row_tok
     if nsplit == 1:
@@ -136,13 +207,11 @@ def _attend_block(
         tl.store(part_l_ptr + ml, l_i, mask=row_valid)
 
 
-
-
 @triton.jit
 def paged_attention_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr,
     part_acc_ptr, part_m_ptr, part_l_ptr,
-    block_table_ptr, seq_lens_ptr, query_start_ptr, sinks_ptr,
+    block_table_ptr, seq_lens_ptr, query_start_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
     work_req_ptr, work_qstart_ptr, work_split_ptr, work_nsplit_ptr, work_part_ptr,
     stride_qt, stride_qh,
     stride_kp, stride_kt, stride_kh,
@@ -159,6 +228,7 @@ def paged_attention_kernel(
     BLOCK_Q: tl.constexpr, BLOCK_N: tl.constexpr, NUM_STAGES: tl.constexpr,
     # small tiles (requests with <= SMALL_Q new tokens: decode); SMALL_Q == 0: none
     SMALL_Q: tl.constexpr, SMALL_N: tl.constexpr, SMALL_STAGES: tl.constexpr,
+    FP8_KV: tl.constexpr = False,  # the cache is fp8: k_scale_ptr / v_scale_ptr hold vLLM's per-tensor scales
     DOT_F32: tl.constexpr = False,  # True only under TRITON_INTERPRET (see _attend_block)
 ):
     """Grid (work items, KV heads). A request with at most SMALL_Q new tokens
@@ -180,43 +250,43 @@ def paged_attention_kernel(
     if SMALL_Q == 0:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
-            block_table_ptr, sinks_ptr, work_part_ptr,
+            block_table_ptr, sinks_ptr, work_part_ptr, k_scale_ptr, v_scale_ptr,
             item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
             stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, DOT_F32)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32)
     elif BLOCK_Q == 0:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
-            block_table_ptr, sinks_ptr, work_part_ptr,
+            block_table_ptr, sinks_ptr, work_part_ptr, k_scale_ptr, v_scale_ptr,
             item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
             stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, DOT_F32)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32)
     elif q_len <= SMALL_Q:  # runtime: this request is a decode
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
-            block_table_ptr, sinks_ptr, work_part_ptr,
+            block_table_ptr, sinks_ptr, work_part_ptr, k_scale_ptr, v_scale_ptr,
             item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
             stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, DOT_F32)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32)
     else:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
-            block_table_ptr, sinks_ptr, work_part_ptr,
+            block_table_ptr, sinks_ptr, work_part_ptr, k_scale_ptr, v_scale_ptr,
             item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
             stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, DOT_F32)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32)
 
 
 @triton.jit

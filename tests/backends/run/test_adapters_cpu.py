@@ -69,6 +69,81 @@ def test_triton_kernel_reads_an_fp8_cache():
     assert err < 2e-2
 
 
+# contexts longer than a 16-key tile: blocks get whole tiles before their first
+# query position, which the kernel runs without the causal mask
+LONG = Shape("mixed", decodes=2, decode_context=45, prefills=2, prefill_new=20, prefill_context=37)
+SMALL_TILES = dict(block_m=16, block_n=16, num_stages=1, small_m=16, small_n=16, small_stages=1, num_warps=4)
+
+
+def _check_scaled(p, shape, seed, kv_cache_dtype, scales, cfg=None):
+    """An fp8 cache holding x / scale (vLLM's per-tensor k / v scales): the
+    reference reads the stored values times the scales."""
+    from attn_select.backends.run.triton_attn import TritonAttnAdapter
+
+    env = RunEnv(torch.device("cpu"), None, torch.bfloat16, kv_cache_dtype)
+    a = TritonAttnAdapter(env, p)
+    a.kv_scales = scales
+    b = make_batch(shape, 4, "cpu", seed=seed, spare_pages=3)
+    gen = torch.Generator().manual_seed(seed)
+    cache = a.alloc_cache(b.num_pages, 4)
+    fill_random_(cache, gen)
+    k, v = a.kv_views(cache)
+    inp = random_inputs(b, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, torch.bfloat16, p.has_sink, gen)
+    write_new_tokens(k, v, b, inp)
+    plan = a.build(b, cfg)
+    out = torch.full_like(inp.q, float("nan"))
+    a.run(plan, inp.q, cache, inp.sinks, out)
+    assert not torch.isnan(out).any(), "unwritten output elements"
+    ref = reference_attention(inp.q, k.float() * scales[0], v.float() * scales[1], b, p, inp.sinks)
+    return relative_error(out, ref), plan
+
+
+@needs_interpreter
+@pytest.mark.parametrize("kv", ["fp8", "fp8_e5m2"])
+@pytest.mark.parametrize("pname", list(PARAMS))
+def test_triton_kernel_dequantizes_an_fp8_cache_with_its_scales(pname, kv):
+    """fp8 tiles widened in the kernel, k_scale in the score scale, v_scale in
+    the output: every path (split decode + merge, unmasked and masked key
+    loops, prefill blocks) with window / sinks / soft cap, scales far from 1."""
+    from attn_select.backends.run.triton_attn import KernelConfig
+
+    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8)
+    err, plan = _check_scaled(PARAMS[pname], LONG, 7, kv, (0.37, 2.5), cfg)
+    assert err < 2e-2
+    assert plan.max_splits > 1 and plan.num_split_tokens == 2
+
+
+@needs_interpreter
+def test_triton_kernel_scales_matter():
+    """The scales are applied: a kernel that ignored them would miss the reference by far."""
+    from attn_select.backends.run.triton_attn import KernelConfig
+
+    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8)
+    err, _ = _check_scaled(PARAMS["gqa"], SHAPES["decode"], 3, "fp8", (3.0, 0.5), cfg)
+    assert err < 2e-2
+    from attn_select.backends.run import triton_attn as ta
+
+    orig = ta.TritonAttnAdapter._scales
+    try:  # the same run with the scales left at 1.0 in the kernel
+        ta.TritonAttnAdapter._scales = lambda self, dev: torch.ones(2)
+        wrong, _ = _check_scaled(PARAMS["gqa"], SHAPES["decode"], 3, "fp8", (3.0, 0.5), cfg)
+    finally:
+        ta.TritonAttnAdapter._scales = orig
+    assert wrong > 0.3
+
+
+@needs_interpreter
+@pytest.mark.parametrize("pname", list(PARAMS))
+def test_triton_kernel_unmasked_key_tiles(pname):
+    """Long contexts: whole key tiles before a block's first query run without
+    the mask (bf16 activations in float32 here), the rest with it."""
+    from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
+
+    cfg = KernelConfig(**SMALL_TILES, target_programs=1, min_split_tokens=1 << 20)
+    err, plan = _check(TritonAttnAdapter, PARAMS[pname], LONG, seed=13, cfg=cfg)
+    assert err < 1e-4 and plan.num_split_tokens == 0
+
+
 def test_fill_random_draws_an_fp8_cache_with_and_without_a_generator():
     for gen in (None, torch.Generator().manual_seed(0)):
         t = fill_random_(torch.empty(64, 16, dtype=torch.float8_e4m3fn), gen)
@@ -90,6 +165,15 @@ def test_triton_kernel_default_configs(kind):
 
 
 @needs_interpreter
+def test_triton_kernel_fp8_decode_config():
+    """The fp8 cache's decode entry of the table, on an fp8 cache."""
+    from attn_select.backends.run.triton_attn import FP8_DECODE_CONFIG
+
+    err, plan = _check_scaled(PARAMS["window+sinks"], SHAPES["decode"], 4, "fp8", (0.8, 1.7))
+    assert err < 2e-2 and plan.cfg == FP8_DECODE_CONFIG
+
+
+@needs_interpreter
 def test_triton_kernel_unsplit_path():
     from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
 
@@ -108,10 +192,11 @@ def test_triton_work_list():
     seq = torch.tensor([40, 5, 30])
     work, red_tok, red_ns, max_s = plan_work(q_lens, seq, block_q=8, small_q=2, num_kv_heads=1, cfg=cfg)
     # the 2 decodes alone are 2 programs, 8 wanted: request 0 gets 4 splits (40 tokens / 10),
-    # request 1 one (5 tokens); request 2 (20 tokens > small_q) gets 3 query blocks of 8
+    # request 1 one (5 tokens); request 2 (20 tokens > small_q) gets 3 query blocks of 8, the last
+    # (longest under the causal mask) first
     assert work[0].tolist() == [0, 0, 0, 0, 1, 2, 2, 2]
     assert work[2].tolist() == [0, 1, 2, 3, 0, 0, 0, 0]
-    assert work[1].tolist() == [0, 0, 0, 0, 0, 0, 8, 16]
+    assert work[1].tolist() == [0, 0, 0, 0, 0, 16, 8, 0]
     assert red_tok.tolist() == [0] and red_ns.tolist() == [4] and max_s == 4
 
 
@@ -258,6 +343,24 @@ def test_runner_hands_each_timed_build_to_the_spread_timer_and_closes_it_after(m
     assert p.step_us == pytest.approx(p.build_us + 3 * p.per_layer_us)
 
 
+def test_triton_decode_table_keeps_the_decodes_in_one_wave():
+    """The table's decode entries on the Llama-3.1-8B decode (32 x 4096, 8 KV
+    heads): 256 programs fit the 396 slots, so no split and no merge kernel;
+    one request is cut until its programs fill them (bounded by 256-token
+    splits); the mixed entry cuts the same decodes in 3."""
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG, FP8_DECODE_CONFIG, MIXED_CONFIG, plan_work
+
+    for cfg in (DECODE_CONFIG, FP8_DECODE_CONFIG):
+        work, red_tok, _, max_s = plan_work([1] * 32, [4097] * 32, 0, 4, 8, cfg)
+        assert max_s == 1 and red_tok.numel() == 0 and work.shape[1] == 32
+        _, red_tok, _, max_s = plan_work([1], [4097], 0, 4, 8, cfg)
+        assert max_s == 17 and red_tok.tolist() == [0]  # 8 x 17 = 136 programs (of 396 allowed)
+        _, _, _, max_s = plan_work([1] * 8, [32769] * 8, 0, 4, 8, cfg)
+        assert max_s == 6  # 8 x 8 x 6 = 384 <= 396
+    _, _, _, max_s = plan_work([1] * 32 + [512] * 4, [4097] * 32 + [1536] * 4, 32, 4, 8, MIXED_CONFIG)
+    assert max_s == 3
+
+
 def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg, max_splits=64):
     """The work list as torch tensor arithmetic (how plan_work was first
     written): the definition the plain-Python plan_work must reproduce."""
@@ -265,7 +368,7 @@ def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg,
     n_blocks = torch.where(small, torch.ones_like(q_lens), (q_lens + max(block_q, 1) - 1) // max(block_q, 1))
     splittable = small | (n_blocks == 1)
     base = int(small.sum() if bool(small.any()) else n_blocks.sum()) * num_kv_heads
-    want = max(1, -(-cfg.target_programs // max(1, base)))
+    want = max(1, cfg.target_programs // max(1, base))
     by_len = (seq_lens + cfg.min_split_tokens - 1) // cfg.min_split_tokens
     nsplit = torch.where(splittable, by_len.clamp(max=min(want, max_splits)).clamp(min=1), torch.ones_like(n_blocks))
     items = n_blocks * nsplit
@@ -274,7 +377,8 @@ def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg,
     ns_item = nsplit[req]
     split_q = torch.where(nsplit > 1, q_lens, torch.zeros_like(q_lens))
     part_base = torch.cumsum(split_q, 0) - split_q
-    work = torch.stack([req, (within // ns_item) * block_q, within % ns_item, ns_item, part_base[req]])
+    block = n_blocks[req] - 1 - within // ns_item  # last block first
+    work = torch.stack([req, block * block_q, within % ns_item, ns_item, part_base[req]])
     red_req = torch.repeat_interleave(torch.arange(len(q_lens)), split_q)
     red_token = (torch.cumsum(q_lens, 0) - q_lens)[red_req] + torch.arange(int(split_q.sum())) - part_base[red_req]
     return work, red_token, nsplit[red_req], int(nsplit.max())
