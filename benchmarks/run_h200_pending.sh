@@ -21,11 +21,11 @@ echo "ray run exit $?" >> $B/ray-run.txt
 timeout 30 python3 -m ray.scripts.scripts stop --force > $B/ray-stop.log 2>&1
 el "tune llama"
 T="--cache-dir $K/tunecache --repeats 2 --workload decode:32x4096"
-timeout ${LLAMA_S:-190} attn-select tune llama-3.1-8b --batches 1,32,256 --contexts 1k,16k $T --format json > $B/tune-llama.json 2> $B/tune-llama.log
+timeout 400 attn-select tune llama-3.1-8b --batches 1,32,256 --contexts 1k,16k $T --max-seconds ${LLAMA_S:-190} --format json > $B/tune-llama.json 2> $B/tune-llama.log
 echo "exit $?" >> $B/tune-llama.log
 [ -s $B/tune-llama.json ] && timeout 40 attn-select tune llama-3.1-8b --batches 1,32,256 --contexts 1k,16k $T --plot $B/tune-llama > $B/tune-llama.txt 2>&1
 el "tune gpt-oss"
-timeout ${GPTOSS_S:-100} attn-select tune gpt-oss-20b --batches 32 --contexts 4k $T --format json > $B/tune-gpt-oss.json 2> $B/tune-gpt-oss.log
+timeout 300 attn-select tune gpt-oss-20b --batches 32 --contexts 4k $T --max-seconds ${GPTOSS_S:-100} --format json > $B/tune-gpt-oss.json 2> $B/tune-gpt-oss.log
 echo "exit $?" >> $B/tune-gpt-oss.log
 [ -s $B/tune-gpt-oss.json ] && timeout 30 attn-select tune gpt-oss-20b --batches 32 --contexts 4k $T --plot $B/tune-gpt-oss > $B/tune-gpt-oss.txt 2>&1
 el "bundle"

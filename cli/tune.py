@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -90,6 +91,7 @@ def tune_cmd(
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Write the plots to FILE.png and FILE.svg (needs the \\[plot] extra).")] = None,
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Where finished points are kept (default $XDG_CACHE_HOME/attn-select/tune).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Measure every point again; keep nothing.")] = False,
+    max_seconds: Annotated[Optional[float], typer.Option("--max-seconds", min=1, help="Measure no new run after this many seconds; the rest are listed as not measured, and a re-run goes on from the cache.")] = None,
     fmt: Annotated[TuneFormat, typer.Option("--format", "-f", help="Output format.")] = TuneFormat.text,
 ) -> None:
     """Measure which vLLM attention setting is fastest for a workload here."""
@@ -103,7 +105,8 @@ def tune_cmd(
         report = execute(model, device=device, tp=tp, dtype=dtype, batches=batches, contexts=contexts,
                          page_sizes=page_sizes, kv_cache_dtypes=kv_cache_dtypes, workload=workload,
                          repeats=repeats, checks=checks, capability=capability,
-                         cache_dir=None if no_cache else (cache_dir or default_cache_dir()), progress=progress)
+                         cache_dir=None if no_cache else (cache_dir or default_cache_dir()), progress=progress,
+                         max_seconds=max_seconds)
     if plot is not None:
         from attn_select.cli.tune_plot import save_plots
 
@@ -163,7 +166,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
             batches: str | None = None, contexts: str | None = None, page_sizes: str = "16",
             kv_cache_dtypes: str = "auto", workload: str | None = None, repeats: int = 3, checks: int = 1,
             capability: str | None = None, cache_dir: Path | None = None, progress=None,
-            facts: Any = None, memory_bytes: int | None = None) -> TuneReport:
+            facts: Any = None, memory_bytes: int | None = None, max_seconds: float | None = None) -> TuneReport:
     """The command without the rendering (tests and scripts call it)."""
     from attn_select.cli.run import check_run_device
     from attn_select.selector.config import DTYPES
@@ -202,7 +205,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     from attn_select.backends.run.adapter import runs_on_cpu
     from attn_select.backends.run.runner import RunOptions
     from attn_select.backends.run.tune_sweep import device_memory, environment, measure
-    from attn_select.selector.tune_plan import plan_sweep, point_of, run_sweep
+    from attn_select.selector.tune_plan import OUT_OF_TIME, plan_sweep, point_of, run_sweep
     from attn_select.selector.tune_result import ResultCache, best_per_point, recommend
     from attn_select.selector.tune_settings import DEFAULT_LABEL, candidate_settings
 
@@ -215,8 +218,10 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     opts = RunOptions(device=torch_device, checks=checks, timing=True, build_span_s=0.0, progress=message)
     if cpu:
         opts.time_budget_s = 0.2
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
     results = run_sweep(sp, facts, lambda plan, check: measure(plan, opts, dev.name, check), ResultCache(cache_dir),
-                        environment(torch_device), repeats=repeats, checks=checks, on_task=on_task)
+                        environment(torch_device), repeats=repeats, checks=checks, on_task=on_task,
+                        out_of_time=lambda: deadline is not None and time.monotonic() > deadline)
     # the settings vLLM accepted somewhere in the sweep (they have results)
     accepted = {s.label: s for s in candidates if any(r.setting == s.label for r in results)}
     wl = [(point_of(it.shape), it.weight) for it in items]
@@ -231,6 +236,11 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     if cpu:
         report.notes.append(f"CPU sweep: the selection is for SM{dev.capability.to_int()}; CUDA-only settings "
                             "are skipped and CPU timings say nothing about a GPU")
+    late = sum(r.reason.startswith(OUT_OF_TIME) for r in results)
+    if late:
+        report.notes.append(f"{late} run{'s' if late != 1 else ''} not measured: the sweep passed --max-seconds "
+                            f"{max_seconds:g}; run the same command again to measure them (finished points "
+                            "come from the cache)")
     cached = sum(r.cached for r in results)
     if cached:
         report.notes.append(f"{cached} point{'s' if cached != 1 else ''} read from the cache")

@@ -55,6 +55,9 @@ def point_of(shape: Shape) -> str:
     return shape_result(shape, 0, "", "").point
 
 
+OUT_OF_TIME = "past --max-seconds"
+
+
 def shape_result(shape: Shape, page: int, kv: str, setting: str, **kw: object) -> PointResult:
     batch = shape.decodes or shape.prefills
     ctx = shape.decode_context if shape.kind == "decode" else shape.prefill_context
@@ -151,10 +154,13 @@ def signature(plan: RunPlan) -> tuple:
 
 def run_sweep(sp: SweepPlan, facts: Any, measure: Callable[[RunPlan, bool], Any], cache: ResultCache,
               env_facts: dict[str, object], repeats: int = 3, checks: int = 1,
-              on_task: Callable[[int, int, str], None] = lambda done, total, what: None) -> list[PointResult]:
+              on_task: Callable[[int, int, str], None] = lambda done, total, what: None,
+              out_of_time: Callable[[], bool] = lambda: False) -> list[PointResult]:
     """Run every task of ``sp`` in order (cached ones are read back).
     ``measure(plan, check)`` returns the RunReport of one run of ``plan``
-    (``check`` False: a repeat, timed with one correctness check)."""
+    (``check`` False: a repeat, timed with one correctness check). Once
+    ``out_of_time()`` says so, tasks not in the cache are skipped, saying
+    why: a re-run with the same cache goes on from there."""
     results: list[PointResult] = list(sp.skipped)
     seen: dict[tuple, PointResult] = {}
     total = len(sp.tasks)
@@ -169,6 +175,10 @@ def run_sweep(sp: SweepPlan, facts: Any, measure: Callable[[RunPlan, bool], Any]
         n = repeats if t.setting.is_default else 1
         key = cache_key(env=env_facts, model=repr(facts), plan=repr(t.plan), checks=checks, repeats=n)
         r = cache.get(key)
+        if r is None and out_of_time():
+            results.append(shape_result(t.shape, t.page_size, t.kv_cache_dtype, t.setting.label, reason=(
+                f"{OUT_OF_TIME}: not measured; run again with the same cache to measure it")))
+            continue
         if r is None:
             base = shape_result(t.shape, t.page_size, t.kv_cache_dtype, t.setting.label)
             r = point_from_report(measure(t.plan, True), base)

@@ -184,6 +184,33 @@ def test_the_sweep_shares_same_kernel_points_repeats_the_default_and_caches(tmp_
     assert len(calls) > first  # another GPU: another key
 
 
+def test_past_the_time_limit_runs_are_skipped_and_a_rerun_goes_on_from_the_cache(tmp_path):
+    from attn_select.selector.tune_plan import OUT_OF_TIME
+
+    facts = load_model("llama-3.1-8b", capability=H200.capability)
+    sp = plan_sweep(facts, _explain_for(facts), candidate_settings(False), Overrides(),
+                    [Shape("decode", decodes=8, decode_context=1024), Shape("decode", decodes=32, decode_context=1024)],
+                    (16,), ("auto",), memory_bytes=139 * 2**30)
+    calls = []
+
+    def measure(plan, check):
+        calls.append(plan.groups[0].selected)
+        return FakeReport(plan, 100.0)
+
+    cache = ResultCache(tmp_path)
+    budget = iter([False, False])  # two tasks in time, then the clock has run out
+    res = run_sweep(sp, facts, measure, cache, {"gpu": "fake"}, repeats=1, out_of_time=lambda: next(budget, True))
+    late = [r for r in res if r.reason.startswith(OUT_OF_TIME)]
+    measured = [r for r in res if r.status == "ok"]
+    assert len(measured) >= 2 and late and all(r.status == "skipped" and r.per_layer_us is None for r in late)
+    assert len(calls) == 2
+    # the same sweep again, time to spare: the two finished runs come from the cache, the rest run
+    again = run_sweep(sp, facts, measure, cache, {"gpu": "fake"}, repeats=1)
+    assert not any(r.reason.startswith(OUT_OF_TIME) for r in again)
+    assert sum(r.cached and not r.same_as for r in again) == 2
+    assert len(calls) - 2 == sum(not r.cached and not r.same_as for r in again if r.status == "ok") > 0
+
+
 def test_cache_keys_change_with_every_fact():
     k = cache_key(env={"gpu": "a"}, shape="s", setting="x")
     assert k == cache_key(setting="x", shape="s", env={"gpu": "a"})
