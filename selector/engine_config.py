@@ -26,6 +26,7 @@ from attn_select.selector.fa_version import is_fa_version_supported
 from attn_select.selector.model_facts import ModelFacts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.quant_methods import DEPRECATED, capability_error, unknown_method_error
+from attn_select.selector.quant_methods import dtype_error as quant_dtype_error  # beside vllm_names' dtype_error
 
 # Hook names as the report prints them (vLLM's function or class.method).
 ARGS_HOOK = "EngineArgs.create_engine_config"
@@ -139,7 +140,7 @@ def engine_config(
             _packed_kv_fa2(s)
         _model_hook(s, model, cap, kernels)
         if s.error is None:
-            _quantization_capability(s, model, cap)
+            _quantization_config(s, model, cap)
         if s.error is None:
             _layer_kv_scheme(s, model)
     return EngineConfig(
@@ -254,12 +255,14 @@ def _model_hook(s: _State, model: ModelFacts, cap: Capability, kernels: Kernels)
         _unlimited_ocr(s, cap, kernels)
 
 
-def _quantization_capability(s: _State, model: ModelFacts, cap: Capability) -> None:
+def _quantization_config(s: _State, model: ModelFacts, cap: Capability) -> None:
     """VllmConfig._get_quantization_config, after the model hook: the GPU
-    must reach the quantization method's get_min_capability()."""
+    must reach the quantization method's get_min_capability(), then the
+    model's dtype must be one the method runs activations in."""
     if model.quantization is None:
         return
-    error = capability_error(model.quantization, cap.major * 10 + cap.minor)
+    error = (capability_error(model.quantization, cap.major * 10 + cap.minor)
+             or quant_dtype_error(model.quantization, model.dtype))
     if error is not None:
         s.error = f"{QUANT_CONFIG_HOOK}: {error}"
 

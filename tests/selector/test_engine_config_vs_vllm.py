@@ -142,6 +142,13 @@ QUANT_CASES: dict[str, tuple[dict, tuple[int, int]]] = {
        for name, q in QUANT_CONFIGS.items() for a, b in QUANT_CAPS},
     **{f"{fixture} sm{a}{b}": (json.loads((_FIXTURE / fixture / "config.json").read_text()), (a, b))
        for fixture in ("gpt-oss-20b", "deepseek-v3") for a, b in QUANT_CAPS},
+    # the activation-dtype check after the capability one: the config's dtype
+    # under "auto" against get_supported_act_dtypes()
+    **{f"{name} {dtype} sm{a}{b}": ({**_SMALL_LLAMA, "torch_dtype": dtype, "quantization_config": QUANT_CONFIGS[name]},
+                                    (a, b))
+       for name, dtype in (("mxfp4 (not gpt-oss)", "float16"), ("modelopt mxfp8", "float16"), ("gptq", "float32"),
+                           ("compressed-tensors fp8", "float32"), ("fp8", "float32"))
+       for a, b in ((7, 5), (9, 0))},
 }
 
 
@@ -177,5 +184,5 @@ def test_quantized_cases_cover_every_kind_of_answer(vllm_quant_answers):
     errors = [a["error"] or "" for a in vllm_quant_answers.values()]
     assert any(not e for e in errors)
     for words in ("Minimum capability: 80. Current capability: 75.", "Minimum capability: 75. Current capability: 70.",
-                  "Unknown quantization method: bitsandbytes", "is deprecated"):
+                  "Unknown quantization method: bitsandbytes", "is deprecated", "Supported dtypes: [torch.bfloat16]"):
         assert any(words in e for e in errors), words

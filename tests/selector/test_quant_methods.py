@@ -20,7 +20,7 @@ from attn_select.selector.engine_config import engine_config
 from attn_select.selector.errors import UserError
 from attn_select.selector.explain import Overrides, explain
 from attn_select.selector.profiles import load_model
-from attn_select.selector.quant_methods import MIN_CAPABILITY, capability_error, resolved_method
+from attn_select.selector.quant_methods import METHODS, capability_error, dtype_error, resolved_method
 from tests.selector.test_engine_config import gemma4, llama
 from tests.vllm_source import vllm_source
 
@@ -62,7 +62,7 @@ def test_the_table_holds_every_method_vllm_registers_in_its_order():
     literal = next(n.value for n in tree.body if isinstance(n, ast.Assign)
                    and getattr(n.targets[0], "id", None) == "QuantizationMethods")
     names = [e.value for e in literal.slice.elts]
-    assert names == list(MIN_CAPABILITY)
+    assert names == list(METHODS)
 
 
 def test_capability_is_compared_as_major_times_ten_plus_minor():
@@ -70,6 +70,22 @@ def test_capability_is_compared_as_major_times_ten_plus_minor():
     assert capability_error("fp8", 70) == ("The quantization method fp8 is not supported for the current GPU. "
                                            "Minimum capability: 75. Current capability: 70.")
     assert capability_error("fp_quant", 90) is not None and capability_error("fp_quant", 103) is None
+
+
+def test_the_activation_dtype_check_prints_torch_dtypes_in_vllms_order():
+    assert dtype_error("gpt_oss_mxfp4", "bfloat16") is None
+    assert dtype_error("gpt_oss_mxfp4", "float16") == (
+        "torch.float16 is not supported for quantization method gpt_oss_mxfp4. Supported dtypes: [torch.bfloat16]")
+    assert dtype_error("auto_gptq", "float32").endswith("Supported dtypes: [torch.float16, torch.bfloat16]")
+    assert dtype_error("compressed-tensors", "float32") is None
+
+
+def test_capability_is_checked_before_the_dtype():
+    fp16 = llama(quantization="gpt_oss_mxfp4")._replace(dtype="float16")
+    assert "Minimum capability: 80" in engine_config(fp16, Overrides(), T4, Kernels()).error
+    assert engine_config(fp16, Overrides(), A100, Kernels()).error == (
+        "VllmConfig._get_quantization_config: torch.float16 is not supported for quantization method "
+        "gpt_oss_mxfp4. Supported dtypes: [torch.bfloat16]")
 
 
 def test_a_gpu_below_the_minimum_refuses_and_one_at_it_does_not():
