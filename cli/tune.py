@@ -212,6 +212,9 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     use_mla = any(g.attn.use_mla for g in facts.groups)
     candidates = candidate_settings(use_mla)
     base = Overrides(dtype=dtype, tp=tp)
+    # vLLM's default engine config refused (a quantization method this GPU
+    # cannot run): no setting can run either; one line, as explain says it
+    explain(facts, dev, kern, base)
     sp = plan_sweep(facts, lambda ov: explain(facts, dev, kern, ov), candidates, base, shapes, pages, kvs,
                     memory_bytes if memory_bytes is not None else device_memory(torch_device),
                     runs_here=(lambda b: runs_on_cpu(registry.BACKENDS[b].run_adapter)) if cpu else (lambda b: True))

@@ -25,11 +25,15 @@ from attn_select.selector.config import Capability, Kernels
 from attn_select.selector.fa_version import is_fa_version_supported
 from attn_select.selector.model_facts import ModelFacts
 from attn_select.selector.overrides import Overrides
+from attn_select.selector.quant_methods import DEPRECATED, capability_error, unknown_method_error
+from attn_select.selector.quant_methods import dtype_error as quant_dtype_error  # beside vllm_names' dtype_error
 
 # Hook names as the report prints them (vLLM's function or class.method).
 ARGS_HOOK = "EngineArgs.create_engine_config"
 RESOLVE_HOOK = "resolve_kv_cache_dtype_string"
 LAYER_SCHEME_HOOK = "Attention.__init__ (kv_cache_scheme)"
+QUANT_VERIFY_HOOK = "ModelConfig._verify_quantization"
+QUANT_CONFIG_HOOK = "VllmConfig._get_quantization_config"
 
 # MODELS_CONFIG_MAP keys whose hook can change a selection input, by the
 # hook class vLLM maps them to.
@@ -124,6 +128,8 @@ def engine_config(
     """
     s = _State(ov)
     if model is not None:
+        _verify_quantization(s, model)
+    if model is not None and s.error is None:
         _resolve_cache_dtype(s, model)
         packed = _is_packed_kv(s.cache_dtype)
         if packed:
@@ -133,6 +139,8 @@ def engine_config(
         if packed:
             _packed_kv_fa2(s)
         _model_hook(s, model, cap, kernels)
+        if s.error is None:
+            _quantization_config(s, model, cap)
         if s.error is None:
             _layer_kv_scheme(s, model)
     return EngineConfig(
@@ -153,6 +161,24 @@ def engine_config(
 
 
 # --- EngineArgs.create_engine_config -----------------------------------------
+
+
+def _verify_quantization(s: _State, model: ModelFacts) -> None:
+    """ModelConfig._verify_quantization, while create_engine_config builds the
+    model config: a method vLLM does not register, or a deprecated one
+    (--allow-deprecated-quantization is not taken, so always refused)."""
+    method = model.quantization
+    if method is None:
+        return
+    unknown = unknown_method_error(method)
+    if unknown is not None:
+        s.error = f"{QUANT_VERIFY_HOOK}: {unknown}"
+    elif method in DEPRECATED:
+        # vLLM passes the name as a second ValueError argument instead of
+        # formatting it in, so its message is the arguments' tuple
+        s.error = (f"{QUANT_VERIFY_HOOK}: ('The quantization method %s is deprecated and will be removed in "
+                   "future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.', "
+                   f"{method!r})")
 
 
 def _resolve_cache_dtype(s: _State, model: ModelFacts) -> None:
@@ -227,6 +253,18 @@ def _model_hook(s: _State, model: ModelFacts, cap: Capability, kernels: Kernels)
         _diffusion_gemma(s, model, cap, kernels)
     elif arch in _UNLIMITED_OCR:
         _unlimited_ocr(s, cap, kernels)
+
+
+def _quantization_config(s: _State, model: ModelFacts, cap: Capability) -> None:
+    """VllmConfig._get_quantization_config, after the model hook: the GPU
+    must reach the quantization method's get_min_capability(), then the
+    model's dtype must be one the method runs activations in."""
+    if model.quantization is None:
+        return
+    error = (capability_error(model.quantization, cap.major * 10 + cap.minor)
+             or quant_dtype_error(model.quantization, model.dtype))
+    if error is not None:
+        s.error = f"{QUANT_CONFIG_HOOK}: {error}"
 
 
 def _hook(cls: str) -> str:

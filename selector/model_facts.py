@@ -69,6 +69,9 @@ class ModelFacts(NamedTuple):
     rswa_window: int | None = None
     is_diffusion: bool = False
     kv_cache_scheme: str | None = None  # quantization_config kv_cache_scheme -> "fp8" etc.
+    # model_config.quantization: the checkpoint's quantization method after
+    # vLLM's overrides (selector/quant_methods.py); None when unquantized
+    quantization: str | None = None
     notes: tuple[str, ...] = ()  # parsing decisions worth printing
     # Added by the config parser (selector/model/):
     config_dtype: str | None = None  # dtype read from config.json / weights, before "auto" resolution

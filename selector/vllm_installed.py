@@ -14,9 +14,13 @@ or FlashAttention version a model hook sets, head size and heads).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from attn_select.selector.explain import Explanation, GroupExplanation
+
+if TYPE_CHECKING:
+    from attn_select.selector.config import Capability
+    from attn_select.selector.overrides import Overrides
 
 
 class InstalledGroup(NamedTuple):
@@ -115,8 +119,6 @@ def case_for(r: Explanation, folder: str, load: dict[str, Any] | None = None) ->
     """One request case: the model folder vLLM reads, the device, the
     user's engine flags (``load``: how a pasted vllm serve line reads the
     model), and the groups with their per-layer inputs."""
-    ov = r.overrides
-    load = load or {}
     groups = []
     for g in r.groups:
         groups.append({
@@ -127,7 +129,13 @@ def case_for(r: Explanation, folder: str, load: dict[str, Any] | None = None) ->
             "fa_call": _fa_call(g) or {},
             "trtllm": _trtllm_inputs(g),
         })
-    cap = r.device.capability
+    return {**engine_case(r.overrides, r.device.capability, folder, load), "groups": groups}
+
+
+def engine_case(ov: Overrides, cap: Capability, folder: str, load: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A request case without groups: what vLLM needs to build its engine
+    config (enough to hear a refusal the mirror predicts)."""
+    load = load or {}
     return {
         "capability": [cap.major, cap.minor],
         "model": {"folder": folder},
@@ -140,8 +148,20 @@ def case_for(r: Explanation, folder: str, load: dict[str, Any] | None = None) ->
                         "disable_sliding_window": load.get("disable_sliding_window") or None,
                         "language_model_only": True if load.get("mm_inputs") is False else None},
         "batch_invariant": bool(ov.use_batch_invariant),
-        "groups": groups,
+        "groups": [],
     }
+
+
+def refusal_message(error: str) -> str:
+    """The message of the exception vLLM refused its engine config with:
+    pydantic wraps a config's ValueError as "Value error, TEXT [type=...]"
+    under a "N validation error for ..." line; anything else is "Type: TEXT"."""
+    for line in error.splitlines():
+        line = line.strip()
+        if line.startswith("Value error, "):
+            return line.removeprefix("Value error, ").split(" [type=")[0]
+    first = error.splitlines()[0] if error else error
+    return first.split(": ", 1)[1] if ": " in first else first
 
 
 def kernels_request(kernels: Any) -> dict[str, bool]:

@@ -26,18 +26,6 @@ PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
 # vLLM 0.33.0's MLAPrefillBackendEnum members that run on CUDA
 PREFILL_BACKENDS = ("FLASH_ATTN", "FLASHINFER", "TRTLLM_RAGGED", "TOKENSPEED_MLA")
 
-# Differences this test found that are gaps of the mirror, not of the
-# runner: vLLM 0.33.0's VllmConfig._get_quantization_config refuses a
-# quantization method below its get_min_capability() (mxfp4: 80), which the
-# mirror's engine-config replay does not model yet. Listed exactly, so any
-# other difference fails the test.
-KNOWN_MIRROR_GAPS = {
-    (model, "t4", "engine config: vLLM 0.33.0 refuses: ValueError: The quantization method gpt_oss_mxfp4 is not "
-     "supported for the current GPU. Minimum capability: 80. Current capability: 75.")
-    for model in ("gpt-oss-20b", "gpt-oss-120b")
-}
-
-
 def _vllm_python() -> str:
     return vllm_python_or_skip(PYTHON, VLLM_VERSION, "ATTN_SELECT_VLLM_PYTHON")
 
@@ -45,20 +33,32 @@ def _vllm_python() -> str:
 def test_every_profile_on_every_device_agrees_with_the_mirror(tmp_path):
     from attn_select.cli import installed_engine as ie
     from attn_select.selector import profiles
+    from attn_select.selector.engine_config import engine_config
+    from attn_select.selector.errors import UserError
     from attn_select.selector.explain import explain
     from attn_select.selector.overrides import Overrides
-    from attn_select.selector.vllm_installed import case_for, installed_explanation
+    from attn_select.selector.vllm_installed import case_for, engine_case, installed_explanation, refusal_message
 
     python = _vllm_python()
     kernels = ie.installed_kernels(python)
-    mirrors, cases = [], []
+    mirrors, cases, refusals = [], [], {}
     for model in profiles.model_profile_names():
         for device in profiles.device_profile_names():
             dev = profiles.load_device(device)
             facts = profiles.load_model(model, capability=dev.capability)
-            r = explain(facts, dev, kernels, Overrides())
+            folder = ie.model_folder(model, str(tmp_path))
+            try:
+                r = explain(facts, dev, kernels, Overrides())
+            except UserError:
+                # the mirror says vLLM refuses this engine config: vLLM must, with the same words
+                refused = engine_config(facts, Overrides(), dev.capability, kernels).error
+                assert refused is not None, (model, device)
+                refusals[(model, device)] = refused.split(": ", 1)[1]
+                mirrors.append((model, device, None))
+                cases.append(engine_case(Overrides(), dev.capability, folder))
+                continue
             mirrors.append((model, device, r))
-            cases.append(case_for(r, ie.model_folder(model, str(tmp_path))))
+            cases.append(case_for(r, folder))
     # The MLA prefill choice given explicitly, valid or not (vLLM's explicit path).
     for device in ("h100", "b200"):
         dev = profiles.load_device(device)
@@ -70,16 +70,17 @@ def test_every_profile_on_every_device_agrees_with_the_mirror(tmp_path):
     answer = ie.run_selection(python, cases, live=False, kernels=None, artifactory=kernels.trtllm_cubins)
     assert answer["vllm_version"] == VLLM_VERSION
     assert any("libcuda.so.1" in s for s in answer["stand_ins"]) or os.path.exists("/dev/nvidia0")
-    differences, gaps = [], set()
+    differences = []
     prefill_compared = prefill_expected = 0
     for (model, device, r), case in zip(mirrors, answer["cases"]):
+        if r is None:
+            theirs = refusal_message(case["error"]) if case.get("error") else "(vLLM builds the engine config)"
+            if theirs != refusals[(model, device)]:
+                differences.append(f"{model} on {device}: the mirror refuses: {refusals[(model, device)]}; "
+                                   f"vLLM {VLLM_VERSION}: {theirs}")
+            continue
         one = {**answer, "cases": [case]}
         report = installed_explanation(r, one, python)
-        if report.error is not None:
-            gap = (model, device, "engine config: vLLM 0.33.0 refuses: " + _validation_message(report.error))
-            if gap in KNOWN_MIRROR_GAPS:
-                gaps.add(gap)
-                continue
         assert len(report.groups) == len(r.groups) or report.error, (model, device)
         differences += [f"{model} on {device}: {d}" for d in report.differences]
         for g, mine in zip(r.groups, report.groups):
@@ -90,13 +91,6 @@ def test_every_profile_on_every_device_agrees_with_the_mirror(tmp_path):
     # vLLM 0.33.0 has MLA prefill selection: every MLA layer's choice was compared
     assert prefill_expected > 2 * len(PREFILL_BACKENDS) and prefill_compared == prefill_expected
     assert not differences, "\n".join(differences)
-    assert gaps == KNOWN_MIRROR_GAPS  # a gap that went away: drop it from the list
+    # vLLM 0.33.0 refuses gpt-oss's mxfp4 (min capability 80) on a T4: the refusal path was compared
+    assert {("gpt-oss-20b", "t4"), ("gpt-oss-120b", "t4")} <= set(refusals)
 
-
-def _validation_message(error: str) -> str:
-    """pydantic's "Value error, TEXT [type=...]" as "ValueError: TEXT"."""
-    for line in error.splitlines():
-        line = line.strip()
-        if line.startswith("Value error, "):
-            return "ValueError: " + line.removeprefix("Value error, ").split(" [type=")[0]
-    return error.splitlines()[0]

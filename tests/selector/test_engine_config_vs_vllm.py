@@ -100,3 +100,89 @@ def test_engine_config_matches_vllm(name, vllm_answers, tmp_path):
     keys = ("backend", "flash_attn_version", "use_non_causal", "cache_dtype", "block_size",
             "user_specified_block_size", "skip_layers")
     assert {k: ours[k] for k in keys} == {k: theirs[k] for k in keys}
+
+
+# --- quantized checkpoints x GPUs: vLLM's quantization refusals ----------------------
+# Each checkpoint's quantization_config on a small llama (or the real config
+# for gpt-oss and DeepSeek-V3), on the capabilities of the device profiles
+# (t4, a100, l4, h100, b200) and a V100's 7.0, which sits below the 75 that
+# most methods need. vLLM must refuse exactly where the mirror does, with
+# the same message: an unknown or deprecated method (ModelConfig), or a GPU
+# below the method's get_min_capability() (VllmConfig).
+
+_SMALL_LLAMA = {**_LLAMA, "num_hidden_layers": 2}
+_FP8_SCHEME = {"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False, "symmetric": True}
+QUANT_CONFIGS: dict[str, dict] = {
+    "fp8": {"quant_method": "fp8", "activation_scheme": "dynamic"},
+    "fbgemm_fp8": {"quant_method": "fbgemm_fp8", "modules_to_not_convert": [], "activation_scale_ub": 1200.0},
+    "fp_quant": {"quant_method": "fp_quant"},
+    "experts_int8": {"quant_method": "experts_int8"},
+    "modelopt fp8": {"quant_method": "modelopt", "quantization": {"quant_algo": "FP8"}},
+    "modelopt nvfp4": {"quant_method": "modelopt", "quantization": {
+        "quant_algo": "NVFP4", "group_size": 16, "kv_cache_quant_algo": None, "exclude_modules": ["lm_head"]}},
+    "modelopt mxfp8": {"quant_method": "modelopt", "quantization": {
+        "quant_algo": "MXFP8", "kv_cache_quant_algo": None, "exclude_modules": ["lm_head"]}},
+    "modelopt producer fp8": {"producer": {"name": "modelopt", "version": "0.29"},
+                              "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": None}},
+    "mxfp8": {"quant_method": "mxfp8"},
+    "mxfp4 (not gpt-oss)": {"quant_method": "mxfp4"},
+    "awq": {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"},
+    "gptq": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True},
+    "auto-round": {"quant_method": "auto-round", "bits": 4, "group_size": 128, "sym": True},
+    "compressed-tensors fp8": {"quant_method": "compressed-tensors", "format": "float-quantized",
+                               "quantization_status": "compressed", "ignore": ["lm_head"],
+                               "config_groups": {"group_0": {"targets": ["Linear"], "weights": _FP8_SCHEME,
+                                                             "input_activations": _FP8_SCHEME}}},
+    "bitsandbytes": {"quant_method": "bitsandbytes", "load_in_4bit": True},
+}
+QUANT_CAPS = ((7, 0), (7, 5), (8, 0), (8, 9), (9, 0), (10, 0))
+_FIXTURE = ROOT / "tests" / "fixtures" / "configs"
+QUANT_CASES: dict[str, tuple[dict, tuple[int, int]]] = {
+    **{f"{name} sm{a}{b}": ({**_SMALL_LLAMA, "quantization_config": q}, (a, b))
+       for name, q in QUANT_CONFIGS.items() for a, b in QUANT_CAPS},
+    **{f"{fixture} sm{a}{b}": (json.loads((_FIXTURE / fixture / "config.json").read_text()), (a, b))
+       for fixture in ("gpt-oss-20b", "deepseek-v3") for a, b in QUANT_CAPS},
+    # the activation-dtype check after the capability one: the config's dtype
+    # under "auto" against get_supported_act_dtypes()
+    **{f"{name} {dtype} sm{a}{b}": ({**_SMALL_LLAMA, "torch_dtype": dtype, "quantization_config": QUANT_CONFIGS[name]},
+                                    (a, b))
+       for name, dtype in (("mxfp4 (not gpt-oss)", "float16"), ("modelopt mxfp8", "float16"), ("gptq", "float32"),
+                           ("compressed-tensors fp8", "float32"), ("fp8", "float32"))
+       for a, b in ((7, 5), (9, 0))},
+}
+
+
+@pytest.fixture(scope="module")
+def vllm_quant_answers() -> dict[str, dict]:
+    if not Path(VLLM_PYTHON).exists():
+        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
+    cases = [{"config": c, "capability": list(cap)} for c, cap in QUANT_CASES.values()]
+    run = subprocess.run([VLLM_PYTHON, str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
+                         capture_output=True, text=True, timeout=1200, cwd=ROOT)
+    if run.returncode != 0:
+        pytest.fail(f"oracle failed:\n{run.stderr[-4000:]}")
+    return dict(zip(QUANT_CASES, json.loads(run.stdout)))
+
+
+@pytest.mark.parametrize("name", list(QUANT_CASES))
+def test_quantized_engine_config_matches_vllm(name, vllm_quant_answers, tmp_path):
+    from attn_select.selector.vllm_installed import refusal_message
+
+    theirs = vllm_quant_answers[name]
+    config, cap = QUANT_CASES[name]
+    ours = _ours(config, cap, {}, tmp_path)
+    mine = ours["error"].split(": ", 1)[1] if ours["error"] else None
+    assert mine == (refusal_message(theirs["error"]) if theirs["error"] else None)
+    if mine is None:
+        keys = ("backend", "flash_attn_version", "use_non_causal", "cache_dtype", "skip_layers")
+        assert {k: ours[k] for k in keys} == {k: theirs[k] for k in keys}
+
+
+def test_quantized_cases_cover_every_kind_of_answer(vllm_quant_answers):
+    """The differential sees vLLM accept, refuse for capability, for an
+    unknown method and for a deprecated one (so it cannot pass vacuously)."""
+    errors = [a["error"] or "" for a in vllm_quant_answers.values()]
+    assert any(not e for e in errors)
+    for words in ("Minimum capability: 80. Current capability: 75.", "Minimum capability: 75. Current capability: 70.",
+                  "Unknown quantization method: bitsandbytes", "is deprecated", "Supported dtypes: [torch.bfloat16]"):
+        assert any(words in e for e in errors), words
