@@ -318,6 +318,27 @@ def installed_doc(r) -> dict:
     }
 
 
+# --- explain --engine sglang-installed ------------------------------------------
+
+SGLANG_INSTALLED_SCHEMA = "attn-select.explain-sglang-installed/1"
+
+
+def sglang_installed_doc(r) -> dict:
+    """SGLang's own resolution in ``--engine sglang``'s shape, beside the mirror's."""
+    return {
+        "schema": SGLANG_INSTALLED_SCHEMA,
+        "engine": {"name": "sglang", "version": r.engine_version, "python": r.python, "code": "installed"},
+        "mirror": {"name": r.mirror.engine, "version": r.mirror.engine_version},
+        "stand_ins": list(r.stand_ins),
+        "resolution": sglang_doc(r.installed),
+        "messages": [{"function": f, "level": level, "text": text} for f, level, text in r.messages],
+        "differences": list(r.differences),
+        "changes": [plain(c) for c in r.changes],
+        "ok": r.ok,
+        "explain": sglang_doc(r.mirror),
+    }
+
+
 # --- doctor -------------------------------------------------------------------
 
 DOCTOR_SCHEMA = "attn-select.doctor/1"
@@ -338,5 +359,6 @@ render = by_report_type("JSON", DoctorReport=lambda r: dumps(doctor_doc(r)),
                         InstalledExplanation=lambda r: dumps(installed_doc(r)), Explanation=lambda r: dumps(explanation_doc(r)),
                         FeatureMatrix=lambda r: dumps(matrix_doc(r)), CheckReport=lambda r: dumps(check_doc(r)),
                         SGLangExplanation=lambda r: dumps(sglang_doc(r)),
+                        SGLangInstalledExplanation=lambda r: dumps(sglang_installed_doc(r)),
                         EngineComparison=lambda r: dumps(comparison_doc(r)),
                         ProfileListing=lambda r: dumps(profiles_doc(r)))

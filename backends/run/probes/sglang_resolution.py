@@ -50,7 +50,8 @@ raw input, each declaration that gives a followed field a different value
 is one change), the exception SGLang raised (class and message), what
 ``get_default_attn_backend`` answered when ``_attention_backend_default``
 consulted it, every message SGLang's loggers wrote during the resolution
-(with the function that wrote it: SGLang's reasons), and the platform facts
+(with the function that wrote it: SGLang's reasons), the (prefill, decode)
+backends by SGLang's ``attention_backends_of``, and the platform facts
 SGLang read (``get_platform()`` and ``torch.version.cuda``).
 """
 
@@ -261,7 +262,7 @@ class Resolver:
         return out
 
     def run_case(self, case: dict) -> dict:
-        result: dict = {"final": None, "changes": None, "error": None, "oracle_error": None,
+        result: dict = {"final": None, "backends": None, "changes": None, "error": None, "oracle_error": None,
                         "default_rule": None, "messages": [], "platform": None, "stand_ins": []}
         result["stand_ins"] = self._set_platform(case)
         try:
@@ -275,18 +276,35 @@ class Resolver:
             try:
                 args.resolve_once()
             except Exception as e:  # noqa: BLE001 - SGLang's refusal is an answer
-                result["error"] = {"kind": type(e).__name__, "message": str(e)}
+                result["error"] = {"kind": type(e).__name__, "message": str(e), "where": _raised_in(e)}
             finally:
                 self.messages.records = None
             rule = [answer for caller, answer in self.default_calls if caller == DEFAULT_RULE_CALLER]
             result["default_rule"] = _plain(rule[-1]) if rule else None
             result["final"] = {f: _plain(self.resolution_result(args, f)) for f in FOLLOWED}
+            result["backends"] = _prefill_decode(args)
             result["changes"] = _changes(args)
             result["platform"] = self._platform_seen()
             return result
         finally:
             if self._flashinfer_override is not None:
                 self._flashinfer_override.restore()
+
+
+def _raised_in(exc):
+    """The SGLang function that raised ``exc`` (its innermost SGLang frame)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/sglang/" in f.filename.replace("\\", "/")]
+    return frames[-1].name if frames else None
+
+
+def _prefill_decode(args):
+    """SGLang's own (prefill, decode) backends of the resolved fields, where
+    this release has ``attention_backends_of``."""
+    try:
+        from sglang.srt.arg_groups.model_override_base import attention_backends_of, resolving_view
+    except ImportError:
+        return None
+    return [_plain(b) for b in attention_backends_of(resolving_view(args))]
 
 
 def _changes(args) -> list:
