@@ -187,6 +187,8 @@ def _explain_sglang_installed(model: str | None, device: str | None, capability:
     if model is None:
         raise UserError("--engine sglang-installed needs a MODEL: SGLang resolves one backend per server from the "
                         "model's config (a raw selector config is vLLM's)")
+    _no_vllm_what_ifs(ov)  # bad flags before the engine's Python is asked anything
+    flags.validate()
     python, _ = ie.engine_python(sglang_python, "sglang")
     live = device is None and capability is None
     kern = None
@@ -202,6 +204,16 @@ def _explain_sglang_installed(model: str | None, device: str | None, capability:
         case = case_for(mirror, ie.model_folder(model, tmp, load))
         answer = ie.run_resolution(python, [case], live=live, timeout=timeout)
     return installed_explanation(mirror, answer, python)
+
+
+def _no_vllm_what_ifs(ov: Overrides) -> None:
+    """The what-ifs SGLang has no name for are a user error with --engine sglang."""
+    from attn_select.selector.errors import UserError
+
+    vllm_only = [f for f in FIELDS if f.name in ov.given() and f.name not in ("tp", "kv_cache_dtype", "dtype")]
+    if vllm_only:
+        raise UserError(f"{vllm_only[0].flag} is a vLLM what-if; SGLang's flags are --attention-backend, "
+                        "--page-size, ... (use --engine both to see both engines)")
 
 
 def _explain_other_engine(
@@ -241,11 +253,7 @@ def _explain_other_engine(
 
     facts = load_model(model, tp=flags.tp_size, dtype=ov.dtype or "auto", capability=dev.capability, **(load or {}))
     if engine == "sglang":
-        # the what-ifs SGLang has no name for
-        vllm_only = [f for f in FIELDS if f.name in ov.given() and f.name not in ("tp", "kv_cache_dtype", "dtype")]
-        if vllm_only:
-            raise UserError(f"{vllm_only[0].flag} is a vLLM what-if; SGLang's flags are --attention-backend, "
-                            "--page-size, ... (use --engine both to see both engines)")
+        _no_vllm_what_ifs(ov)
         return explain_sglang(facts, dev, kern, flags, cuda_version, notes)
 
     from attn_select.selector.explain import check_overrides, explain

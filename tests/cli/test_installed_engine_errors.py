@@ -1,6 +1,7 @@
-"""``--engine vllm-installed`` and ``check --vllm-python`` on Pythons whose
-vLLM is a stand-in package: every way the installed engine can fail is one
-line on stderr and exit 2, in bounded time. No real vLLM is needed."""
+"""``--engine vllm-installed``, ``check --vllm-python`` and ``--engine
+sglang-installed`` on Pythons whose engine is a stand-in package: every way
+the installed engine can fail is one line on stderr and exit 2, in bounded
+time. No real vLLM or SGLang is needed."""
 
 from __future__ import annotations
 
@@ -15,14 +16,14 @@ from tests.cli.helpers import run
 EXAMPLE = Path(__file__).resolve().parents[2] / "profiles" / "lock" / "deployments.yaml"
 
 
-def fake_vllm(root: Path, init: str, version: str = "0.31.0") -> Path:
-    """A Python whose ``vllm`` package runs ``init`` when imported."""
+def fake_vllm(root: Path, init: str, version: str = "0.31.0", name: str = "vllm") -> Path:
+    """A Python whose ``name`` package (vllm, sglang) runs ``init`` when imported."""
     site = root / "site"
-    info = site / f"vllm-{version}.dist-info"
+    info = site / f"{name}-{version}.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}\n")
-    (site / "vllm").mkdir()
-    (site / "vllm" / "__init__.py").write_text(init)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (site / name).mkdir()
+    (site / name / "__init__.py").write_text(init)
     script = root / "bin" / "python"
     script.parent.mkdir(parents=True)
     script.write_text(f"#!/bin/sh\nPYTHONPATH={site} exec {sys.executable} \"$@\"\n")
@@ -102,3 +103,59 @@ def test_check_preview_with_a_broken_release(tmp_path, capsys):
     python = fake_vllm(tmp_path / "venv", "raise ImportError('no torch here')\n")
     err = one_line(capsys, "check", lock, "--vllm-python", python)
     assert "ImportError: no torch here" in err
+
+
+# --- --engine sglang-installed ------------------------------------------------------
+
+SGLANG = ("explain", "llama-3.1-8b", "--device", "h100", "--engine", "sglang-installed")
+
+
+def fake_sglang(root: Path, init: str) -> Path:
+    return fake_vllm(root, init, version="0.5.20", name="sglang")
+
+
+def test_sglang_a_release_whose_code_raises(tmp_path, capsys):
+    python = fake_sglang(tmp_path, "raise RuntimeError('this release is broken')\n")
+    err = one_line(capsys, *SGLANG, "--sglang-python", python)
+    assert "SGLang 0.5.20's own code raised while loading its server arguments" in err
+    assert "RuntimeError: this release is broken" in err
+
+
+def test_sglang_a_release_that_hangs_is_cut_off(tmp_path, capsys):
+    python = fake_sglang(tmp_path, "import time\ntime.sleep(120)\n")
+    err = one_line(capsys, *SGLANG, "--sglang-python", python, "--engine-timeout", "3")
+    assert "installed SGLang's code did not finish its import within 3 s" in err and "--engine-timeout" in err
+
+
+def test_sglang_a_release_that_kills_the_interpreter(tmp_path, capsys):
+    python = fake_sglang(tmp_path, "import os\nos._exit(7)\n")
+    err = one_line(capsys, *SGLANG, "--sglang-python", python)
+    assert "installed SGLang's code died without an answer during its import" in err
+
+
+def test_sglang_a_python_without_sglang(tmp_path, capsys):
+    script = tmp_path / "python"
+    script.write_text(f"#!/bin/sh\nPYTHONPATH= exec {sys.executable} \"$@\"\n")
+    script.chmod(0o755)
+    err = one_line(capsys, *SGLANG, "--sglang-python", script)
+    assert "--sglang-python" in err and "has no sglang installed" in err
+
+
+def test_sglang_this_python_without_sglang(capsys):
+    err = one_line(capsys, *SGLANG)
+    assert "SGLang is not installed in this Python" in err and "--sglang-python" in err
+
+
+def test_sglang_not_a_python(tmp_path, capsys):
+    err = one_line(capsys, *SGLANG, "--sglang-python", tmp_path / "nope")
+    assert "--sglang-python" in err and "no such file" in err
+
+
+def test_sglang_needs_a_model(capsys):
+    err = one_line(capsys, "explain", "--capability", "9.0", "--head-size", "128", "--engine", "sglang-installed")
+    assert "needs a MODEL" in err
+
+
+def test_sglang_a_vllm_what_if_is_refused(capsys):
+    err = one_line(capsys, *SGLANG, "--block-size", "16")
+    assert "vLLM what-if" in err
