@@ -88,7 +88,8 @@ def explain_cmd(
                                        load, input_notes)
         shown = ("sglang",) if engine is o.Engine.sglang else ("vllm", "sglang")
         report = o.attach_warnings(report, engine_warnings(shown, vllm_python, sglang_python,
-                                                           own_code="--engine vllm-installed"))
+                                                           own_code="--engine vllm-installed",
+                                                           sglang_own_code="--engine sglang-installed"))
         from attn_select.cli.formats import render
 
         typer.echo(render(report, fmt.value), nl=False)
