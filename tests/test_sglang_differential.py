@@ -381,7 +381,9 @@ def compare(case: Case, mine: dict, theirs: dict) -> list[Divergence]:
     if theirs.get("oracle_error"):
         return [Divergence(case, "<oracle>", theirs["oracle_error"].split(":")[0], theirs["oracle_error"])]
     out: list[Divergence] = []
-    e_mine, e_theirs = mine["error"], theirs["error"]
+    e_mine = mine["error"]
+    # the class and text; where SGLang raised is reported, not part of the answer
+    e_theirs = theirs["error"] and {k: theirs["error"][k] for k in ("kind", "message")}
     if e_mine != e_theirs:
         sig = f"ours {e_mine and e_mine['kind']} / SGLang {e_theirs and e_theirs['kind']}"
         out.append(Divergence(case, "<error>", sig, f"ours: {e_mine}\nSGLang: {e_theirs}"))
