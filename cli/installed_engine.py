@@ -14,7 +14,6 @@ sending a request. Every stand-in comes back with the answer and is printed.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile

@@ -6,6 +6,7 @@ report rendered in every format, through the command line too."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -150,3 +151,22 @@ def test_sglang_refusing_is_exit_1(fake_runner, capsys):
     fake_runner.append(lambda c: c.update(error={"kind": "ValueError", "message": "no", "where": "_check"}))
     rc, out, _ = run(capsys, *ARGS)
     assert rc == 1 and "ValueError: no" in out and "raised by _check" in out
+
+
+def test_the_probe_follows_the_mirror_fields():
+    """sglang_resolution.py runs without attn_select, so it has its own list
+    of followed fields: it must be the mirror's."""
+    import importlib.util
+
+    from attn_select.backends.run.probes import FOLDER
+    from attn_select.selector.sglang.resolve import FOLLOWED_FIELDS
+
+    spec = importlib.util.spec_from_file_location("sglang_resolution_probe", FOLDER / "sglang_resolution.py")
+    probe = importlib.util.module_from_spec(spec)
+    environ = dict(os.environ)
+    try:
+        spec.loader.exec_module(probe)  # standard library only at import; it sets SGLang's offline switches
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+    assert probe.FOLLOWED == FOLLOWED_FIELDS

@@ -30,7 +30,6 @@ runs on a CPU machine).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -40,12 +39,11 @@ from sglang_resolution import Resolver  # noqa: E402  (stdlib + SGLang only)
 
 
 def main() -> int:
-    cases = json.load(sys.stdin)
-    # Everything SGLang, torch or C code prints goes to stderr.
-    real_stdout = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    from answer_lines import real_stdout  # the probes' stdout handling, stdlib only
     from libcuda_standin import build  # the stand-in's builder, stdlib only
+
+    cases = json.load(sys.stdin)
+    out = real_stdout()  # everything SGLang, torch or C code prints goes to stderr
 
     oracle = Resolver(libcuda=str(build()), platform=True)
     results = []
@@ -55,8 +53,8 @@ def main() -> int:
         except BaseException as e:  # noqa: BLE001 - one bad case must not lose the rest
             results.append({"final": None, "changes": None, "error": None,
                             "oracle_error": f"crash: {type(e).__name__}: {e}"})
-    json.dump(results, real_stdout)
-    real_stdout.flush()
+    json.dump(results, out)
+    out.flush()
     return 0
 
 

@@ -325,41 +325,17 @@ def _plain(value):
     return str(value)
 
 
-def sglang_version():
-    import importlib.metadata as md
-
-    try:
-        return md.version("sglang")
-    except md.PackageNotFoundError:
-        return None
-
-
 def main() -> int:
-    request = json.load(sys.stdin)
-    # SGLang, torch and C code print to stdout: the answers go to the real one only.
-    real_stdout = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    from answer_lines import serve  # beside this file: stdlib only
 
-    def say(kind, doc):
-        real_stdout.write(f"ATTN_SELECT_SGLANG_{kind} " + json.dumps(doc) + "\n")
-        real_stdout.flush()
+    def load(request):
+        return Resolver(libcuda=request.get("libcuda"), platform=request.get("platform", True))
 
-    try:
-        resolver = Resolver(libcuda=request.get("libcuda"), platform=request.get("platform", True))
-    except Exception as e:  # noqa: BLE001 - this release's code raised while being set up
-        say("ERROR", {"sglang_version": sglang_version(), "error": f"{type(e).__name__}: {e}",
-                      "trace": traceback.format_exc(limit=8)})
-        return 0
-    say("READY", {"sglang_version": sglang_version(), "stand_ins": resolver.stand_ins})
-    for case in request["cases"]:
-        try:
-            say("CASE", resolver.run_case(case))
-        except Exception as e:  # noqa: BLE001 - one bad case must not lose the rest
-            say("CASE", {"final": None, "changes": None, "error": None, "default_rule": None, "messages": [],
-                         "platform": None, "stand_ins": [],
-                         "oracle_error": f"crash: {type(e).__name__}: {e}", "trace": traceback.format_exc(limit=8)})
-    return 0
+    def crashed(e):
+        return {"final": None, "changes": None, "error": None, "default_rule": None, "messages": [],
+                "platform": None, "stand_ins": [], "oracle_error": f"crash: {type(e).__name__}: {e}"}
+
+    return serve("ATTN_SELECT_SGLANG", "sglang", load, lambda resolver, case: resolver.run_case(case), crashed)
 
 
 if __name__ == "__main__":
