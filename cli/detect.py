@@ -141,10 +141,11 @@ def find_engine(engine: str, python: str | None = None, required: bool = False) 
 
 def engine_warnings(engines: tuple[str, ...], vllm_python: str | None = None, sglang_python: str | None = None,
                     affects: dict[str, tuple[str, ...]] | None = None,
-                    own_code: str | None = None) -> tuple[EngineWarning, ...]:
+                    own_code: str | None = None, sglang_own_code: str | None = None) -> tuple[EngineWarning, ...]:
     """The version warnings for the engines whose answers a report shows,
     then the removed and unread environment variables (vLLM only).
-    ``own_code`` names the option that runs the installed vLLM's own code."""
+    ``own_code`` / ``sglang_own_code`` name the option that runs the
+    installed vLLM's / SGLang's own code."""
     from attn_select.selector.engine_env import removed_var_warnings, unread_selection_vars
 
     affects = affects or {}
@@ -152,7 +153,7 @@ def engine_warnings(engines: tuple[str, ...], vllm_python: str | None = None, sg
     pythons = {VLLM: vllm_python, SGLANG: sglang_python}
     for engine in engines:
         found = find_engine(engine, pythons[engine], required=pythons[engine] is not None)
-        w = version_warning(found, affects.get(engine, ()), own_code if engine == VLLM else None)
+        w = version_warning(found, affects.get(engine, ()), own_code if engine == VLLM else sglang_own_code)
         if w is not None:
             out.append(w)
     if VLLM in engines:

@@ -1,7 +1,8 @@
 """`attn-select explain`: vLLM 0.33.0's attention backend selection, every
 reason, the FlashAttention version and FlashInfer's dispatch; with
 ``--engine sglang`` SGLang 0.5.23's resolution and its trail, with
-``--engine both`` the two side by side."""
+``--engine both`` the two side by side; with ``--engine vllm-installed`` /
+``sglang-installed`` the installed engine's own code beside the mirror."""
 
 from __future__ import annotations
 
@@ -58,8 +59,10 @@ def explain_cmd(
     from attn_select.selector.errors import UserError
     from attn_select.selector.vllm_inputs import read_vllm_inputs
 
+    # --engine sglang-installed reads its inputs as --engine sglang does
+    inputs_engine = "sglang" if engine is o.Engine.sglang_installed else engine.value
     model, ov, sglang_backend, load, input_notes = read_vllm_inputs(
-        model, vllm_command, ov, engine=engine.value, attention_backend=attention_backend,
+        model, vllm_command, ov, engine=inputs_engine, attention_backend=attention_backend,
         attention_config=attention_config, revision=revision,
     )
 
@@ -74,11 +77,19 @@ def explain_cmd(
             speculative_num_steps=speculative_num_steps, speculative_num_draft_tokens=speculative_num_draft_tokens,
             enable_deterministic_inference=enable_deterministic_inference,
         )
+        if engine is o.Engine.sglang_installed:
+            report = _explain_sglang_installed(model, device, capability, kernels, flags, cuda_version, ov,
+                                               sglang_python, engine_timeout, load, input_notes)
+            from attn_select.cli.formats import render
+
+            typer.echo(render(report, fmt.value), nl=False)
+            raise typer.Exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)
         report = _explain_other_engine(engine.value, model, device, capability, kernels, flags, cuda_version, ov,
                                        load, input_notes)
         shown = ("sglang",) if engine is o.Engine.sglang else ("vllm", "sglang")
         report = o.attach_warnings(report, engine_warnings(shown, vllm_python, sglang_python,
-                                                           own_code="--engine vllm-installed"))
+                                                           own_code="--engine vllm-installed",
+                                                           sglang_own_code="--engine sglang-installed"))
         from attn_select.cli.formats import render
 
         typer.echo(render(report, fmt.value), nl=False)
@@ -160,6 +171,52 @@ def _explain_installed(model: str | None, device: str | None, capability: str | 
     return installed_explanation(mirror, answer, python, extra)
 
 
+def _explain_sglang_installed(model: str | None, device: str | None, capability: str | None, kernels: str | None,
+                              flags: ServerFlags, cuda_version: str | None, ov: Overrides,
+                              sglang_python: str | None, timeout: float, load: dict[str, object],
+                              input_notes: tuple[str, ...]) -> object:
+    """--engine sglang-installed: the mirror's resolution, the installed
+    SGLang's own for the same model, device and flags, and their
+    differences. The mirror assumes the FlashInfer that SGLang's Python has
+    (or --kernels, which the installed side then stands in for) and, on this
+    machine's own GPU, the CUDA version its torch was built with."""
+    from attn_select.cli import installed_engine as ie
+    from attn_select.selector.config import Kernels
+    from attn_select.selector.errors import UserError
+    from attn_select.selector.sglang_installed import case_for, installed_explanation
+
+    if model is None:
+        raise UserError("--engine sglang-installed needs a MODEL: SGLang resolves one backend per server from the "
+                        "model's config (a raw selector config is vLLM's)")
+    _no_vllm_what_ifs(ov)  # bad flags before the engine's Python is asked anything
+    flags.validate()
+    python, _ = ie.engine_python(sglang_python, "sglang")
+    live = device is None and capability is None
+    kern = None
+    if kernels is None or (live and cuda_version is None):
+        facts = ie.sglang_environment(python)
+        if kernels is None:
+            kern = Kernels(flashinfer_python=facts["flashinfer"], source=f"probe (the SGLang in {python})")
+        if live and cuda_version is None:
+            cuda_version = facts["torch_cuda"]
+    mirror = _explain_other_engine("sglang", model, device, capability, kernels, flags, cuda_version, ov, load,
+                                   input_notes, kern=kern)
+    with ie.temp_models() as tmp:
+        case = case_for(mirror, ie.model_folder(model, tmp, load))
+        answer = ie.run_resolution(python, [case], live=live, timeout=timeout)
+    return installed_explanation(mirror, answer, python)
+
+
+def _no_vllm_what_ifs(ov: Overrides) -> None:
+    """The what-ifs SGLang has no name for are a user error with --engine sglang."""
+    from attn_select.selector.errors import UserError
+
+    vllm_only = [f for f in FIELDS if f.name in ov.given() and f.name not in ("tp", "kv_cache_dtype", "dtype")]
+    if vllm_only:
+        raise UserError(f"{vllm_only[0].flag} is a vLLM what-if; SGLang's flags are --attention-backend, "
+                        "--page-size, ... (use --engine both to see both engines)")
+
+
 def _explain_other_engine(
     engine: str,
     model: str | None,
@@ -171,10 +228,13 @@ def _explain_other_engine(
     ov: Overrides,
     load: dict[str, object] | None = None,
     input_notes: tuple[str, ...] = (),
+    kern: object = None,
 ) -> object:
     """--engine sglang: SGLang's resolution; --engine both: vLLM's selection
     beside it. SGLang's flags go to the SGLang side only; --kv-cache-dtype
-    serves both, each engine reading it under its own name (docs/sglang.md)."""
+    serves both, each engine reading it under its own name (docs/sglang.md).
+    ``kern``: the kernels already known (--engine sglang-installed), else
+    from --kernels or the probe."""
     from dataclasses import replace
 
     from attn_select.cli.inputs import resolve_device, resolve_kernels
@@ -185,7 +245,7 @@ def _explain_other_engine(
         raise UserError(f"--engine {engine} needs a MODEL: SGLang resolves one backend per server from the "
                         "model's config (a raw selector config is vLLM's)")
     dev = resolve_device(device, capability)
-    kern = resolve_kernels(kernels, probed_device=device is None and capability is None)
+    kern = kern or resolve_kernels(kernels, probed_device=device is None and capability is None)
     sgl_kv, sgl_note = sglang_kv_cache_dtype(ov.kv_cache_dtype, engine)
     flags = replace(flags, kv_cache_dtype=sgl_kv, tp_size=ov.tp)
     flags.validate()
@@ -194,11 +254,7 @@ def _explain_other_engine(
 
     facts = load_model(model, tp=flags.tp_size, dtype=ov.dtype or "auto", capability=dev.capability, **(load or {}))
     if engine == "sglang":
-        # the what-ifs SGLang has no name for
-        vllm_only = [f for f in FIELDS if f.name in ov.given() and f.name not in ("tp", "kv_cache_dtype", "dtype")]
-        if vllm_only:
-            raise UserError(f"{vllm_only[0].flag} is a vLLM what-if; SGLang's flags are --attention-backend, "
-                            "--page-size, ... (use --engine both to see both engines)")
+        _no_vllm_what_ifs(ov)
         return explain_sglang(facts, dev, kern, flags, cuda_version, notes)
 
     from attn_select.selector.explain import check_overrides, explain

@@ -1,6 +1,8 @@
-"""Running the installed vLLM's own selection (``backends/run/probes/vllm_selection.py``)
-in the Python of its environment, bounded in time, with the stand-ins a
-machine without the NVIDIA driver needs; and the model folder it reads.
+"""Running the installed engine's own code in the Python of its environment,
+bounded in time, with the stand-ins a machine without the NVIDIA driver
+needs: vLLM's selection (``backends/run/probes/vllm_selection.py``) and
+SGLang's resolution (``backends/run/probes/sglang_resolution.py``), through
+one runner (``_stream``); and the model folder both read.
 
 On a GPU machine asked about its own GPU nothing is stood in. Elsewhere the
 driver library is a stand-in built here with the system C compiler, the
@@ -12,12 +14,11 @@ sending a request. Every stand-in comes back with the answer and is printed.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from attn_select.backends.run.probes import FOLDER as PROBES
 from attn_select.cli.detect import NEUTRAL_CWD
@@ -27,14 +28,31 @@ from attn_select.selector.errors import UserError
 RUN_TIMEOUT_S = 900
 
 
-def engine_python(python: str | None) -> tuple[str, str]:
-    """(interpreter, its vLLM version); a one-line error when it has none."""
-    from attn_select.cli.detect import find_engine
+class Probe(NamedTuple):
+    """One engine's runner script and how its answer lines are named."""
 
-    found = find_engine("vllm", python, required=True)
+    script: str  # under backends/run/probes/
+    prefix: str  # ATTN_SELECT_VLLM -> ATTN_SELECT_VLLM_READY / _CASE / _ERROR
+    title: str
+    version_key: str  # the READY line's version field
+    loading: str  # what the script loads before the first case, in words
+
+
+VLLM_PROBE = Probe("vllm_selection.py", "ATTN_SELECT_VLLM", "vLLM", "vllm_version", "its selector")
+SGLANG_PROBE = Probe("sglang_resolution.py", "ATTN_SELECT_SGLANG", "SGLang", "sglang_version",
+                     "its server arguments")
+
+
+def engine_python(python: str | None, engine: str = "vllm") -> tuple[str, str]:
+    """(interpreter, its ``engine`` version); a one-line error when it has none."""
+    from attn_select.cli.detect import find_engine
+    from attn_select.selector.installed import TITLES
+
+    found = find_engine(engine, python, required=True)
     if found.version is None:
-        raise UserError("--engine vllm-installed: vLLM is not installed in this Python; name the Python of the "
-                        "environment that has it with --vllm-python PATH")
+        title = TITLES[engine]
+        raise UserError(f"--engine {engine}-installed: {title} is not installed in this Python; name the Python "
+                        f"of the environment that has it with --{engine}-python PATH")
     return python or sys.executable, found.version
 
 
@@ -49,7 +67,17 @@ def installed_kernels(python: str) -> Kernels:
                       source=f"probe (the vLLM in {python}")
 
 
-def libcuda_stand_in() -> str | None:
+def sglang_environment(python: str) -> dict[str, Any]:
+    """What SGLang's Python has that the mirror reads: whether ``flashinfer``
+    is importable (``find_spec``, as ``is_flashinfer_available`` asks) and
+    the CUDA version its torch was built with."""
+    from attn_select.cli.diagnose import environment_facts
+
+    facts = environment_facts(python)
+    return {"flashinfer": facts["modules"].get("flashinfer") is not None, "torch_cuda": facts.get("torch_cuda")}
+
+
+def libcuda_stand_in(title: str = "vLLM") -> str | None:
     """The libcuda.so.1 stand-in's path when this machine has no NVIDIA
     driver (built with the system C compiler), else None."""
     from attn_select.cli.probe import driver_present
@@ -61,7 +89,7 @@ def libcuda_stand_in() -> str | None:
     try:
         return str(build())
     except NoCompiler:
-        raise UserError("this machine has no NVIDIA driver, so the installed vLLM's code needs a libcuda.so.1 "
+        raise UserError(f"this machine has no NVIDIA driver, so the installed {title}'s code needs a libcuda.so.1 "
                         "stand-in, built with a C compiler, and there is none (cc, gcc or $CC); install one "
                         "(apt-get install gcc) or run on a machine with the NVIDIA driver") from None
     except (OSError, subprocess.SubprocessError) as exc:
@@ -116,16 +144,26 @@ def run_selection(python: str, cases: list[dict[str, Any]], *, live: bool, kerne
         "artifactory": None if (live and libcuda is None) else artifactory,
         "cases": cases,
     }
-    return _stream(python, request, timeout)
+    return _stream(python, request, timeout, VLLM_PROBE)
 
 
-def _stream(python: str, request: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """Run the runner; its import and each case may take ``timeout`` seconds."""
+def run_resolution(python: str, cases: list[dict[str, Any]], *, live: bool,
+                   timeout: float | None = None) -> dict[str, Any]:
+    """SGLang's own resolution for ``cases`` (``sglang_resolution.py``'s
+    request shape). ``live``: the question is about this machine's own GPU
+    (nothing stood in when it has a driver)."""
+    libcuda = libcuda_stand_in("SGLang")
+    request = {"libcuda": libcuda, "platform": not (live and libcuda is None), "cases": cases}
+    return _stream(python, request, RUN_TIMEOUT_S if timeout is None else timeout, SGLANG_PROBE)
+
+
+def _stream(python: str, request: dict[str, Any], timeout: float, probe: Probe) -> dict[str, Any]:
+    """Run ``probe``'s script; its import and each case may take ``timeout`` seconds."""
     import queue
     import threading
 
     try:
-        proc = subprocess.Popen([python, str(PROBES / "vllm_selection.py")], stdin=subprocess.PIPE,
+        proc = subprocess.Popen([python, str(PROBES / probe.script)], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=NEUTRAL_CWD)
     except OSError as exc:
         raise UserError(f"cannot run {python}: {exc.strerror or exc}") from None
@@ -143,29 +181,29 @@ def _stream(python: str, request: dict[str, Any], timeout: float) -> dict[str, A
     cases = request["cases"]
     try:
         while True:
-            waiting_for = "its import" if "vllm_version" not in answer else \
+            waiting_for = "its import" if probe.version_key not in answer else \
                 f"case {len(answer['cases']) + 1} of {len(cases)}"
             try:
                 line = lines.get(timeout=timeout)
             except queue.Empty:
-                raise UserError(f"the installed vLLM's selection did not finish {waiting_for} within {timeout:g} s "
+                raise UserError(f"the installed {probe.title}'s code did not finish {waiting_for} within {timeout:g} s "
                                 "(--engine-timeout sets the limit)") from None
             if line is None:
                 proc.wait()
-                if "vllm_version" in answer and len(answer["cases"]) == len(cases):
+                if probe.version_key in answer and len(answer["cases"]) == len(cases):
                     return answer
                 why = [ln.strip() for ln in err_tail if ln.strip()] or [f"exit code {proc.returncode}"]
-                raise UserError(f"the installed vLLM's selection code died without an answer during "
+                raise UserError(f"the installed {probe.title}'s code died without an answer during "
                                 f"{waiting_for} ({why[-1][:300]})")
             kind, _, doc = line.rstrip("\n").partition(" ")
-            if kind == "ATTN_SELECT_VLLM_READY":
+            if kind == probe.prefix + "_READY":
                 answer.update(json.loads(doc))
-            elif kind == "ATTN_SELECT_VLLM_CASE":
+            elif kind == probe.prefix + "_CASE":
                 answer["cases"].append(json.loads(doc))
-            elif kind == "ATTN_SELECT_VLLM_ERROR":
+            elif kind == probe.prefix + "_ERROR":
                 found = json.loads(doc)
-                raise UserError(f"vLLM {found.get('vllm_version')}'s own code raised while loading its selector: "
-                                f"{found['error'][:300]}")
+                raise UserError(f"{probe.title} {found.get(probe.version_key)}'s own code raised while loading "
+                                f"{probe.loading}: {found['error'][:300]}")
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -38,6 +38,7 @@ class Engine(str, Enum):
     sglang = "sglang"
     both = "both"
     vllm_installed = "vllm-installed"  # the installed vLLM's own selection code
+    sglang_installed = "sglang-installed"  # the installed SGLang's own resolution code
 
 
 _IN = "Inputs"
@@ -64,7 +65,7 @@ KERNEL_NAMES = ",".join(Kernels.NAMES)
 KernelsOpt = Annotated[Optional[str], typer.Option("--kernels", help=f"Installed kernels, comma-separated, from {KERNEL_NAMES} (or none). Default with --device/--capability: all that vLLM's wheel ships; on a live GPU: probed.", rich_help_panel=_IN)]
 _ENG = "Installed engines"
 VllmPythonOpt = Annotated[Optional[str], typer.Option("--vllm-python", metavar="PATH", help=f"The Python of the environment that runs vLLM (default: this one). Its vLLM version is read from package metadata; when it is not {VLLM_VERSION}, the output says so. With --engine vllm-installed, the vLLM whose own selection code runs.", rich_help_panel=_ENG)]
-SglangPythonOpt = Annotated[Optional[str], typer.Option("--sglang-python", metavar="PATH", help=f"The Python of the environment that runs SGLang (default: this one); warns when its SGLang is not {SGLANG_VERSION}.", rich_help_panel=_ENG)]
+SglangPythonOpt = Annotated[Optional[str], typer.Option("--sglang-python", metavar="PATH", help=f"The Python of the environment that runs SGLang (default: this one); warns when its SGLang is not {SGLANG_VERSION}. With --engine sglang-installed, the SGLang whose own resolution code runs.", rich_help_panel=_ENG)]
 
 
 def attach_warnings(report: object, warnings: tuple) -> object:
@@ -82,8 +83,8 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format
 
 # --engine sglang|both: SGLang's server flags, under SGLang's names.
 _SGL = "SGLang server flags (--engine sglang|both)"
-EngineOpt = Annotated[Engine, typer.Option("--engine", help=f"Which engine's selection: vllm ({VLLM_VERSION}, attn-select's mirror), sglang ({SGLANG_VERSION}), both side by side, or vllm-installed: the installed vLLM's own selection code (this Python's, or --vllm-python's), run in a subprocess, with every difference from the {VLLM_VERSION} mirror.")]
-EngineTimeoutOpt = Annotated[float, typer.Option("--engine-timeout", min=1, help="Seconds the installed vLLM may take to import its selector, and then for each deployment (--engine vllm-installed, check --vllm-python).", rich_help_panel=_ENG)]
+EngineOpt = Annotated[Engine, typer.Option("--engine", help=f"Which engine's selection: vllm ({VLLM_VERSION}, attn-select's mirror), sglang ({SGLANG_VERSION}), both side by side, vllm-installed: the installed vLLM's own selection code (this Python's, or --vllm-python's), run in a subprocess, with every difference from the {VLLM_VERSION} mirror; sglang-installed: the same for the installed SGLang's resolution (--sglang-python) against the {SGLANG_VERSION} mirror.")]
+EngineTimeoutOpt = Annotated[float, typer.Option("--engine-timeout", min=1, help="Seconds the installed engine may take to import its selection code, and then for each deployment (--engine vllm-installed or sglang-installed, check --vllm-python).", rich_help_panel=_ENG)]
 # vLLM's and SGLang's flag of the same name: which engine reads it is
 # selector.vllm_names.route_attention_backend's rule (docs/sglang.md).
 AttentionBackendOpt = Annotated[Optional[str], typer.Option("--attention-backend", help="--engine vllm or vllm-installed: vLLM --attention-backend (FLASH_ATTN, FLASHINFER, ...; --backend is its alias). --engine sglang: SGLang's (fa3, fa4, flashinfer, triton, trtllm_mha, ...). --engine both: an UPPER-case name is vLLM's, a lower-case one SGLang's.")]

@@ -13,6 +13,8 @@ from attn_select.selector.engines import SGLANG, SGLANG_VERSION, VLLM, VLLM_VERS
 
 MIRRORED = {VLLM: VLLM_VERSION, SGLANG: SGLANG_VERSION}
 TITLES = {VLLM: "vLLM", SGLANG: "SGLang"}
+# What each engine calls the code that decides (what ``own_code`` runs).
+DECIDES = {VLLM: "selection", SGLANG: "resolution"}
 
 # What a mirrored answer consists of, per engine: the answers another
 # installed release may give differently.
@@ -60,7 +62,7 @@ def version_warning(found: InstalledEngine, affects: tuple[str, ...] = (),
     """The warning for an installed release other than the mirrored one, or
     None. ``affects`` names the deployments whose answers it concerns (lock,
     check); ``own_code`` is the option that runs that release's own
-    selection instead (``--engine vllm-installed``)."""
+    selection instead (``--engine vllm-installed`` / ``sglang-installed``)."""
     if not found.differs:
         return None
     title = TITLES[found.engine]
@@ -70,7 +72,7 @@ def version_warning(found: InstalledEngine, affects: tuple[str, ...] = (),
     if affects:
         text += f"; may be affected: {', '.join(affects)}"
     if own_code is not None:
-        text += f"; {own_code} runs {found.version}'s own selection"
+        text += f"; {own_code} runs {found.version}'s own {DECIDES[found.engine]}"
     return EngineWarning("version", found.engine, text, affects)
 
 

@@ -54,6 +54,8 @@ pytestmark = pytest.mark.sglang
 
 
 ORACLE = Path(__file__).resolve().parent / "sglang_oracle" / "oracle.py"
+# the resolution the oracle runs (shared with --engine sglang-installed)
+RESOLUTION = Path(__file__).resolve().parents[1] / "backends" / "run" / "probes" / "sglang_resolution.py"
 PYTHON_ENV = "ATTN_SELECT_SGLANG_PYTHON"
 DEFAULT_PYTHON = "/tmp/sglang-venv/bin/python"
 SGLANG_VERSION = "0.5.23"
@@ -326,7 +328,7 @@ def _cache_dir() -> Path | None:
 
 
 def oracle_results(todo: list[Case], python: str) -> list[dict]:
-    salt = hashlib.sha256(ORACLE.read_bytes() + python.encode()).hexdigest()[:16]
+    salt = hashlib.sha256(ORACLE.read_bytes() + RESOLUTION.read_bytes() + python.encode()).hexdigest()[:16]
     folder = _cache_dir()
     results: list[dict | None] = [None] * len(todo)
     missing: list[int] = []
@@ -379,7 +381,9 @@ def compare(case: Case, mine: dict, theirs: dict) -> list[Divergence]:
     if theirs.get("oracle_error"):
         return [Divergence(case, "<oracle>", theirs["oracle_error"].split(":")[0], theirs["oracle_error"])]
     out: list[Divergence] = []
-    e_mine, e_theirs = mine["error"], theirs["error"]
+    e_mine = mine["error"]
+    # the class and text; where SGLang raised is reported, not part of the answer
+    e_theirs = theirs["error"] and {k: theirs["error"][k] for k in ("kind", "message")}
     if e_mine != e_theirs:
         sig = f"ours {e_mine and e_mine['kind']} / SGLang {e_theirs and e_theirs['kind']}"
         out.append(Divergence(case, "<error>", sig, f"ours: {e_mine}\nSGLang: {e_theirs}"))

@@ -301,12 +301,19 @@ def profiles_doc(p) -> dict:
 INSTALLED_SCHEMA = "attn-select.explain-vllm-installed/1"
 
 
-def installed_doc(r) -> dict:
+def _installed_head(r, schema: str, engine: str) -> dict:
+    """What every --engine *-installed report starts with: which code ran, where, and its stand-ins."""
     return {
-        "schema": INSTALLED_SCHEMA,
-        "engine": {"name": "vllm", "version": r.engine_version, "python": r.python, "code": "installed"},
+        "schema": schema,
+        "engine": {"name": engine, "version": r.engine_version, "python": r.python, "code": "installed"},
         "mirror": {"name": r.mirror.engine, "version": r.mirror.engine_version},
         "stand_ins": list(r.stand_ins),
+    }
+
+
+def installed_doc(r) -> dict:
+    return {
+        **_installed_head(r, INSTALLED_SCHEMA, "vllm"),
         "engine_config": r.engine_config,
         "error": r.error,
         "groups": [{**{k: plain(v) for k, v in g._asdict().items()}, "reasons": {k: list(v) for k, v in g.reasons.items()}}
@@ -315,6 +322,24 @@ def installed_doc(r) -> dict:
         "warnings": warnings_doc(r.warnings),
         "ok": r.ok,
         "explain": explanation_doc(r.mirror),
+    }
+
+
+# --- explain --engine sglang-installed ------------------------------------------
+
+SGLANG_INSTALLED_SCHEMA = "attn-select.explain-sglang-installed/1"
+
+
+def sglang_installed_doc(r) -> dict:
+    """SGLang's own resolution in ``--engine sglang``'s shape, beside the mirror's."""
+    return {
+        **_installed_head(r, SGLANG_INSTALLED_SCHEMA, "sglang"),
+        "resolution": sglang_doc(r.installed),
+        "messages": [{"function": f, "level": level, "text": text} for f, level, text in r.messages],
+        "differences": list(r.differences),
+        "changes": [plain(c) for c in r.changes],
+        "ok": r.ok,
+        "explain": sglang_doc(r.mirror),
     }
 
 
@@ -338,5 +363,6 @@ render = by_report_type("JSON", DoctorReport=lambda r: dumps(doctor_doc(r)),
                         InstalledExplanation=lambda r: dumps(installed_doc(r)), Explanation=lambda r: dumps(explanation_doc(r)),
                         FeatureMatrix=lambda r: dumps(matrix_doc(r)), CheckReport=lambda r: dumps(check_doc(r)),
                         SGLangExplanation=lambda r: dumps(sglang_doc(r)),
+                        SGLangInstalledExplanation=lambda r: dumps(sglang_installed_doc(r)),
                         EngineComparison=lambda r: dumps(comparison_doc(r)),
                         ProfileListing=lambda r: dumps(profiles_doc(r)))

@@ -162,8 +162,8 @@ def _sglang_result_md(e) -> list[str]:
     return out
 
 
-def sglang_md(e) -> str:
-    out = [f"# attn-select explain (SGLang {e.engine_version})", ""]
+def sglang_md(e, title: str | None = None) -> str:
+    out = [f"# attn-select explain ({title or f'SGLang {e.engine_version}'})", ""]
     out.append(f"- **model**: {cell(e.model.name)} ({cell(', '.join(e.sgl_model.architectures))}): "
                f"{cell(e.sgl_model.describe())}")
     out.append(f"- **device**: {cell(e.device.name)}, capability {e.device.capability}, CUDA "
@@ -240,6 +240,20 @@ def installed_md(r) -> str:
     return "\n".join(out)
 
 
+def sglang_installed_md(r) -> str:
+    out = [sglang_md(r.installed, f"SGLang {r.engine_version}, its own resolution code"),
+           f"- **python**: {cell(r.python)}"]
+    out += [f"- **stand-in**: {cell(s)}" for s in r.stand_ins]
+    out.append("")
+    if r.messages:
+        out += ["## SGLang logged", ""] + [f"- {level.lower()} `{cell(f)}`: {cell(text)}" for f, level, text in r.messages]
+        out.append("")
+    out += [f"## Differences from the SGLang {r.mirror.engine_version} mirror", ""]
+    out += [f"- {cell(d)}" for d in r.differences] or ["None."]
+    out.append("")
+    return "\n".join(out)
+
+
 render = by_report_type("markdown", Explanation=explanation_md, FeatureMatrix=matrix_md,
                         SGLangExplanation=sglang_md, EngineComparison=comparison_md,
-                        InstalledExplanation=installed_md)
+                        InstalledExplanation=installed_md, SGLangInstalledExplanation=sglang_installed_md)

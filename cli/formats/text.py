@@ -522,9 +522,9 @@ def check_text(r: CheckReport) -> str:
 # --- SGLang (explain --engine sglang / both) ------------------------------------
 
 
-def _sglang_header(console: Console, e) -> None:
+def _sglang_header(console: Console, e, title: str | None = None) -> None:
     m, d, p = e.model, e.device, e.platform
-    console.print(f"[{STYLE_HEAD}]attn-select explain[/]  engine SGLang {e.engine_version}")
+    console.print(f"[{STYLE_HEAD}]attn-select explain[/]  {title or f'engine SGLang {e.engine_version}'}")
     archs = ", ".join(e.sgl_model.architectures)
     console.print(f"[{STYLE_HEAD}]model[/]    {escape(m.name)} ({escape(archs)}): {escape(e.sgl_model.describe())}")
     fi = "flashinfer installed" if p.has_flashinfer else "flashinfer not installed"
@@ -549,8 +549,13 @@ def sglang_text(e) -> str:
     buf = io.StringIO()
     console = make_console(buf)
     _sglang_header(console, e)
+    _sglang_resolution(console, e.resolution)
+    return buf.getvalue()
+
+
+def _sglang_resolution(console: Console, r) -> None:
+    """The default rule, the trail and the resolved fields."""
     console.print()
-    r = e.resolution
     if r.default_rule is not None:
         console.print(f"[{STYLE_HEAD}]default rule[/]  {escape(r.default_rule.backend)}  "
                       f"[{STYLE_DIM}]({escape(r.default_rule.branch)})[/]")
@@ -577,7 +582,7 @@ def sglang_text(e) -> str:
     if r.error is not None:
         console.print(f"[{STYLE_ERROR}]error[/]             {escape(r.error.text())}  "
                       f"[{STYLE_DIM}](raised by {escape(r.error.source)}; SGLang does not start)[/]")
-        return buf.getvalue()
+        return
     console.print(f"[{STYLE_SELECTED}]attention backend  {escape(_show(r.attention_backend))}[/]")
     kind = "hybrid" if r.hybrid else "not hybrid"
     console.print(f"[{STYLE_HEAD}]prefill / decode[/]   {escape(_show(r.prefill_backend))} / "
@@ -599,7 +604,6 @@ def sglang_text(e) -> str:
                       f"draft tokens {f['speculative_num_draft_tokens']}"
                       + (f", draft backend {f['speculative_draft_attention_backend']}"
                          if f.get("speculative_draft_attention_backend") else ""))
-    return buf.getvalue()
 
 
 def comparison_text(c) -> str:
@@ -750,11 +754,7 @@ def installed_text(r) -> str:
         hanging(console, f"[{STYLE_HEAD}]model[/]", f"{escape(m.model.name)} ({escape(m.model.architecture)}), "
                 f"tp {m.model.tp}", HEADER_LABEL)
     device_and_kernels(console, m)
-    for s in r.stand_ins:
-        hanging(console, f"[{STYLE_WARN}]stand-in[/]", escape(s), HEADER_LABEL)
-    if not r.stand_ins:
-        hanging(console, f"[{STYLE_DIM}]stand-in[/]", f"[{STYLE_DIM}]none: this machine's driver and GPU answer[/]",
-                HEADER_LABEL)
+    stand_in_lines(console, r.stand_ins)
     if r.engine_config is not None:
         ec = ", ".join(f"{k}={v}" for k, v in r.engine_config.items())
         hanging(console, f"[{STYLE_HEAD}]config[/]", f"{escape(ec)}  [{STYLE_DIM}](EngineArgs.create_engine_config)[/]",
@@ -766,13 +766,47 @@ def installed_text(r) -> str:
     if r.error is not None:
         hanging(console, f"[{STYLE_ERROR}]error[/]", f"vLLM {escape(r.engine_version)} refuses this engine config: "
                 f"{escape(r.error)}", HEADER_LABEL)
-    if r.differences:
-        console.print(f"[{STYLE_WARN}]{len(r.differences)} differences from the vLLM {m.engine_version} mirror[/]")
-        for line in r.differences:
+    difference_lines(console, r.differences, f"vLLM {m.engine_version}")
+    return buf.getvalue()
+
+
+def sglang_installed_text(r) -> str:
+    buf = io.StringIO()
+    console = make_console(buf)
+    m = r.mirror
+    _sglang_header(console, r.installed, f"engine SGLang {escape(r.engine_version)}, its own resolution code  "
+                   f"[{STYLE_DIM}](--engine sglang-installed; compared with the SGLang {m.engine_version} mirror)[/]")
+    hanging(console, f"[{STYLE_HEAD}]python[/]", escape(r.python), HEADER_LABEL)
+    stand_in_lines(console, r.stand_ins)
+    _sglang_resolution(console, r.installed.resolution)
+    if r.messages:
+        console.print()
+        console.print(f"[{STYLE_HEAD}]SGLang logged[/]")
+        for func, level, text in r.messages:
+            hanging(console, f"[{STYLE_DIM}]{escape(level.lower())}[/]", f"{escape(text)}  [{STYLE_DIM}]({escape(func)})[/]",
+                    LABEL)
+    console.print()
+    difference_lines(console, r.differences, f"SGLang {m.engine_version}")
+    return buf.getvalue()
+
+
+def stand_in_lines(console: Console, stand_ins: tuple[str, ...]) -> None:
+    """Every stand-in the installed engine's code ran with, or that none was."""
+    for s in stand_ins:
+        hanging(console, f"[{STYLE_WARN}]stand-in[/]", escape(s), HEADER_LABEL)
+    if not stand_ins:
+        hanging(console, f"[{STYLE_DIM}]stand-in[/]", f"[{STYLE_DIM}]none: this machine's driver and GPU answer[/]",
+                HEADER_LABEL)
+
+
+def difference_lines(console: Console, differences: tuple[str, ...], mirror: str) -> None:
+    """The count of differences from the mirror, then each."""
+    if differences:
+        console.print(f"[{STYLE_WARN}]{len(differences)} differences from the {mirror} mirror[/]")
+        for line in differences:
             hanging(console, f"[{STYLE_WARN}]difference[/]", escape(line), LABEL)
     else:
-        console.print(f"[{STYLE_SELECTED}]0 differences from the vLLM {m.engine_version} mirror[/]")
-    return buf.getvalue()
+        console.print(f"[{STYLE_SELECTED}]0 differences from the {mirror} mirror[/]")
 
 
 # --- doctor (attn-select doctor) ------------------------------------------------
@@ -801,4 +835,5 @@ def doctor_text(r) -> str:
 
 render = by_report_type("text", Explanation=explanation_text, FeatureMatrix=matrix_text, CheckReport=check_text,
                         SGLangExplanation=sglang_text, EngineComparison=comparison_text,
-                        ProfileListing=profiles_text, DoctorReport=doctor_text, InstalledExplanation=installed_text)
+                        ProfileListing=profiles_text, DoctorReport=doctor_text, InstalledExplanation=installed_text,
+                        SGLangInstalledExplanation=sglang_installed_text)

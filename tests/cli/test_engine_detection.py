@@ -126,6 +126,7 @@ def test_sglang_engine_warns_about_sglang_only(tmp_path, monkeypatch, capsys, cl
     rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--engine", "sglang")
     assert [w["engine"] for w in d["warnings"]] == ["sglang"]
     assert f"SGLang 0.5.9 is installed" in d["warnings"][0]["message"] and SGLANG_VERSION in d["warnings"][0]["message"]
+    assert "--engine sglang-installed runs 0.5.9's own resolution" in d["warnings"][0]["message"]
     rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--engine", "both")
     assert [w["engine"] for w in d["warnings"]] == ["vllm", "sglang"]
     rc, out, _ = run(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--engine", "both")
@@ -164,6 +165,38 @@ def test_lock_and_check_name_the_affected_deployments(old_vllm_here, tmp_path, c
     assert f"warning: vLLM {OLD} is installed" in suite.find("system-err").text
     rc, out, _ = run(capsys, "check", lock, "--format", "github")
     assert out.startswith("::warning title=attn-select check::vLLM " + OLD)
+
+
+SGLANG_DEPLOYMENTS = """deployments:
+  - name: llama-sgl
+    model: llama-3.1-8b
+    device: h100
+    engine: sglang
+  - name: llama-vllm
+    model: llama-3.1-8b
+    device: h100
+"""
+
+
+def test_lock_and_check_name_the_sglang_deployments(tmp_path, monkeypatch, capsys, clean_env):
+    monkeypatch.syspath_prepend(str(stand_in(tmp_path / "site", "sglang", "0.5.9")))
+    deps = tmp_path / "deployments.yaml"
+    deps.write_text(SGLANG_DEPLOYMENTS)
+    lock = tmp_path / "attn-select.lock"
+    rc, _, err = run(capsys, "lock", deps, "-o", lock)
+    assert rc == 0
+    assert "warning: SGLang 0.5.9 is installed" in err and "may be affected: llama-sgl" in err
+    assert "llama-vllm" not in err and "vLLM" not in err.split("mirrors SGLang")[0]
+    assert "# warning: SGLang 0.5.9 is installed" in lock.read_text()
+    rc, out, _ = run(capsys, "check", lock)
+    assert rc == 0 and out.startswith("warning  SGLang 0.5.9 is installed")
+    rc, out, _ = run(capsys, "check", lock, "--format", "json")
+    (w,) = json.loads(out)["warnings"]
+    assert w["engine"] == "sglang" and w["affects"] == ["llama-sgl"]
+    rc, out, _ = run(capsys, "check", lock, "--format", "junit")
+    suite = ET.fromstring(out.split("?>", 1)[1]).find("testsuite")
+    props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    assert "SGLang 0.5.9" in props["warning"]
 
 
 def test_check_without_installed_engine_has_no_warning(tmp_path, capsys, clean_env):

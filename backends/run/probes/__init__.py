@@ -7,6 +7,10 @@ never imports attn_select; results come back as JSON on stdout.
   for ``attn-select doctor``, from metadata and files only.
 - ``vllm_selection.py``: vLLM's own attention-backend selection for a model
   and device (``--engine vllm-installed``, ``check --vllm-python``).
+- ``sglang_resolution.py``: SGLang's own server-argument resolution of the
+  attention fields (``--engine sglang-installed``, the SGLang differential
+  oracle).
+- ``answer_lines.py``: the line protocol both of those answer with.
 - ``libcuda_standin.py`` / ``libcuda_standin.c``: the ``libcuda.so.1``
   stand-in that lets vLLM's extension modules load without an NVIDIA driver.
 

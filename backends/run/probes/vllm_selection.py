@@ -64,7 +64,6 @@ from __future__ import annotations
 import functools
 import importlib.abc
 import inspect
-import json
 import logging
 import os
 import sys
@@ -686,41 +685,17 @@ def run_case(selector, case):
     return out
 
 
-def _vllm_version():
-    import importlib.metadata as md
-
-    try:
-        return md.version("vllm")
-    except md.PackageNotFoundError:
-        return None
-
-
 def main():
-    request = json.load(sys.stdin)
-    # vLLM, torch and C code print to stdout: the answer goes to the real one only.
-    real_stdout = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    from answer_lines import serve  # beside this file: stdlib only
 
-    def say(kind, doc):
-        real_stdout.write(f"ATTN_SELECT_VLLM_{kind} " + json.dumps(doc) + "\n")
-        real_stdout.flush()
+    def load(request):
+        return Selector(libcuda=request.get("libcuda"), platform=request.get("platform", True),
+                        kernels=request.get("kernels"), artifactory=request.get("artifactory"))
 
-    try:
-        selector = Selector(libcuda=request.get("libcuda"), platform=request.get("platform", True),
-                            kernels=request.get("kernels"), artifactory=request.get("artifactory"))
-    except Exception as e:  # noqa: BLE001 - this release's code raised while being set up
-        say("ERROR", {"vllm_version": _vllm_version(), "error": f"{type(e).__name__}: {e}",
-                      "trace": traceback.format_exc(limit=8)})
-        return 0
-    say("READY", {"vllm_version": _vllm_version(), "stand_ins": selector.stand_ins})
-    for case in request["cases"]:
-        try:
-            say("CASE", run_case(selector, case))
-        except Exception as e:  # noqa: BLE001
-            say("CASE", {"engine_config": None, "groups": [], "error": f"{type(e).__name__}: {e}",
-                         "trace": traceback.format_exc(limit=8)})
-    return 0
+    def crashed(e):
+        return {"engine_config": None, "groups": [], "error": f"{type(e).__name__}: {e}"}
+
+    return serve("ATTN_SELECT_VLLM", "vllm", load, run_case, crashed)
 
 
 if __name__ == "__main__":
