@@ -24,7 +24,7 @@ from attn_select.selector.explain import Explanation, GroupExplanation
 from attn_select.cli.formats import by_report_type
 
 if TYPE_CHECKING:
-    from attn_select.selector.lock import CheckReport, accept_command, show_value
+    from attn_select.selector.lock import CheckReport
     from attn_select.selector.matrix import FeatureMatrix
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from attn_select.backends import registry
-from attn_select.backends.spec import BackendSpec, Rule
+from attn_select.backends.spec import Rule
 from attn_select.selector import select as select_mod
 from attn_select.selector.config import Capability, EngineContext, Kernels, SelectorConfig
 

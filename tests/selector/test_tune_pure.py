@@ -17,7 +17,7 @@ from attn_select.selector.tune_result import (
     OK, WRONG, PointResult, ResultCache, best_per_point, cache_key, recommend,
 )
 from attn_select.selector.tune_settings import DEFAULT_LABEL, Setting, candidate_settings, validate
-from attn_select.selector.tune_workload import grid, parse_workload, point_bytes, token_elements
+from attn_select.selector.tune_workload import parse_workload, point_bytes, token_elements
 
 H200 = load_device("h200")
 KERN = resolve_kernels(None, probed_device=False)
