@@ -47,7 +47,8 @@ def check_cmd(
     differ, 2 for bad input.
     """
     from attn_select.cli.formats import render
-    from attn_select.cli.lock import check_engine, lock_warnings, read_text, write_text
+    from attn_select.cli.lock import check_engine, read_text, write_text
+    from attn_select.selector.host.engine_packages import lock_warnings
     from attn_select.selector.lock import parse_deployments, parse_lockfile, run_check
 
     check_engine(engine)

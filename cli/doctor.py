@@ -28,7 +28,7 @@ def doctor_cmd(
     Examines this Python, or the one given by --vllm-python. Exit 0; 2 for
     bad input.
     """
-    from attn_select.cli.diagnose import diagnose
+    from attn_select.selector.host.doctor_probe import diagnose
     from attn_select.cli.formats import render
 
     report = diagnose(vllm_python, probe_network, import_timeout)

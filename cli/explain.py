@@ -54,7 +54,7 @@ def explain_cmd(
     (nothing valid, an explicit --attention-backend or --mla-prefill-backend
     that is invalid) or SGLang would raise at configuration time, 2 for bad input.
     """
-    from attn_select.cli.detect import engine_warnings
+    from attn_select.selector.host.engine_packages import engine_warnings
     from attn_select.cli.inputs import resolve_device, resolve_kernels
     from attn_select.selector.errors import UserError
     from attn_select.selector.vllm_inputs import read_vllm_inputs

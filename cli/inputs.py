@@ -29,7 +29,7 @@ def resolve_device(device: str | None, capability: str | None) -> Device:
 
     if device is not None:
         return profiles.load_device(device)
-    from attn_select.cli.probe import probe_gpu
+    from attn_select.selector.host.kernel_probe import probe_gpu
 
     found = probe_gpu()
     if found is None:
@@ -50,7 +50,7 @@ def resolve_kernels(kernels: str | None, probed_device: bool) -> Kernels:
         except ValueError as exc:
             raise UserError(f"--kernels: {exc}") from None
     if probed_device:
-        from attn_select.cli.probe import probe_kernels
+        from attn_select.selector.host.kernel_probe import probe_kernels
 
         found = probe_kernels()
         if found is not None:

@@ -35,32 +35,6 @@ def write_text(path: str, text: str, what: str) -> None:
         raise UserError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
 
 
-def lock_warnings(named: list[tuple[str, str]], vllm_python: str | None, sglang_python: str | None,
-                  own_code: str | None = "attn-select check LOCK --vllm-python PATH") -> tuple:
-    """The engine warnings for deployments given as (name, engine): each
-    installed release that differs names the deployments it concerns."""
-    from attn_select.cli.detect import engine_warnings
-
-    affects: dict[str, tuple[str, ...]] = {"vllm": (), "sglang": ()}
-    for name, engine in named:
-        for e in (("vllm", "sglang") if engine == "both" else (engine,)):
-            affects[e] += (name,)
-    shown = tuple(e for e in ("vllm", "sglang") if affects[e]) or ("vllm",)
-    return engine_warnings(shown, vllm_python, sglang_python, affects, own_code=own_code)
-
-
-def produced_by(d) -> str:
-    """Which releases' mirrors produced a lock entry."""
-    from attn_select.selector.engines import SGLANG_VERSION, VLLM_VERSION
-
-    parts = []
-    if d.groups:
-        parts.append(f"vllm {VLLM_VERSION} (attn-select mirror)")
-    if d.sglang is not None:
-        parts.append(f"sglang {SGLANG_VERSION} (attn-select mirror)")
-    return ", ".join(parts) or "nothing"
-
-
 def check_engine(engine: str | None) -> None:
     """--engine of lock and check: one of vllm, sglang, both (or unset)."""
     from attn_select.selector.errors import UserError
@@ -88,8 +62,10 @@ def lock_cmd(
     embedded, so `attn-select check LOCKFILE` needs nothing else.
     Exit 0 when written, 2 for bad input.
     """
+    from attn_select.selector.host.engine_packages import lock_warnings
     from attn_select.selector.lock import dump_lock, lock_deployments, parse_deployments
     from attn_select.selector.lock.evaluate import Evaluator
+    from attn_select.selector.lock.lockfile import produced_by
 
     check_engine(engine)
     dep_file, doc = parse_deployments(read_text(deployments, "deployments file"), deployments)

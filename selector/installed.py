@@ -1,7 +1,7 @@
 """The engine the user really has, against the one attn-select mirrors:
-records of what detection found (``cli/detect.py`` reads the package
-metadata) and the warnings every explain, lock and check output carries.
-Pure: the caller passes in what was found.
+records of what detection found (``selector/host/engine_packages.py``
+reads the package metadata) and the warnings every explain, lock and check
+output carries. Pure: the caller passes in what was found.
 """
 
 from __future__ import annotations
@@ -85,3 +85,13 @@ def metadata_version(text: str) -> str | None:
     head = text.split("\n\n", 1)[0]
     m = _VERSION_LINE.search(head)
     return m.group(1) if m else None
+
+
+def deployments_by_engine(named: list[tuple[str, str]]) -> dict[str, tuple[str, ...]]:
+    """The deployments each engine answers for, from (name, engine) pairs
+    (engine ``both``: vLLM and SGLang), for the version warnings' ``affects``."""
+    affects: dict[str, tuple[str, ...]] = {VLLM: (), SGLANG: ()}
+    for name, engine in named:
+        for e in ((VLLM, SGLANG) if engine == "both" else (engine,)):
+            affects[e] += (name,)
+    return affects

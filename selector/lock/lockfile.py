@@ -13,6 +13,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from attn_select.backends import registry
+from attn_select.selector.engines import SGLANG_VERSION, VLLM_VERSION
 from attn_select.selector.errors import UserError
 from attn_select.selector.explain import ENGINE, ENGINE_VERSION
 from attn_select.selector.lock.deployments import _STRICT, DeploymentInputs
@@ -105,6 +106,16 @@ class LockDeployment(BaseModel):
     inputs: DeploymentInputs
     groups: list[LockGroup]
     sglang: Optional[SGLangLock] = None  # engine sglang / both
+
+
+def produced_by(d: LockDeployment) -> str:
+    """Which releases' mirrors produced a lock entry (lock --record-engine)."""
+    parts = []
+    if d.groups:
+        parts.append(f"vllm {VLLM_VERSION} (attn-select mirror)")
+    if d.sglang is not None:
+        parts.append(f"sglang {SGLANG_VERSION} (attn-select mirror)")
+    return ", ".join(parts) or "nothing"
 
 
 class Engine(BaseModel):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from attn_select.cli import detect
+from attn_select.selector.host import engine_packages as detect
 from attn_select.selector.engines import SGLANG_VERSION, VLLM_VERSION
 from attn_select.selector.installed import InstalledEngine, metadata_version, release, version_warning
 from tests.cli.helpers import doc, labelled, run

@@ -174,7 +174,7 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, needle):
 
 
 def test_no_gpu_and_no_device_is_exit_2(capsys, monkeypatch):
-    import attn_select.cli.probe as probe
+    import attn_select.selector.host.kernel_probe as probe
 
     monkeypatch.setattr(probe, "probe_gpu", lambda: None)
     rc, out, err = run(capsys, "explain", "llama-3.1-8b")
