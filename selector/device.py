@@ -12,6 +12,6 @@ class Device(NamedTuple):
     capability: Capability
     memory_gib: float | None = None
     bandwidth_tbs: float | None = None  # peak HBM bandwidth, TB/s
-    source: str = "profile"  # "profile h100", "--capability 9.0", "probe (cuda:0)"
+    source: str = "profile"  # "profile h100", "--capability 9.0", "nvidia-smi probe, GPU 0"
     profile: str | None = None  # profile key, e.g. "h100"
     cuda_version: str | None = None  # CUDA version of the engine build, from the profile (SGLang reads it)

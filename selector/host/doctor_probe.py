@@ -198,7 +198,7 @@ def diagnose(python: str | None, probe_network: bool, import_timeout: float = IM
     vllm_dir = facts["modules"].get("vllm")
     found = None
     if vllm_dir:
-        found = kernels_in(vllm_dir, lambda name: facts["modules"].get(name) is not None, source=f"probe ({target}")
+        found = kernels_in(vllm_dir, lambda name: facts["modules"].get(name) is not None, where=target)
     sections = (
         d.Section("machine", gpu_checks() + d.cuda_checks(facts)),
         d.Section(f"packages in {where}", d.package_checks(facts)),

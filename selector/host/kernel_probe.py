@@ -55,7 +55,7 @@ def probe_gpu() -> Device | None:
     except ValueError:
         return None
     return Device(name=name, capability=capability, memory_gib=memory,
-                  source=f"probe (nvidia-smi, GPU {index})")
+                  source=f"nvidia-smi probe, GPU {index}")
 
 
 def _spec_dir(module: str) -> str | None:
@@ -87,10 +87,11 @@ def probe_kernels() -> Kernels | None:
     return kernels_in(vllm_dir, lambda name: importlib.util.find_spec(name) is not None)
 
 
-def kernels_in(vllm_dir: str, has_module: Callable[[str], bool], source: str = "probe (installed vLLM") -> Kernels:
+def kernels_in(vllm_dir: str, has_module: Callable[[str], bool], where: str = "the installed vLLM") -> Kernels:
     """The kernels vLLM installed in ``vllm_dir`` would find, with
     ``has_module`` telling whether a top-level module is importable in its
-    Python (doctor asks another Python; this one asks find_spec)."""
+    Python (doctor asks another Python; this one asks find_spec).
+    ``where`` names that vLLM in the source the report prints."""
     fa_dir = os.path.join(vllm_dir, "vllm_flash_attn")
     fa2 = bool(glob.glob(os.path.join(fa_dir, "_vllm_fa2_C*.so")))
     fa3 = bool(glob.glob(os.path.join(fa_dir, "_vllm_fa3_C*.so")))
@@ -108,7 +109,8 @@ def kernels_in(vllm_dir: str, has_module: Callable[[str], bool], source: str = "
     # do not make; ATTN_SELECT_OFFLINE=1 says the node is air-gapped.
     offline = os.environ.get("ATTN_SELECT_OFFLINE", "0").lower() in ("1", "true")
     trtllm = cubin or not offline
-    source += ("" if cubin else "; trtllm cubins assumed reachable") + ")"
+    # the renderers put the source in parentheses: it holds none of its own
+    source = f"probe of {where}" + ("" if cubin else "; trtllm cubins assumed reachable")
     return Kernels(fa2=fa2, fa3=fa3, fa4=fa4, flashinfer=flashinfer,
                    trtllm_cubins=trtllm, flashmla=flashmla, source=source,
                    flashinfer_python=has_module("flashinfer"),
