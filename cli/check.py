@@ -68,9 +68,7 @@ def check_cmd(
             raise UserError("--vllm-python previews the locked deployments as they are; drop --deployments")
         if ray is not None:
             raise UserError("--vllm-python previews selection only; a fleet check (--ray) runs the lock as it is: give one of them")
-        from attn_select.cli.preview import preview_check
-
-        report = preview_check(lock, doc, Path(lockfile).parent, vllm_python, engine, engine_timeout)
+        report = upgrade_preview(lock, doc, Path(lockfile).parent, vllm_python, engine, engine_timeout)
     else:
         report = run_check(lock, doc, Path(lockfile).parent, deps, engine)
         from attn_select.selector.lock.evaluate import Evaluator
@@ -97,3 +95,19 @@ def check_cmd(
     else:
         write_text(output, text, "report")
     raise typer.Exit(ExitCode.OK if report.ok else ExitCode.FINDINGS)
+
+
+def upgrade_preview(lock, doc, lock_dir: Path, vllm_python: str, engine: str | None, timeout: float):
+    """check --vllm-python: the preview, with the installed vLLM run by
+    cli/installed_engine.py (the command's edge; the preview itself is
+    selector/lock/preview.py)."""
+    from attn_select.cli import installed_engine as ie
+    from attn_select.selector.lock.preview import preview_check
+
+    python, version = ie.engine_python(vllm_python)
+    with ie.temp_models() as tmp:
+        return preview_check(
+            lock, doc, lock_dir, engine, python=python, version=version,
+            run_selection=lambda cases, kernels: ie.run_selection(python, cases, live=False, kernels=kernels,
+                                                                  artifactory=None, timeout=timeout),
+            model_folder=lambda spec, load: ie.model_folder(spec, tmp, load))

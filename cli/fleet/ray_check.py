@@ -100,10 +100,10 @@ def device_types(inputs, types: dict[str, list[NodeInfo]], name: str) -> list[st
 
 
 def _run_kwargs(inputs, lock_dir: Path, opts: dict[str, Any], gpu_profile: str | None) -> tuple[dict[str, Any], list[str]]:
-    from attn_select.selector.lock.evaluate import _model_ref
+    from attn_select.selector.lock.evaluate import model_ref
 
     ov = inputs.overrides.model_dump(exclude_unset=True)
-    model, _ = _model_ref(inputs.model, lock_dir)
+    model, _ = model_ref(inputs.model, lock_dir)
     run = {"model": model, **{k: ov[k] for k in RUN_OVERRIDES if ov.get(k) is not None}, **opts}
     if run.get("device") == "cpu" and gpu_profile is not None:
         # a CPU stand-in selects for the GPU it stands in for

@@ -10,7 +10,7 @@ from typing import Any
 
 from attn_select.selector.lock.compare import SGLANG_CASE, Diff, Recomputed, compare
 from attn_select.selector.lock.deployments import DeploymentInputs, DeploymentsFile
-from attn_select.selector.lock.evaluate import Evaluator, _model_ref
+from attn_select.selector.lock.evaluate import Evaluator, model_ref
 from attn_select.selector.lock.lockfile import Lockfile
 from attn_select.selector.lock.yamlmarks import Located
 
@@ -66,7 +66,7 @@ def inputs_view(inputs: DeploymentInputs, base_dir: Path, engine: str = "vllm") 
     """The inputs with the model resolved, so a lock and a deployments file
     in different folders compare equal when they name the same file; a
     deployment naming no engine shows the ``engine`` it runs."""
-    spec = None if inputs.model is None else _model_ref(inputs.model, base_dir)[0]
+    spec = None if inputs.model is None else model_ref(inputs.model, base_dir)[0]
     view = inputs.as_yaml(spec)
     if inputs.engine is None and engine != "vllm":
         view["engine"] = engine

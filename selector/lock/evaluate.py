@@ -19,7 +19,7 @@ from attn_select.selector.lock.lockfile import Lockfile, LockGroup, SGLangLock, 
 from attn_select.selector.lock.yamlmarks import Loc, Located
 
 
-def _model_ref(spec: str, base_dir: Path) -> tuple[str, bool]:
+def model_ref(spec: str, base_dir: Path) -> tuple[str, bool]:
     """(what to load, is_path): a file or folder next to the deployments
     file is a path; anything else goes to the profile loader as a name."""
     candidate = _candidate(spec, base_dir)
@@ -65,7 +65,7 @@ def _check_model_name(spec: str, base_dir: Path) -> None:
 def relative_model_path(spec: str, from_dir: Path, to_dir: Path) -> str:
     """A deployment's model path re-expressed relative to the lockfile's
     folder (profile names unchanged), so check finds it from there."""
-    target, is_path = _model_ref(spec, from_dir)
+    target, is_path = model_ref(spec, from_dir)
     if not is_path or os.path.isabs(spec):
         return spec
     return Path(os.path.relpath(target, to_dir.resolve())).as_posix()
@@ -92,7 +92,7 @@ class Evaluator:
             from attn_select.selector import hub_cache
 
             # neither a path here nor a cached hub id: it must be a profile
-            if not _model_ref(spec, base_dir)[1] and hub_cache.find_cached(spec, revision) is None:
+            if not model_ref(spec, base_dir)[1] and hub_cache.find_cached(spec, revision) is None:
                 _check_model_name(spec, base_dir)
             self._models[key] = load_model(spec, tp=tp, capability=cap, revision=revision)
         return self._models[key]
@@ -112,7 +112,7 @@ class Evaluator:
         """(model spec or None, device, kernels, overrides) of these inputs."""
         model_spec = None
         if inputs.model is not None:
-            model_spec, _ = _model_ref(inputs.model, base_dir)
+            model_spec, _ = model_ref(inputs.model, base_dir)
         try:
             device = self._device(inputs)
         except UserError as exc:
@@ -177,7 +177,7 @@ class Evaluator:
         flags_in = given(inputs.sglang) if inputs.sglang is not None else {}
         cuda = flags_in.pop("cuda_version", None)
         kernels = inputs.kernels_value()
-        model_spec, _ = _model_ref(inputs.model, base_dir)  # type: ignore[arg-type]
+        model_spec, _ = model_ref(inputs.model, base_dir)  # type: ignore[arg-type]
         try:
             device = self._device(inputs)
         except UserError as exc:

@@ -1,25 +1,35 @@
-"""``attn-select check LOCK --vllm-python PATH``: the upgrade preview. Every
-locked vLLM deployment is evaluated by that Python's own vLLM
-(``backends/run/probes/vllm_selection.py``, through ``cli/installed_engine.py``) and
-compared with the lock, so the report says which deployments would change
-backend, FlashAttention version, KV-cache layout, FlashInfer kernel or MLA
-prefill backend, and
-why (the reasons of the backend that lost).
+"""The upgrade preview (``attn-select check LOCK --vllm-python PATH``):
+every locked vLLM deployment evaluated by another vLLM's own selection code
+and compared with the lock, so the report says which deployments would
+change backend, FlashAttention version, KV-cache layout, FlashInfer kernel
+or MLA prefill backend, and why (the reasons of the backend that lost).
 
 Deployments on SGLang only, and raw selector configs (no model), have no
 vLLM engine config to build: they are recomputed by the mirror, as plain
 ``check`` does, and said so.
+
+Running that vLLM is injected (``RunSelection``, ``ModelFolder``): the
+command wires in ``cli/installed_engine.py``'s subprocess, so this module
+only decides what to ask and compares the answers.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from attn_select.selector.config import Kernels
 from attn_select.selector.installed import EngineWarning
-from attn_select.selector.lock import CheckReport, Diff, Lockfile, LockGroup, Recomputed, compare
-from attn_select.selector.lock.evaluate import Evaluator, _model_ref
+from attn_select.selector.lock.check import CheckReport
+from attn_select.selector.lock.compare import Diff, Recomputed, compare
+from attn_select.selector.lock.evaluate import Evaluator, model_ref
+from attn_select.selector.lock.lockfile import Lockfile, LockGroup
 from attn_select.selector.lock.yamlmarks import Located
+
+# (the runner's cases, the --kernels to stand in for) -> the runner's answer
+RunSelection = Callable[[list[dict[str, Any]], Kernels], dict[str, Any]]
+# (model spec, load options) -> the folder the installed vLLM reads
+ModelFolder = Callable[[str, dict[str, Any]], str]
 
 
 def _lock_group(mirror_group: Any, raw: dict[str, Any]) -> LockGroup:
@@ -58,12 +68,11 @@ def _layout_and_kernel_diffs(name: str, r: Any, report: Any, lock_loc: tuple) ->
     return out
 
 
-def preview_check(lock: Lockfile, doc: Located, lock_dir: Path, python: str, engine: str | None,
-                  timeout: float | None = None) -> CheckReport:
-    from attn_select.cli import installed_engine as ie
+def preview_check(lock: Lockfile, doc: Located, lock_dir: Path, engine: str | None, *, python: str, version: str,
+                  run_selection: RunSelection, model_folder: ModelFolder) -> CheckReport:
+    """The preview of ``lock`` against vLLM ``version`` installed in ``python``."""
     from attn_select.selector.vllm_installed import case_for, installed_explanation, kernels_request
 
-    python, version = ie.engine_python(python)
     ev = Evaluator(default_engine=engine)
     now: dict[str, Recomputed] = {}
     todo: list[tuple[int, Any, Any, str]] = []  # (index, deployment, mirror explanation, model spec)
@@ -77,7 +86,7 @@ def preview_check(lock: Lockfile, doc: Located, lock_dir: Path, python: str, eng
             now[d.name] = Recomputed(groups, sglang=sgl)
             mirrored.append(d.name)
             continue
-        spec, _ = _model_ref(inputs.model, lock_dir)
+        spec, _ = model_ref(inputs.model, lock_dir)
         r = ev.explanation(inputs, lock_dir, doc, loc)
         sgl = ev.sglang(inputs, lock_dir, doc, loc) if kind == "both" else None
         todo.append((i, d, r, spec))
@@ -89,22 +98,19 @@ def preview_check(lock: Lockfile, doc: Located, lock_dir: Path, python: str, eng
         by_kernels.setdefault(key, []).append(item)
     extra: list[Diff] = []
     stand_ins: list[str] = []
-    with ie.temp_models() as tmp:
-        for key, items in by_kernels.items():
-            cases = [case_for(r, ie.model_folder(spec, tmp, {"revision": d.inputs.revision}))
-                     for _, d, r, spec in items]
-            answer = ie.run_selection(python, cases, live=False, kernels=items[0][2].kernels,
-                                      artifactory=None, timeout=timeout)
-            stand_ins += [s for s in answer.get("stand_ins", []) if s not in stand_ins]
-            for (i, d, r, _), case in zip(items, answer["cases"]):
-                report = installed_explanation(r, {**answer, "cases": [case]}, python)
-                if case.get("error") is not None:
-                    groups = tuple(LockGroup(group=g.name, selected=None, error=f"vLLM {version} refuses the engine "
-                                             f"config: {case['error']}", candidates={}) for g in r.groups)
-                else:
-                    groups = tuple(_lock_group(g, raw) for g, raw in zip(r.groups, case["groups"]))
-                now[d.name] = Recomputed(groups, sglang=now[d.name].sglang)
-                extra += _layout_and_kernel_diffs(d.name, r, report, ("deployments", i))
+    for key, items in by_kernels.items():
+        cases = [case_for(r, model_folder(spec, {"revision": d.inputs.revision})) for _, d, r, spec in items]
+        answer = run_selection(cases, items[0][2].kernels)
+        stand_ins += [s for s in answer.get("stand_ins", []) if s not in stand_ins]
+        for (i, d, r, _), case in zip(items, answer["cases"]):
+            report = installed_explanation(r, {**answer, "cases": [case]}, python)
+            if case.get("error") is not None:
+                groups = tuple(LockGroup(group=g.name, selected=None, error=f"vLLM {version} refuses the engine "
+                                         f"config: {case['error']}", candidates={}) for g in r.groups)
+            else:
+                groups = tuple(_lock_group(g, raw) for g, raw in zip(r.groups, case["groups"]))
+            now[d.name] = Recomputed(groups, sglang=now[d.name].sglang)
+            extra += _layout_and_kernel_diffs(d.name, r, report, ("deployments", i))
     diffs = [x for x in compare(lock, now) if x.deployment != "(lockfile)"] + extra
     order = {d.name: i for i, d in enumerate(lock.deployments)}
     diffs.sort(key=lambda x: order.get(x.deployment, len(order)))
