@@ -812,24 +812,28 @@ def difference_lines(console: Console, differences: tuple[str, ...], mirror: str
 # --- doctor (attn-select doctor) ------------------------------------------------
 
 
+DOCTOR_FOOT = len("--kernels  ")  # the value column of the closing --kernels / explain lines
+
+
 def doctor_text(r) -> str:
+    """Per section, one line per check: its name, then the value and why,
+    wrapped under the value column as explain's lines are."""
     buf = io.StringIO()
     console = make_console(buf)
-    console.soft_wrap = True  # long paths and reasons: the terminal wraps
-    console.print(f"[{STYLE_HEAD}]attn-select doctor[/]  {escape(r.python)}")
+    hanging(console, f"[{STYLE_HEAD}]attn-select doctor[/]", escape(r.python), len("attn-select doctor  "))
     warning_lines(console, r.warnings)
     for section in r.sections:
         console.print()
         console.print(f"[{STYLE_HEAD}]{escape(section.title)}[/]")
-        width = max((len(c.name) for c in section.checks), default=0) + 2
+        column = 2 + max((len(c.name) for c in section.checks), default=0) + 2
         for c in section.checks:
             style = {True: STYLE_VALID, False: STYLE_INVALID, None: ""}[c.ok]
             value = f"[{style}]{escape(c.value)}[/]" if style else escape(c.value)
             detail = f"  [{STYLE_DIM}]{escape(c.detail)}[/]" if c.detail else ""
-            console.print(f"  {escape(c.name):<{width}}{value}{detail}")
+            hanging(console, f"  {escape(c.name)}", value + detail, column)
     console.print()
-    console.print(f"[{STYLE_HEAD}]--kernels[/]  {escape(r.kernels_flag)}")
-    console.print(f"[{STYLE_DIM}]explain    {escape(r.kernels_assumed)}[/]")
+    hanging(console, f"[{STYLE_HEAD}]--kernels[/]", escape(r.kernels_flag), DOCTOR_FOOT)
+    hanging(console, f"[{STYLE_DIM}]explain[/]", f"[{STYLE_DIM}]{escape(r.kernels_assumed)}[/]", DOCTOR_FOOT)
     return buf.getvalue()
 
 
