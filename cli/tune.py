@@ -18,22 +18,16 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
 from attn_select.cli.exit import ExitCode
-from attn_select.cli.options import what_if_option
+from attn_select.cli.options import TextOrJson, TextOrJsonOpt, what_if_option
 from attn_select.selector.errors import UserError
 
 app = typer.Typer()
-
-
-class TuneFormat(str, Enum):
-    text = "text"
-    json = "json"
 
 
 # The CPU path runs the interpreters: one point, a tiny one.
@@ -92,7 +86,7 @@ def tune_cmd(
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Where finished points are kept (default $XDG_CACHE_HOME/attn-select/tune).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Measure every point again; keep nothing.")] = False,
     max_seconds: Annotated[Optional[float], typer.Option("--max-seconds", min=1, help="Measure no new run after this many seconds; the rest are listed as not measured, and a re-run goes on from the cache.")] = None,
-    fmt: Annotated[TuneFormat, typer.Option("--format", "-f", help="Output format.")] = TuneFormat.text,
+    fmt: TextOrJsonOpt = TextOrJson.text,
 ) -> None:
     """Measure which vLLM attention setting is fastest for a workload here."""
     from attn_select.cli.run import library_warnings
@@ -112,7 +106,7 @@ def tune_cmd(
 
         written = save_plots(report, plot)
         report.notes.append("plots: " + ", ".join(str(p) for p in written))
-    if fmt is TuneFormat.json:
+    if fmt is TextOrJson.json:
         typer.echo(report.to_json())
     else:
         from attn_select.cli.formats.tune_text import tune_text
