@@ -24,7 +24,7 @@ def check_shapes(text: str) -> None:
 def check_inputs(run: dict[str, Any]) -> None:
     """The checks ``execute`` makes before it runs anything, made on the
     driver so a typo fails once, not once per worker."""
-    from attn_select.cli.run import _parse_backends
+    from attn_select.cli.run import parse_backends
     from attn_select.selector.config import DTYPES
 
     device = run.get("device")
@@ -38,7 +38,7 @@ def check_inputs(run: dict[str, Any]) -> None:
     if kv not in (None, "auto") and not kv.startswith("fp8"):
         raise UserError(f"attn-select run supports --kv-cache-dtype auto or fp8*, got {kv!r}")
     check_shapes(run["shapes"])
-    _parse_backends(run.get("backend"))
+    parse_backends(run.get("backend"))
     from attn_select.cli.inputs import parse_capability
     from attn_select.selector.profiles import load_model
 

@@ -126,7 +126,7 @@ def library_warnings(debug: bool) -> Iterator[None]:
               file=sys.stderr, flush=True)
 
 
-def _parse_backends(text: str | None) -> tuple[str, ...] | None:
+def parse_backends(text: str | None) -> tuple[str, ...] | None:
     if not text:
         return None
     from attn_select.backends import registry
@@ -173,7 +173,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
 
     if dtype is not None and dtype_error(dtype):
         raise UserError(dtype_error(dtype))
-    run_backends = _parse_backends(backend)
+    run_backends = parse_backends(backend)
     _need_torch()
     cpu = device == "cpu"
     shape_list = _shapes(shapes, batch, context, cpu)
