@@ -1,0 +1,77 @@
+"""The CLI layer holds typer commands, option parsing and rendering: what
+they show is decided below it, and nothing below imports it back.
+
+Checked on every import in a file (function-level ones included), as
+tests/backends/run/test_run_layering.py checks the run layer.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = sorted((ROOT / "cli").rglob("*.py"))
+BELOW = sorted(p for top in ("selector", "backends", "profiles") for p in (ROOT / top).rglob("*.py"))
+
+# cli modules still running processes of their own, each for a reason:
+# installed_engine.py runs the installed vLLM (its move to selector/host/ is
+# pending: another branch changes it); fleet/ starts and watches the fleet's
+# workers and reads their GPUs.
+RUNS_PROCESSES = {"installed_engine.py", "fleet/gpuinfo.py", "fleet/pool.py"}
+# private names still imported across modules by cli/installed_engine.py
+PRIVATE_ALLOWED = {("installed_engine.py", "attn_select.selector.profiles._profile_for_repo")}
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT / "cli").as_posix()
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    """Every module (and imported name, as module.name) ``path`` imports."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+    return out
+
+
+def test_the_layers_have_modules():
+    assert {"app.py", "doctor.py", "check.py", "lock.py"} <= {p.name for p in CLI}
+    assert RUNS_PROCESSES <= {_rel(p) for p in CLI}  # an allowance outlives no module
+    assert (ROOT / "selector" / "doctor.py") in BELOW and (ROOT / "selector" / "host" / "doctor_probe.py") in BELOW
+
+
+@pytest.mark.parametrize("path", BELOW, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_nothing_below_the_cli_imports_it(path):
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {name}" for line, name in _imports(path)
+           if name == "attn_select.cli" or name.startswith("attn_select.cli.")]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("path", [p for p in CLI if _rel(p) not in RUNS_PROCESSES], ids=_rel)
+def test_cli_modules_run_no_processes(path):
+    """Running nvidia-smi or another Python is finding facts: selector/host/ does it."""
+    bad = [f"{_rel(path)}:{line} imports {name}" for line, name in _imports(path)
+           if name.split(".")[0] == "subprocess"]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("path", CLI, ids=_rel)
+def test_cli_modules_import_no_private_names(path):
+    bad = [f"{_rel(path)}:{line} imports {name}" for line, name in _imports(path)
+           if name.startswith("attn_select.") and name.rsplit(".", 1)[1].startswith("_")
+           and not name.rsplit(".", 1)[1].startswith("__") and (_rel(path), name) not in PRIVATE_ALLOWED]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_checks_find_what_they_look_for(tmp_path):
+    """Guard on the checks themselves: function-level imports are found."""
+    f = tmp_path / "x.py"
+    f.write_text("def f():\n    import subprocess\n    from attn_select.cli.run import _parse\n")
+    names = [name for _, name in _imports(f)]
+    assert names == ["subprocess", "attn_select.cli.run._parse"]
