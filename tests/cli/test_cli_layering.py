@@ -7,10 +7,11 @@ tests/backends/run/test_run_layering.py checks the run layer.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+
+from tests.module_imports import imports
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = sorted((ROOT / "cli").rglob("*.py"))
@@ -29,17 +30,6 @@ def _rel(path: Path) -> str:
     return path.relative_to(ROOT / "cli").as_posix()
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """Every module (and imported name, as module.name) ``path`` imports."""
-    out = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            out += [(node.lineno, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
-    return out
-
-
 def test_the_layers_have_modules():
     assert {"app.py", "doctor.py", "check.py", "lock.py"} <= {p.name for p in CLI}
     assert RUNS_PROCESSES <= {_rel(p) for p in CLI}  # an allowance outlives no module
@@ -48,7 +38,7 @@ def test_the_layers_have_modules():
 
 @pytest.mark.parametrize("path", BELOW, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_nothing_below_the_cli_imports_it(path):
-    bad = [f"{path.relative_to(ROOT)}:{line} imports {name}" for line, name in _imports(path)
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {name}" for line, name in imports(path)
            if name == "attn_select.cli" or name.startswith("attn_select.cli.")]
     assert not bad, "\n".join(bad)
 
@@ -56,14 +46,14 @@ def test_nothing_below_the_cli_imports_it(path):
 @pytest.mark.parametrize("path", [p for p in CLI if _rel(p) not in RUNS_PROCESSES], ids=_rel)
 def test_cli_modules_run_no_processes(path):
     """Running nvidia-smi or another Python is finding facts: selector/host/ does it."""
-    bad = [f"{_rel(path)}:{line} imports {name}" for line, name in _imports(path)
+    bad = [f"{_rel(path)}:{line} imports {name}" for line, name in imports(path)
            if name.split(".")[0] == "subprocess"]
     assert not bad, "\n".join(bad)
 
 
 @pytest.mark.parametrize("path", CLI, ids=_rel)
 def test_cli_modules_import_no_private_names(path):
-    bad = [f"{_rel(path)}:{line} imports {name}" for line, name in _imports(path)
+    bad = [f"{_rel(path)}:{line} imports {name}" for line, name in imports(path)
            if name.startswith("attn_select.") and name.rsplit(".", 1)[1].startswith("_")
            and not name.rsplit(".", 1)[1].startswith("__") and (_rel(path), name) not in PRIVATE_ALLOWED]
     assert not bad, "\n".join(bad)
@@ -73,5 +63,5 @@ def test_the_checks_find_what_they_look_for(tmp_path):
     """Guard on the checks themselves: function-level imports are found."""
     f = tmp_path / "x.py"
     f.write_text("def f():\n    import subprocess\n    from attn_select.cli.run import _parse\n")
-    names = [name for _, name in _imports(f)]
+    names = [name for _, name in imports(f)]
     assert names == ["subprocess", "attn_select.cli.run._parse"]

@@ -8,11 +8,12 @@ entry points take the plan's types, never ``Any``.
 
 from __future__ import annotations
 
-import ast
 import inspect
 from pathlib import Path
 
 import pytest
+
+from tests.module_imports import imports
 
 RUN_DIR = Path(__file__).resolve().parents[3] / "backends" / "run"
 ALLOWED = ("attn_select.backends.run", "attn_select.selector.run_plan")
@@ -20,14 +21,7 @@ ALLOWED = ("attn_select.backends.run", "attn_select.selector.run_plan")
 
 def _imports(path: Path) -> list[tuple[int, str]]:
     """Every attn_select module ``path`` imports, at any depth of the file."""
-    out = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            out += [(node.lineno, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            # "from attn_select.backends import registry" imports a module too
-            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
-    return [(line, name) for line, name in out if name.startswith("attn_select")]
+    return [(line, name) for line, name in imports(path) if name.startswith("attn_select")]
 
 
 RUN_MODULES = sorted(RUN_DIR.glob("*.py"))
