@@ -1,0 +1,55 @@
+"""doctor's judgements, on facts given as data (no machine, no subprocess)."""
+
+from __future__ import annotations
+
+from attn_select.selector import doctor as d
+from attn_select.selector.config import Kernels
+
+
+def facts(**packages) -> dict:
+    return {"packages": {"flashinfer-python": "0.7.2", **packages}, "modules": {"flashinfer": "/site/flashinfer"},
+            "vllm_files": {}, "torch_cuda": None, "python": "3.11.7"}
+
+
+def verdict(checks) -> d.Check:
+    return next(c for c in checks if c.name == "has_flashinfer()")
+
+
+def test_flashinfer_needs_cubins_or_both_jit_tools():
+    f = facts()
+    assert verdict(d.jit_checks(f, d.Tool("/cuda/bin/nvcc", "13.0"), d.Tool("/bin/ninja", "1.11"), {})).value == "True"
+    missing = verdict(d.jit_checks(f, d.Tool("/cuda/bin/nvcc", "13.0"), d.Tool(None), {}))
+    assert (missing.value, missing.ok) == ("False", False)
+    cubins = verdict(d.jit_checks(f, d.Tool(None), d.Tool(None), {"VLLM_HAS_FLASHINFER_CUBIN": "1"}))
+    assert (cubins.value, cubins.detail) == ("True", "flashinfer-cubin installed")
+
+
+def test_cubins_ask_the_network_only_without_flashinfer_cubin():
+    assert d.cubins_need_request(facts(), {})
+    assert not d.cubins_need_request(facts(**{"flashinfer-cubin": "0.7.2"}), {})
+    assert not d.cubins_need_request(facts(), {"VLLM_HAS_FLASHINFER_CUBIN": "true"})
+    line = d.cubin_checks(facts(), {"FLASHINFER_CUBINS_REPOSITORY": "https://mirror/"}, (False, "HTTP 404"))[-1]
+    assert (line.value, line.ok) == ("unreachable", False) and line.detail.startswith("HEAD https://mirror/: HTTP 404")
+    assert d.cubin_checks(facts(), {}, None)[-1].value == "need the network"
+
+
+def test_a_mismatched_cubin_package_is_a_finding():
+    first = d.cubin_checks(facts(**{"flashinfer-cubin": "0.6.0"}), {}, None)[0]
+    assert first.ok is False and "does not match flashinfer-python 0.7.2" in first.detail
+
+
+def test_the_kernels_value_for_the_node():
+    found = Kernels(fa3=False, fa4=False, flashmla=False, tokenspeed_mla=False)
+    flag, assumed = d.kernels_for_node(found, driver=False)
+    assert flag == ",".join(found.present()) and "fa3" not in flag
+    assert assumed.endswith(f"for this node pass --kernels {flag}") and ",".join(Kernels().present()) in assumed
+    assert d.kernels_for_node(None, driver=True) == (",".join(Kernels().present()),
+                                                     f"a live GPU: explain probes and assumes --kernels "
+                                                     f"{','.join(Kernels().present())}")
+
+
+def test_an_import_not_tried_was_not_installed():
+    done = {"flashinfer": d.Check("flashinfer", "does not import", "OSError: libcuda.so.1: no such file", False)}
+    rows = {c.name: c for c in d.import_checks(done)}
+    assert rows["vLLM FA2"].value == "not installed"
+    assert rows["FlashInfer"].detail.endswith("(no NVIDIA driver here: vLLM's CUDA extensions link it)")
