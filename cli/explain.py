@@ -196,7 +196,7 @@ def _explain_sglang_installed(model: str | None, device: str | None, capability:
     if kernels is None or (live and cuda_version is None):
         facts = ie.sglang_environment(python)
         if kernels is None:
-            kern = Kernels(flashinfer_python=facts["flashinfer"], source=f"probe (the SGLang in {python})")
+            kern = Kernels(flashinfer_python=facts["flashinfer"], source=f"probe of the SGLang in {python}")
         if live and cuda_version is None:
             cuda_version = facts["torch_cuda"]
     mirror = _explain_other_engine("sglang", model, device, capability, kernels, flags, cuda_version, ov, load,
