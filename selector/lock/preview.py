@@ -34,8 +34,17 @@ ModelFolder = Callable[[str, dict[str, Any]], str]
 
 def _lock_group(mirror_group: Any, raw: dict[str, Any]) -> LockGroup:
     """The installed vLLM's answer for one group, as the lock records groups."""
+    from attn_select.selector.vllm_installed import installed_group
+
     reasons = raw.get("reasons") or {}
     fa = (raw.get("fa_version") or {}).get("layer")
+    mine = installed_group(raw)
+    pre = mine.mla_prefill or {}
+    # an MLA layer's prefill decision, as lock_groups records it, where this release exposes it
+    prefill = dict(
+        mla_prefill_backend=pre.get("selected"), mla_prefill_error=mine.mla_prefill_error(),
+        mla_prefill_candidates={k: list(v) for k, v in (pre.get("reasons") or {}).items()},
+    ) if pre.get("exposed") and mine.mla_prefill_asked() else {}
     return LockGroup(
         group=raw["name"], selected=raw.get("selected"),
         # MLA layers do not run FLASH_ATTN: the lock has no version for them
@@ -43,13 +52,15 @@ def _lock_group(mirror_group: Any, raw: dict[str, Any]) -> LockGroup:
         error=raw.get("error") if raw.get("crash") is None else f"vLLM raised: {raw['crash'].splitlines()[0]}",
         warning=raw.get("warning"),
         candidates={k: list(v) for k, v in reasons.items()},
+        **prefill,
     )
 
 
-def _layout_and_kernel_diffs(name: str, r: Any, report: Any, lock_loc: tuple) -> list[Diff]:
+def _layout_and_kernel_diffs(name: str, r: Any, report: Any, lock_loc: tuple, recorded: set[str]) -> list[Diff]:
     """What the lock does not record: the KV-cache layout that follows a
-    changed backend, FlashInfer's trtllm decision and an MLA layer's prefill
-    backend."""
+    changed backend, FlashInfer's trtllm decision, and an MLA layer's prefill
+    backend in a group locked without it (``recorded``: the groups whose lock
+    has ``mla_prefill_backend``, compared with the lock itself)."""
     from attn_select.backends import registry
 
     out = []
@@ -61,7 +72,8 @@ def _layout_and_kernel_diffs(name: str, r: Any, report: Any, lock_loc: tuple) ->
                 out.append(Diff(name, g.name, "kv_cache_layout", f"{old} {a}", f"{new} {b}", lock_loc + ("groups", i),
                                 "the KV-cache layout follows the backend (shapes as attn-select declares them)"))
     for c in report.changes:
-        if c.group is None or c.field.startswith(("FlashInfer trtllm", "MLA prefill")):
+        prefill = c.field.startswith("MLA prefill") and c.group not in recorded
+        if c.group is None or c.field.startswith("FlashInfer trtllm") or prefill:
             out.append(Diff(name, c.group, c.field if c.group else f"engine config {c.field}", c.mirror, c.installed,
                             lock_loc, f"the {r.engine_version} mirror's answer -> vLLM {report.engine_version}'s "
                             "(not recorded in the lock)"))
@@ -110,7 +122,8 @@ def preview_check(lock: Lockfile, doc: Located, lock_dir: Path, engine: str | No
             else:
                 groups = tuple(_lock_group(g, raw) for g, raw in zip(r.groups, case["groups"]))
             now[d.name] = Recomputed(groups, sglang=now[d.name].sglang)
-            extra += _layout_and_kernel_diffs(d.name, r, report, ("deployments", i))
+            recorded = {g.group for g in d.groups if "mla_prefill_backend" in g.present()}
+            extra += _layout_and_kernel_diffs(d.name, r, report, ("deployments", i), recorded)
     diffs = [x for x in compare(lock, now) if x.deployment != "(lockfile)"] + extra
     order = {d.name: i for i, d in enumerate(lock.deployments)}
     diffs.sort(key=lambda x: order.get(x.deployment, len(order)))
