@@ -372,6 +372,19 @@ def precompile(a, workers: int) -> None:
 # -- main -----------------------------------------------------------------------
 
 
+def peer_row(label: str, timer, timed: tuple, mine: dict | None) -> dict:
+    """One peer's row on the same batch (``timed``: ``timer``'s arguments), with its speed
+    against ours, or the failure."""
+    try:
+        peer = timer(*timed)
+    except Exception as e:
+        return fail(label, e)
+    if mine is not None:
+        peer["ours_over_peer_speed"] = round(peer["us"] / mine["us"], 3)
+    log(f"{label}: {peer['us']} us {peer['tbs']} TB/s {peer['tflops']} TFLOP/s err {peer['err']:.1e}")
+    return peer
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--heads", type=int, nargs="+", default=[16, 128])
@@ -450,28 +463,13 @@ def main(argv: list[str] | None = None) -> int:
                     f"err {mine['err']:.1e} ({mine['kernel']})")
             except Exception as e:
                 rows.append({**shape, **fail(f"TRITON_MLA {h} heads {kv}", e)})
+            timed = (batch, p, kv, dev, ceiling, a.seconds)
             if not peer_missing:
-                try:
-                    peer = time_flashmla(batch, p, kv, dev, ceiling, a.seconds)
-                    if mine is not None:
-                        peer["ours_over_peer_speed"] = round(peer["us"] / mine["us"], 3)
-                    rows.append({**shape, **peer})
-                    log(f"FlashMLA {h} heads {kv}: {peer['us']} us {peer['tbs']} TB/s {peer['tflops']} TFLOP/s "
-                        f"err {peer['err']:.1e}")
-                except Exception as e:
-                    rows.append({**shape, **fail(f"FlashMLA {h} heads {kv}", e)})
+                rows.append({**shape, **peer_row(f"FlashMLA {h} heads {kv}", time_flashmla, timed, mine)})
             # vLLM's FA3 MLA path takes no fp8 cache; on the CPU smoke run it has no
             # call path to show (its fakes are tests/backends/run/test_mla_vendor_fakes.py)
             if cuda and not a.no_peer and not kv.startswith("fp8"):
-                try:
-                    peer = time_fa_mla(batch, p, kv, dev, ceiling, a.seconds)
-                    if mine is not None:
-                        peer["ours_over_peer_speed"] = round(peer["us"] / mine["us"], 3)
-                    rows.append({**shape, **peer})
-                    log(f"FA3 MLA {h} heads {kv}: {peer['us']} us {peer['tbs']} TB/s {peer['tflops']} TFLOP/s "
-                        f"err {peer['err']:.1e}")
-                except Exception as e:
-                    rows.append({**shape, **fail(f"FLASH_ATTN_MLA {h} heads {kv}", e)})
+                rows.append({**shape, **peer_row(f"FLASH_ATTN_MLA {h} heads {kv}", time_fa_mla, timed, mine)})
             if a.sweep:
                 for r in run_sweep(batch, p, kv, dev, ceiling, a.seconds, t_end):
                     sweeps.append({**shape, **r})
