@@ -204,3 +204,13 @@ def test_upgrade_preview_lists_and_explains_per_deployment(tmp_path, capsys, mon
     assert "FlashInfer trtllm decode" in out
     fails = [ln.split("  ")[1] for ln in out.splitlines() if ln.startswith("FAIL")]
     assert fails == ["llama-8b / full"]  # the other deployments agree
+
+
+def test_the_preview_tells_a_refusal_from_a_crash_of_the_installed_release():
+    from attn_select.selector.lock.preview import _engine_config_failure
+
+    assert _engine_config_failure("0.27.0", "ValueError: bad") == "vLLM 0.27.0 refuses the engine config: ValueError: bad"
+    assert _engine_config_failure("0.27.0", "ValidationError: 1 validation error").startswith("vLLM 0.27.0 refuses")
+    assert _engine_config_failure("0.27.0", "TypeError: type 'array.array' is not subscriptable") == (
+        "vLLM 0.27.0 fails building the engine config (its own code raised): "
+        "TypeError: type 'array.array' is not subscriptable")
