@@ -85,7 +85,7 @@ def tune_cmd(
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Write the plots to FILE.png and FILE.svg (needs the \\[plot] extra).")] = None,
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Where finished points are kept (default $XDG_CACHE_HOME/attn-select/tune).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Measure every point again; keep nothing.")] = False,
-    max_seconds: Annotated[Optional[float], typer.Option("--max-seconds", min=1, help="Measure no new run after this many seconds; the rest are listed as not measured, and a re-run goes on from the cache.")] = None,
+    max_seconds: Annotated[Optional[float], typer.Option("--max-seconds", min=0, help="Measure no new run after this many seconds; the rest are listed as not measured, and a re-run goes on from the cache (0: report from the cache only).")] = None,
     fmt: TextOrJsonOpt = TextOrJson.text,
 ) -> None:
     """Measure which vLLM attention setting is fastest for a workload here."""

@@ -173,9 +173,13 @@ class TritonAttnAdapter(Adapter):
         self._scale_t: tuple[tuple[float, float], torch.Tensor] | None = None
 
     def _scales(self, device: torch.device) -> torch.Tensor:
-        """[k_scale, v_scale] float32 on ``device``, made once per value."""
-        if self._scale_t is None or self._scale_t[0] != self.kv_scales or self._scale_t[1].device != device:
+        """[k_scale, v_scale] float32 on ``device``: one tensor per device, new values copied
+        into it, so a graph captured before a change reads the new scales, not freed memory."""
+        if self._scale_t is None or self._scale_t[1].device != device:
             self._scale_t = (self.kv_scales, torch.tensor(self.kv_scales, dtype=torch.float32, device=device))
+        elif self._scale_t[0] != self.kv_scales:
+            self._scale_t[1].copy_(torch.tensor(self.kv_scales, dtype=torch.float32))
+            self._scale_t = (self.kv_scales, self._scale_t[1])
         return self._scale_t[1]
 
     def choose(self, batch: Batch) -> KernelConfig:

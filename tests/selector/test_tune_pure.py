@@ -208,6 +208,10 @@ def test_past_the_time_limit_runs_are_skipped_and_a_rerun_goes_on_from_the_cache
     again = run_sweep(sp, facts, measure, cache, {"gpu": "fake"}, repeats=1)
     assert not any(r.reason.startswith(OUT_OF_TIME) for r in again)
     assert sum(r.cached and not r.same_as for r in again) == 2
+    # out of time from the start (--max-seconds 0): the cache's report, nothing measured
+    n = len(calls)
+    only_cached = run_sweep(sp, facts, measure, cache, {"gpu": "fake"}, repeats=1, out_of_time=lambda: True)
+    assert len(calls) == n and not any(r.reason.startswith(OUT_OF_TIME) for r in only_cached)
     assert len(calls) - 2 == sum(not r.cached and not r.same_as for r in again if r.status == "ok") > 0
 
 

@@ -72,6 +72,9 @@ def test_triton_kernel_reads_an_fp8_cache():
 # contexts longer than a 16-key tile: blocks get whole tiles before their first
 # query position, which the kernel runs without the causal mask
 LONG = Shape("mixed", decodes=2, decode_context=45, prefills=2, prefill_new=20, prefill_context=37)
+# the first query row's last visible key (context + 1) on a tile edge, and one key past it: an
+# unmasked loop that ran one tile too far would let a row see a future key
+EDGES = [Shape("mixed", decodes=2, decode_context=c, prefills=2, prefill_new=20, prefill_context=c) for c in (46, 47)]
 SMALL_TILES = dict(block_m=16, block_n=16, num_stages=1, small_m=16, small_n=16, small_stages=1, num_warps=4)
 
 
@@ -133,14 +136,15 @@ def test_triton_kernel_scales_matter():
 
 
 @needs_interpreter
+@pytest.mark.parametrize("shape", [LONG, *EDGES], ids=["long", "edge", "edge+1"])
 @pytest.mark.parametrize("pname", list(PARAMS))
-def test_triton_kernel_unmasked_key_tiles(pname):
+def test_triton_kernel_unmasked_key_tiles(pname, shape):
     """Long contexts: whole key tiles before a block's first query run without
     the mask (bf16 activations in float32 here), the rest with it."""
     from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
 
     cfg = KernelConfig(**SMALL_TILES, target_programs=1, min_split_tokens=1 << 20)
-    err, plan = _check(TritonAttnAdapter, PARAMS[pname], LONG, seed=13, cfg=cfg)
+    err, plan = _check(TritonAttnAdapter, PARAMS[pname], shape, seed=13, cfg=cfg)
     assert err < 1e-4 and plan.num_split_tokens == 0
 
 
@@ -407,3 +411,16 @@ def test_triton_work_list_matches_its_vectorized_definition_on_random_batches():
         assert work.dtype == red_token.dtype == red_nsplit.dtype == torch.int32
         assert work.tolist() == w_work.tolist() and max_splits == w_max
         assert red_token.tolist() == w_token.tolist() and red_nsplit.tolist() == w_nsplit.tolist()
+
+
+def test_new_kv_scales_go_into_the_same_device_tensor():
+    # a CUDA graph captured earlier holds the tensor's address: new scales must be copied into it
+    pytest.importorskip("triton")
+    from attn_select.backends.run.triton_attn import TritonAttnAdapter
+
+    a = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.bfloat16, "fp8"), PARAMS["gqa"])
+    first = a._scales(torch.device("cpu"))
+    assert first.tolist() == [1.0, 1.0]
+    a.kv_scales = (0.5, 2.0)
+    again = a._scales(torch.device("cpu"))
+    assert again is first and again.tolist() == [0.5, 2.0]
