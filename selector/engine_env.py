@@ -80,8 +80,9 @@ SELECTION_VARS: tuple[SelectionVar, ...] = (
 )
 
 # Selection variables older releases read, with what replaced them. vLLM
-# 0.33.0's envs.py defines none of them, so setting one changes nothing
-# and vLLM says nothing.
+# 0.33.0's envs.py defines none of them, so setting one changes nothing:
+# create_engine_config's validate_environ only logs "Unknown vLLM environment
+# variable detected" for it (and raises under --fail-on-environ-validation).
 REMOVED_VARS: tuple[RemovedVar, ...] = (
     RemovedVar("VLLM_ATTENTION_BACKEND", "vllm serve --attention-backend {value} (attention_config.backend)"),
     RemovedVar("VLLM_FLASH_ATTN_VERSION", "--attention-config.flash_attn_version={value}"),
@@ -103,14 +104,15 @@ _EXPLAIN_FLAG = {
 
 
 def removed_var_warnings(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """One warning per removed variable that is set: vLLM ignores it silently."""
+    """One warning per removed variable that is set: vLLM only logs it as unknown."""
     out = []
     for var in REMOVED_VARS:
         value = environ.get(var.name)
         if value is None:
             continue
-        text = (f"{var.name}={value} is set, but vLLM {VLLM_VERSION} no longer reads it and ignores it "
-                f"without a word; use {var.replacement.format(value=value)}")
+        text = (f"{var.name}={value} is set, but vLLM {VLLM_VERSION} no longer reads it: it logs \"Unknown vLLM "
+                f"environment variable detected\" (an error under --fail-on-environ-validation) and goes on "
+                f"without it; use {var.replacement.format(value=value)}")
         flag = _EXPLAIN_FLAG.get(var.name)
         if flag is not None:
             text += f" (explain: {flag} {value})"

@@ -293,6 +293,15 @@ def compare_engine_config(r: Explanation, facts: dict[str, Any]) -> list[Change]
     return out
 
 
+def engine_config_failure(version: str, error: str) -> str:
+    """vLLM refuses a config with a ValueError (a pydantic ValidationError around it for
+    VllmConfig); any other exception is that release's code failing here, not a refusal."""
+    kind = error.partition(":")[0]
+    if kind in ("ValueError", "ValidationError"):
+        return f"vLLM {version} refuses this engine config: {error}"
+    return f"vLLM {version} fails building this engine config (its own code raised): {error}"
+
+
 def installed_explanation(r: Explanation, answer: dict[str, Any], python: str,
                           extra_stand_ins: tuple[str, ...] = ()) -> InstalledExplanation:
     """The report for one deployment from the runner's answer."""
@@ -301,7 +310,7 @@ def installed_explanation(r: Explanation, answer: dict[str, Any], python: str,
     stand_ins = tuple(answer.get("stand_ins") or ()) + extra_stand_ins
     if case.get("error") is not None:
         return InstalledExplanation(r, version, python, stand_ins, None, (), (
-            f"vLLM {version} refuses this engine config: {case['error']}",), error=case["error"])
+            engine_config_failure(version, case["error"]),), error=case["error"])
     groups = tuple(installed_group(g) for g in case["groups"])
     changes = compare_engine_config(r, case["engine_config"])
     for g, mine in zip(r.groups, groups):

@@ -744,6 +744,8 @@ def _installed_group(console: Console, mirror: GroupExplanation, g, version: str
 
 
 def installed_text(r) -> str:
+    from attn_select.selector.vllm_installed import engine_config_failure
+
     buf = io.StringIO()
     console = make_console(buf)
     m = r.mirror
@@ -764,8 +766,8 @@ def installed_text(r) -> str:
     for mirror, g in zip(m.groups, r.groups):
         _installed_group(console, mirror, g, r.engine_version)
     if r.error is not None:
-        hanging(console, f"[{STYLE_ERROR}]error[/]", f"vLLM {escape(r.engine_version)} refuses this engine config: "
-                f"{escape(r.error)}", HEADER_LABEL)
+        hanging(console, f"[{STYLE_ERROR}]error[/]", escape(engine_config_failure(r.engine_version, r.error)),
+                HEADER_LABEL)
     difference_lines(console, r.differences, f"vLLM {m.engine_version}")
     return buf.getvalue()
 
@@ -802,7 +804,8 @@ def stand_in_lines(console: Console, stand_ins: tuple[str, ...]) -> None:
 def difference_lines(console: Console, differences: tuple[str, ...], mirror: str) -> None:
     """The count of differences from the mirror, then each."""
     if differences:
-        console.print(f"[{STYLE_WARN}]{len(differences)} differences from the {mirror} mirror[/]")
+        n = len(differences)
+        console.print(f"[{STYLE_WARN}]{n} difference{'s' if n != 1 else ''} from the {mirror} mirror[/]")
         for line in differences:
             hanging(console, f"[{STYLE_WARN}]difference[/]", escape(line), LABEL)
     else:

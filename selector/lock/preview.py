@@ -80,19 +80,12 @@ def _layout_and_kernel_diffs(name: str, r: Any, report: Any, lock_loc: tuple, re
     return out
 
 
-def _engine_config_failure(version: str, error: str) -> str:
-    """vLLM refuses a config with a ValueError (a pydantic ValidationError around it for
-    VllmConfig); any other exception is that release's code failing here, not a refusal."""
-    kind = error.partition(":")[0]
-    if kind in ("ValueError", "ValidationError"):
-        return f"vLLM {version} refuses the engine config: {error}"
-    return f"vLLM {version} fails building the engine config (its own code raised): {error}"
-
-
 def preview_check(lock: Lockfile, doc: Located, lock_dir: Path, engine: str | None, *, python: str, version: str,
                   run_selection: RunSelection, model_folder: ModelFolder) -> CheckReport:
     """The preview of ``lock`` against vLLM ``version`` installed in ``python``."""
-    from attn_select.selector.vllm_installed import case_for, installed_explanation, kernels_request
+    from attn_select.selector.vllm_installed import (
+        case_for, engine_config_failure, installed_explanation, kernels_request,
+    )
 
     ev = Evaluator(default_engine=engine)
     now: dict[str, Recomputed] = {}
@@ -126,7 +119,7 @@ def preview_check(lock: Lockfile, doc: Located, lock_dir: Path, engine: str | No
         for (i, d, r, _), case in zip(items, answer["cases"]):
             report = installed_explanation(r, {**answer, "cases": [case]}, python)
             if case.get("error") is not None:
-                groups = tuple(LockGroup(group=g.name, selected=None, error=_engine_config_failure(version, case["error"]),
+                groups = tuple(LockGroup(group=g.name, selected=None, error=engine_config_failure(version, case["error"]),
                                          candidates={}) for g in r.groups)
             else:
                 groups = tuple(_lock_group(g, raw) for g, raw in zip(r.groups, case["groups"]))

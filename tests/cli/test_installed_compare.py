@@ -150,7 +150,7 @@ def test_every_format_renders_it(llama_h100):
     rep = installed_explanation(llama_h100, answer, "/venv/bin/python")
     text = render(rep, "text")
     assert "engine vLLM 0.31.0, its own selection code" in text and "stand-in device queries: test" in text
-    assert "1 differences from the vLLM 0.33.0 mirror" in text
+    assert "1 difference from the vLLM 0.33.0 mirror" in text
     doc = json.loads(render(rep, "json"))
     assert doc["schema"] == "attn-select.explain-vllm-installed/1" and len(doc["differences"]) == 1
     assert "## Differences from the vLLM 0.33.0 mirror" in render(rep, "markdown")
@@ -207,10 +207,10 @@ def test_upgrade_preview_lists_and_explains_per_deployment(tmp_path, capsys, mon
 
 
 def test_the_preview_tells_a_refusal_from_a_crash_of_the_installed_release():
-    from attn_select.selector.lock.preview import _engine_config_failure
+    from attn_select.selector.vllm_installed import engine_config_failure as _engine_config_failure
 
-    assert _engine_config_failure("0.27.0", "ValueError: bad") == "vLLM 0.27.0 refuses the engine config: ValueError: bad"
+    assert _engine_config_failure("0.27.0", "ValueError: bad") == "vLLM 0.27.0 refuses this engine config: ValueError: bad"
     assert _engine_config_failure("0.27.0", "ValidationError: 1 validation error").startswith("vLLM 0.27.0 refuses")
     assert _engine_config_failure("0.27.0", "TypeError: type 'array.array' is not subscriptable") == (
-        "vLLM 0.27.0 fails building the engine config (its own code raised): "
+        "vLLM 0.27.0 fails building this engine config (its own code raised): "
         "TypeError: type 'array.array' is not subscriptable")

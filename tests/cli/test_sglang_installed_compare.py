@@ -135,7 +135,7 @@ def test_the_command_line_renders_sglang_own_answer(fake_runner, capsys):
 def test_every_format_lists_the_differences(fake_runner, capsys):
     fake_runner.append(lambda c: c["final"].update(attention_backend="triton"))
     rc, out, _ = run(capsys, *ARGS)
-    assert rc == 0 and "1 differences from the SGLang 0.5.23 mirror" in out
+    assert rc == 0 and "1 difference from the SGLang 0.5.23 mirror" in out
     assert "attention_backend: mirror fa3, SGLang 0.5.24 triton" in " ".join(out.split())
     rc, out, _ = run(capsys, *ARGS, "--format", "json")
     doc = json.loads(out)
