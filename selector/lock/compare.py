@@ -63,7 +63,7 @@ class Recomputed:
 def _selected_detail(locked: str | None, new: LockGroup) -> str | None:
     """Why the locked backend is no longer the one selected."""
     cands = new.candidates or {}
-    if locked is None:
+    if locked is None or not cands:  # no candidates now: the group's error says why
         return None
     if locked not in cands:
         return f"{locked} is no longer a candidate; priority order now: {' > '.join(cands)}"

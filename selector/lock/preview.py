@@ -32,7 +32,7 @@ RunSelection = Callable[[list[dict[str, Any]], Kernels], dict[str, Any]]
 ModelFolder = Callable[[str, dict[str, Any]], str]
 
 
-def _lock_group(mirror_group: Any, raw: dict[str, Any]) -> LockGroup:
+def _lock_group(mirror_group: Any, raw: dict[str, Any], locked: LockGroup | None = None) -> LockGroup:
     """The installed vLLM's answer for one group, as the lock records groups."""
     from attn_select.selector.vllm_installed import installed_group
 
@@ -45,6 +45,9 @@ def _lock_group(mirror_group: Any, raw: dict[str, Any]) -> LockGroup:
         mla_prefill_backend=pre.get("selected"), mla_prefill_error=mine.mla_prefill_error(),
         mla_prefill_candidates={k: list(v) for k, v in (pre.get("reasons") or {}).items()},
     ) if pre.get("exposed") and mine.mla_prefill_asked() else {}
+    if not pre.get("exposed") and locked is not None:
+        # a release without MLA prefill selection has no answer there: no difference either
+        prefill = {f: getattr(locked, f) for f in locked.present() if f.startswith("mla_prefill")}
     return LockGroup(
         group=raw["name"], selected=raw.get("selected"),
         # MLA layers do not run FLASH_ATTN: the lock has no version for them
@@ -119,10 +122,12 @@ def preview_check(lock: Lockfile, doc: Located, lock_dir: Path, engine: str | No
         for (i, d, r, _), case in zip(items, answer["cases"]):
             report = installed_explanation(r, {**answer, "cases": [case]}, python)
             if case.get("error") is not None:
-                groups = tuple(LockGroup(group=g.name, selected=None, error=engine_config_failure(version, case["error"]),
-                                         candidates={}) for g in r.groups)
+                # no group gets to select: the failure is the one difference, not every candidate
+                failure = engine_config_failure(version, case["error"])
+                groups = tuple(g.model_copy(update=dict(selected=None, error=failure)) for g in d.groups)
             else:
-                groups = tuple(_lock_group(g, raw) for g, raw in zip(r.groups, case["groups"]))
+                locked = {g.group: g for g in d.groups}
+                groups = tuple(_lock_group(g, raw, locked.get(g.name)) for g, raw in zip(r.groups, case["groups"]))
             now[d.name] = Recomputed(groups, sglang=now[d.name].sglang)
             recorded = {g.group for g in d.groups if "mla_prefill_backend" in g.present()}
             extra += _layout_and_kernel_diffs(d.name, r, report, ("deployments", i), recorded)

@@ -214,3 +214,14 @@ def test_the_preview_tells_a_refusal_from_a_crash_of_the_installed_release():
     assert _engine_config_failure("0.27.0", "TypeError: type 'array.array' is not subscriptable") == (
         "vLLM 0.27.0 fails building this engine config (its own code raised): "
         "TypeError: type 'array.array' is not subscriptable")
+
+
+def test_a_failed_engine_config_is_one_difference_per_group_not_every_candidate():
+    from attn_select.selector.lock.compare import compare_group
+    from attn_select.selector.lock.lockfile import LockGroup
+
+    locked = LockGroup(group="mla", selected="FLASH_ATTN_MLA", error=None,
+                       candidates={"FLASH_ATTN_MLA": [], "TRITON_MLA": []}, mla_prefill_backend="FLASH_ATTN")
+    failed = locked.model_copy(update=dict(selected=None, error="vLLM 0.27.0 fails building this engine config"))
+    diffs = compare_group("ds", locked, failed, ("deployments", 0, "groups", 0))
+    assert [d.field for d in diffs] == ["selected", "error"] and diffs[0].detail is None
