@@ -73,7 +73,7 @@ def sglang_environment(python: str) -> dict[str, Any]:
     the CUDA version its torch was built with."""
     from attn_select.cli.diagnose import environment_facts
 
-    facts = environment_facts(python)
+    facts = environment_facts(python, "--sglang-python")
     return {"flashinfer": facts["modules"].get("flashinfer") is not None, "torch_cuda": facts.get("torch_cuda")}
 
 

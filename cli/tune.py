@@ -14,6 +14,7 @@ cli/tune_plot.py (matplotlib, the ``[plot]`` extra).
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -169,6 +170,8 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     )
 
     check_run_device(device)
+    if max_seconds is not None and not math.isfinite(max_seconds):
+        raise UserError(f"--max-seconds {max_seconds}: give a number of seconds")
     if dtype is not None and dtype not in DTYPES:
         raise UserError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
     cpu = device == "cpu"
@@ -235,9 +238,10 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
                             "are skipped and CPU timings say nothing about a GPU")
     late = sum(r.reason.startswith(OUT_OF_TIME) for r in results)
     if late:
+        again = ("run the same command again to measure them (finished points come from the cache)"
+                 if cache_dir is not None else "with --no-cache nothing was kept: a re-run measures every point")
         report.notes.append(f"{late} run{'s' if late != 1 else ''} not measured: the sweep passed --max-seconds "
-                            f"{max_seconds:g}; run the same command again to measure them (finished points "
-                            "come from the cache)")
+                            f"{max_seconds:g}; {again}")
     cached = sum(r.cached for r in results)
     if cached:
         report.notes.append(f"{cached} point{'s' if cached != 1 else ''} read from the cache")

@@ -187,6 +187,9 @@ def recommend(results: list[PointResult], workload: list[tuple[str, float]], set
         return done("no configuration ran correctly at every workload point; no recommendation")
     if d is None or d.step_us is None:
         why = d.missing if d is not None else "not measured"
+        if "past --max-seconds" in why:  # not a failure: the sweep ran out of time before it
+            return done(f"vLLM's default was not measured in time ({why}); no recommendation "
+                        f"(fastest measured: {best[0]})")
         return done(f"vLLM's default did not run correctly here ({why}); no recommendation "
                     f"(fastest measured: {best[0]})")
     margin = (d.step_us - ranked[0].step_us) / d.step_us

@@ -51,8 +51,10 @@ def _reachable(address: str, flag: str | None = None) -> None:
     flag = flag or f"--ray {address}"
     hostport = address.split("://", 1)[-1]
     host, _, port = hostport.rpartition(":")
-    if not host or not port.isdigit():
-        raise UserError(f"{flag}: not an address; give auto, local, HOST:PORT or ray://HOST:PORT")
+    host = host.removeprefix("[").removesuffix("]")  # [::1]:6379
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        fix = "fix or unset RAY_ADDRESS" if "RAY_ADDRESS" in flag else "give auto, local, HOST:PORT or ray://HOST:PORT"
+        raise UserError(f"{flag}: not an address; {fix}")
     try:
         with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S):
             pass

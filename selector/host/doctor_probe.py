@@ -41,11 +41,11 @@ def _run(argv: list[str], timeout: float = COMMAND_TIMEOUT_S) -> tuple[int | Non
     return p.returncode, p.stdout, p.stderr
 
 
-def environment_facts(python: str) -> dict:
-    """backends/run/probes/environment.py's answer from ``python``."""
+def environment_facts(python: str, flag: str = "--vllm-python") -> dict:
+    """backends/run/probes/environment.py's answer from ``python`` (named by ``flag``)."""
     from attn_select.selector.host.engine_packages import probe_python
 
-    probe_python(python, (), "--vllm-python")  # a one-line error when it is not a Python
+    probe_python(python, (), flag)  # a one-line error when it is not a Python
     rc, out, err = _run([python, str(PROBES / "environment.py")], timeout=60)
     line = next((ln for ln in out.splitlines() if ln.startswith("ATTN_SELECT_DOCTOR ")), None)
     if rc != 0 or line is None:

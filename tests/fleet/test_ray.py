@@ -176,3 +176,16 @@ def test_ray_types_match_device_profiles():
     assert profile_for("RTX-PRO-6000", profiles) == "rtx-pro-6000"
     assert profile_for("GeForce-RTX-5090", profiles) == "rtx5090" and profile_for("GB200", profiles) == "gb200"
     assert profile_for("MI300X", profiles) is None
+
+
+def test_address_forms_are_checked_before_ray_is_asked():
+    from attn_select.cli.fleet.ray_cluster import _reachable
+    from attn_select.selector.errors import UserError
+
+    for bad, said in (("garbage", "fix or unset RAY_ADDRESS"), ("127.0.0.1:70000", "fix or unset RAY_ADDRESS")):
+        with pytest.raises(UserError, match=said):
+            _reachable(bad, flag=f"--ray auto (RAY_ADDRESS {bad})")
+    with pytest.raises(UserError, match="give auto, local, HOST:PORT"):
+        _reachable("127.0.0.1:0")
+    with pytest.raises(UserError, match=r"--ray \[::1\]:1: cannot reach a Ray cluster there"):
+        _reachable("[::1]:1")  # brackets taken off the IPv6 host: a refused port, not an unknown name

@@ -232,3 +232,10 @@ def test_an_mla_model_sweeps_its_mla_backends():
     assert not [r for r in sp.skipped if r.setting == DEFAULT_LABEL]
     dropped = {d.setting.label: d.reason for d in sp.dropped[(16, "auto")]}
     assert "FLASHMLA_SPARSE" in dropped  # DeepSeek-V3 is not a sparse model
+
+def test_a_default_out_of_time_is_not_called_a_failure():
+    res = [_pt(DEFAULT_LABEL, 100.0), _pt("TRITON_ATTN", 90.0)]
+    res[0].step_us = res[0].per_layer_us = None
+    res[0].status, res[0].reason = "skipped", "past --max-seconds: not measured; run again with the same cache"
+    rec = recommend(res, WL, SETTINGS, DEFAULT_LABEL)
+    assert not rec.recommend and "was not measured in time" in rec.text and "did not run correctly" not in rec.text
