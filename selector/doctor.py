@@ -63,8 +63,12 @@ IMPORT_TESTS = (
 
 
 def env_flag(env: Mapping[str, str], name: str) -> bool:
-    """A boolean variable as vLLM reads it ("1" / "true")."""
-    return env.get(name, "0").lower() in ("1", "true")
+    """A boolean variable as vLLM 0.33.0's envs.py reads these: ``bool(int(value))`` ("2" is
+    on, "true" is not a number: vLLM raises ValueError when it reads it; here it counts as off)."""
+    try:
+        return bool(int(env.get(name, "0")))
+    except ValueError:
+        return False
 
 
 def _installed(facts: dict, need: str) -> bool:

@@ -18,6 +18,7 @@ from typing import Callable
 
 from attn_select.selector.config import Capability, Kernels
 from attn_select.selector.device import Device
+from attn_select.selector.doctor import env_flag
 
 _DRIVER_MARKERS = ("/proc/driver/nvidia/gpus", "/dev/nvidia0", "/dev/nvidiactl")
 
@@ -98,7 +99,7 @@ def kernels_in(vllm_dir: str, has_module: Callable[[str], bool], where: str = "t
     fa4 = os.path.exists(os.path.join(fa_dir, "cute", "interface.py"))
     flashmla = bool(glob.glob(os.path.join(vllm_dir, "_flashmla_C*.so")))
     cubin = (
-        os.environ.get("VLLM_HAS_FLASHINFER_CUBIN", "0").lower() in ("1", "true")
+        env_flag(os.environ, "VLLM_HAS_FLASHINFER_CUBIN")
         or has_module("flashinfer_cubin")
     )
     # has_flashinfer: the package, plus cubins or a JIT toolchain (nvcc + ninja).

@@ -27,7 +27,7 @@ def test_flashinfer_needs_cubins_or_both_jit_tools():
 def test_cubins_ask_the_network_only_without_flashinfer_cubin():
     assert d.cubins_need_request(facts(), {})
     assert not d.cubins_need_request(facts(**{"flashinfer-cubin": "0.7.2"}), {})
-    assert not d.cubins_need_request(facts(), {"VLLM_HAS_FLASHINFER_CUBIN": "true"})
+    assert not d.cubins_need_request(facts(), {"VLLM_HAS_FLASHINFER_CUBIN": "1"})
     line = d.cubin_checks(facts(), {"FLASHINFER_CUBINS_REPOSITORY": "https://mirror/"}, (False, "HTTP 404"))[-1]
     assert (line.value, line.ok) == ("unreachable", False) and line.detail.startswith("HEAD https://mirror/: HTTP 404")
     assert d.cubin_checks(facts(), {}, None)[-1].value == "need the network"
@@ -53,3 +53,12 @@ def test_an_import_not_tried_was_not_installed():
     rows = {c.name: c for c in d.import_checks(done)}
     assert rows["vLLM FA2"].value == "not installed"
     assert rows["FlashInfer"].detail.endswith("(no NVIDIA driver here: vLLM's CUDA extensions link it)")
+
+
+def test_boolean_variables_are_read_as_vllm_reads_them():
+    from attn_select.selector.doctor import env_flag
+
+    # vLLM 0.33.0: bool(int(os.getenv(NAME, "0")))
+    assert env_flag({"X": "1"}, "X") and env_flag({"X": "2"}, "X")
+    assert not env_flag({"X": "0"}, "X") and not env_flag({}, "X")
+    assert not env_flag({"X": "true"}, "X")  # vLLM raises ValueError reading it; never "on"
