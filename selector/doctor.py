@@ -258,6 +258,9 @@ def kernels_for_node(found: Kernels | None, driver: bool) -> tuple[str, str]:
     else:
         assumed = ("no GPU here: explain needs --device or --capability and then assumes every kernel vLLM's "
                    f"wheel ships ({shipped}); for this node pass --kernels {flag}")
+    if found is None:  # nothing to read the set from: what a pip install of vLLM brings
+        assumed += (" (no vLLM in this Python: that is what `pip install vllm` brings, not what is here; "
+                    "install vLLM or name its Python with --vllm-python)")
     return flag, assumed
 
 

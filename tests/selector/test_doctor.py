@@ -43,9 +43,9 @@ def test_the_kernels_value_for_the_node():
     flag, assumed = d.kernels_for_node(found, driver=False)
     assert flag == ",".join(found.present()) and "fa3" not in flag
     assert assumed.endswith(f"for this node pass --kernels {flag}") and ",".join(Kernels().present()) in assumed
-    assert d.kernels_for_node(None, driver=True) == (",".join(Kernels().present()),
-                                                     f"a live GPU: explain probes and assumes --kernels "
-                                                     f"{','.join(Kernels().present())}")
+    flag, assumed = d.kernels_for_node(None, driver=True)
+    assert flag == ",".join(Kernels().present())
+    assert assumed.startswith(f"a live GPU: explain probes and assumes --kernels {flag} (no vLLM in this Python")
 
 
 def test_an_import_not_tried_was_not_installed():
