@@ -11,12 +11,27 @@ explicitly) is resolved against the checkpoint here too (``flag_method``,
 ``flag_config_class``); it changes no attention-selection input in vLLM
 0.33.0, only which of these refusals apply.
 
+Why --quantization changes no selection input: ``resolve_kv_cache_dtype_string``
+reads the checkpoint's own quantization config (utils/torch_utils.py:498-516),
+not the flag; an accepted flag on a quantized checkpoint resolves to the
+method the checkpoint already had or to one of its overrides' classes built
+from the same config; and the online config (OnlineQuantizationConfig,
+online/base.py:388-411) gives an Attention layer no quantization method, so
+no KV-cache scheme, per-head scales or FlashInfer query quantization comes
+from it (``is_quantized_kv_cache`` reads the cache dtype alone).
+
 Also not modelled, as they refuse later or never on CUDA: the per-layer
 scheme checks of compressed-tensors and Quark (``_check_scheme_supported``,
 when the model's layers are built), the errors of a config class's own
-``from_config`` (missing fields), and ``Platform.verify_quantization``
-(CudaPlatform leaves ``supported_quantization`` empty, so every registered
-name passes: platforms/interface.py:177, :1156-1161).
+``from_config`` (missing fields, also of a config file found in the model
+folder), ModelOpt's producer check of such a file (weight_utils.py:380-388),
+Fp8KVCacheMethod's "fp8_e5m2 kv-cache is not supported with fp8
+checkpoints" (when the Attention layers are built, for a checkpoint's
+method as for a flag's), ``--quantization-config`` and
+``--allow-deprecated-quantization`` (not read), and
+``Platform.verify_quantization`` (CudaPlatform leaves
+``supported_quantization`` empty, so every registered name passes:
+platforms/interface.py:177, :1156-1161).
 
 Where each fact comes from (vLLM 0.33.0, paths under vllm/):
 - the method names and their order: ``QuantizationMethods`` in
