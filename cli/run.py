@@ -50,6 +50,7 @@ def run_cmd(
     # --backend below take less (auto or fp8*) or mean more (a page size, a list)
     tp: Annotated[int, what_if_option("tp", own_panel=False)] = 1,
     dtype: Annotated[Optional[str], what_if_option("dtype", own_panel=False)] = None,
+    quantization: Annotated[Optional[str], what_if_option("quantization", own_panel=False)] = None,
     kv_cache_dtype: Annotated[Optional[str], typer.Option("--kv-cache-dtype", help="vLLM --kv-cache-dtype (auto, fp8, ...).")] = None,
     block_size: Annotated[Optional[int], typer.Option("--block-size", help="Page size of the paged KV cache (default 16; passed to the selection when given).")] = None,
     # vLLM's --attention-backend is accepted under its own name too
@@ -75,7 +76,7 @@ def run_cmd(
     if gpus is not None or ray is not None:
         from attn_select.cli.fanout import run_fanout
 
-        run = dict(model=model, device=device, tp=tp, dtype=dtype, kv_cache_dtype=kv_cache_dtype,
+        run = dict(model=model, device=device, tp=tp, dtype=dtype, quantization=quantization, kv_cache_dtype=kv_cache_dtype,
                    block_size=block_size, backend=backend, batch=batch, context=context, shapes=shapes,
                    checks=checks, timing=not no_timing, capability=capability, allow_missing=allow_missing,
                    build_span=build_span)
@@ -87,7 +88,8 @@ def run_cmd(
     from attn_select.cli.progress import run_progress
 
     with library_warnings(debug=_debug(ctx)), run_progress() as progress:
-        report = execute(model, device=device, tp=tp, dtype=dtype, kv_cache_dtype=kv_cache_dtype,
+        report = execute(model, device=device, tp=tp, dtype=dtype, quantization=quantization,
+                         kv_cache_dtype=kv_cache_dtype,
                          block_size=block_size, backend=backend, batch=batch, context=context, shapes=shapes,
                          checks=checks, timing=not no_timing, capability=capability, allow_missing=allow_missing,
                          build_span=build_span, progress=progress)
@@ -159,7 +161,7 @@ def _shapes(text: str, batch: int | None, context: int | None, cpu: bool):
 
 
 def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | None = None,
-            kv_cache_dtype: str | None = None, block_size: int | None = None, backend: str | None = None,
+            quantization: str | None = None, kv_cache_dtype: str | None = None, block_size: int | None = None, backend: str | None = None,
             batch: int | None = None, context: int | None = None, shapes: str = "decode,prefill,mixed",
             checks: int = 2, timing: bool = True, capability: str | None = None, allow_missing: bool = False,
             build_span: float = 20.0, progress=lambda m: None, facts: Any = None):
@@ -188,7 +190,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
         facts = load_model(model, tp=tp, dtype=dtype or "auto", capability=dev.capability)
     if kv_cache_dtype not in (None, "auto") and not kv_cache_dtype.startswith("fp8"):
         raise UserError(f"attn-select run supports --kv-cache-dtype auto or fp8*, got {kv_cache_dtype!r}")
-    ov = Overrides(dtype=dtype, kv_cache_dtype=kv_cache_dtype, block_size=block_size,
+    ov = Overrides(dtype=dtype, quantization=quantization, kv_cache_dtype=kv_cache_dtype, block_size=block_size,
                    backend=run_backends[0] if run_backends and len(run_backends) == 1 else None, tp=tp)
     exp = explain(facts, dev, kern, ov)
 

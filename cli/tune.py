@@ -75,6 +75,7 @@ def tune_cmd(
     device: Annotated[Optional[str], typer.Option("--device", help="cuda (default: the visible GPU) or cpu (TRITON_ATTN and FLEX_ATTENTION in Triton's interpreter, a tiny sweep).")] = None,
     tp: Annotated[int, what_if_option("tp", own_panel=False)] = 1,
     dtype: Annotated[Optional[str], what_if_option("dtype", own_panel=False)] = None,
+    quantization: Annotated[Optional[str], what_if_option("quantization", own_panel=False)] = None,
     batches: Annotated[Optional[str], typer.Option("--batches", help="Batch sizes of the grid (default 1,8,32,128,256; cpu 2).")] = None,
     contexts: Annotated[Optional[str], typer.Option("--contexts", help="Context lengths of the grid (default 1k,4k,16k,64k; cpu 24).")] = None,
     page_sizes: Annotated[str, typer.Option("--page-sizes", help="Page sizes (vLLM --block-size) to sweep, e.g. 16,64.")] = "16",
@@ -97,7 +98,7 @@ def tune_cmd(
 
         require_matplotlib()  # before the sweep, not after it
     with library_warnings(debug=bool(ctx.find_root().params.get("debug"))), tune_progress() as progress:
-        report = execute(model, device=device, tp=tp, dtype=dtype, batches=batches, contexts=contexts,
+        report = execute(model, device=device, tp=tp, dtype=dtype, quantization=quantization, batches=batches, contexts=contexts,
                          page_sizes=page_sizes, kv_cache_dtypes=kv_cache_dtypes, workload=workload,
                          repeats=repeats, checks=checks, capability=capability,
                          cache_dir=None if no_cache else (cache_dir or default_cache_dir()), progress=progress,
@@ -158,7 +159,7 @@ def _kv_dtypes(text: str) -> tuple[str, ...]:
 
 
 def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | None = None,
-            batches: str | None = None, contexts: str | None = None, page_sizes: str = "16",
+            quantization: str | None = None, batches: str | None = None, contexts: str | None = None, page_sizes: str = "16",
             kv_cache_dtypes: str = "auto", workload: str | None = None, repeats: int = 3, checks: int = 1,
             capability: str | None = None, cache_dir: Path | None = None, progress=None,
             facts: Any = None, memory_bytes: int | None = None, max_seconds: float | None = None) -> TuneReport:
@@ -208,7 +209,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
 
     use_mla = any(g.attn.use_mla for g in facts.groups)
     candidates = candidate_settings(use_mla)
-    base = Overrides(dtype=dtype, tp=tp)
+    base = Overrides(dtype=dtype, tp=tp, quantization=quantization)
     # vLLM's default engine config refused (a quantization method this GPU
     # cannot run): no setting can run either; one line, as explain says it
     explain(facts, dev, kern, base)

@@ -25,7 +25,9 @@ from attn_select.selector.config import Capability, Kernels
 from attn_select.selector.fa_version import is_fa_version_supported
 from attn_select.selector.model_facts import ModelFacts
 from attn_select.selector.overrides import Overrides
-from attn_select.selector.quant_methods import DEPRECATED, capability_error, unknown_method_error
+from attn_select.selector.errors import UserError
+from attn_select.selector.quant_methods import (CONFIG_FILENAMES, DEPRECATED, QuantMethod, capability_error,
+                                                flag_config_class, flag_method, unknown_method_error)
 from attn_select.selector.quant_methods import dtype_error as quant_dtype_error  # beside vllm_names' dtype_error
 
 # Hook names as the report prints them (vLLM's function or class.method).
@@ -96,6 +98,7 @@ class _State:
 
     def __init__(self, ov: Overrides) -> None:
         self.cache_dtype = ov.kv_cache_dtype or "auto"
+        self.quantization: str | None = None  # model_config.quantization, set by _verify_quantization
         self.backend = ov.backend
         self.backend_from = "--attention-backend" if ov.backend else None
         self.fa_version = ov.flash_attn_version
@@ -128,7 +131,7 @@ def engine_config(
     """
     s = _State(ov)
     if model is not None:
-        _verify_quantization(s, model)
+        _verify_quantization(s, model, ov.quantization, cap)
     if model is not None and s.error is None:
         _resolve_cache_dtype(s, model)
         packed = _is_packed_kv(s.cache_dtype)
@@ -140,7 +143,7 @@ def engine_config(
             _packed_kv_fa2(s)
         _model_hook(s, model, cap, kernels)
         if s.error is None:
-            _quantization_config(s, model, cap)
+            _quantization_config(s, model, ov.quantization, cap)
         if s.error is None:
             _layer_kv_scheme(s, model)
     return EngineConfig(
@@ -163,11 +166,23 @@ def engine_config(
 # --- EngineArgs.create_engine_config -----------------------------------------
 
 
-def _verify_quantization(s: _State, model: ModelFacts) -> None:
+def _verify_quantization(s: _State, model: ModelFacts, flag: str | None, cap: Capability) -> None:
     """ModelConfig._verify_quantization, while create_engine_config builds the
-    model config: a method vLLM does not register, or a deprecated one
+    model config: --quantization resolved against the checkpoint's config
+    (an override claims it, or the two must name the same method), then a
+    method vLLM does not register, or a deprecated one
     (--allow-deprecated-quantization is not taken, so always refused)."""
-    method = model.quantization
+    s.quantization = model.quantization
+    if flag is not None:
+        try:
+            method = flag_method(flag, model.checkpoint_quant, model.model_type, cap.major * 10 + cap.minor)
+        except ValueError as exc:
+            s.error = f"{QUANT_VERIFY_HOOK}: {exc}"
+            return
+        why = ("--quantization on an unquantized checkpoint" if model.checkpoint_quant is None
+               else "--quantization resolved against the checkpoint's quantization_config")
+        s.set(QUANT_VERIFY_HOOK, "model_config.quantization", "quantization", method, why)
+    method = s.quantization
     if method is None:
         return
     unknown = unknown_method_error(method)
@@ -255,14 +270,28 @@ def _model_hook(s: _State, model: ModelFacts, cap: Capability, kernels: Kernels)
         _unlimited_ocr(s, cap, kernels)
 
 
-def _quantization_config(s: _State, model: ModelFacts, cap: Capability) -> None:
-    """VllmConfig._get_quantization_config, after the model hook: the GPU
-    must reach the quantization method's get_min_capability(), then the
-    model's dtype must be one the method runs activations in."""
-    if model.quantization is None:
+def _quantization_config(s: _State, model: ModelFacts, flag: str | None, cap: Capability) -> None:
+    """VllmConfig._get_quantization_config, after the model hook:
+    get_quant_config builds the method's config (from the checkpoint's, else
+    from a config file in the model folder or online), then the GPU must
+    reach that class's get_min_capability() and the model's dtype be one it
+    runs activations in; vLLM's messages name model_config.quantization."""
+    method = s.quantization
+    if method is None:
         return
-    error = (capability_error(model.quantization, cap.major * 10 + cap.minor)
-             or quant_dtype_error(model.quantization, model.dtype))
+    cls: QuantMethod | None = None
+    if model.checkpoint_quant is None and flag is not None:
+        if model.checkpoint_json is None and CONFIG_FILENAMES.get(method):
+            raise UserError(f"--quantization {method}: the checkpoint has no quantization_config, so vLLM looks "
+                            f"for {' or '.join(CONFIG_FILENAMES[method])} in the model folder; a built-in profile "
+                            "has none to look in: give the model's folder or its config.json")
+        try:
+            cls = flag_config_class(method, model.checkpoint_json or ())
+        except (ValueError, TypeError) as exc:
+            s.error = f"{QUANT_CONFIG_HOOK}: {exc}"
+            return
+    error = (capability_error(method, cap.major * 10 + cap.minor, cls)
+             or quant_dtype_error(method, model.dtype, cls))
     if error is not None:
         s.error = f"{QUANT_CONFIG_HOOK}: {error}"
 

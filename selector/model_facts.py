@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from attn_select.selector.quant_methods import CheckpointQuant
+
 
 class LayerAttention(NamedTuple):
     """The facts of one attention layer that feed vLLM's ``get_attn_backend``
@@ -72,6 +74,13 @@ class ModelFacts(NamedTuple):
     # model_config.quantization: the checkpoint's quantization method after
     # vLLM's overrides (selector/quant_methods.py); None when unquantized
     quantization: str | None = None
+    # What --quantization is resolved against (selector/quant_methods.py):
+    # the checkpoint's quantization config as the override hooks read it
+    # (None: unquantized), and the names of the *.json files in the model
+    # folder, where get_quant_config looks for a method's own config file
+    # (None: not read from a folder, e.g. a built-in profile).
+    checkpoint_quant: CheckpointQuant | None = None
+    checkpoint_json: tuple[str, ...] | None = None
     notes: tuple[str, ...] = ()  # parsing decisions worth printing
     # Added by the config parser (selector/model/):
     config_dtype: str | None = None  # dtype read from config.json / weights, before "auto" resolution

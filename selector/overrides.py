@@ -58,6 +58,11 @@ class Overrides(NamedTuple):
 
     dtype: Annotated[str | None, _what_if("vLLM --dtype: auto, half, float16, bfloat16, float, float32 (auto: the model's dtype, as vLLM resolves it for the GPU).")] = None
     kv_cache_dtype: Annotated[str | None, _what_if("vLLM --kv-cache-dtype (auto, fp8, fp8_e4m3, fp8_e5m2, nvfp4, ...).")] = None
+    quantization: Annotated[str | None, _what_if(
+        "vLLM --quantization (-q): a method name (fp8 online, fp8_per_tensor, awq_marlin, moe_wna16, ...), "
+        "resolved against the checkpoint's quantization_config as vLLM does; it changes no attention-selection "
+        "input, only the quantization refusals (mismatch, unknown, GPU capability, dtype).",
+        vllm_flags=("--quantization", "-q"))] = None
     block_size: Annotated[int | None, _what_if("vLLM --block-size (user-specified, so it takes part in selection).")] = None
     backend: Annotated[str | None, _what_if("vLLM --attention-backend: validate this backend only, no fallback.",
                                             vllm_flags=("--attention-backend",), attention_config="backend")] = None

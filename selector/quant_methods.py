@@ -6,16 +6,32 @@ vLLM refuses a deployment whose quantization method needs a newer GPU while
 it builds the engine config (``VllmConfig._get_quantization_config``, after
 the model's ``verify_and_update_config`` hook), before any attention layer
 exists. The facts here are the inputs of that check; engine_config.py
-applies it. Only the checkpoint's own method is modelled: ``--quantization``
-(online quantization, or naming a method explicitly) is a flag attn-select
-does not read (selector/vllm_serve.py's NOT_MODELLED).
+applies it. ``--quantization`` (online quantization, or naming a method
+explicitly) is resolved against the checkpoint here too (``flag_method``,
+``flag_config_class``); it changes no attention-selection input in vLLM
+0.33.0, only which of these refusals apply.
+
+Why --quantization changes no selection input: ``resolve_kv_cache_dtype_string``
+reads the checkpoint's own quantization config (utils/torch_utils.py:498-516),
+not the flag; an accepted flag on a quantized checkpoint resolves to the
+method the checkpoint already had or to one of its overrides' classes built
+from the same config; and the online config (OnlineQuantizationConfig,
+online/base.py:388-411) gives an Attention layer no quantization method, so
+no KV-cache scheme, per-head scales or FlashInfer query quantization comes
+from it (``is_quantized_kv_cache`` reads the cache dtype alone).
 
 Also not modelled, as they refuse later or never on CUDA: the per-layer
 scheme checks of compressed-tensors and Quark (``_check_scheme_supported``,
 when the model's layers are built), the errors of a config class's own
-``from_config`` (missing fields), and ``Platform.verify_quantization``
-(CudaPlatform leaves ``supported_quantization`` empty, so every registered
-name passes: platforms/interface.py:177, :1156-1161).
+``from_config`` (missing fields, also of a config file found in the model
+folder), ModelOpt's producer check of such a file (weight_utils.py:380-388),
+Fp8KVCacheMethod's "fp8_e5m2 kv-cache is not supported with fp8
+checkpoints" (when the Attention layers are built, for a checkpoint's
+method as for a flag's), ``--quantization-config`` and
+``--allow-deprecated-quantization`` (not read), and
+``Platform.verify_quantization`` (CudaPlatform leaves
+``supported_quantization`` empty, so every registered name passes:
+platforms/interface.py:177, :1156-1161).
 
 Where each fact comes from (vLLM 0.33.0, paths under vllm/):
 - the method names and their order: ``QuantizationMethods`` in
@@ -91,6 +107,42 @@ METHODS: dict[str, QuantMethod] = {
     "mxfp8": QuantMethod(80, BF16, "ModelOptMxFp8Config", "modelopt.py:1227,1231"),
 }
 
+# OnlineQuantizationConfig's own answers (online/base.py:205,209), which
+# get_quant_config builds for an online name on a checkpoint with no
+# quantization config, whatever class the name maps to (fp8 -> Fp8Config,
+# mxfp4 -> Mxfp4Config, mxfp8 -> ModelOptMxFp8Config).
+ONLINE = QuantMethod(75, BF16_HALF, "OnlineQuantizationConfig", "online/base.py:205,209")
+
+# _ONLINE_SHORTHANDS (config/quantization.py:195-227): the names
+# get_quant_config turns into an OnlineQuantizationConfig when the checkpoint
+# has no quantization config ("online" itself is not one of them).
+ONLINE_SHORTHANDS = ("fp8_per_tensor", "fp8_per_block", "fp8_per_channel", "mxfp8", "mxfp4",
+                     "int8_per_channel_weight_only", "nvfp4_per_token")
+
+# get_config_filenames() of each name's class, where not empty: on a
+# checkpoint without a quantization config, get_quant_config looks for a
+# *.json in the model folder whose name ends with one of these
+# (auto_gptq.py:187, auto_awq.py:238, moe_wna16.py:115, modelopt.py:309,
+# inc/inc.py:271; mxfp8 is ModelOptMxFp8Config).
+CONFIG_FILENAMES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("auto_gptq", "gptq", "gptq_marlin", "moe_wna16"), ("quantize_config.json",)),
+    **dict.fromkeys(("awq", "auto_awq", "awq_marlin"), ("quantize_config.json", "quant_config.json")),
+    **dict.fromkeys(("modelopt", "modelopt_fp4", "modelopt_mxfp8", "modelopt_mixed", "mxfp8"),
+                    ("hf_quant_config.json",)),
+    "inc": ("quantization_config.json",),
+}
+
+# The classes whose constructor needs arguments: get_quant_config calls
+# quant_cls() for a name with no config file names on a checkpoint without a
+# quantization config, and Python refuses (the positional parameters of each
+# __init__: compressed_tensors.py, quark/quark.py, torchao.py, online/base.py).
+NEEDS_ARGS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "compressed-tensors": ("CompressedTensorsConfig", ("target_scheme_map", "ignore", "quant_format")),
+    "quark": ("QuarkConfig", ("quant_config",)),
+    "torchao": ("TorchAOConfig", ("torchao_config",)),
+    "online": ("OnlineQuantizationConfig", ("args",)),
+}
+
 # DEPRECATED_QUANTIZATION_METHODS (quantization/__init__.py:52-55): refused
 # unless --allow-deprecated-quantization, which attn-select does not take.
 DEPRECATED = frozenset({"fbgemm_fp8", "fp_quant"})
@@ -111,18 +163,73 @@ def _modelopt_algo(q: dict[str, Any]) -> str | None:
     return str(q.get("quant_algo", "")).upper()
 
 
-def _override(q: dict[str, Any], model_type: str) -> str | None:
+class CheckpointQuant(NamedTuple):
+    """What the override_quantization_method hooks read of a checkpoint's
+    (normalized) quantization config."""
+
+    quant_method: str  # quant_cfg["quant_method"], as the parser normalized it
+    modelopt_algo: str | None  # _extract_modelopt_quant_algo: None unless quant_method is modelopt*
+    wna16_gptq: bool  # MoeWNA16Config.is_moe_wna16_compatible's GPTQ half
+    wna16_awq_bits: bool  # its AWQ half but the capability: awq with bits == 4
+
+
+def _gptq_act_order_ok(q: dict[str, Any]) -> bool:
+    """normalize_and_validate_gptq_desc_act does not raise
+    (quantization/utils/gptq_utils.py:23-50): no desc_act unless one group
+    per channel, also in the dynamic rules that are not exclusions."""
+    group_size = q.get("group_size")
+    base = q.get("desc_act", False)
+    if base and group_size != -1:
+        return False
+    dynamic = q.get("dynamic") or {}
+    if not isinstance(dynamic, dict):
+        return True
+    for pattern, rule in dynamic.items():
+        if str(pattern).startswith("-:") or not isinstance(rule, dict):
+            continue
+        if rule.get("desc_act", base) and rule.get("group_size", group_size) != -1:
+            return False
+    return True
+
+
+def checkpoint_quant(q: dict[str, Any] | None) -> CheckpointQuant | None:
+    if q is None:
+        return None
+    method = str(q.get("quant_method", ""))
+    return CheckpointQuant(
+        quant_method=method, modelopt_algo=_modelopt_algo(q),
+        wna16_gptq=method.lower() == "gptq" and q.get("bits") in (4, 8) and _gptq_act_order_ok(q),
+        wna16_awq_bits=method.lower() == "awq" and q.get("bits") == 4,
+    )
+
+
+class HummingRefusal(ValueError):
+    """HummingConfig.override_quantization_method's own refusal."""
+
+
+def _claim(ck: CheckpointQuant, model_type: str, user: str | None, capability: int | None) -> str | None:
     """The first override_quantization_method that claims the checkpoint, in
-    _verify_quantization's override order, with no --quantization given (the
-    overrides that need one, moe_wna16 and humming, never claim)."""
-    method = str(q.get("quant_method", "")).lower()
-    if method == "gptq":  # AutoGPTQConfig, reached first as "auto_gptq"
-        return "auto_gptq"
-    if method == "awq":  # AutoAWQConfig (declines on CPU only)
-        return "auto_awq"
-    if q.get("quant_method") == "auto-round":  # INCConfig
+    _verify_quantization's order (config/model.py:1396-1450), given the
+    --quantization value ``user`` (None: not given). ``capability`` is the
+    GPU's (major * 10 + minor; None: none known), which MoeWNA16Config
+    compares with AWQ's minimum."""
+    method = ck.quant_method
+    if user == "humming":  # placed first when given (model.py:1418-1419)
+        if model_type == "gpt_oss" and method == "mxfp4":
+            raise HummingRefusal("For gpt-oss model, use '--moe-backend humming' instead of "
+                                 "'--quantization humming'.")
+        return "humming"
+    if method.lower() == "gptq" and user in (None, "gptq", "gptq_marlin", "auto_gptq", "marlin"):
+        return "auto_gptq"  # AutoGPTQConfig, reached first as "auto_gptq"
+    if method.lower() == "awq" and user in (None, "awq", "awq_marlin", "auto_awq", "marlin"):
+        return "auto_awq"  # AutoAWQConfig (declines on CPU only)
+    if method == "auto-round":  # INCConfig, whatever --quantization says
         return "inc"
-    algo = _modelopt_algo(q)
+    if user == "moe_wna16":
+        awq_ok = ck.wna16_awq_bits and (-1 if capability is None else capability) >= METHODS["awq"].min_capability
+        if ck.wna16_gptq or awq_ok:
+            return "moe_wna16"
+    algo = ck.modelopt_algo
     if algo is not None:
         if algo == "FP8":
             return "modelopt"
@@ -132,20 +239,69 @@ def _override(q: dict[str, Any], model_type: str) -> str | None:
             return "modelopt_mxfp8"
         if algo == "MIXED_PRECISION":
             return "modelopt_mixed"
-    if q.get("quant_method") in ("mxfp4", "gpt_oss_mxfp4") and model_type == "gpt_oss":
+    if method in ("mxfp4", "gpt_oss_mxfp4") and model_type == "gpt_oss":
         return "gpt_oss_mxfp4"
-    if q.get("quant_method") in ("fp8", "deepseek_v4_fp8") and model_type in _DEEPSEEK_V4_TYPES:
+    if method in ("fp8", "deepseek_v4_fp8") and (model_type in _DEEPSEEK_V4_TYPES or user == "deepseek_v4_fp8"):
         return "deepseek_v4_fp8"
     return None
 
 
 def resolved_method(q: dict[str, Any] | None, model_type: str) -> str | None:
     """model_config.quantization after _verify_quantization, from the
-    checkpoint's (normalized) quantization config: an override's name, else
-    its quant_method; None when unquantized or quant_method is empty."""
-    if q is None:
+    checkpoint's (normalized) quantization config with no --quantization: an
+    override's name, else its quant_method; None when unquantized or
+    quant_method is empty."""
+    ck = checkpoint_quant(q)
+    if ck is None:
         return None
-    return _override(q, model_type) or (q.get("quant_method") or None)
+    return _claim(ck, model_type, None, None) or (ck.quant_method or None)
+
+
+def flag_method(flag: str, ck: CheckpointQuant | None, model_type: str, capability: int | None) -> str:
+    """model_config.quantization with ``--quantization flag`` given (lowered,
+    as ModelConfig's validator does): the checkpoint's claiming override,
+    else the flag, which must then equal the checkpoint's quant_method.
+    Raises ValueError with vLLM's message."""
+    user = flag.lower()
+    if ck is None:
+        return user
+    claimed = _claim(ck, model_type, user, capability)
+    if claimed is not None:
+        return claimed
+    method = ck.quant_method or None
+    if user != method:
+        raise ValueError(f"Quantization method specified in the model config ({method}) does not match the "
+                         f"quantization method specified in the `quantization` argument ({user}).")
+    return user
+
+
+def flag_config_class(method: str, checkpoint_json: tuple[str, ...]) -> QuantMethod:
+    """The class get_quant_config builds for --quantization ``method`` on a
+    checkpoint with no quantization config (weight_utils.py:319-389), from
+    the names of the *.json files in the model folder; its answers feed the
+    capability and dtype checks. Raises ValueError or TypeError with vLLM's
+    message where it refuses."""
+    if method in ONLINE_SHORTHANDS and method not in ("mxfp4", "mxfp8"):
+        return ONLINE  # quantization_config already desugared: returned before any file is read
+    names = CONFIG_FILENAMES.get(method, ())
+    if not names:
+        if method == "fp8" or method in ONLINE_SHORTHANDS:
+            return ONLINE
+        if method in NEEDS_ARGS:
+            cls, params = NEEDS_ARGS[method]
+            quoted = [f"'{p}'" for p in params]
+            listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f", and {quoted[-1]}"
+            noun = "argument" if len(params) == 1 else "arguments"
+            raise TypeError(f"{cls}.__init__() missing {len(params)} required positional {noun}: {listed}")
+        return METHODS[method]
+    found = [n for n in checkpoint_json if any(n.endswith(x) for x in names)]
+    if not found:
+        if method in ONLINE_SHORTHANDS:
+            return ONLINE
+        raise ValueError(f"Cannot find the config file for {method}")
+    if len(found) > 1:
+        raise ValueError(f"Found multiple config files for {method}: {found}")
+    return METHODS[method]
 
 
 def unknown_method_error(method: str) -> str | None:
@@ -155,20 +311,21 @@ def unknown_method_error(method: str) -> str | None:
     return f"Unknown quantization method: {method}. Must be one of {list(METHODS)}."
 
 
-def capability_error(method: str, capability: int) -> str | None:
+def capability_error(method: str, capability: int, cls: QuantMethod | None = None) -> str | None:
     """VllmConfig._get_quantization_config's refusal (config/vllm.py:926-936):
-    the GPU's capability as ``major * 10 + minor`` below the method's minimum."""
-    need = METHODS[method].min_capability
+    the GPU's capability as ``major * 10 + minor`` below the minimum of the
+    class get_quant_config built (``cls``; default: the method's own)."""
+    need = (cls or METHODS[method]).min_capability
     if capability >= need:
         return None
     return (f"The quantization method {method} is not supported for the current GPU. "
             f"Minimum capability: {need}. Current capability: {capability}.")
 
 
-def dtype_error(method: str, dtype: str) -> str | None:
+def dtype_error(method: str, dtype: str, cls: QuantMethod | None = None) -> str | None:
     """The check right after it (config/vllm.py:937-943): the model's dtype
-    must be one of the method's activation dtypes; vLLM prints torch dtypes."""
-    supported = METHODS[method].act_dtypes
+    must be one of the class's activation dtypes; vLLM prints torch dtypes."""
+    supported = (cls or METHODS[method]).act_dtypes
     if dtype in supported:
         return None
     shown = ", ".join(f"torch.{d}" for d in supported)

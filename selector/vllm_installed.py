@@ -141,6 +141,7 @@ def engine_case(ov: Overrides, cap: Capability, folder: str, load: dict[str, Any
         "model": {"folder": folder},
         "engine_args": {"dtype": ov.dtype or "auto", "kv_cache_dtype": ov.kv_cache_dtype or "auto",
                         "block_size": ov.block_size, "attention_backend": ov.backend,
+                        "quantization": ov.quantization,
                         "tensor_parallel_size": ov.tp, "flash_attn_version": ov.flash_attn_version,
                         "use_trtllm_attention": ov.use_trtllm_attention,
                         "mla_prefill_backend": ov.mla_prefill_backend,

@@ -26,7 +26,7 @@ from attn_select.cli.fleet.units import Unit
 from attn_select.selector.errors import UserError
 
 # Deployment overrides that ``run`` takes; any other what-if is named in the case.
-RUN_OVERRIDES = ("tp", "dtype", "kv_cache_dtype", "block_size", "backend")
+RUN_OVERRIDES = ("tp", "dtype", "quantization", "kv_cache_dtype", "block_size", "backend")
 
 
 @dataclass

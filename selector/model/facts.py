@@ -20,7 +20,7 @@ from attn_select.selector.model.model_level import (
     uses_alibi,
 )
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config
-from attn_select.selector.quant_methods import resolved_method
+from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import parse_raw
 from attn_select.selector.model.vllm_registry import dropped_note, transformers_backend
 from attn_select.selector.model_facts import (
@@ -314,6 +314,7 @@ def _model_facts(
         rswa_window=int(hf.get("rswa_window")) if hf.get("rswa_window") is not None else None,
         is_diffusion=hf.get("canvas_length") is not None,
         kv_cache_scheme=kv_scheme, quantization=resolved_method(quant, hf.model_type),
+        checkpoint_quant=checkpoint_quant(quant),
         notes=tuple(notes), config_dtype=config_dtype, runner=runner,
         index_topk=text.get("index_topk"), source=source,
         architectures=tuple(str(a) for a in archs),

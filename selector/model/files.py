@@ -153,9 +153,16 @@ def facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
     too long) is a user error naming it.
     """
     try:
-        return _facts_from_path(path, name=name, **kwargs)
+        facts = _facts_from_path(path, name=name, **kwargs)
+        return facts._replace(checkpoint_json=_json_names(path if path.is_dir() else path.parent))
     except OSError as exc:
         raise UserError(safe_json.os_problem(exc, path)) from None
+
+
+def _json_names(folder: Path) -> tuple[str, ...]:
+    """The *.json files get_quant_config globs in the model folder (not
+    recursive), where --quantization's method may keep its config file."""
+    return tuple(sorted(p.name for p in folder.glob("*.json")))
 
 
 def _facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:

@@ -6,7 +6,8 @@ vLLM 0.33.0's ``EngineArgs.create_engine_config()`` leaves in the VllmConfig
 
 Input: a JSON list of ``{"config": {config.json}, "capability": [9, 0],
 "kv_cache_dtype": "auto", "block_size": null, "attention_backend": null,
-"flash_attn_version": null}``. Output, one per case: ``{"backend",
+"flash_attn_version": null, "quantization": null, "files": {name: json}}``
+(``files``: more *.json files for the model folder). Output, one per case: ``{"backend",
 "flash_attn_version", "use_non_causal", "cache_dtype", "block_size",
 "user_specified_block_size", "skip_layers", "error"}``.
 
@@ -45,6 +46,8 @@ def main() -> None:
             folder = Path(tmp) / f"m{i}"
             folder.mkdir()
             (folder / "config.json").write_text(json.dumps(case["config"]))
+            for extra, content in (case.get("files") or {}).items():
+                (folder / extra).write_text(json.dumps(content))
             platform_cls.capability = DeviceCapability(*case.get("capability", [9, 0]))
             try:
                 attention_config = AttentionConfig(flash_attn_version=case.get("flash_attn_version"))
@@ -52,7 +55,8 @@ def main() -> None:
                                   kv_cache_dtype=case.get("kv_cache_dtype") or "auto",
                                   block_size=case.get("block_size"),
                                   attention_backend=case.get("attention_backend"),
-                                  attention_config=attention_config, max_model_len=4096)
+                                  attention_config=attention_config, max_model_len=4096,
+                                  quantization=case.get("quantization"))
                 vc = args.create_engine_config()
                 ac, cc = vc.attention_config, vc.cache_config
                 out.update({

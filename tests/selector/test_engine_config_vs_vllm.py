@@ -186,3 +186,124 @@ def test_quantized_cases_cover_every_kind_of_answer(vllm_quant_answers):
     for words in ("Minimum capability: 80. Current capability: 75.", "Minimum capability: 75. Current capability: 70.",
                   "Unknown quantization method: bitsandbytes", "is deprecated", "Supported dtypes: [torch.bfloat16]"):
         assert any(words in e for e in errors), words
+
+
+# --- --quantization x checkpoints x GPUs ------------------------------------------
+# The explicit method against the checkpoint's quantization_config (an
+# override claims it, or vLLM's "does not match" refusal), on an unquantized
+# checkpoint (online quantization, a method's own config file in the model
+# folder, or a config class that cannot be built without one), then the
+# capability and dtype checks of the class get_quant_config built.
+
+_ON_UNQUANTIZED = ("fp8", "FP8", "fp8_per_tensor", "fp8_per_block", "nvfp4_per_token", "mxfp4", "mxfp8", "online",
+                   "gptq", "gptq_marlin", "marlin", "awq_marlin", "moe_wna16", "modelopt", "inc", "humming",
+                   "compressed-tensors", "quark", "torchao", "experts_int8", "deepseek_v4_fp8", "gpt_oss_mxfp4",
+                   "bitsandbytes", "fbgemm_fp8")
+_ON_CHECKPOINT: dict[str, tuple[str, ...]] = {
+    "gptq": ("gptq", "gptq_marlin", "auto_gptq", "marlin", "awq", "moe_wna16", "humming", "fp8"),
+    "awq": ("awq", "awq_marlin", "marlin", "gptq", "moe_wna16"),
+    "fp8": ("fp8", "FP8", "deepseek_v4_fp8", "fp8_per_tensor", "mxfp4", "compressed-tensors"),
+    "modelopt fp8": ("fp8", "modelopt", "modelopt_fp4"),
+    "modelopt nvfp4": ("modelopt_fp4", "modelopt"),
+    "auto-round": ("gptq", "inc", "awq"),
+    "compressed-tensors fp8": ("compressed-tensors", "fp8"),
+    "mxfp4 (not gpt-oss)": ("mxfp4", "gpt_oss_mxfp4", "humming"),
+    "experts_int8": ("experts_int8", "fp8"),
+}
+_GPTQ_FILE = {"bits": 4, "group_size": 128, "desc_act": False, "sym": True}
+_AWQ_FILE = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
+FLAG_CASES: dict[str, tuple[dict, tuple[int, int], str, dict]] = {
+    **{f"--quantization {flag} unquantized sm{a}{b}": (_SMALL_LLAMA, (a, b), flag, {})
+       for flag in _ON_UNQUANTIZED for a, b in ((7, 0), (7, 5), (9, 0))},
+    **{f"--quantization {flag} on {name} sm{a}{b}": ({**_SMALL_LLAMA, "quantization_config": QUANT_CONFIGS[name]},
+                                                    (a, b), flag, {})
+       for name, flags in _ON_CHECKPOINT.items() for flag in flags for a, b in ((7, 0), (9, 0))},
+    # MoeWNA16Config takes an AWQ checkpoint only on a GPU that AWQ runs on
+    "--quantization moe_wna16 on awq sm75": ({**_SMALL_LLAMA, "quantization_config": QUANT_CONFIGS["awq"]}, (7, 5),
+                                            "moe_wna16", {}),
+    "--quantization moe_wna16 on gptq desc_act": (
+        {**_SMALL_LLAMA, "quantization_config": {**QUANT_CONFIGS["gptq"], "desc_act": True}}, (9, 0), "moe_wna16", {}),
+    "--quantization moe_wna16 on gptq 3-bit": (
+        {**_SMALL_LLAMA, "quantization_config": {**QUANT_CONFIGS["gptq"], "bits": 3}}, (9, 0), "moe_wna16", {}),
+    **{f"--quantization {flag} on {fixture}": (json.loads((_FIXTURE / fixture / "config.json").read_text()), (9, 0),
+                                               flag, {})
+       for fixture, flags in (("gpt-oss-20b", ("mxfp4", "gpt_oss_mxfp4", "humming", "fp8")),
+                              ("deepseek-v3", ("fp8", "deepseek_v4_fp8")))
+       for flag in flags},
+    # a method's own config file beside an unquantized config.json (a file
+    # each class's from_config reads without complaint: its missing-field
+    # errors are not modelled, for a file as for a checkpoint's config)
+    **{f"--quantization {flag} with {file} sm{a}{b}": (_SMALL_LLAMA, (a, b), flag, {file: content})
+       for flag, file, content in (("gptq", "quantize_config.json", _GPTQ_FILE),
+                                   ("gptq_marlin", "quantize_config.json", _GPTQ_FILE),
+                                   ("modelopt", "quantize_config.json", _GPTQ_FILE),
+                                   ("awq", "quant_config.json", _AWQ_FILE),
+                                   ("awq_marlin", "quantize_config.json", _AWQ_FILE),
+                                   ("moe_wna16", "quantize_config.json", {**_GPTQ_FILE, "quant_method": "gptq"}),
+                                   ("inc", "quantize_config.json", _GPTQ_FILE))
+       for a, b in ((7, 0), (9, 0))},
+    # awq's names are quantize_config.json and quant_config.json: both there is vLLM's
+    # "Found multiple config files" (its message lists full paths: compared by its start)
+    "--quantization awq with two config files": (_SMALL_LLAMA, (9, 0), "awq", {"quantize_config.json": _AWQ_FILE,
+                                                                               "quant_config.json": _AWQ_FILE}),
+    "--quantization gptq fp32 with quantize_config.json": ({**_SMALL_LLAMA, "torch_dtype": "float32"}, (9, 0), "gptq",
+                                                          {"quantize_config.json": _GPTQ_FILE}),
+    **{f"--quantization {flag} float32 sm90": ({**_SMALL_LLAMA, "torch_dtype": "float32"}, (9, 0), flag, {})
+       for flag in ("fp8", "mxfp4", "experts_int8", "humming")},
+}
+
+
+@pytest.fixture(scope="module")
+def vllm_flag_answers() -> dict[str, dict]:
+    if not Path(VLLM_PYTHON).exists():
+        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
+    cases = [{"config": c, "capability": list(cap), "quantization": flag, "files": files}
+             for c, cap, flag, files in FLAG_CASES.values()]
+    run = subprocess.run([VLLM_PYTHON, str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
+                         capture_output=True, text=True, timeout=1500, cwd=ROOT)
+    if run.returncode != 0:
+        pytest.fail(f"oracle failed:\n{run.stderr[-4000:]}")
+    return dict(zip(FLAG_CASES, json.loads(run.stdout)))
+
+
+def _ours_with_files(config: dict, cap: tuple[int, int], flag: str, files: dict, tmp: Path) -> dict:
+    path = tmp / "config.json"
+    path.write_text(json.dumps(config))
+    for name, content in files.items():
+        (tmp / name).write_text(json.dumps(content))
+    capability = Capability(*cap)
+    model = load_model(str(tmp), capability=capability)
+    ec = engine_config(model, Overrides(quantization=flag), capability, Kernels())
+    return {"backend": ec.backend, "flash_attn_version": ec.flash_attn_version, "use_non_causal": ec.use_non_causal,
+            "cache_dtype": ec.cache_dtype, "skip_layers": list(ec.kv_skip_layers), "error": ec.error}
+
+
+@pytest.mark.parametrize("name", list(FLAG_CASES))
+def test_quantized_flag_matches_vllm(name, vllm_flag_answers, tmp_path):
+    """quantized: vLLM's exact refusal text, or agreement on the inputs."""
+    from attn_select.selector.vllm_installed import refusal_message
+
+    theirs = vllm_flag_answers[name]
+    config, cap, flag, files = FLAG_CASES[name]
+    ours = _ours_with_files(config, cap, flag, files, tmp_path)
+    mine = ours["error"].split(": ", 1)[1] if ours["error"] else None
+    expected = refusal_message(theirs["error"]) if theirs["error"] else None
+    if name.endswith("two config files"):
+        assert mine is not None and expected is not None
+        mine, expected = mine.split(":")[0], expected.split(":")[0]
+    assert mine == expected
+    if mine is None:
+        keys = ("backend", "flash_attn_version", "use_non_causal", "cache_dtype", "skip_layers")
+        assert {k: ours[k] for k in keys} == {k: theirs[k] for k in keys}
+
+
+def test_quantized_flag_cases_cover_every_kind_of_answer(vllm_flag_answers):
+    """quantized: the flag cases see vLLM accept and refuse each way (so they cannot pass vacuously)."""
+    errors = [a["error"] or "" for a in vllm_flag_answers.values()]
+    assert any(not e for e in errors)
+    for words in ("does not match the quantization method specified in the `quantization` argument",
+                  "Cannot find the config file for gptq", "missing 1 required positional argument",
+                  "Found multiple config files for awq",
+                  "Unknown quantization method: marlin", "For gpt-oss model, use '--moe-backend humming'",
+                  "Minimum capability: 75. Current capability: 70.", "is deprecated"):
+        assert any(words in e for e in errors), words
