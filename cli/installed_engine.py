@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from attn_select.backends.run.probes import FOLDER as PROBES
-from attn_select.cli.detect import NEUTRAL_CWD
+from attn_select.selector.host import NEUTRAL_CWD
 from attn_select.selector.config import Kernels
 from attn_select.selector.errors import UserError
 
@@ -45,7 +45,7 @@ SGLANG_PROBE = Probe("sglang_resolution.py", "ATTN_SELECT_SGLANG", "SGLang", "sg
 
 def engine_python(python: str | None, engine: str = "vllm") -> tuple[str, str]:
     """(interpreter, its ``engine`` version); a one-line error when it has none."""
-    from attn_select.cli.detect import find_engine
+    from attn_select.selector.host.engine_packages import find_engine
     from attn_select.selector.installed import TITLES
 
     found = find_engine(engine, python, required=True)
@@ -59,19 +59,19 @@ def engine_python(python: str | None, engine: str = "vllm") -> tuple[str, str]:
 def installed_kernels(python: str) -> Kernels:
     """What the vLLM installed in ``python`` would find (doctor's probe of
     its files and modules), for the mirror's side of the comparison."""
-    from attn_select.cli.diagnose import environment_facts
-    from attn_select.cli.probe import kernels_in
+    from attn_select.selector.host.doctor_probe import environment_facts
+    from attn_select.selector.host.kernel_probe import kernels_in
 
     facts = environment_facts(python)
     return kernels_in(facts["modules"]["vllm"], lambda name: facts["modules"].get(name) is not None,
-                      source=f"probe (the vLLM in {python}")
+                      where=f"the vLLM in {python}")
 
 
 def sglang_environment(python: str) -> dict[str, Any]:
     """What SGLang's Python has that the mirror reads: whether ``flashinfer``
     is importable (``find_spec``, as ``is_flashinfer_available`` asks) and
     the CUDA version its torch was built with."""
-    from attn_select.cli.diagnose import environment_facts
+    from attn_select.selector.host.doctor_probe import environment_facts
 
     facts = environment_facts(python, "--sglang-python")
     return {"flashinfer": facts["modules"].get("flashinfer") is not None, "torch_cuda": facts.get("torch_cuda")}
@@ -80,7 +80,7 @@ def sglang_environment(python: str) -> dict[str, Any]:
 def libcuda_stand_in(title: str = "vLLM") -> str | None:
     """The libcuda.so.1 stand-in's path when this machine has no NVIDIA
     driver (built with the system C compiler), else None."""
-    from attn_select.cli.probe import driver_present
+    from attn_select.selector.host.kernel_probe import driver_present
 
     if driver_present():
         return None

@@ -106,7 +106,7 @@ def test_not_a_python(tmp_path, capsys, engine):
 
 
 def test_no_c_compiler_says_so(tmp_path, capsys, monkeypatch):
-    import attn_select.cli.probe as probe
+    import attn_select.selector.host.kernel_probe as probe
     import attn_select.backends.run.probes.libcuda_standin as standin
 
     python = fake_vllm(tmp_path, "")
