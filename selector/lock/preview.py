@@ -36,8 +36,6 @@ def _lock_group(mirror_group: Any, raw: dict[str, Any], locked: LockGroup | None
     """The installed vLLM's answer for one group, as the lock records groups."""
     from attn_select.selector.vllm_installed import installed_group
 
-    reasons = raw.get("reasons") or {}
-    fa = (raw.get("fa_version") or {}).get("layer")
     mine = installed_group(raw)
     pre = mine.mla_prefill or {}
     # an MLA layer's prefill decision, as lock_groups records it, where this release exposes it
@@ -48,13 +46,14 @@ def _lock_group(mirror_group: Any, raw: dict[str, Any], locked: LockGroup | None
     if not pre.get("exposed") and locked is not None:
         # a release without MLA prefill selection has no answer there: no difference either
         prefill = {f: getattr(locked, f) for f in locked.present() if f.startswith("mla_prefill")}
+    fa = mine.fa_version
     return LockGroup(
-        group=raw["name"], selected=raw.get("selected"),
+        group=mine.name, selected=mine.selected,
         # MLA layers do not run FLASH_ATTN: the lock has no version for them
         flash_attn_version=None if mirror_group.cfg.use_mla or not isinstance(fa, int) else fa,
-        error=raw.get("error") if raw.get("crash") is None else f"vLLM raised: {raw['crash'].splitlines()[0]}",
-        warning=raw.get("warning"),
-        candidates={k: list(v) for k, v in reasons.items()},
+        error=mine.error if mine.crash is None else f"vLLM raised: {mine.crash.splitlines()[0]}",
+        warning=mine.warning,
+        candidates={k: list(v) for k, v in mine.reasons.items()},
         **prefill,
     )
 
