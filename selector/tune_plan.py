@@ -27,7 +27,7 @@ from attn_select.selector.tune_result import (
     FAILED, OK, SKIPPED, WRONG, PointResult, ResultCache, cache_key, point_name,
 )
 from attn_select.selector.tune_settings import Dropped, Setting, validate
-from attn_select.selector.tune_workload import point_bytes, token_elements
+from attn_select.selector.tune_workload import deployment_kv_bytes, point_bytes, token_elements
 
 ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
 USABLE_MEMORY = 0.85  # of the device's: the allocator's and the kernels' workspaces take the rest
@@ -86,11 +86,17 @@ def plan_sweep(facts: Any, explain_for: Callable[[Overrides], Any], candidates: 
                 need = max(point_bytes(shape, page, token_elements(g.attn.use_mla, g.attn.num_kv_heads,
                                                                    g.attn.head_size, g.attn.head_size_v), elem)
                            for g in facts.groups)
+                # a point no deployment of this model can reach on this device is not measured: its
+                # one-layer run might fit, the model's cache for all its layers would not
+                whole = deployment_kv_bytes(shape, page, facts.groups, elem)
+                too_big = (f"does not fit: needs about {need / 2**30:.1f} GiB, {budget / 2**30:.1f} GiB usable "
+                           "here" if need > budget else
+                           f"no deployment reaches it: the KV cache of all {sum(len(g.layers) for g in facts.groups)}"
+                           f" attention layers needs about {whole / 2**30:.1f} GiB, {budget / 2**30:.1f} GiB "
+                           "usable here (weights not counted)" if whole > budget else None)
                 for s, exp in kept:
-                    if need > budget:
-                        out.skipped.append(shape_result(shape, page, kv, s.label, reason=(
-                            f"does not fit: needs about {need / 2**30:.1f} GiB, "
-                            f"{budget / 2**30:.1f} GiB usable here")))
+                    if too_big:
+                        out.skipped.append(shape_result(shape, page, kv, s.label, reason=too_big))
                         continue
                     chosen = selected_backends(exp)
                     plan = selected_only(plan_run(exp, exp.overrides.dtype or facts.dtype, kv, [shape], page,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from attn_select.selector.errors import UserError
 from attn_select.selector.run_plan import Shape
@@ -140,6 +140,25 @@ def token_elements(use_mla: bool, num_kv_heads: int, head_size: int, head_size_v
     """Elements one cached token takes in one layer: keys and values per KV
     head, or MLA's one latent vector (kv_lora_rank + rope dims = head_size)."""
     return head_size if use_mla else num_kv_heads * (head_size + head_size_v)
+
+
+def deployment_kv_bytes(shape: Shape, page_size: int, groups: Any, kv_elem: int) -> int:
+    """KV cache the whole model needs to hold this point's requests at once,
+    every attention layer of every group, as vLLM's cache would have to: a
+    sliding-window layer keeps about its window (plus the page being filled)
+    per request, a full layer the whole context. Weights are not counted,
+    so a point past this cannot be served on the device at all."""
+    seqs = ([shape.decode_context + 1] * shape.decodes
+            + [shape.prefill_context + shape.prefill_new] * shape.prefills)
+    total = 0
+    for g in groups:
+        a = g.attn
+        window = a.sliding_window
+        held = sum(min(n, window + page_size) if window else n for n in seqs)
+        pages = -(-held // page_size) + len(seqs)  # each request's last page, partly filled
+        total += len(g.layers) * pages * page_size * kv_elem * token_elements(
+            a.use_mla, a.num_kv_heads, a.head_size, a.head_size_v)
+    return total
 
 
 def point_bytes(shape: Shape, page_size: int, token_elems: int, kv_elem: int,

@@ -27,10 +27,13 @@ from typing import Any
 
 import torch
 
-from attn_select.backends.run.adapter import HostStaging, SeparateKVAdapter
+from attn_select.backends.run.adapter import HostStaging, SeparateKVAdapter, Unsupported
 from attn_select.backends.run.batch import Batch
 
 Q_BLOCK = 16
+# flex's Triton template computes K/V offsets in int32 (vllm-project/vllm#50427): past this many
+# elements in one layer's cache it reads out of bounds (a crash, or a silently wrong output)
+INT32_OFFSETS = 2**31
 
 _compiled: dict[str, Any] = {}
 
@@ -94,6 +97,12 @@ class FlexAttentionAdapter(SeparateKVAdapter):
 
         p = self.p
         ps = batch.page_size
+        # vLLM 0.33.0's flex layout interleaves K and V per token (LBNHC), so one token spans both
+        elems = batch.num_pages * ps * p.num_kv_heads * (p.head_size + p.head_size_v)
+        if elems >= INT32_OFFSETS:
+            raise Unsupported(f"a cache of {batch.num_pages} pages x {ps} tokens x {p.num_kv_heads} KV heads x "
+                              f"{p.head_size + p.head_size_v} is {elems:,} elements, past the 2^31 that flex's "
+                              "int32 K/V offsets reach (vllm-project/vllm#50427: a crash or a wrong output)")
         qsl = batch.query_start_loc_cpu.to(torch.int64)
         q_lens = qsl[1:] - qsl[:-1]
         seq = batch.seq_lens_cpu.to(torch.int64)

@@ -17,7 +17,7 @@ from attn_select.selector.tune_result import (
     OK, WRONG, PointResult, ResultCache, best_per_point, cache_key, recommend,
 )
 from attn_select.selector.tune_settings import DEFAULT_LABEL, Setting, candidate_settings, validate
-from attn_select.selector.tune_workload import parse_workload, point_bytes, token_elements
+from attn_select.selector.tune_workload import deployment_kv_bytes, parse_workload, point_bytes, token_elements
 
 H200 = load_device("h200")
 KERN = resolve_kernels(None, probed_device=False)
@@ -102,6 +102,37 @@ def test_memory_estimate_grows_with_the_cache_and_skips_what_does_not_fit():
                     ("auto",), memory_bytes=139 * 2**30)
     assert {t.shape for t in sp.tasks} == {small}
     assert all("does not fit" in r.reason for r in sp.skipped) and len(sp.skipped) == 2
+
+
+def test_points_no_deployment_reaches_are_skipped_by_the_whole_models_cache():
+    # 256 x 16k fits one layer's run on an H200 (~17 GiB) but llama's 32 layers need ~512 GiB of KV cache
+    fits, too_big = Shape("decode", decodes=32, decode_context=16384), Shape("decode", decodes=256,
+                                                                              decode_context=16384)
+    facts = load_model("llama-3.1-8b", capability=H200.capability)
+    elems = token_elements(False, 8, 128, 128)
+    assert point_bytes(too_big, 16, elems, 2) < 0.85 * 139 * 2**30
+    assert 500 * 2**30 < deployment_kv_bytes(too_big, 16, facts.groups, 2) < 520 * 2**30
+    sp = plan_sweep(facts, _explain_for(facts), candidate_settings(False)[:2], Overrides(), [fits, too_big], (16,),
+                    ("auto",), memory_bytes=139 * 2**30)
+    assert {t.shape for t in sp.tasks} == {fits}
+    assert len(sp.skipped) == 2 and all("no deployment reaches it" in r.reason and "32 attention layers" in r.reason
+                                        for r in sp.skipped)
+
+
+def test_a_sliding_window_layer_holds_its_window_not_the_context():
+    facts = load_model("gpt-oss-20b", capability=H200.capability)
+    sliding = [g for g in facts.groups if g.attn.sliding_window]
+    full = [g for g in facts.groups if not g.attn.sliding_window]
+    assert sliding and full
+    shape = Shape("decode", decodes=8, decode_context=65536)
+    a = sliding[0].attn
+    elems = token_elements(False, a.num_kv_heads, a.head_size, a.head_size_v)
+    # per request and layer: the window plus the page being filled, against the whole context
+    held = 8 * (a.sliding_window + 16)
+    assert deployment_kv_bytes(shape, 16, sliding, 2) == (
+        len(sliding[0].layers) * (-(-held // 16) + 8) * 16 * 2 * elems)
+    assert deployment_kv_bytes(shape, 16, full, 2) == (
+        len(full[0].layers) * (-(-8 * 65537 // 16) + 8) * 16 * 2 * elems)
 
 
 def _pt(setting, us, status=OK, point="decode 32x4096", repeats=()):

@@ -214,6 +214,22 @@ def test_flex_attention_matches_reference(pname, kind):
     assert err < 1e-4
 
 
+def test_flex_attention_refuses_a_cache_past_its_int32_offsets():
+    pytest.importorskip("torch.nn.attention.flex_attention")
+    import dataclasses
+
+    from attn_select.backends.run.adapter import Unsupported
+    from attn_select.backends.run.flex_attention import INT32_OFFSETS, FlexAttentionAdapter
+
+    p = AttnParams(32, 8, 128, 128, 128 ** -0.5)
+    a = FlexAttentionAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "auto"), p)
+    b = make_batch(SHAPES["decode"], 16, "cpu", seed=1)
+    per_page = 16 * 8 * 256  # vLLM's layout: a token holds K and V of every KV head
+    a.build(dataclasses.replace(b, num_pages=(INT32_OFFSETS - 1) // per_page))  # the last size that fits
+    with pytest.raises(Unsupported, match="vllm#50427"):
+        a.build(dataclasses.replace(b, num_pages=INT32_OFFSETS // per_page))
+
+
 def test_flashinfer_csr_from_block_table():
     from attn_select.backends.run.flashinfer import paged_kv_csr
 
