@@ -25,6 +25,7 @@ FLEX_ATTENTION = BackendSpec(
     kv_cache_layouts=("LBNHC",),
     kv_cache_shape="(num_blocks, num_kv_heads, block_size, head_size + head_size_v)",
     run_adapter="attn_select.backends.run.flex_attention:FlexAttentionAdapter",
+    run_stand_in="torch's flex_attention under attn-select's block mask and tiles, not vLLM's",
     # flex_attention.py imports vllm.model_executor.layers.attention, whose
     # mm_encoder_attention imports fa_utils -> vllm.vllm_flash_attn: without
     # the FA2/FA3 extensions the module fails to import.

@@ -158,6 +158,10 @@ class BackendSpec(NamedTuple):
     # "module:Class" of the GPU run adapter in attn_select.backends.run, or None
     # (attn-select run has no adapter for this backend).
     run_adapter: str | None = None
+    # What the run adapter executes when it is not the kernel vLLM calls for this backend (our own
+    # peer of it); "" when it is vLLM's (its build, or the library call vLLM makes). tune measures a
+    # stand-in for comparison and never recommends its setting: vLLM would run its own kernel.
+    run_stand_in: str = ""
 
     def block_sizes(self, q: Query) -> tuple[BlockSize, ...]:
         return resolve(self.kernel_block_sizes, q)

@@ -40,4 +40,5 @@ TRITON_ATTN = BackendSpec(
     cudagraph_support="ALWAYS",
     kv_cache_shape="(num_blocks, num_kv_heads, block_size, head_size + head_size_v)",
     run_adapter="attn_select.backends.run.triton_attn:TritonAttnAdapter",
+    run_stand_in="attn-select's own Triton paged kernel, not vLLM's unified_attention",
 )

@@ -56,6 +56,7 @@ class TuneReport:
     jit_s: float = 0.0  # first calls (JIT compile, autotune), apart from the timings
     notes: list[str] = field(default_factory=list)
     exit_code: int = 0
+    stand_ins: dict[str, str] = field(default_factory=dict)  # backend -> what run executes instead of vLLM's
 
     def to_json(self) -> str:
         from attn_select.selector.tune_result import SCHEMA
@@ -64,7 +65,7 @@ class TuneReport:
                     default=self.default_label, settings=self.settings, dropped=self.dropped,
                     points=[asdict(p) for p in self.points], best=[asdict(b) for b in self.best],
                     recommendation=asdict(self.recommendation), jit_s=self.jit_s, notes=self.notes,
-                    exit_code=self.exit_code)
+                    exit_code=self.exit_code, stand_ins=self.stand_ins)
         return json.dumps(data, indent=2, default=str)
 
 
@@ -205,7 +206,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     from attn_select.backends.run.tune_sweep import device_memory, environment, measure
     from attn_select.selector.tune_plan import OUT_OF_TIME, plan_sweep, point_of, run_sweep
     from attn_select.selector.tune_result import ResultCache, best_per_point, recommend
-    from attn_select.selector.tune_settings import DEFAULT_LABEL, candidate_settings
+    from attn_select.selector.tune_settings import DEFAULT_LABEL, candidate_settings, stand_ins
 
     use_mla = any(g.attn.use_mla for g in facts.groups)
     candidates = candidate_settings(use_mla)
@@ -226,12 +227,13 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     # the settings vLLM accepted somewhere in the sweep (they have results)
     accepted = {s.label: s for s in candidates if any(r.setting == s.label for r in results)}
     wl = [(point_of(it.shape), it.weight) for it in items]
-    rec = recommend(results, wl, accepted, DEFAULT_LABEL)
+    ours = stand_ins()
+    rec = recommend(results, wl, accepted, DEFAULT_LABEL, ours)
     dropped = [dict(setting=d.setting.label, page_size=p, kv_cache_dtype=k, reason=d.reason)
                for (p, k), ds in sp.dropped.items() for d in ds]
     report = TuneReport(model=facts.name, device=dev.name, dtype=dtype or facts.dtype,
                         settings=[s.to_dict() for s in candidates if s.label in accepted], dropped=dropped,
-                        points=results, best=best_per_point(results, DEFAULT_LABEL), recommendation=rec,
+                        points=results, best=best_per_point(results, DEFAULT_LABEL, ours), recommendation=rec, stand_ins=ours,
                         default_label=DEFAULT_LABEL,
                         jit_s=sum(r.first_call_s or 0.0 for r in results if not r.cached and not r.same_as))
     if cpu:

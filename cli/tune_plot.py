@@ -28,6 +28,15 @@ def _series(points, setting, along: str, fixed: str, fixed_value: int, value: st
     return [getattr(r, along) for r in rows], [getattr(r, value) for r in rows]
 
 
+def _fullest(values: list[int], along) -> int:
+    """The value whose slice holds the most points; the middle one among ties."""
+    if not values:
+        return 0
+    most = max(len(along(v)) for v in values)
+    tied = [v for v in values if len(along(v)) == most]
+    return tied[len(tied) // 2]
+
+
 def save_plots(report, file: Path) -> list[Path]:
     """Draw the four panels and write PNG and SVG beside ``file``."""
     require_matplotlib()
@@ -45,9 +54,12 @@ def save_plots(report, file: Path) -> list[Path]:
     decode = [r for r in decode if r.page_size == page and r.kv_cache_dtype == kv]
     batches = sorted({r.batch for r in decode})
     contexts = sorted({r.context for r in decode})
-    ref_ctx = contexts[len(contexts) // 2] if contexts else 0
-    ref_batch = batches[len(batches) // 2] if batches else 0
+    # each panel's fixed value: the one with the most measured points along the other axis (a
+    # workload point added to the grid must not leave a panel with one column); ties: the middle one
+    ref_ctx = _fullest(contexts, lambda c: {r.batch for r in decode if r.context == c and r.ok})
+    ref_batch = _fullest(batches, lambda b: {r.context for r in decode if r.batch == b and r.ok})
     settings = list(dict.fromkeys(r.setting for r in decode))
+    stand_in = {r.setting for r in decode if r.backends and set(r.backends) & set(report.stand_ins)}
 
     fig, axes = plt.subplots(2, 2, figsize=FIG_IN, dpi=DPI)
     panels = [
@@ -62,8 +74,10 @@ def save_plots(report, file: Path) -> list[Path]:
             if not xs:
                 continue
             default = s == report.default_label
+            label = s if "default" in s or not default else f"{s} (vLLM default)"
             ax.plot(xs, ys, marker="*" if default else "o", linewidth=3 if default else 1.2,
-                    markersize=10 if default else 4, label=s if "default" in s or not default else f"{s} (vLLM default)")
+                    linestyle=":" if s in stand_in else "-", markersize=10 if default else 4,
+                    label=label + (" (stand-in)" if s in stand_in else ""))
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(along)
         ax.set_ylabel(unit)
@@ -74,6 +88,7 @@ def save_plots(report, file: Path) -> list[Path]:
             ax.set_yscale("log")  # the grid spans three orders of magnitude
             plain = matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}")
             ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_locator(matplotlib.ticker.LogLocator(base=10, subs=(2.0, 5.0)))  # 20, 50, 200, ...
             ax.yaxis.set_minor_formatter(plain)
         ax.grid(True, alpha=0.3)
         if ax.get_legend_handles_labels()[0]:

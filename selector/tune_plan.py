@@ -121,6 +121,7 @@ def point_from_report(rep: Any, base: PointResult) -> PointResult:
         r.status, r.reason = SKIPPED, "the selected backend was not run"
         return r
     r.kernels = "; ".join(dict.fromkeys(f"{row.backend}: {row.kernel}" for _, row in rows if row.kernel))
+    r.backends = [row.backend for _, row in rows]
     for _, row in rows:
         if row.status == "failed":
             r.status, r.reason = FAILED, row.reason

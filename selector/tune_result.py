@@ -10,7 +10,11 @@ for the workload (per item: layers x per-layer time + build cost c, weighted),
 given only when its win over vLLM's default exceeds the run-to-run noise
 measured in the same sweep (the spread of the default's repeated timings at
 the workload's points). A configuration that failed or was wrong at any
-workload point is never a winner.
+workload point is never a winner. Nor is a configuration measured through a
+stand-in (a backend whose ``run`` kernel is attn-select's peer of vLLM's,
+``BackendSpec.run_stand_in``): vLLM would run its own kernel there, so the
+measurement says nothing about the setting. A stand-in that measures fastest
+is reported beside the recommendation; a stand-in default gets none.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ class PointResult:
     setting: str  # Setting.label
     status: str = SKIPPED
     reason: str = ""
-    kernels: str = ""  # what ran, per group
+    kernels: str = ""  # what ran, per group: "BACKEND: kernel; ..."
+    backends: list[str] = field(default_factory=list)  # the selected backends that ran, per group
     per_layer_us: float | None = None  # layer-weighted mean over the groups
     step_us: float | None = None  # sum over groups of c + L x per-layer
     build_us: float | None = None  # sum of the groups' build costs c
@@ -101,11 +106,13 @@ class PointBest:
     default_us: float | None
     margin: float | None  # (default - fastest) / default
     noise: float | None
+    fastest_stand_in: str = ""  # the fastest ran through a stand-in (stand_in_of)
 
 
-def best_per_point(results: list[PointResult], default_label: str) -> list[PointBest]:
+def best_per_point(results: list[PointResult], default_label: str,
+                   stand_ins: dict[str, str] | None = None) -> list[PointBest]:
     """Per (point, page, KV dtype): the fastest correct setting and its margin
-    over vLLM's default setting there."""
+    over vLLM's default setting there (a stand-in included, and said so)."""
     out = []
     keys = list(dict.fromkeys((r.point, r.page_size, r.kv_cache_dtype) for r in results))
     for key in keys:
@@ -118,7 +125,7 @@ def best_per_point(results: list[PointResult], default_label: str) -> list[Point
             margin = (d.per_layer_us - best.per_layer_us) / d.per_layer_us
         out.append(PointBest(key[0], key[1], key[2], best.setting if best else None,
                              best.per_layer_us if best else None, d.per_layer_us if d else None, margin,
-                             d.noise() if d else None))
+                             d.noise() if d else None, stand_in_of(best, stand_ins or {}) if best else ""))
     return out
 
 
@@ -127,6 +134,12 @@ class Projection:
     config: tuple[str, int, str]
     step_us: float | None  # weighted mean step time over the workload; None: not correct everywhere
     missing: str = ""  # why not projected
+    stand_in: str = ""  # "BACKEND: what ran instead of vLLM's kernel", when a stand-in ran
+
+
+def stand_in_of(r: PointResult, stand_ins: dict[str, str]) -> str:
+    """What in ``r`` ran in place of vLLM's own kernel ("" when nothing did)."""
+    return "; ".join(f"{b}: {stand_ins[b]}" for b in dict.fromkeys(r.backends) if b in stand_ins)
 
 
 @dataclass
@@ -140,22 +153,25 @@ class Recommendation:
     recommend: bool
     flags: list[str]
     text: str
+    stand_in_note: str = ""  # a faster stand-in, or a stand-in default: why it is not the answer
 
 
-def project(results: list[PointResult], workload: list[tuple[str, float]]) -> list[Projection]:
+def project(results: list[PointResult], workload: list[tuple[str, float]],
+            stand_ins: dict[str, str] | None = None) -> list[Projection]:
     """Each configuration's weighted step time over the workload points."""
     total = sum(w for _, w in workload) or 1.0
     configs = list(dict.fromkeys(r.config for r in results))
     out = []
     for c in configs:
-        acc, missing = 0.0, ""
+        acc, missing, stand_in = 0.0, "", ""
         for point, w in workload:
             r = next((r for r in results if r.config == c and r.point == point), None)
             if r is None or not r.ok or r.step_us is None:
                 missing = f"{point}: {r.status + (': ' + r.reason if r.reason else '') if r else 'not measured'}"
                 break
             acc += w * r.step_us
-        out.append(Projection(c, None if missing else acc / total, missing))
+            stand_in = stand_in or stand_in_of(r, stand_ins or {})
+        out.append(Projection(c, None if missing else acc / total, missing, stand_in))
     return out
 
 
@@ -169,22 +185,34 @@ def flags_for(setting: Setting, page: int, kv: str) -> list[str]:
 
 
 def recommend(results: list[PointResult], workload: list[tuple[str, float]], settings: dict[str, Setting],
-              default_label: str) -> Recommendation:
-    """The recommendation for ``workload`` ((point, weight) pairs)."""
+              default_label: str, stand_ins: dict[str, str] | None = None) -> Recommendation:
+    """The recommendation for ``workload`` ((point, weight) pairs); ``stand_ins``:
+    backend -> what ``run`` executes for it instead of vLLM's kernel."""
     names = [p for p, _ in workload]
-    proj = project(results, workload)
+    proj = project(results, workload, stand_ins)
     default = default_config(results, default_label)
     d = next((p for p in proj if p.config == default), None)
     ranked = sorted((p for p in proj if p.step_us is not None), key=lambda p: p.step_us)
-    best = ranked[0].config if ranked else None
+    vllms = [p for p in ranked if not p.stand_in]  # measured on the kernels vLLM runs
+    best = vllms[0].config if vllms else None
     noises = [r.noise() for r in results if r.config == default and r.point in names]
     noise = max((n for n in noises if n is not None), default=None)
+    note = ""
+    if d is not None and d.stand_in:
+        note = (f"vLLM's default here runs {d.stand_in}: what vLLM's own kernel takes was not measured, "
+                "so no setting is measured against it")
+    elif ranked and ranked[0].stand_in and d is not None and d.step_us is not None:
+        fast = ranked[0]
+        note = (f"{fast.config[0]} measured {(d.step_us - fast.step_us) / d.step_us:.1%} faster than vLLM's "
+                f"default, but on a stand-in ({fast.stand_in}); vLLM runs its own kernel there, so it is not "
+                "recommended")
 
     def done(text: str, margin=None, rec=False, flags=()):
-        return Recommendation(names, default, proj, best, margin, noise, rec, list(flags), text)
+        return Recommendation(names, default, proj, best, margin, noise, rec, list(flags), text, note)
 
     if best is None:
-        return done("no configuration ran correctly at every workload point; no recommendation")
+        return done("no configuration ran correctly at every workload point on vLLM's own kernels; "
+                    "no recommendation")
     if d is None or d.step_us is None:
         why = d.missing if d is not None else "not measured"
         if "past --max-seconds" in why:  # not a failure: the sweep ran out of time before it
@@ -192,7 +220,10 @@ def recommend(results: list[PointResult], workload: list[tuple[str, float]], set
                         f"(fastest measured: {best[0]})")
         return done(f"vLLM's default did not run correctly here ({why}); no recommendation "
                     f"(fastest measured: {best[0]})")
-    margin = (d.step_us - ranked[0].step_us) / d.step_us
+    if d.stand_in:
+        return done(f"vLLM's default was measured through a stand-in; no recommendation (fastest of vLLM's "
+                    f"own kernels: {best[0]})")
+    margin = (d.step_us - vllms[0].step_us) / d.step_us
     if best == default or margin <= 0:
         return done("vLLM's default is the fastest configuration measured", margin)
     if noise is None:
@@ -228,6 +259,9 @@ class ResultCache:
             return None
         try:
             data = json.loads(self._path(key).read_text())
+            if "backends" not in data:  # written before the field: "BACKEND: kernel; ..." names them
+                data["backends"] = [part.split(":", 1)[0].strip() for part in data.get("kernels", "").split(";")
+                                    if ":" in part]
             r = PointResult(**data)
         except (OSError, ValueError, TypeError):
             return None  # missing or unreadable: measure again

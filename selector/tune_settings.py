@@ -67,6 +67,12 @@ class Setting(NamedTuple):
                     vllm_flags=self.vllm_flags())
 
 
+def stand_ins() -> dict[str, str]:
+    """Backend -> what ``attn-select run`` executes for it in place of vLLM's
+    own kernel (``BackendSpec.run_stand_in``), for the backends where it does."""
+    return {name: spec.run_stand_in for name, spec in registry.BACKENDS.items() if spec.run_stand_in}
+
+
 class Dropped(NamedTuple):
     setting: Setting
     reason: str

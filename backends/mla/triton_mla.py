@@ -32,4 +32,5 @@ TRITON_MLA = BackendSpec(
     kv_cache_shape=MLA_KV_CACHE_SHAPE,
     # our own Triton MLA decode kernel (backends/run/mla_kernel.py), the peer of vLLM's decode_attention_fwd
     run_adapter="attn_select.backends.run.triton_mla:TritonMLAAdapter",
+    run_stand_in="attn-select's own Triton MLA decode kernel, not vLLM's decode_attention_fwd",
 )

@@ -52,7 +52,8 @@ def tune_text(report) -> str:
     for b in report.best:
         margin = "-" if b.margin is None else f"{b.margin:+.1%}"
         noise = "-" if b.noise is None else f"{b.noise:.1%}"
-        out.append(f"{b.point:<24} {b.page_size:>4} {b.kv_cache_dtype:<6} {b.fastest or '-':<24} "
+        fastest = (b.fastest or "-") + (" (1)" if b.fastest_stand_in else "")
+        out.append(f"{b.point:<24} {b.page_size:>4} {b.kv_cache_dtype:<6} {fastest:<24} "
                    f"{_us(b.fastest_us):>10} {_us(b.default_us):>10} {margin:>7} {noise:>6}")
     skipped = {}
     for r in report.points:
@@ -69,12 +70,19 @@ def tune_text(report) -> str:
     for p in sorted(rec.projections, key=lambda p: (p.step_us is None, p.step_us or 0)):
         mark = "*" if p.config == rec.default else " "
         val = f"{_us(p.step_us)} us" if p.step_us is not None else f"- ({p.missing})"
-        out.append(f"  {mark}{config_label(p.config, pages, kvs):<32} {val}")
+        name = config_label(p.config, pages, kvs) + (" (1)" if p.stand_in else "")
+        out.append(f"  {mark}{name:<32} {val}")
+    ours = sorted({p.stand_in for p in rec.projections if p.stand_in}
+                  | {b.fastest_stand_in for b in report.best if b.fastest_stand_in})
+    for s in ours:
+        out.append(f"  (1) a stand-in, never recommended: {s}")
     out.append(f"JIT / first calls: {report.jit_s:.1f} s (not in the timings)")
     out.append("")
     out.extend(terminal_plot(report))
     out.append("")
     for n in report.notes:
         out.append(f"note: {n}")
+    if rec.stand_in_note:
+        out.append(f"note: {rec.stand_in_note}")
     out.append(("recommendation: " if rec.recommend else "") + rec.text)
     return "\n".join(out) + "\n"

@@ -16,7 +16,7 @@ from attn_select.selector.tune_plan import plan_sweep, run_sweep
 from attn_select.selector.tune_result import (
     OK, WRONG, PointResult, ResultCache, best_per_point, cache_key, recommend,
 )
-from attn_select.selector.tune_settings import DEFAULT_LABEL, Setting, candidate_settings, validate
+from attn_select.selector.tune_settings import DEFAULT_LABEL, Setting, candidate_settings, stand_ins, validate
 from attn_select.selector.tune_workload import deployment_kv_bytes, parse_workload, point_bytes, token_elements
 
 H200 = load_device("h200")
@@ -135,10 +135,50 @@ def test_a_sliding_window_layer_holds_its_window_not_the_context():
         len(full[0].layers) * (-(-8 * 65537 // 16) + 8) * 16 * 2 * elems)
 
 
-def _pt(setting, us, status=OK, point="decode 32x4096", repeats=()):
+def _pt(setting, us, status=OK, point="decode 32x4096", repeats=(), backend="FLASH_ATTN"):
     return PointResult(point=point, kind="decode", batch=32, context=4096, new_tokens=1, page_size=16,
                        kv_cache_dtype="auto", setting=setting, status=status, per_layer_us=us,
-                       step_us=us * 32 + 10, repeats_us=list(repeats))
+                       step_us=us * 32 + 10, repeats_us=list(repeats), backends=[backend])
+
+
+def test_the_stand_ins_are_the_backends_run_measures_with_our_own_kernel():
+    assert set(stand_ins()) == {"TRITON_ATTN", "FLEX_ATTENTION", "TRITON_MLA"}
+
+
+def test_a_faster_stand_in_is_reported_but_the_fastest_of_vllms_kernels_is_recommended():
+    res = [_pt(DEFAULT_LABEL, 151.0, repeats=[150.5]), _pt("TRITON_ATTN", 120.0, backend="TRITON_ATTN"),
+           _pt("FLASHINFER trtllm off", 129.0, backend="FLASHINFER")]
+    rec = recommend(res, WL, SETTINGS, DEFAULT_LABEL, stand_ins())
+    assert rec.recommend and rec.best[0] == "FLASHINFER trtllm off"
+    assert rec.margin == pytest.approx((151 * 32 - 129 * 32) / (151 * 32 + 10))
+    assert "TRITON_ATTN measured" in rec.stand_in_note and "not recommended" in rec.stand_in_note
+    best = best_per_point(res, DEFAULT_LABEL, stand_ins())[0]
+    assert best.fastest == "TRITON_ATTN" and "unified_attention" in best.fastest_stand_in
+    # without the stand-in map (a caller that knows none), the stand-in would have won
+    assert recommend(res, WL, SETTINGS, DEFAULT_LABEL).best[0] == "TRITON_ATTN"
+
+
+def test_a_stand_in_default_gets_no_recommendation():
+    # gemma-3 on Hopper: vLLM's default is TRITON_ATTN, which run measures with our kernel
+    res = [_pt(DEFAULT_LABEL, 151.0, repeats=[150.5], backend="TRITON_ATTN"),
+           _pt("FLASH_ATTN fa3", 100.0)]
+    rec = recommend(res, WL, SETTINGS, DEFAULT_LABEL, stand_ins())
+    assert not rec.recommend and "stand-in" in rec.text and "FLASH_ATTN fa3" in rec.text
+    assert "vLLM's default here runs TRITON_ATTN" in rec.stand_in_note
+
+
+def test_a_cached_point_from_before_the_backends_field_names_them_from_its_kernels(tmp_path):
+    import json
+
+    cache = ResultCache(tmp_path)
+    r = _pt("TRITON_ATTN", 120.0, backend="TRITON_ATTN")
+    r.kernels = "TRITON_ATTN: attn-select paged kernel (decode tiles 16x128); FLASH_ATTN: vLLM FA3"
+    cache.put("ab" * 16, r)
+    f = tmp_path / "ab" / ("ab" * 16 + ".json")
+    data = json.loads(f.read_text())
+    del data["backends"]
+    f.write_text(json.dumps(data))
+    assert cache.get("ab" * 16).backends == ["TRITON_ATTN", "FLASH_ATTN"]
 
 
 SETTINGS = {s.label: s for s in candidate_settings(False)}
