@@ -154,6 +154,11 @@ def engine_warnings(engines: tuple[str, ...], vllm_python: str | None = None, sg
         w = version_warning(found, affects.get(engine, ()), own_code if engine == VLLM else sglang_own_code)
         if w is not None:
             out.append(w)
+    for engine, python in pythons.items():
+        if engine not in engines and python is not None:
+            # no answer of that engine is shown, but a Python named by the user is still checked: a
+            # typo there must not pass silently (bad input: one line, exit 2)
+            find_engine(engine, python, required=True)
     if VLLM in engines:
         env = os.environ
         out += [EngineWarning("environment", VLLM, text) for text in removed_var_warnings(env)]

@@ -291,6 +291,16 @@ def test_vllm_python_that_hangs_is_cut_off(tmp_path, capsys, monkeypatch):
     assert "did not answer" in err and "0.5 s" in err
 
 
+@pytest.mark.parametrize("args", [
+    ("--sglang-python", "{missing}"),  # vLLM's answer shown, SGLang's Python named
+    ("--engine", "sglang", "--vllm-python", "{missing}"),  # and the other way round
+])
+def test_a_bad_python_of_an_engine_not_shown_is_still_refused(tmp_path, capsys, args):
+    args = [a.format(missing=tmp_path / "no-such-python") for a in args]
+    err = _one_line_error(capsys, "explain", "llama-3.1-8b", "--device", "h100", *args)
+    assert "no such file" in err and ("--sglang-python" in err or "--vllm-python" in err)
+
+
 def test_vllm_python_without_vllm(tmp_path, capsys):
     python = other_python(tmp_path, None)
     err = _one_line_error(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--vllm-python", python)
