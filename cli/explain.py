@@ -109,6 +109,15 @@ def explain_cmd(
     if engine is o.Engine.vllm_installed:
         report = _explain_installed(model, device, capability, kernels, ov, vllm_python, engine_timeout,
                                     load, input_notes)
+        from attn_select.selector.vllm_installed import RefusalComparison
+
+        if isinstance(report, RefusalComparison):  # the mirror refused: the engine configs compared
+            import json
+
+            if report.same:  # both releases refuse: bad input, as for the mirror alone
+                raise UserError(report.both_refuse())
+            typer.echo(json.dumps(report.to_dict(), indent=2) if fmt.value == "json" else report.text(), nl=False)
+            raise typer.Exit(ExitCode.FINDINGS)
         from attn_select.cli.formats import render
 
         typer.echo(render(report, fmt.value), nl=False)
@@ -149,7 +158,8 @@ def _explain_installed(model: str | None, device: str | None, capability: str | 
     from attn_select.selector.errors import UserError
     from attn_select.selector.explain import check_overrides, explain
     from attn_select.selector.profiles import load_model
-    from attn_select.selector.vllm_installed import case_for, installed_explanation
+    from attn_select.selector.explain import ENGINE_VERSION
+    from attn_select.selector.vllm_installed import case_for, engine_case, installed_explanation, refusal_comparison
 
     if model is None:
         raise UserError("--engine vllm-installed needs a MODEL: vLLM's engine config is built from the model's "
@@ -161,7 +171,17 @@ def _explain_installed(model: str | None, device: str | None, capability: str | 
     given = resolve_kernels(kernels, probed_device=False) if kernels is not None else None
     kern = given if given is not None else ie.installed_kernels(python)
     facts = load_model(model, tp=ov.tp, dtype=ov.dtype or "auto", capability=dev.capability, **load)
-    mirror = explain(facts, dev, kern, ov, input_notes)
+    try:
+        mirror = explain(facts, dev, kern, ov, input_notes)
+    except UserError as e:
+        if not str(e).startswith(f"vLLM {ENGINE_VERSION} refuses this engine config"):
+            raise
+        # 0.33.0's refusal need not be the installed release's: ask it about the engine config alone
+        with ie.temp_models() as tmp:
+            answer = ie.run_selection(python, [engine_case(ov, dev.capability, ie.model_folder(model, tmp, load),
+                                                           load)],
+                                      live=live, kernels=given, artifactory=kern.trtllm_cubins, timeout=timeout)
+        return refusal_comparison(str(e), answer, python)
     with ie.temp_models() as tmp:
         case = case_for(mirror, ie.model_folder(model, tmp, load), load)
         answer = ie.run_selection(python, [case], live=live, kernels=given,

@@ -14,9 +14,10 @@ or FlashAttention version a model hook sets, head size and heads).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from attn_select.selector.explain import Explanation, GroupExplanation
+from attn_select.selector.explain import ENGINE_VERSION, Explanation, GroupExplanation
 
 if TYPE_CHECKING:
     from attn_select.selector.config import Capability
@@ -301,6 +302,62 @@ def engine_config_failure(version: str, error: str) -> str:
     if kind in ("ValueError", "ValidationError"):
         return f"vLLM {version} refuses this engine config: {error}"
     return f"vLLM {version} fails building this engine config (its own code raised): {error}"
+
+
+@dataclass(frozen=True)
+class RefusalComparison:
+    """--engine vllm-installed when the 0.33.0 mirror refuses the engine
+    config: what the installed vLLM said to the same config. Without the
+    mirror's engine config there are no per-layer inputs to send, so only
+    the engine configs are compared."""
+
+    mirror_error: str  # the mirror's one-line refusal
+    version: str
+    python: str
+    installed_error: str | None  # None: the installed vLLM builds it
+    stand_ins: tuple[str, ...] = ()
+
+    @property
+    def same(self) -> bool:
+        return self.installed_error is not None
+
+    def both_refuse(self) -> str:
+        """The one-line error when the installed release refuses too."""
+        assert self.installed_error is not None
+        kind = self.installed_error.partition(":")[0]
+        verb = "refuses" if kind in ("ValueError", "ValidationError") else "fails building (its own code raised)"
+        return (f"vLLM {self.version} in {self.python} {verb} this engine config, as the vLLM {ENGINE_VERSION} "
+                f"mirror refuses it: {refusal_message(self.installed_error)}")
+
+    def text(self) -> str:
+        """The report when the installed release builds what the mirror refuses."""
+        lines = [f"engine      vLLM {self.version} in {self.python} (its own code), against the vLLM "
+                 f"{ENGINE_VERSION} mirror",
+                 f"answer      vLLM {self.version} builds this engine config",
+                 f"mirror      {self.mirror_error}",
+                 "",
+                 f"1 difference from the vLLM {ENGINE_VERSION} mirror:",
+                 f"  {self.difference()}. The per-layer selection is not compared: attn-select reads the layers "
+                 f"through vLLM {ENGINE_VERSION}'s engine config, which it refuses"]
+        lines += [f"stand-in    {s}" for s in self.stand_ins]
+        return "\n".join(lines) + "\n"
+
+    def difference(self) -> str:
+        return f"engine config: vLLM {ENGINE_VERSION} refuses it, vLLM {self.version} builds it"
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(engine="vllm-installed", vllm_version=self.version, python=self.python,
+                    mirror_version=ENGINE_VERSION, mirror_error=self.mirror_error,
+                    installed_error=self.installed_error, stand_ins=list(self.stand_ins),
+                    differences=[] if self.same else [self.difference()])
+
+
+def refusal_comparison(mirror_error: str, answer: dict[str, Any], python: str) -> RefusalComparison:
+    """The installed vLLM's answer to an engine-only case (``engine_case``)
+    beside the mirror's refusal of it."""
+    case = answer["cases"][0]
+    return RefusalComparison(mirror_error, answer.get("vllm_version") or "?", python, case.get("error"),
+                             tuple(answer.get("stand_ins") or ()))
 
 
 def installed_explanation(r: Explanation, answer: dict[str, Any], python: str,

@@ -64,3 +64,17 @@ def test_the_preview_lists_and_explains_each_deployment_that_changes(tmp_path, c
     assert found[("deepseek-v3.2@h100", "sparse_mla", "candidates.FLASHINFER_MLA_SPARSE_SM90")] == ([], "(absent)")
     assert not any(d == "llama-8b@h100" for d, _, _ in found)  # unchanged in 0.27.0
     assert any(f"vLLM {OLD}'s own selection code" in w["message"] for w in doc["warnings"])
+
+
+def test_a_config_the_mirror_refuses_is_asked_of_the_installed_release(capsys):
+    """bitsandbytes left vLLM's registry after 0.27.0: the 0.33.0 mirror refuses
+    it, vLLM 0.27.0's own engine config builds it, and the report says so."""
+    python = _old_vllm()
+    code, out, _ = run(capsys, "explain", "llama-3.1-8b", "--device", "h100", "-q", "bitsandbytes",
+                       "--engine", "vllm-installed", "--vllm-python", python)
+    assert code == 1
+    assert f"answer      vLLM {OLD} builds this engine config" in out
+    assert "mirror      vLLM 0.33.0 refuses this engine config" in out and "bitsandbytes" in out
+    assert f"1 difference from the vLLM 0.33.0 mirror:\n  engine config: vLLM 0.33.0 refuses it, vLLM {OLD} builds it" \
+        in out
+    assert "stand-in    libcuda.so.1" in out or "/dev/nvidia0" not in out

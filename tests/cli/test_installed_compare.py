@@ -225,3 +225,52 @@ def test_a_failed_engine_config_is_one_difference_per_group_not_every_candidate(
     failed = locked.model_copy(update=dict(selected=None, error="vLLM 0.27.0 fails building this engine config"))
     diffs = compare_group("ds", locked, failed, ("deployments", 0, "groups", 0))
     assert [d.field for d in diffs] == ["selected", "error"] and diffs[0].detail is None
+
+
+def _fake_release(monkeypatch, error):
+    """The installed-engine plumbing answering an engine-only case as a release
+    that refuses with ``error``, or builds it (None)."""
+    from attn_select.cli import installed_engine as ie
+
+    asked = []
+    monkeypatch.setattr(ie, "engine_python", lambda python, engine="vllm": ("/venv/bin/python", "0.27.0"))
+
+    def run_selection(python, cases, **kw):
+        asked.append(cases)
+        return {"vllm_version": "0.27.0", "stand_ins": ["libcuda.so.1: a stand-in"],
+                "cases": [{"error": error, "engine_config": None if error else {}, "groups": []}]}
+
+    monkeypatch.setattr(ie, "run_selection", run_selection)
+    return asked
+
+
+def test_a_refusal_of_the_mirror_asks_the_installed_release_which_builds_it(monkeypatch, capsys):
+    from tests.cli.helpers import run
+
+    asked = _fake_release(monkeypatch, None)
+    code, out, _ = run(capsys, "explain", "llama-3.1-8b", "--device", "h100", "-q", "bitsandbytes",
+                       "--engine", "vllm-installed", "--kernels", "fa3")
+    assert code == 1
+    assert len(asked) == 1 and asked[0][0]["groups"] == []  # the engine config alone: no per-layer inputs
+    assert asked[0][0]["engine_args"]["quantization"] == "bitsandbytes"
+    assert "answer      vLLM 0.27.0 builds this engine config" in out
+    assert "engine config: vLLM 0.33.0 refuses it, vLLM 0.27.0 builds it" in out
+    assert "stand-in    libcuda.so.1: a stand-in" in out
+    code, doc_out, _ = run(capsys, "explain", "llama-3.1-8b", "--device", "h100", "-q", "bitsandbytes",
+                           "--engine", "vllm-installed", "--kernels", "fa3", "--format", "json")
+    import json
+
+    doc = json.loads(doc_out)
+    assert code == 1 and doc["installed_error"] is None and len(doc["differences"]) == 1
+
+
+def test_a_refusal_both_releases_make_is_one_line_and_exit_2(monkeypatch, capsys):
+    from tests.cli.helpers import run
+
+    _fake_release(monkeypatch, "ValidationError: 1 validation error for ModelConfig\n  Value error, Unknown "
+                               "quantization method: bitsandbytes. [type=value_error]")
+    code, out, err = run(capsys, "explain", "llama-3.1-8b", "--device", "h100", "-q", "bitsandbytes",
+                         "--engine", "vllm-installed", "--kernels", "fa3")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "vLLM 0.27.0 in /venv/bin/python refuses this engine config, as the vLLM 0.33.0 mirror refuses it: " \
+           "Unknown quantization method: bitsandbytes." in err
