@@ -52,12 +52,12 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def _decode_cfg(n: int, stages: int, splits: int, warps: int = 4, base: int = 32 * 8):
+def _decode_cfg(n: int, stages: int, splits: int, warps: int = 4, base: int = 32 * 8, fp8_dot: int = 0):
     """A decode-only config cutting each of the 32 x 8 (request, KV head) rows into ``splits``."""
     from attn_select.backends.run.triton_attn import KernelConfig
 
     return KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=n, small_stages=stages,
-                        num_warps=warps, target_programs=base * splits, min_split_tokens=256)
+                        num_warps=warps, target_programs=base * splits, min_split_tokens=256, fp8_dot=fp8_dot)
 
 
 def configs(kind: str, fp8: bool = False) -> list:
@@ -69,7 +69,13 @@ def configs(kind: str, fp8: bool = False) -> list:
         # (the block-table load ahead of them shares the stages); benchmarks/triton_attn_aot_report.py
         tiles = ([(128, 2, 4), (128, 5, 4), (128, 7, 4), (64, 5, 4)] if fp8 else
                  [(128, 2, 4), (64, 5, 4), (64, 7, 4), (128, 5, 4), (32, 5, 4)])
-        return [_decode_cfg(n, st, sp, w) for n, st, w in tiles for sp in (1, 2, 3, 4)]
+        out = [_decode_cfg(n, st, sp, w) for n, st, w in tiles for sp in (1, 2, 3, 4)]
+        if fp8:  # the fp8 dots (Q.K, then P.V too): no widening, e4m3 tensor-core MMAs
+            out += [_decode_cfg(n, st, sp, w, fp8_dot=dot) for dot in (1, 2)
+                    for n, st, w in [(128, 5, 4), (64, 5, 4), (128, 3, 4), (256, 3, 4)] for sp in (1, 2)]
+        else:  # around the table's 64-key, 5-stage entry
+            out += [_decode_cfg(n, st, sp, w) for n, st, w in [(64, 4, 4), (64, 6, 4), (64, 5, 8)] for sp in (1, 2)]
+        return out
     if kind == "prefill":
         tiles = [(128, 128, 3, 8), (128, 128, 5, 8), (128, 64, 5, 8), (128, 64, 7, 8), (64, 64, 5, 4),
                  (128, 32, 7, 8)]
@@ -192,7 +198,7 @@ def phase_compile(part: int, parts: int, dev) -> None:
     seen, mine = set(), []
     for case, cfg in jobs:  # splits do not change the compiled kernel
         key = (case[1], case[0] == "mixed", cfg.small_n, cfg.small_stages, cfg.block_m, cfg.block_n,
-               cfg.num_stages, cfg.num_warps, cfg.small_m)
+               cfg.num_stages, cfg.num_warps, cfg.small_m, cfg.fp8_dot)
         if key not in seen:
             seen.add(key)
             mine.append((case, cfg))

@@ -39,6 +39,7 @@ class KernelConfig:
     num_warps: int
     target_programs: int  # split decode contexts while the programs stay within this many
     min_split_tokens: int  # never cut a split shorter than this
+    fp8_dot: int = 0  # an e4m3 cache: 0 fp16 dots, 1 Q.K in fp8 (query rounded to e4m3), 2 P.V too
 
 
 # The table, from the sweep in benchmarks/run_triton_sweep.py on an H200
@@ -254,6 +255,8 @@ class TritonAttnAdapter(Adapter):
             BLOCK_Q=plan.block_q, BLOCK_N=cfg.block_n, NUM_STAGES=cfg.num_stages,
             SMALL_Q=plan.small_q, SMALL_N=cfg.small_n, SMALL_STAGES=cfg.small_stages,
             FP8_KV=fp8, DOT_F32=not q.is_cuda,
+            # e5m2 keeps the fp16 dots: two mantissa bits are too few for a rounded query
+            FP8_DOT=cfg.fp8_dot if k.dtype == torch.float8_e4m3fn else 0,
             num_warps=cfg.num_warps, num_stages=max(cfg.num_stages, cfg.small_stages),
         )
         if plan.num_split_tokens:

@@ -54,13 +54,14 @@ def _tanh(x):
 
 
 @triton.jit
-def _pow2_into_fp16_range(q):
-    """(2^e, 2^-e) with the tile's largest |q| times 2^e in [2^14, 2^15): the
-    query then sits in fp16's range with its bf16 bits intact (a power of two
-    scales exactly). From the float32 exponent field: no rounding of a log."""
+def _pow2_into_range(q, TOP: tl.constexpr):
+    """(2^e, 2^-e) with the tile's largest |q| times 2^e in [2^TOP, 2^(TOP+1)):
+    TOP 14 puts the query in fp16's range with its bf16 bits intact, TOP 7 in
+    e4m3's (max 448) for the fp8 dots (a power of two scales exactly). From the
+    float32 exponent field: no rounding of a log."""
     amax = tl.max(tl.max(tl.abs(q.to(tl.float32)), 1), 0)
     e_field = (amax.to(tl.int32, bitcast=True) >> 23) & 0xFF
-    e = tl.where(e_field == 0, 0, 141 - e_field)  # an all-zero (or subnormal) query: scale 1
+    e = tl.where(e_field == 0, 0, 127 + TOP - e_field)  # an all-zero (or subnormal) query: scale 1
     e = tl.minimum(tl.maximum(e, -100), 100)
     return ((e + 127) << 23).to(tl.float32, bitcast=True), ((127 - e) << 23).to(tl.float32, bitcast=True)
 
@@ -68,10 +69,12 @@ def _pow2_into_fp16_range(q):
 @triton.jit
 def _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
              stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
-             HEAD: tl.constexpr, HEAD_V: tl.constexpr, PAGE: tl.constexpr, dot_dtype: tl.constexpr):
+             HEAD: tl.constexpr, HEAD_V: tl.constexpr, PAGE: tl.constexpr,
+             k_dtype: tl.constexpr, v_dtype: tl.constexpr):
     """K [BLOCK_N, HEAD_PAD] and V [BLOCK_N, HEAD_V_PAD] of the keys n0 + n_off,
-    in the dots' dtype (fp8: exact widening to fp16). Keys at or past ``end``
-    read as 0 (a stale page may hold NaN, and 0 * NaN would reach the output)."""
+    in their dots' dtypes (fp8 kept as fp8 for an fp8 dot, or widened exactly
+    to fp16). Keys at or past ``end`` read as 0 (a stale page may hold NaN,
+    and 0 * NaN would reach the output)."""
     pos = n0 + n_off
     in_seq = pos < end
     page = tl.load(bt_row + pos // PAGE, mask=in_seq, other=0).to(tl.int64)
@@ -79,14 +82,17 @@ def _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
     slot_v = page * stride_vp + (pos % PAGE) * stride_vt + kvh * stride_vh
     k = tl.load(k_ptr + slot_k[:, None] + d[None, :], mask=in_seq[:, None] & (d[None, :] < HEAD), other=0.0)
     v = tl.load(v_ptr + slot_v[:, None] + dv[None, :], mask=in_seq[:, None] & (dv[None, :] < HEAD_V), other=0.0)
-    return pos, k.to(dot_dtype), v.to(dot_dtype)
+    return pos, k.to(k_dtype), v.to(v_dtype)
 
 
 @triton.jit
 def _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_cap, window,
-                  HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, MASKED: tl.constexpr):
+                  HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, MASKED: tl.constexpr,
+                  P_SCALE: tl.constexpr, P_FP8: tl.constexpr):
     """Online-softmax update of the tile's rows with one tile of keys (scores
-    in the log2 domain: exp2 is the native instruction)."""
+    in the log2 domain: exp2 is the native instruction). With an fp8 P.V dot
+    (P_SCALE > 1) the probabilities enter it as P_SCALE * p rounded to P_FP8,
+    which keeps small ones out of e4m3's subnormals; acc carries P_SCALE."""
     s = tl.dot(q, tl.trans(k))  # [BLOCK_M, BLOCK_N], fp32
     if HAS_SOFTCAP:
         s = soft_cap * _tanh(s * (score_scale / soft_cap)) * LOG2E
@@ -105,7 +111,10 @@ def _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_c
     alpha = tl.exp2(m_i - m_safe)
     p = tl.exp2(s - m_safe[:, None])
     l_i = l_i * alpha + tl.sum(p, 1)
-    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    if P_SCALE != 1.0:
+        acc = tl.dot((p * P_SCALE).to(P_FP8).to(v.dtype), v, acc * alpha[:, None])
+    else:
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
     return m_new, l_i, acc
 
 
@@ -121,7 +130,7 @@ def _attend_block(
     HEAD: tl.constexpr, HEAD_PAD: tl.constexpr, HEAD_V: tl.constexpr, HEAD_V_PAD: tl.constexpr,
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SINK: tl.constexpr,
-    NUM_STAGES: tl.constexpr, FP8_KV: tl.constexpr, DOT_F32: tl.constexpr,
+    NUM_STAGES: tl.constexpr, FP8_KV: tl.constexpr, DOT_F32: tl.constexpr, FP8_DOT: tl.constexpr,
 ):
     """One (query block, KV split, KV head): the whole attention of that tile."""
     BLOCK_M: tl.constexpr = BLOCK_Q * G_PAD
@@ -138,13 +147,31 @@ def _attend_block(
     q_ptrs = q_ptr + (tok0 + row_tok)[:, None] * stride_qt + row_head[:, None] * stride_qh + d[None, :]
     q = tl.load(q_ptrs, mask=row_valid[:, None] & (d[None, :] < HEAD), other=0.0)
     score_scale = sm_scale
-    if FP8_KV:
-        # fp16 dots (see the module docstring): the query scaled into fp16's range
-        up, down = _pow2_into_fp16_range(q)
-        q = (q.to(tl.float32) * up).to(tl.float32 if DOT_F32 else tl.float16)
+    cache_dt: tl.constexpr = k_ptr.dtype.element_ty
+    # the dots' operand dtypes; under the interpreter float32 (it gets 16-bit and fp8 tl.dot wrong),
+    # fed the same rounded values
+    k_dt: tl.constexpr = q_ptr.dtype.element_ty
+    v_dt: tl.constexpr = q_ptr.dtype.element_ty
+    if FP8_KV and FP8_DOT > 0:
+        # Q.K in fp8 (the query rounded to the cache's fp8, as vLLM's FA3 and XQA quantize it); P.V
+        # in fp8 too with FP8_DOT 2, else in fp16
+        up, down = _pow2_into_range(q, 7)
+        q = (q.to(tl.float32) * up).to(cache_dt)
+        k_dt = cache_dt
+        v_dt = cache_dt if FP8_DOT == 2 else tl.float16
         score_scale = sm_scale * tl.load(k_scale_ptr) * down
-    elif DOT_F32:  # the CPU interpreter gets 16-bit tl.dot wrong: compute the dots in float32 there
+    elif FP8_KV:
+        # fp16 dots (see the module docstring): the query scaled into fp16's range
+        up, down = _pow2_into_range(q, 14)
+        q = (q.to(tl.float32) * up).to(tl.float16)
+        k_dt = tl.float16
+        v_dt = tl.float16
+        score_scale = sm_scale * tl.load(k_scale_ptr) * down
+    if DOT_F32:
         q = q.to(tl.float32)
+        k_dt = tl.float32
+        v_dt = tl.float32
+    P_SCALE: tl.constexpr = 256.0 if FP8_KV and FP8_DOT == 2 else 1.0
 
     # Visible KV range of this block: [lo, hi), then this split's slice of it.
     last_tok = tl.minimum(q_first + BLOCK_Q, q_len) - 1
@@ -180,17 +207,18 @@ def _attend_block(
     for n0 in tl.range(start, full_end, BLOCK_N, num_stages=NUM_STAGES):
         pos, k, v = _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
                              stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
-                             HEAD, HEAD_V, PAGE, q.dtype)
+                             HEAD, HEAD_V, PAGE, k_dt, v_dt)
         m_i, l_i, acc = _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_cap, window,
-                                      HAS_SOFTCAP, HAS_WINDOW, False)
+                                      HAS_SOFTCAP, HAS_WINDOW, False, P_SCALE, cache_dt)
     for n0 in tl.range(full_end, end, BLOCK_N, num_stages=NUM_STAGES):
         pos, k, v = _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
                              stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
-                             HEAD, HEAD_V, PAGE, q.dtype)
+                             HEAD, HEAD_V, PAGE, k_dt, v_dt)
         m_i, l_i, acc = _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_cap, window,
-                                      HAS_SOFTCAP, HAS_WINDOW, True)
+                                      HAS_SOFTCAP, HAS_WINDOW, True, P_SCALE, cache_dt)
     if FP8_KV:
-        acc = acc * tl.load(v_scale_ptr)  # V = v_scale * stored value; the merge is linear in acc
+        # V = v_scale * stored value, and acc carries P_SCALE; the merge is linear in acc
+        acc = acc * (tl.load(v_scale_ptr) / P_SCALE)
 
     out_tok = tok0 + row_tok
     if nsplit == 1:
@@ -230,6 +258,7 @@ def paged_attention_kernel(
     SMALL_Q: tl.constexpr, SMALL_N: tl.constexpr, SMALL_STAGES: tl.constexpr,
     FP8_KV: tl.constexpr = False,  # the cache is fp8: k_scale_ptr / v_scale_ptr hold vLLM's per-tensor scales
     DOT_F32: tl.constexpr = False,  # True only under TRITON_INTERPRET (see _attend_block)
+    FP8_DOT: tl.constexpr = 0,  # fp8 cache: 0 fp16 dots, 1 Q.K in fp8, 2 Q.K and P.V in fp8
 ):
     """Grid (work items, KV heads). A request with at most SMALL_Q new tokens
     takes the small-tile path (few rows, long context, split-KV); the others
@@ -256,7 +285,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT)
     elif BLOCK_Q == 0:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
@@ -266,7 +295,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT)
     elif q_len <= SMALL_Q:  # runtime: this request is a decode
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
@@ -276,7 +305,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT)
     else:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
@@ -286,7 +315,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT)
 
 
 @triton.jit

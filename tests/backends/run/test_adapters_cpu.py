@@ -117,6 +117,37 @@ def test_triton_kernel_dequantizes_an_fp8_cache_with_its_scales(pname, kv):
 
 
 @needs_interpreter
+@pytest.mark.parametrize("fp8_dot", [1, 2])
+@pytest.mark.parametrize("pname", list(PARAMS))
+def test_triton_kernel_fp8_dots_on_an_e4m3_cache(pname, fp8_dot):
+    """Q.K (and with 2 also P.V) as fp8 dots: the query rounded to e4m3 (and the
+    probabilities, times 256), as the fp8-query kernels of vLLM do. Every path
+    again; the error is that rounding's (here ~3e-2 for Q.K alone, ~8e-2 with
+    P.V over these 45-65 keys, where few terms average it out: run's fp8
+    check on the real shape decides whether a table entry may use 2), and the
+    rounding is real: the result is not the fp16 dots' to the bit."""
+    from attn_select.backends.run.triton_attn import KernelConfig
+
+    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8, fp8_dot=fp8_dot)
+    err, plan = _check_scaled(PARAMS[pname], LONG, 7, "fp8", (0.37, 2.5), cfg)
+    exact, _ = _check_scaled(PARAMS[pname], LONG, 7, "fp8", (0.37, 2.5),
+                             KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8))
+    assert err < (5e-2 if fp8_dot == 1 else 1e-1) and err != exact
+    assert plan.max_splits > 1 and plan.num_split_tokens == 2
+
+
+@needs_interpreter
+def test_triton_kernel_e5m2_keeps_the_fp16_dots():
+    """fp8_dot is for e4m3 only: an e5m2 cache ignores it (the same result as without)."""
+    from attn_select.backends.run.triton_attn import KernelConfig
+
+    base = dict(**SMALL_TILES, target_programs=64, min_split_tokens=8)
+    a, _ = _check_scaled(PARAMS["gqa"], SHAPES["decode"], 3, "fp8_e5m2", (0.5, 2.0), KernelConfig(**base, fp8_dot=2))
+    b, _ = _check_scaled(PARAMS["gqa"], SHAPES["decode"], 3, "fp8_e5m2", (0.5, 2.0), KernelConfig(**base))
+    assert a == b
+
+
+@needs_interpreter
 def test_triton_kernel_scales_matter():
     """The scales are applied: a kernel that ignored them would miss the reference by far."""
     from attn_select.backends.run.triton_attn import KernelConfig
