@@ -156,9 +156,8 @@ def _explain_installed(model: str | None, device: str | None, capability: str | 
     from attn_select.cli import installed_engine as ie
     from attn_select.cli.inputs import resolve_device, resolve_kernels
     from attn_select.selector.errors import UserError
-    from attn_select.selector.explain import check_overrides, explain
+    from attn_select.selector.explain import ENGINE_VERSION, check_overrides, explain
     from attn_select.selector.profiles import load_model
-    from attn_select.selector.explain import ENGINE_VERSION
     from attn_select.selector.vllm_installed import case_for, engine_case, installed_explanation, refusal_comparison
 
     if model is None:

@@ -233,8 +233,8 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
                for (p, k), ds in sp.dropped.items() for d in ds]
     report = TuneReport(model=facts.name, device=dev.name, dtype=dtype or facts.dtype,
                         settings=[s.to_dict() for s in candidates if s.label in accepted], dropped=dropped,
-                        points=results, best=best_per_point(results, DEFAULT_LABEL, ours), recommendation=rec, stand_ins=ours,
-                        default_label=DEFAULT_LABEL,
+                        points=results, best=best_per_point(results, DEFAULT_LABEL, ours), recommendation=rec,
+                        stand_ins=ours, default_label=DEFAULT_LABEL,
                         jit_s=sum(r.first_call_s or 0.0 for r in results if not r.cached and not r.same_as))
     if cpu:
         report.notes.append(f"CPU sweep: the selection is for SM{dev.capability.to_int()}; CUDA-only settings "
