@@ -81,6 +81,7 @@ def tune_cmd(
     contexts: Annotated[Optional[str], typer.Option("--contexts", help="Context lengths of the grid (default 1k,4k,16k,64k; cpu 24).")] = None,
     page_sizes: Annotated[str, typer.Option("--page-sizes", help="Page sizes (vLLM --block-size) to sweep, e.g. 16,64.")] = "16",
     kv_cache_dtypes: Annotated[str, typer.Option("--kv-cache-dtypes", help="KV dtypes to sweep, e.g. auto,fp8.")] = "auto",
+    settings: Annotated[Optional[str], typer.Option("--settings", help="Compare only these settings (labels, or backend names for all their variants), e.g. FLASHINFER,FLASH_ATTN; vLLM's default always runs.")] = None,
     workload: Annotated[Optional[str], typer.Option("--workload", help="Traffic mix: decode:BxC,prefill:BxN/C (@W weights) or a YAML file (docs/tune.md). Default decode:32x4096,prefill:4x512/1024.")] = None,
     repeats: Annotated[int, typer.Option("--repeats", min=1, help="Timings of vLLM's default per point: their spread is the noise a win must beat.")] = 3,
     checks: Annotated[int, typer.Option("--checks", min=1, help="Fresh-input correctness checks per point.")] = 1,
@@ -100,7 +101,7 @@ def tune_cmd(
         require_matplotlib()  # before the sweep, not after it
     with library_warnings(debug=bool(ctx.find_root().params.get("debug"))), tune_progress() as progress:
         report = execute(model, device=device, tp=tp, dtype=dtype, quantization=quantization, batches=batches, contexts=contexts,
-                         page_sizes=page_sizes, kv_cache_dtypes=kv_cache_dtypes, workload=workload,
+                         page_sizes=page_sizes, kv_cache_dtypes=kv_cache_dtypes, settings=settings, workload=workload,
                          repeats=repeats, checks=checks, capability=capability,
                          cache_dir=None if no_cache else (cache_dir or default_cache_dir()), progress=progress,
                          max_seconds=max_seconds)
@@ -161,7 +162,8 @@ def _kv_dtypes(text: str) -> tuple[str, ...]:
 
 def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | None = None,
             quantization: str | None = None, batches: str | None = None, contexts: str | None = None, page_sizes: str = "16",
-            kv_cache_dtypes: str = "auto", workload: str | None = None, repeats: int = 3, checks: int = 1,
+            kv_cache_dtypes: str = "auto", settings: str | None = None, workload: str | None = None,
+            repeats: int = 3, checks: int = 1,
             capability: str | None = None, cache_dir: Path | None = None, progress=None,
             facts: Any = None, memory_bytes: int | None = None, max_seconds: float | None = None) -> TuneReport:
     """The command without the rendering (tests and scripts call it)."""
@@ -206,10 +208,10 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     from attn_select.backends.run.tune_sweep import device_memory, environment, measure
     from attn_select.selector.tune_plan import OUT_OF_TIME, plan_sweep, point_of, run_sweep
     from attn_select.selector.tune_result import ResultCache, best_per_point, recommend
-    from attn_select.selector.tune_settings import DEFAULT_LABEL, candidate_settings, stand_ins
+    from attn_select.selector.tune_settings import DEFAULT_LABEL, candidate_settings, only_settings, stand_ins
 
     use_mla = any(g.attn.use_mla for g in facts.groups)
-    candidates = candidate_settings(use_mla)
+    candidates = only_settings(candidate_settings(use_mla), settings)
     base = Overrides(dtype=dtype, tp=tp, quantization=quantization)
     # vLLM's default engine config refused (a quantization method this GPU
     # cannot run): no setting can run either; one line, as explain says it

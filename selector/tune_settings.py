@@ -73,6 +73,26 @@ def stand_ins() -> dict[str, str]:
     return {name: spec.run_stand_in for name, spec in registry.BACKENDS.items() if spec.run_stand_in}
 
 
+def only_settings(candidates: list[Setting], wanted: str | None) -> list[Setting]:
+    """``--settings``: the candidates named by a comma list of setting labels
+    ("FLASHINFER trtllm off") or backend names (FLASHINFER: all its
+    variants). vLLM's default always stays: every margin is measured
+    against it. An unknown name is a one-line error listing the choices."""
+    if wanted is None:
+        return candidates
+    names = [w.strip() for w in wanted.split(",") if w.strip()]
+    if not names:
+        raise UserError("--settings: give setting labels or backend names, e.g. FLASHINFER,TRITON_ATTN")
+    known = {s.label.upper(): s.label for s in candidates} | {s.backend: s.backend for s in candidates if s.backend}
+    for n in names:
+        if n.upper() not in known:
+            choices = ", ".join(dict.fromkeys([s.backend for s in candidates if s.backend] +
+                                              [s.label for s in candidates if s.backend]))
+            raise UserError(f"--settings: {n!r} is no setting tune compares here; choose from {choices}")
+    up = {n.upper() for n in names}
+    return [s for s in candidates if s.is_default or s.label.upper() in up or (s.backend or "").upper() in up]
+
+
 class Dropped(NamedTuple):
     setting: Setting
     reason: str

@@ -310,3 +310,22 @@ def test_a_default_out_of_time_is_not_called_a_failure():
     res[0].status, res[0].reason = "skipped", "past --max-seconds: not measured; run again with the same cache"
     rec = recommend(res, WL, SETTINGS, DEFAULT_LABEL)
     assert not rec.recommend and "was not measured in time" in rec.text and "did not run correctly" not in rec.text
+
+
+def test_settings_picks_labels_or_whole_backends_and_keeps_the_default():
+    from attn_select.selector.tune_settings import only_settings
+
+    all_ = candidate_settings(False)
+    picked = only_settings(all_, "FLASHINFER, triton_attn")
+    assert [s.label for s in picked] == [DEFAULT_LABEL, "FLASHINFER trtllm on", "FLASHINFER trtllm off", "TRITON_ATTN"]
+    assert [s.label for s in only_settings(all_, "FLASH_ATTN fa2")] == [DEFAULT_LABEL, "FLASH_ATTN fa2"]
+    assert only_settings(all_, None) == all_
+
+
+@pytest.mark.parametrize("bad", ["FLASHMLA", "", "FLASHINFER,nope"])
+def test_settings_names_what_it_does_not_know(bad):
+    from attn_select.selector.tune_settings import only_settings
+
+    with pytest.raises(UserError) as e:
+        only_settings(candidate_settings(False), bad)
+    assert "--settings" in str(e.value) and "\n" not in str(e.value)
