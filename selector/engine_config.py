@@ -425,8 +425,11 @@ def _enum_repr(name: str) -> str:
 
 def _layer_kv_scheme(s: _State, model: ModelFacts) -> None:
     """An llm-compressor checkpoint's kv_cache_scheme turns an "auto" cache
-    into fp8 when its Attention layers are built (after the hooks)."""
+    into fp8 when its Attention layers are built (after the hooks).
+    MLAAttention does no such thing: a model whose attention is all MLA
+    keeps "auto"."""
     scheme = model.kv_cache_scheme
-    if s.cache_dtype == "auto" and scheme and _is_layer_scheme(scheme):
+    has_attention = any(not g.attn.use_mla for g in model.groups)
+    if s.cache_dtype == "auto" and scheme and _is_layer_scheme(scheme) and has_attention:
         s.set(LAYER_SCHEME_HOOK, "cache_config.cache_dtype", "cache_dtype", scheme,
               "the checkpoint's llm-compressor KV-cache scheme")

@@ -94,3 +94,46 @@ def test_every_profile_on_every_device_agrees_with_the_mirror(tmp_path):
     # vLLM 0.33.0 refuses gpt-oss's mxfp4 (min capability 80) on a T4: the refusal path was compared
     assert {("gpt-oss-20b", "t4"), ("gpt-oss-120b", "t4")} <= set(refusals)
 
+
+
+def test_llm_compressor_kv_scheme_agrees_with_the_mirror(tmp_path):
+    """An llm-compressor checkpoint's kv_cache_scheme: Attention.__init__
+    makes an "auto" cache fp8 when the layer is built (the runner stands in
+    for that one assignment), MLAAttention does not."""
+    import json
+
+    from attn_select.cli import installed_engine as ie
+    from attn_select.selector import profiles
+    from attn_select.selector.explain import explain
+    from attn_select.selector.overrides import Overrides
+    from attn_select.selector.vllm_installed import case_for, installed_explanation
+
+    python = _vllm_python()
+    kernels = ie.installed_kernels(python)
+    fixtures = os.path.join(os.path.dirname(__file__), "fixtures", "configs")
+    scheme = {"quant_method": "compressed-tensors", "format": "float-quantized", "ignore": ["lm_head"],
+              "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                  "num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True, "dynamic": False}}},
+              "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False,
+                                  "symmetric": True}}
+    runs, cases = [], []
+    for name, cut in (("llama-3.1-8b", {"num_hidden_layers": 2}),
+                      ("deepseek-v3", {"num_hidden_layers": 3, "first_k_dense_replace": 1})):
+        with open(os.path.join(fixtures, name, "config.json")) as f:
+            config = {**json.load(f), **cut, "quantization_config": scheme}
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(config))
+        for device in ("h100", "b200"):
+            dev = profiles.load_device(device)
+            r = explain(profiles.load_model(str(folder), capability=dev.capability), dev, kernels, Overrides())
+            runs.append((name, device, r))
+            cases.append(case_for(r, str(folder)))
+    answer = ie.run_selection(python, cases, live=False, kernels=None, artifactory=kernels.trtllm_cubins)
+    differences, caches = [], {}
+    for (name, device, r), case in zip(runs, answer["cases"]):
+        report = installed_explanation(r, {**answer, "cases": [case]}, python)
+        differences += [f"{name} on {device}: {d}" for d in report.differences]
+        caches[name] = case["engine_config"]["cache_dtype"]
+    assert not differences, "\n".join(differences)
+    assert caches == {"llama-3.1-8b": "fp8", "deepseek-v3": "auto"}

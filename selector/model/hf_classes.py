@@ -350,6 +350,48 @@ def _post_longcat_flash(a: dict[str, Any]) -> None:
     a["num_hidden_layers"] = 2 * a["num_layers"] if isinstance(a.get("num_layers"), int) else None
 
 
+# PreTrainedConfig.validate_layer_type, which transformers runs on every
+# config class (remote code too): each entry one of these kinds, after the
+# legacy names are remapped, and one entry per layer. A config that fails it
+# never loads, so vLLM cannot serve it.
+_LAYER_KINDS = frozenset({
+    "full_attention", "sliding_attention", "chunked_attention", "window_attention", "indexed_attention",
+    "compressed_sparse_attention", "heavily_compressed_attention", "minimax_m3_sparse", "conv", "moe", "hybrid",
+    "hybrid_sliding", "reference_sliding_attention", "linear_attention"})
+_MLP_KINDS = frozenset({"sparse", "dense"})
+_LEGACY_KINDS = MappingProxyType({"mamba": "linear_attention", "attention": "full_attention",
+                                  "deepseek_sparse_attention": "indexed_attention",
+                                  "qwen_sparse_attention": "indexed_attention"})
+# classes that replace validate_layer_type with their own rule
+_OWN_LAYER_CHECK = frozenset({"nemotron_h", "deepseek_v4", "neomme", "resnet"})
+
+
+def _check_layer_lists(attrs: Mapping[str, Any], model_type: str, where: str, kinds_known: bool = True) -> None:
+    """transformers' layer_types / mlp_layer_types check, as it runs after
+    __post_init__ (mlp_layer_types only once layer_types is given).
+    ``kinds_known``: the entries are as the class leaves them; a class not
+    modelled here may fold its own names in first (vLLM's HYV4Config turns
+    "sparse" into "deepseek_sparse_attention"), so only the count is checked."""
+    from attn_select.selector.engines import VLLM_VERSION
+
+    if model_type in _OWN_LAYER_CHECK:
+        return
+    n = attrs.get("num_hidden_layers")
+    for field, kinds in (("layer_types", _LAYER_KINDS), ("mlp_layer_types", _MLP_KINDS)):
+        types = attrs.get(field)
+        if not isinstance(types, list) or "num_hidden_layers" not in attrs:
+            return
+        bad = next((t for t in types if _LEGACY_KINDS.get(t, t) not in kinds), None) if kinds_known else None
+        if bad is not None:
+            raise UserError(f"{where}: {field} entry {bad!r} is not a layer kind transformers knows "
+                            f"({', '.join(sorted(kinds))}), so vLLM {VLLM_VERSION} cannot load the config; "
+                            "fix the entry")
+        if isinstance(n, int) and len(types) != n:
+            raise UserError(f"{where}: {field} has {len(types)} entries for {n} layers (transformers refuses a "
+                            f"config whose num_hidden_layers is not the length of {field}, so vLLM "
+                            f"{VLLM_VERSION} cannot load it); give one per layer")
+
+
 class _HFClass(NamedTuple):
     """One transformers config class, reduced to what changes vLLM's view."""
 
@@ -799,6 +841,7 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str) -> HFView
     cls = _HF_CLASSES.get(model_type)
     _check_layer_counts(given, where)
     if cls is None:
+        _check_layer_lists(given, model_type, where, kinds_known=False)
         return HFView(model_type, dict(given), set(), "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
     defaulted = set(cls.defaults) - set(given)
@@ -824,5 +867,6 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str) -> HFView
             defaulted.add("layer_types")  # reported as derived by the class
         if given.get("sliding_window") is not None and attrs.get("sliding_window") is None:
             defaulted.add("sliding_window_dropped")
+    _check_layer_lists(attrs, model_type, where)
     return HFView(model_type, attrs, defaulted, cls.name)
 

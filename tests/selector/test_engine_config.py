@@ -78,12 +78,22 @@ def test_modelopt_scheme_resolves_auto_but_not_an_explicit_dtype():
 
 
 def test_compressed_tensors_scheme_applies_after_the_hooks():
-    # Attention.__init__ turns "auto" into fp8 after GlmMoeDsa's hook, which
-    # has already rewritten auto on SM10x.
+    # Attention.__init__ turns "auto" into fp8 once the hooks have run
+    ec = engine_config(llama(kv_cache_scheme="fp8"), Overrides(), H100, ALL)
+    assert ec.cache_dtype == "fp8" and ec.trail[-1].hook.startswith("Attention.__init__")
+    assert engine_config(llama(kv_cache_scheme="fp8"), Overrides(kv_cache_dtype="bfloat16"), H100,
+                         ALL).cache_dtype == "bfloat16"
+
+
+def test_compressed_tensors_scheme_leaves_an_all_mla_model_auto():
+    # MLAAttention reads cache_config.cache_dtype and never the quant
+    # config's kv_cache_scheme (only Attention.__init__ does): a DeepSeek or
+    # GLM-DSA checkpoint with one keeps "auto" unless a hook rewrote it
+    # (GlmMoeDsa's does on SM10x)
     m = mla("GlmMoeDsaForCausalLM")._replace(kv_cache_scheme="fp8")
     assert engine_config(m, Overrides(), B200, ALL).cache_dtype == "fp8_e4m3"
     ec = engine_config(m, Overrides(), H100, ALL)
-    assert ec.cache_dtype == "fp8" and ec.trail[-1].hook.startswith("Attention.__init__")
+    assert ec.cache_dtype == "auto" and not any(s.hook.startswith("Attention.__init__") for s in ec.trail)
 
 
 @pytest.mark.parametrize("dtype", ["turboquant_k8v4", "turboquant_3bit_nc", "ultraquant_4bit"])

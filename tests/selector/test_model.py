@@ -473,6 +473,24 @@ def test_layer_types_too_short():
                  {**LLAMA, "layer_types": ["full_attention"] * 2}, name="x")
 
 
+def test_layer_types_longer_than_the_layers_is_refused_as_transformers_does():
+    # PreTrainedConfig.validate_layer_type refuses it (a gpt-oss config cut to
+    # 4 layers that keeps its 24 layer_types), so vLLM cannot load the config
+    gpt_oss = json.loads((CONFIGS / "gpt-oss-20b" / "config.json").read_text())
+    expect_error("layer_types has 24 entries for 4 layers", model_facts,
+                 {**gpt_oss, "num_hidden_layers": 4}, name="x")
+    expect_error("mlp_layer_types has 2 entries for 32 layers", model_facts,
+                 {**LLAMA, "layer_types": ["full_attention"] * 32, "mlp_layer_types": ["dense"] * 2}, name="x")
+
+
+def test_layer_types_entry_transformers_does_not_know_is_refused():
+    expect_error("layer_types entry 'foo' is not a layer kind transformers knows", model_facts,
+                 {**LLAMA, "layer_types": ["foo"] * 32}, name="x")
+    # the legacy names transformers remaps are accepted
+    f = model_facts({**LLAMA, "layer_types": ["attention"] * 32}, name="x")
+    assert f.groups[0].layers == tuple(range(32))
+
+
 def test_folder_without_config(tmp_path):
     expect_error("has no config.json", facts_from_path, tmp_path, name="x")
 

@@ -36,7 +36,9 @@ code raises while loading.
 For a model, vLLM's ``EngineArgs(model=FOLDER, ...).create_engine_config()``
 builds the config ``vllm serve FOLDER`` would (dtype, KV-cache dtype, a
 backend or FlashAttention version set by the model's config hook, the user's
-block size); each group's selector config is the one the layer passes, with
+block size), and the cache dtype as Attention.__init__ leaves it (an llm-compressor
+kv_cache_scheme makes "auto" fp8 there; no layer is built, so that one assignment is
+made from vLLM's quant_config); each group's selector config is the one the layer passes, with
 the engine-level fields (dtype, KV-cache dtype, block size, batch
 invariance, DCP) taken from that config, and the selection runs inside
 ``set_current_vllm_config`` as at layer construction. The per-layer fields
@@ -620,12 +622,25 @@ def _engine_args(folder, args):
     return EngineArgs(**{k: v for k, v in kwargs.items() if k in fields})
 
 
+def _layer_cache_dtype(vc):
+    """cache_config.cache_dtype once the model's Attention layers are built:
+    Attention.__init__ sets an "auto" cache to "fp8" when the layer's quant
+    config (llm-compressor's CompressedTensorsConfig) carries a
+    kv_cache_scheme. No layer is built here, so that one assignment is made
+    from vLLM's own quant_config; MLAAttention makes none."""
+    cc = vc.cache_config
+    scheme = getattr(getattr(vc, "quant_config", None), "kv_cache_scheme", None)
+    if scheme is not None and cc.cache_dtype == "auto" and not vc.model_config.use_mla:
+        return "fp8"
+    return cc.cache_dtype
+
+
 def _engine_facts(vc):
     mc, cc, ac, pc = vc.model_config, vc.cache_config, getattr(vc, "attention_config", None), vc.parallel_config
     backend = getattr(ac, "backend", None) if ac is not None else None
     return {
         "dtype": str(mc.dtype).removeprefix("torch."),
-        "cache_dtype": cc.cache_dtype,
+        "cache_dtype": _layer_cache_dtype(vc),
         "block_size": cc.block_size if getattr(cc, "user_specified_block_size", False) else None,
         "backend": backend.name if backend is not None else None,
         "flash_attn_version": getattr(ac, "flash_attn_version", None) if ac is not None else None,
