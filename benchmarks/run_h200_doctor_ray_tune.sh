@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The H200 runs issues 14, 15 and 19 still need, as stages of at most two device calls while the
+# The H200 runs of issues 14, 15 and 19 (doctor, the one-node Ray cluster, tune), as stages of at most two device calls while the
 # machine stays warm (run_h200_setup.sh keeps what each call carried):
 #   ray     a one-node Ray cluster running the H200 task (issue 19). Carry .whl, .gpu-ray (Ray,
 #           benchmarks/pack_h200_ray.sh) and .gpu-vllm (vLLM's FA3 build, what the selection picks).
@@ -8,8 +8,8 @@
 #           (issue 14). doctor and tune: carry .whl and .gpu (FlashInfer), and .gpu-vllm when the
 #           machine is not the one the ray stage ran on (Ray and FlashInfer do not fit one call).
 # Ray and FlashInfer together pass the 64 MiB a call carries, hence two calls:
-#   bash benchmarks/run_h200_pending.sh ray            (call 1)
-#   bash benchmarks/run_h200_pending.sh doctor tune    (call 2)
+#   bash benchmarks/run_h200_doctor_ray_tune.sh ray            (call 1)
+#   bash benchmarks/run_h200_doctor_ray_tune.sh doctor tune    (call 2)
 # Tune points measured by an earlier call can travel in .gpu-drv/tunecache (the cache a call
 # returns). Whatever ran comes back in $OUT/bundle.tar.gz, also when a stage overruns (the trap packs it).
 set -u
