@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The H200 runs of issues 14, 15 and 19 (doctor, the one-node Ray cluster, tune), as stages of at most two device calls while the
-# machine stays warm (run_h200_setup.sh keeps what each call carried):
+# The H200 runs of issues 14, 15 and 19 (doctor, the one-node Ray cluster, tune), as stages of at
+# most two device calls while the machine stays warm (run_h200_setup.sh keeps what each call carried):
 #   ray     a one-node Ray cluster running the H200 task (issue 19). Carry .whl, .gpu-ray (Ray,
 #           benchmarks/pack_h200_ray.sh) and .gpu-vllm (vLLM's FA3 build, what the selection picks).
 #   doctor  `attn-select doctor` as text, for the README (issue 15)
