@@ -11,6 +11,7 @@ from attn_select.selector.errors import WRONG_KIND, UserError, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
+from attn_select.selector.model.hf_types import check_declared
 from attn_select.selector.model.layers import _Ctx, _generic, _Stack
 from attn_select.selector.model.model_level import (
     is_deepseek_mla,
@@ -151,7 +152,9 @@ def _text_view(given: dict, hf: HFView, where: str, notes: list[str], raw: dict)
         # kv_lora_rank defaults to None (no MLA unless the config gives one)
         sub = dict(given.get("language_config") or {})
         sub.setdefault("kv_lora_rank", None)
-        text = hf_view(sub, "deepseek_v2", f"{where} language_config", raw.get("language_config"))
+        # checked as DeepseekVLV2TextConfig (kv_lora_rank int | None), built as DeepseekV2Config
+        check_declared(raw.get("language_config"), "deepseek_vl_v2_text", f"{where} language_config")
+        text = hf_view(sub, "deepseek_v2", f"{where} language_config")
     elif "text_config" in holder:
         sub = holder["text_config"] or {}
         # a fixed text class, else the text_config's model_type, else the

@@ -63,6 +63,9 @@ _declare(f"{_SIZES} num_key_value_heads?", "zamba2")
 _declare("num_hidden_layers hidden_size num_key_value_heads", "jetmoe")
 _declare(f"{_SIZES} num_kv_heads? alibi:bool?", "falcon")
 _declare(f"{_SIZES} num_key_value_heads? head_dim? {_MLA} q_lora_rank? v_head_dim", "deepseek_v2")
+# vLLM's DeepseekVLV2TextConfig (DeepSeek-VL2 / -OCR language_config): DeepseekV2Config, kv_lora_rank nullable
+_declare(f"{_SIZES} num_key_value_heads? head_dim? kv_lora_rank? qk_rope_head_dim qk_nope_head_dim q_lora_rank? "
+         "v_head_dim", "deepseek_vl_v2_text")
 _declare(f"{_SIZES} num_key_value_heads? {_MLA} q_lora_rank? v_head_dim?", "deepseek_v3", "deepseek_v32",
          "mistral4")
 _declare(f"{_SIZES} num_key_value_heads? head_dim? {_MLA} q_lora_rank? v_head_dim?", "minicpm3")

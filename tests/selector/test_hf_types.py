@@ -149,3 +149,12 @@ def test_every_declared_kind_is_checked():
     assert kinds == {"int", "bool", "float", "all|vision"}
     assert declared("llama")["head_dim"] == ("int", True) and declared("gemma2")["head_dim"] == ("int", False)
     assert declared("chatglm") == {}  # vLLM's own config class: not strict
+
+
+def test_deepseek_ocr_language_config_allows_null_kv_lora_rank():
+    # vLLM's DeepseekVLV2TextConfig re-declares kv_lora_rank as int | None; the rest is DeepseekV2Config's
+    lang = {"num_hidden_layers": 2, "num_attention_heads": 10, "hidden_size": 1280, "kv_lora_rank": None}
+    base = {"architectures": ["DeepseekOCRForCausalLM"], "model_type": "deepseek_vl_v2", "torch_dtype": "bfloat16"}
+    model_facts({**base, "language_config": lang}, name="m")
+    with pytest.raises(UserError, match=r"^config.json language_config: num_attention_heads is the string \"10\""):
+        model_facts({**base, "language_config": {**lang, "num_attention_heads": "10"}}, name="m")
