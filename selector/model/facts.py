@@ -4,11 +4,14 @@ architecture builds, grouped the way vLLM's cached selector sees them)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from attn_select.selector.config import Capability
 from attn_select.selector.errors import WRONG_KIND, UserError, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
+from attn_select.selector.model.hf_types import check_declared
 from attn_select.selector.model.layers import _Ctx, _generic, _Stack
 from attn_select.selector.model.model_level import (
     is_deepseek_mla,
@@ -119,20 +122,28 @@ def _colqwen3_5_contract(text: HFView, hf: HFView, notes: list[str]) -> None:
                      "(full-attention layers run encoder-only attention)")
 
 
-def _text_view(given: dict, hf: HFView, where: str, notes: list[str]) -> HFView:
+def _sub(mapping: Any, key: str) -> Any:
+    return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+def _text_view(given: dict, hf: HFView, where: str, notes: list[str], raw: dict) -> HFView:
     """hf_text_config, as transformers' get_text_config() gives it: the
     config itself, its text_config (Qwen-Omni: thinker_config's; ColPali:
     vlm_config's; DeepSeek-VL2: built from language_config), or, for a
-    wrapper class that builds a missing text_config from its defaults, that."""
+    wrapper class that builds a missing text_config from its defaults, that.
+    ``raw`` is ``given`` as written, before raw.py's coercions."""
     text = hf
     holder, holder_cls, text_where = given, _HF_CLASSES.get(hf.model_type), f"{where} text_config"
+    raw_holder: Any = raw
     if hf.model_type in _THINKER_TEXT and isinstance(given.get("thinker_config"), dict):
         # Qwen2.5-Omni / Qwen3-Omni: get_text_config() is thinker_config.text_config
         holder, holder_cls = given["thinker_config"], None
+        raw_holder = raw.get("thinker_config")
         text_where = f"{where} thinker_config.text_config"
     if hf.model_type == "colpali" and isinstance(given.get("vlm_config"), dict):
         # ColPaliConfig.get_text_config(): the text_config of vlm_config (a PaliGemmaConfig)
         holder = parse_raw(given["vlm_config"], f"{where} vlm_config")
+        raw_holder = raw.get("vlm_config")
         holder_cls = _HF_CLASSES.get(holder.get("model_type") or "paligemma")
         text_where = f"{where} vlm_config.text_config"
     if hf.model_type == "deepseek_vl_v2" and "text_config" not in given:
@@ -141,6 +152,8 @@ def _text_view(given: dict, hf: HFView, where: str, notes: list[str]) -> HFView:
         # kv_lora_rank defaults to None (no MLA unless the config gives one)
         sub = dict(given.get("language_config") or {})
         sub.setdefault("kv_lora_rank", None)
+        # checked as DeepseekVLV2TextConfig (kv_lora_rank int | None), built as DeepseekV2Config
+        check_declared(raw.get("language_config"), "deepseek_vl_v2_text", f"{where} language_config")
         text = hf_view(sub, "deepseek_v2", f"{where} language_config")
     elif "text_config" in holder:
         sub = holder["text_config"] or {}
@@ -149,7 +162,7 @@ def _text_view(given: dict, hf: HFView, where: str, notes: list[str]) -> HFView:
         sub_type = ((holder_cls.text_config_type if holder_cls else None) or sub.get("model_type")
                     or (holder_cls.text_default_type if holder_cls else None)
                     or _THINKER_TEXT.get(hf.model_type) or hf.model_type)
-        text = hf_view(sub, sub_type, text_where)
+        text = hf_view(sub, sub_type, text_where, _sub(raw_holder, "text_config"))
     if "text_config" not in holder and holder_cls is not None and holder_cls.text_from_defaults:
         text = hf_view(dict(holder_cls.text_init), holder_cls.text_config_type or holder_cls.text_default_type,
                        text_where)
@@ -213,9 +226,9 @@ def _model_facts(
     if not archs:
         raise UserError(f"{where}: no 'architectures'; vLLM needs it to pick the model class")
     arch = archs[0]
-    hf = hf_view(given, given.get("model_type"), where)
+    hf = hf_view(given, given.get("model_type"), where, data)
     notes: list[str] = []
-    text = _text_view(given, hf, where, notes)
+    text = _text_view(given, hf, where, notes, data)
     _verify_and_update(arch, text, notes, hf)
 
     # ModelConfig.__post_init__: sliding_window 0 means none; --disable-sliding-window

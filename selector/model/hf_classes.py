@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
 from attn_select.selector.errors import UserError
+from attn_select.selector.model.hf_types import check_declared
 
 
 class HFView:
@@ -832,12 +833,16 @@ _HF_CLASSES["qwen3_omni_moe_text"] = _HFClass("Qwen3OmniMoeTextConfig", {
     "sliding_window": None})
 
 
-def hf_view(given: dict[str, Any], model_type: str | None, where: str) -> HFView:
-    """The transformers config object vLLM would get for these fields."""
+def hf_view(given: dict[str, Any], model_type: str | None, where: str,
+            raw: Mapping[str, Any] | None = None) -> HFView:
+    """The transformers config object vLLM would get for these fields.
+    ``raw`` is the same mapping as written in config.json (``given`` has
+    raw.py's coercions): the class refuses what its declared types do not fit."""
     if not model_type:
         raise UserError(
             f"{where}: no 'model_type'; transformers (and so vLLM) needs it to pick the config class"
         )
+    check_declared(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)
     _check_layer_counts(given, where)
     if cls is None:

@@ -9,6 +9,13 @@ millisecond and validates identically (lax mode: ``"32"`` and ``32.0`` become
 32, ``"true"`` becomes True; the same error types, messages and locations).
 ``tests/selector/test_raw_schema.py`` checks that against the equivalent
 ``BaseModel`` on valid and invalid configs.
+
+Lax here is only the shape of a field. The transformers config class vLLM
+loads checks the fields it declares strictly (no coercion, null only where
+its annotation allows it): ``hf_types.check_declared`` refuses those values
+on the mapping as written, per class, when ``hf_view`` builds the class
+view. A field the class does not declare (``sliding_window`` on Llama) is
+kept by transformers as written and read by vLLM as the mirror reads it.
 """
 
 from __future__ import annotations

@@ -502,9 +502,10 @@ def test_bad_tp():
 @pytest.mark.parametrize("name,field", [("gemma-3-27b-it", "num_key_value_heads"),
                                         ("whisper-small", "decoder_attention_heads"), ("whisper-small", "d_model")])
 def test_null_sizes_are_user_errors(name, field):
+    # Gemma3TextConfig and WhisperConfig declare these as int (no None): transformers refuses null
     c = cfg(name)
     (c["text_config"] if "text_config" in c else c)[field] = None
-    expect_error(r"None", model_facts, c, name="x")
+    expect_error(rf"{field} is null; transformers \(and so vLLM\) needs an integer here", model_facts, c, name="x")
 
 
 def test_bert_relative_positions_rejected_like_vllm():
@@ -512,10 +513,11 @@ def test_bert_relative_positions_rejected_like_vllm():
                  {**cfg("bert-base-uncased"), "position_embedding_type": "relative_key"}, name="x")
 
 
-def test_gpt_oss_null_kv_heads_default_to_query_heads():
-    # GptOssConfig.__post_init__: num_key_value_heads None -> num_attention_heads
-    f = model_facts({**cfg("gpt-oss-20b"), "num_key_value_heads": None}, name="x")
-    assert f.groups[0].attn.num_kv_heads == 64
+def test_gpt_oss_null_kv_heads_refused_like_transformers():
+    # GptOssConfig declares num_key_value_heads as int (no None): vLLM's
+    # HFConfigParser fails on null before __post_init__ could default it
+    expect_error(r"num_key_value_heads is null; transformers \(and so vLLM\) needs an integer here",
+                 model_facts, {**cfg("gpt-oss-20b"), "num_key_value_heads": None}, name="x")
 
 
 def test_generic_hybrid_pattern_lists_mamba_layers():

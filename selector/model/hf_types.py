@@ -1,0 +1,173 @@
+"""The types transformers 5.x config classes declare for the config.json
+fields attn-select reads, and the user error for a value they refuse.
+
+transformers' config classes are ``huggingface_hub`` strict dataclasses: on
+``from_dict`` / ``from_pretrained`` (how vLLM 0.33.0 loads every config) each
+declared field is checked with ``isinstance``, no coercion. So ``"32"``,
+``32.0`` and ``true`` are refused for an ``int`` field (a bool is refused
+even though it is an int subclass), ``1`` and ``"true"`` for a ``bool`` one,
+``50`` for a ``float`` one, and null where the annotation has no ``None``.
+A field a class does not declare is kept as written, unchecked: raw.py's lax
+reading stands for those (vLLM computes with them as the mirror does).
+
+The table below was established by loading one config per class, field and
+value kind through vLLM's own ``HFConfigParser`` in the vLLM 0.33.0
+environment (transformers 5.20.2). Classes vLLM registers itself (chatglm,
+flint, colqwen3, deepseek_vl_v2's top level...) are not strict and are not
+listed; deepseek_v32 loads as transformers' DeepseekV3Config.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from attn_select.selector.errors import UserError, cut
+
+# A spec is space-separated field names; a bare name is an int, ":bool" and
+# ":float" name the other kinds, ":a|b" a choice of strings (a Literal), a
+# trailing "?" allows null.
+_SPECS: dict[str, str] = {}
+
+
+def _declare(spec: str, *model_types: str) -> None:
+    for model_type in model_types:
+        _SPECS[model_type] = spec
+
+
+_SIZES = "num_hidden_layers num_attention_heads hidden_size"
+_MLA = "kv_lora_rank qk_rope_head_dim qk_nope_head_dim"
+_declare(_SIZES, "bert", "clip_text_model", "modernbert", "opt", "roberta", "siglip_text_model", "xlm-roberta")
+_declare("hidden_size", "bloom", "paligemma")
+_declare("d_model", "dbrx")  # attribute_map: hidden_size, an int
+_declare(f"{_SIZES} num_key_value_heads? head_dim?", "eurobert", "llama")
+_declare(f"{_SIZES} num_key_value_heads? head_dim? sliding_window?", "afmoe")
+_declare(f"{_SIZES} num_key_value_heads head_dim? sliding_window?", "mistral", "mixtral")
+_declare(f"{_SIZES} num_key_value_heads? sliding_window?", "cohere2", "granite_swa", "granitemoe_swa", "phi3")
+_declare(f"{_SIZES} num_key_value_heads? head_dim sliding_window? sliding_window_pattern", "cohere2_moe")
+_declare(f"{_SIZES} num_key_value_heads head_dim", "llama4_text", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next")
+_declare(f"{_SIZES} num_key_value_heads head_dim use_bidirectional_attention:bool?", "gemma")
+_declare(f"{_SIZES} num_key_value_heads head_dim sliding_window? attn_logit_softcapping:float? "
+         "use_bidirectional_attention:bool?", "gemma2", "gemma3_text")
+_declare(f"{_SIZES} num_key_value_heads head_dim sliding_window", "embedding_gemma2_text")
+_declare(f"{_SIZES} num_key_value_heads head_dim sliding_window use_bidirectional_attention:all|vision?",
+         "gemma4_text", "gemma4_unified_text")
+_declare(f"{_SIZES} num_key_value_heads head_dim sliding_window?", "gpt_oss", "kolibri1", "muse_glimmer_text",
+         "step3p5")
+_declare(f"{_SIZES} num_key_value_heads head_dim sliding_window v_head_dim", "mimo_v2_flash")
+_declare("num_attention_heads hidden_size num_key_value_heads head_dim sliding_window?", "nemotron_h")
+_declare(f"{_SIZES} head_dim", "hrm_text")
+_declare(f"{_SIZES} head_dim?", "nomic_bert")
+_declare(f"{_SIZES} num_key_value_heads", "jamba", "lfm2")
+_declare(f"{_SIZES} num_key_value_heads?", "zamba2")
+_declare("num_hidden_layers hidden_size num_key_value_heads", "jetmoe")
+_declare(f"{_SIZES} num_kv_heads? alibi:bool?", "falcon")
+_declare(f"{_SIZES} num_key_value_heads? head_dim? {_MLA} q_lora_rank? v_head_dim", "deepseek_v2")
+# vLLM's DeepseekVLV2TextConfig (DeepSeek-VL2 / -OCR language_config): DeepseekV2Config, kv_lora_rank nullable
+_declare(f"{_SIZES} num_key_value_heads? head_dim? kv_lora_rank? qk_rope_head_dim qk_nope_head_dim q_lora_rank? "
+         "v_head_dim", "deepseek_vl_v2_text")
+_declare(f"{_SIZES} num_key_value_heads? {_MLA} q_lora_rank? v_head_dim?", "deepseek_v3", "deepseek_v32",
+         "mistral4")
+_declare(f"{_SIZES} num_key_value_heads? head_dim? {_MLA} q_lora_rank? v_head_dim?", "minicpm3")
+_declare(f"{_SIZES} num_key_value_heads {_MLA} q_lora_rank? v_head_dim?", "youtu")
+_declare(f"{_SIZES} num_key_value_heads? head_dim {_MLA} v_head_dim", "bailing_hybrid")
+_declare(f"num_attention_heads hidden_size num_key_value_heads? head_dim {_MLA} q_lora_rank v_head_dim",
+         "longcat_flash")
+_declare(f"{_SIZES} num_key_value_heads head_dim {_MLA} q_lora_rank v_head_dim index_topk", "glm5_next_text")
+_declare(f"{_SIZES} num_key_value_heads? sliding_window? use_sliding_window:bool max_window_layers",
+         "qwen2", "qwen2_5_omni_text", "qwen2_moe")
+_declare(f"{_SIZES} num_key_value_heads? head_dim sliding_window? use_sliding_window:bool max_window_layers",
+         "qwen3")
+_declare(f"{_SIZES} num_key_value_heads sliding_window? use_sliding_window:bool", "qwen3_moe")
+_declare(f"{_SIZES} num_key_value_heads? sliding_window? use_sliding_window:bool", "smollm3")
+_declare(f"{_SIZES} num_key_value_heads? sliding_window? use_sliding_window:bool? max_window_layers?",
+         "qwen2_5_vl_text", "qwen2_vl_text")
+_declare(f"{_SIZES} num_key_value_heads sliding_window?", "qwen3_omni_moe_text")
+_declare(f"{_SIZES} num_key_value_heads? head_dim", "qwen3_vl_text")
+_declare("d_model encoder_layers decoder_layers encoder_attention_heads decoder_attention_heads", "whisper")
+
+_parsed: dict[str, dict[str, tuple[str, bool]]] = {}
+
+
+def declared(model_type: str) -> dict[str, tuple[str, bool]]:
+    """field -> (kind, null allowed) for the fields the class checks."""
+    if model_type not in _parsed:
+        out: dict[str, tuple[str, bool]] = {}
+        for token in _SPECS.get(model_type, "").split():
+            nullable = token.endswith("?")
+            name, _, kind = token.rstrip("?").partition(":")
+            out[name] = (kind or "int", nullable)
+        _parsed[model_type] = out
+    return _parsed[model_type]
+
+
+_NEEDS = {"int": "an integer", "bool": "true or false", "float": "a number with a decimal point"}
+
+
+def _needs(kind: str) -> str:
+    return _NEEDS.get(kind) or " or ".join(json.dumps(choice) for choice in kind.split("|"))
+
+
+def _fits(value: Any, kind: str) -> bool:
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "float":
+        return isinstance(value, float)
+    return isinstance(value, str) and value in kind.split("|")
+
+
+def _described(value: Any) -> str:
+    """The value as the user wrote it in JSON, with its kind."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return "the string " + json.dumps(cut(value))
+    if isinstance(value, int):
+        return f"the integer {cut(str(value))}"
+    if isinstance(value, float):
+        return f"the number {cut(repr(value))}"
+    return f"a {'list' if isinstance(value, list) else 'mapping' if isinstance(value, dict) else 'value'}"
+
+
+def _fix(value: Any, kind: str) -> str:
+    """What to write instead, where the value says it."""
+    if value is None:
+        return "give the model's value" + (" or drop the field" if kind == "bool" else "")
+    if kind == "int":
+        if isinstance(value, float) and value.is_integer() and abs(value) < 1e18:
+            return f"write {int(value)}"
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 30:
+            return f"write {int(value)}"
+    if kind == "bool":
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return f"write {value.strip().lower()}"
+        if isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
+            return f"write {'true' if value else 'false'}"
+    if kind == "float":
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 1e15:
+            return f"write {value}.0"
+        if isinstance(value, str):
+            try:
+                return f"write {float(value)!r}" if len(value) < 30 else "fix the value"
+            except ValueError:
+                pass
+    return "fix the value"
+
+
+def check_declared(raw: Mapping[str, Any] | None, model_type: str, where: str) -> None:
+    """A user error for the first field of ``raw`` (the mapping as written
+    in config.json) that the transformers class for ``model_type`` refuses."""
+    if not isinstance(raw, Mapping):
+        return
+    for name, (kind, nullable) in declared(model_type).items():
+        if name not in raw:
+            continue
+        value = raw[name]
+        if (value is None and nullable) or (value is not None and _fits(value, kind)):
+            continue
+        raise UserError(f"{where}: {name} is {_described(value)}; transformers (and so vLLM) needs "
+                        f"{_needs(kind)}{'' if value is not None else ' here'}: {_fix(value, kind)}")
