@@ -271,7 +271,10 @@ def _explain_other_engine(
     notes = ((sgl_note,) if sgl_note else ()) + tuple(input_notes)
     from attn_select.selector.profiles import load_model
 
-    facts = load_model(model, tp=flags.tp_size, dtype=ov.dtype or "auto", capability=dev.capability, **(load or {}))
+    # --engine sglang reads the model as SGLang does (from its config): a
+    # model vLLM builds without a selection is still SGLang's to resolve
+    facts = load_model(model, tp=flags.tp_size, dtype=ov.dtype or "auto", capability=dev.capability,
+                       engine="sglang" if engine == "sglang" else "vllm", **(load or {}))
     if engine == "sglang":
         _no_vllm_what_ifs(ov)
         return explain_sglang(facts, dev, kern, flags, cuda_version, notes)

@@ -48,6 +48,7 @@ from attn_select.selector.sglang.model import sglang_model
 from attn_select.selector.sglang.model_overrides import NOT_MODELLED
 from attn_select.selector.sglang.platform import Platform, parse_cuda_version
 from attn_select.selector.sglang.resolve import FOLLOWED_FIELDS, resolve
+from tests.selector.model_cases_text import _mimo_v2_flash
 
 pytestmark = pytest.mark.sglang
 
@@ -137,6 +138,8 @@ SYNTHETIC: dict[str, dict] = {
     "minicpm-sala": _dense("MiniCPMSALAForCausalLM", "minicpm_sala", sparse_config={"kernel_size": 32},
                            mixer_types=["minicpm4", "lightning"], num_key_value_heads=16),
     "iquest-q1": _dense("IQuestQ1ForCausalLM", "iquest_q1", use_hybrid_layers=False),
+    # every layer's V narrower than K: vLLM never selects for it, SGLang resolves it
+    "mimo-v2-flash": _mimo_v2_flash(),
     "kimi-k25": {"architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25",
                  "torch_dtype": "bfloat16",
                  "text_config": {**_MLA, "model_type": "deepseek_v3"}},
@@ -292,7 +295,7 @@ def cases(n: int = DEFAULT_CASES, seed: int = 23) -> list[Case]:
 @lru_cache(maxsize=None)
 def _model(name: str, cap: tuple[int, int], tp: int):
     cfg = model_configs()[name]
-    facts = model_facts(cfg, name=name, tp=tp, capability=Capability(*cap))
+    facts = model_facts(cfg, name=name, tp=tp, capability=Capability(*cap), engine="sglang")
     return sglang_model(facts)
 
 

@@ -82,10 +82,12 @@ class Evaluator:
         self._sglang: dict[tuple[Any, ...], SGLangLock] = {}
         self.default_engine = default_engine or "vllm"  # for deployments that name none
 
-    def _model(self, spec: str, tp: int, cap: Capability, base_dir: Path, revision: str | None = None) -> Any:
+    def _model(self, spec: str, tp: int, cap: Capability, base_dir: Path, revision: str | None = None,
+               engine: str = "vllm") -> Any:
         # The capability matters to the model: vLLM's "auto" dtype falls
-        # back to float16 where bfloat16 is unsupported.
-        key = (spec, tp, cap, revision)
+        # back to float16 where bfloat16 is unsupported. The SGLang engine's
+        # facts keep models vLLM refuses to select for (load_model's engine).
+        key = (spec, tp, cap, revision, engine)
         if key not in self._models:
             from attn_select.selector.profiles import load_model
 
@@ -94,7 +96,7 @@ class Evaluator:
             # neither a path here nor a cached hub id: it must be a profile
             if not model_ref(spec, base_dir)[1] and hub_cache.find_cached(spec, revision) is None:
                 _check_model_name(spec, base_dir)
-            self._models[key] = load_model(spec, tp=tp, capability=cap, revision=revision)
+            self._models[key] = load_model(spec, tp=tp, capability=cap, revision=revision, engine=engine)
         return self._models[key]
 
     def _device(self, inputs: DeploymentInputs) -> Device:
@@ -195,7 +197,7 @@ class Evaluator:
         if hit is not None:
             return hit
         try:
-            model = self._model(model_spec, ov.tp, device.capability, base_dir, inputs.revision)
+            model = self._model(model_spec, ov.tp, device.capability, base_dir, inputs.revision, "sglang")
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
         try:

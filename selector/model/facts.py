@@ -12,7 +12,7 @@ from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
 from attn_select.selector.model.hf_types import check_declared
-from attn_select.selector.model.layers import _Ctx, _generic, _Stack
+from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack
 from attn_select.selector.model.model_level import (
     is_deepseek_mla,
     is_mm_prefix_lm,
@@ -184,8 +184,14 @@ def model_facts(
     disable_sliding_window: bool = False,
     source: str | None = None,
     pooling_config: bool = False,
+    engine: str = "vllm",
 ) -> ModelFacts:
     """A parsed config.json (a mapping) -> ModelFacts.
+
+    ``engine`` "sglang": the facts are for SGLang's resolution, which reads
+    the config, not vLLM's layers; a model vLLM builds without asking
+    get_attn_backend (MiMo-V2-Flash, Inkling, ...) then parses, with no
+    attention groups and a note, instead of being refused.
 
     ``weights`` is the dtype of the weight files, used only when the config
     names none (vLLM reads it from the safetensors headers). ``pooling_config``
@@ -200,7 +206,7 @@ def model_facts(
     try:
         return _model_facts(data, name=name, where=where, tp=tp, dtype=dtype, capability=capability,
                             weights=weights, mm_inputs=mm_inputs, disable_sliding_window=disable_sliding_window,
-                            source=source, pooling_config=pooling_config)
+                            source=source, pooling_config=pooling_config, engine=engine)
     except WRONG_KIND as exc:
         raise wrong_kind(where, exc, "transformers and vLLM") from None
 
@@ -218,6 +224,7 @@ def _model_facts(
     disable_sliding_window: bool,
     source: str | None,
     pooling_config: bool,
+    engine: str,
 ) -> ModelFacts:
     if not isinstance(tp, int) or tp < 1:
         raise UserError(f"tensor parallel size must be a positive integer, got {tp!r}")
@@ -272,11 +279,20 @@ def _model_facts(
     ctx = _Ctx(arch=built_arch, hf=hf, text=text, tp=tp, cache_window=cache_window,
                mm_prefix=is_mm_prefix_lm(hf, text, mm_inputs), per_head_scales=per_head, use_mla=use_mla,
                alibi=uses_alibi(text, archs), notes=notes)
-    built = builder(ctx)
-    stacks = [built] if isinstance(built, _Stack) else list(built)  # one stack, or Whisper's pair
-    encoder_decoder = bool(hf.get("is_encoder_decoder") or text.get("is_encoder_decoder"))
-    groups, others = group_layers(stacks, encoder_decoder)
-    if not groups:
+    try:
+        built = builder(ctx)
+    except NoVllmSelection as refusal:
+        if engine != "sglang":
+            raise
+        built = None
+        notes.append(f"vLLM's layers not read: {refusal}")
+    if built is None:
+        groups, others = (), ()
+    else:
+        stacks = [built] if isinstance(built, _Stack) else list(built)  # one stack, or Whisper's pair
+        encoder_decoder = bool(hf.get("is_encoder_decoder") or text.get("is_encoder_decoder"))
+        groups, others = group_layers(stacks, encoder_decoder)
+    if not groups and built is not None:
         kinds = sorted({o.kind for o in others})
         what = f" (its layers are {', '.join(kinds)})" if kinds else ""
         raise UserError(f"{where}: no attention layers found for {arch}{what}; vLLM builds no attention layer "

@@ -332,10 +332,16 @@ def _qwen3_next(ctx: _Ctx) -> _Stack:
     return stack
 
 
+class NoVllmSelection(UserError):
+    """vLLM builds the model but never asks get_attn_backend: a refusal of
+    the vLLM engine only. SGLang resolves its server backend from the config
+    alone, so its engine still reads such a model (facts.model_facts)."""
+
+
 def _no_selection(ctx: _Ctx, subject: str, why: str) -> UserError:
     """The refusal for models whose layers bind their backends themselves:
     vLLM never asks get_attn_backend, so there is no selection to explain."""
-    return UserError(f"{ctx.arch}: vLLM {VLLM_VERSION} never calls get_attn_backend for {subject}: {why}; "
+    return NoVllmSelection(f"{ctx.arch}: vLLM {VLLM_VERSION} never calls get_attn_backend for {subject}: {why}; "
                      "attn-select has no selection to explain for it")
 
 

@@ -219,3 +219,28 @@ def test_both_imports_nothing_heavy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     line = [ln for ln in out.stdout.splitlines() if ln.startswith("HEAVY=")][-1]
     assert line == "HEAVY=", line
+
+
+def test_model_vllm_builds_without_a_selection_is_still_sglangs_to_resolve(tmp_path, capsys):
+    """MiMo-V2-Flash (v head 128, head 192 on every layer) never reaches
+    vLLM's get_attn_backend, so the vLLM engine refuses it; SGLang 0.5.23
+    resolves it from the config alone (_mimo_v2_overrides: fa4 on SM100)."""
+    import json
+
+    from tests.selector.model_cases_text import _mimo_v2_flash
+
+    (tmp_path / "config.json").write_text(json.dumps(_mimo_v2_flash()))
+    rc, d = doc(capsys, "explain", str(tmp_path), "--device", "b200", "--engine", "sglang")
+    assert rc == 0 and d["attention_backend"] == "fa4" and d["page_size"] == 128
+    assert [t["source"] for t in d["trail"]] == ["_mimo_v2_overrides", "_fa4_page_constraint"]
+    assert d["model"]["has_attention_sinks"] is True and d["model"]["has_asymmetric_kv"] is True
+    rc, d = doc(capsys, "explain", str(tmp_path), "--device", "h100", "--engine", "sglang")
+    assert rc == 0 and d["attention_backend"] == "fa3" and d["page_size"] == 1
+    # the vLLM engine (and so --engine both) still says there is nothing to select
+    rc, _, err = run(capsys, "explain", str(tmp_path), "--device", "b200")
+    assert rc == 2 and "never calls get_attn_backend" in err
+    deps = tmp_path / "deps.yaml"
+    deps.write_text(f"deployments:\n  - name: mimo\n    model: {tmp_path}\n    device: b200\n    engine: sglang\n")
+    lock = tmp_path / "lock.yaml"
+    assert main(["lock", str(deps), "-o", str(lock)]) == 0
+    assert "attention_backend: fa4" in lock.read_text()
