@@ -25,13 +25,19 @@ scheme checks of compressed-tensors and Quark (``_check_scheme_supported``,
 when the model's layers are built), the errors of a config class's own
 ``from_config`` (missing fields, also of a config file found in the model
 folder), ModelOpt's producer check of such a file (weight_utils.py:380-388),
-Fp8KVCacheMethod's "fp8_e5m2 kv-cache is not supported with fp8
-checkpoints" (when the Attention layers are built, for a checkpoint's
-method as for a flag's), ``--quantization-config`` and
+``--quantization-config`` and
 ``--allow-deprecated-quantization`` (not read), and
 ``Platform.verify_quantization`` (CudaPlatform leaves
 ``supported_quantization`` empty, so every registered name passes:
 platforms/interface.py:177, :1156-1161).
+
+Modelled here but applied when the layers are built: "fp8_e5m2 kv-cache is
+not supported with fp8 checkpoints." (``_init_kv_cache_quant``,
+model_executor/layers/attention/attention.py:157-221), raised by an
+Attention or MLAAttention layer whose kv_cache_dtype is fp8_e5m2 when its
+quantization config gives it a KV-cache method (``kv_method_refuses_e5m2``;
+explain.py attaches it to the layer group). Quark's ``exclude`` list, which
+would give an excluded Attention layer no method, is not read.
 
 Where each fact comes from (vLLM 0.33.0, paths under vllm/):
 - the method names and their order: ``QuantizationMethods`` in
@@ -171,6 +177,11 @@ class CheckpointQuant(NamedTuple):
     modelopt_algo: str | None  # _extract_modelopt_quant_algo: None unless quant_method is modelopt*
     wna16_gptq: bool  # MoeWNA16Config.is_moe_wna16_compatible's GPTQ half
     wna16_awq_bits: bool  # its AWQ half but the capability: awq with bits == 4
+    # The checkpoint declares a KV-cache quantization the way its config class
+    # reads it: compressed-tensors' kv_cache_scheme is not None
+    # (compressed_tensors.py:267), ModelOpt's kv_cache_quant_method is set
+    # (ModelOptQuantConfigBase.from_config, modelopt.py:326-377).
+    kv_quant_declared: bool = False
 
 
 def _gptq_act_order_ok(q: dict[str, Any]) -> bool:
@@ -192,6 +203,18 @@ def _gptq_act_order_ok(q: dict[str, Any]) -> bool:
     return True
 
 
+def _kv_quant_declared(q: dict[str, Any], method: str) -> bool:
+    if method == "compressed-tensors":
+        return q.get("kv_cache_scheme") is not None
+    if _modelopt_algo(q) is None:
+        return False
+    inner = q.get("quantization")
+    if "quantization" in q:  # the nested (hf_quant_config.json) form: any algo string
+        return isinstance(inner, dict) and bool(inner.get("kv_cache_quant_algo"))
+    scheme = q.get("kv_cache_scheme")  # the flat form: only an 8-bit float scheme reads as "FP8"
+    return isinstance(scheme, dict) and scheme.get("type") == "float" and scheme.get("num_bits") == 8
+
+
 def checkpoint_quant(q: dict[str, Any] | None) -> CheckpointQuant | None:
     if q is None:
         return None
@@ -200,6 +223,7 @@ def checkpoint_quant(q: dict[str, Any] | None) -> CheckpointQuant | None:
         quant_method=method, modelopt_algo=_modelopt_algo(q),
         wna16_gptq=method.lower() == "gptq" and q.get("bits") in (4, 8) and _gptq_act_order_ok(q),
         wna16_awq_bits=method.lower() == "awq" and q.get("bits") == 4,
+        kv_quant_declared=_kv_quant_declared(q, method),
     )
 
 
@@ -331,3 +355,44 @@ def dtype_error(method: str, dtype: str, cls: QuantMethod | None = None) -> str 
     shown = ", ".join(f"torch.{d}" for d in supported)
     return (f"torch.{dtype} is not supported for quantization method {method}. "
             f"Supported dtypes: [{shown}]")
+
+
+# The config classes whose get_quant_method gives an Attention layer a
+# KV-cache method (should_load_quant_weights true), and whether MLAAttention
+# gets one too. MLAAttention subclasses neither Attention nor the reverse
+# (attention.py:229, mla_attention.py:426); only the ModelOpt base checks both.
+# The rest give attention layers None (auto_awq.py, auto_gptq.py via
+# gptq_utils.get_linear_quant_method, fbgemm_fp8.py, fp_quant.py, humming.py,
+# experts_int8.py, moe_wna16.py, torchao.py, inc/inc.py, online/base.py;
+# Mxfp4Config explicitly, mxfp4.py:108-112).
+_KV_METHOD_CLASSES: dict[str, tuple[bool, str]] = {  # class -> (MLA too, where)
+    "Fp8Config": (False, "fp8.py:206-207"),
+    "DeepseekV4FP8Config(Fp8Config)": (False, "fp8.py:206-207 via super()"),
+    "ModelOptFp8Config": (True, "modelopt.py:232-233"),
+    "ModelOptNvFp4Config": (True, "modelopt.py:232-233"),
+    "ModelOptMxFp8Config": (True, "modelopt.py:232-233"),
+    "ModelOptMixedPrecisionConfig": (False, "modelopt.py:1849-1851, when kv_cache_quant_method is set"),
+    "CompressedTensorsConfig": (False, "compressed_tensors.py:213-214"),
+    "QuarkConfig": (False, "quark/quark.py:257-258, 205-206"),
+}
+
+E5M2_REFUSAL = "ValueError: fp8_e5m2 kv-cache is not supported with fp8 checkpoints."
+
+
+def kv_method_refuses_e5m2(config_class: str | None, ck: CheckpointQuant | None, use_mla: bool) -> bool:
+    """Whether ``_init_kv_cache_quant`` refuses a layer built with
+    kv_cache_dtype fp8_e5m2 under the quantization config class
+    ``config_class`` (None: unquantized): the class gives the layer a KV-cache
+    method, unless it is compressed-tensors' and the checkpoint declares no
+    kv_cache_scheme (weight-only compressed-tensors keeps fp8_e5m2)."""
+    if config_class not in _KV_METHOD_CLASSES:
+        return False
+    mla_too, _ = _KV_METHOD_CLASSES[config_class]
+    if use_mla and not mla_too:
+        return False
+    declared = ck is not None and ck.kv_quant_declared
+    if config_class == "ModelOptMixedPrecisionConfig":
+        return declared
+    if config_class == "CompressedTensorsConfig":
+        return declared
+    return True
