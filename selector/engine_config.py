@@ -26,8 +26,9 @@ from attn_select.selector.fa_version import is_fa_version_supported
 from attn_select.selector.model_facts import ModelFacts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.errors import UserError
-from attn_select.selector.quant_methods import (CONFIG_FILENAMES, DEPRECATED, QuantMethod, capability_error,
-                                                flag_config_class, flag_method, unknown_method_error)
+from attn_select.selector.quant_methods import (CONFIG_FILENAMES, DEPRECATED, METHODS, QuantMethod,
+                                                capability_error, flag_config_class, flag_method,
+                                                unknown_method_error)
 from attn_select.selector.quant_methods import dtype_error as quant_dtype_error  # beside vllm_names' dtype_error
 
 # Hook names as the report prints them (vLLM's function or class.method).
@@ -89,6 +90,9 @@ class EngineConfig(NamedTuple):
     block_size: int | None  # the block size get_attn_backend passes (None unless user-specified)
     user_specified_block_size: bool  # cache_config.user_specified_block_size
     kv_skip_layers: tuple[int, ...] = ()  # layer indices whose KV stays "auto" (kv_cache_dtype_skip_layers)
+    # The class get_quant_config built (QuantMethod.config_class), None when
+    # unquantized: the layers ask it for their KV-cache method.
+    quant_config_class: str | None = None
     trail: tuple[EngineStep, ...] = ()
     error: str | None = None  # the exception text vLLM raises while building the config
 
@@ -104,6 +108,7 @@ class _State:
         self.fa_version = ov.flash_attn_version
         self.use_non_causal = bool(ov.use_non_causal)
         self.skip_layers: tuple[int, ...] = ()
+        self.quant_config_class: str | None = None
         self.trail: list[EngineStep] = []
         self.error: str | None = None
 
@@ -158,6 +163,7 @@ def engine_config(
         block_size=ov.block_size,
         user_specified_block_size=ov.block_size is not None,
         kv_skip_layers=s.skip_layers,
+        quant_config_class=s.quant_config_class,
         trail=tuple(s.trail),
         error=s.error,
     )
@@ -290,6 +296,7 @@ def _quantization_config(s: _State, model: ModelFacts, flag: str | None, cap: Ca
         except (ValueError, TypeError) as exc:
             s.error = f"{QUANT_CONFIG_HOOK}: {exc}"
             return
+    s.quant_config_class = (cls or METHODS[method]).config_class
     error = (capability_error(method, cap.major * 10 + cap.minor, cls)
              or quant_dtype_error(method, model.dtype, cls))
     if error is not None:

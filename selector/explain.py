@@ -31,6 +31,7 @@ from attn_select.selector.mla_prefill_config import mla_prefill_selector_config
 from attn_select.selector.mla_prefill_select import MLAPrefillSelection, layer_mla_prefill
 from attn_select.selector.model_facts import AttentionGroup, LayerAttention, ModelFacts
 from attn_select.selector.overrides import Overrides
+from attn_select.selector.quant_methods import E5M2_REFUSAL, kv_method_refuses_e5m2
 from attn_select.selector.select import Selection, select
 from attn_select.selector.vllm_names import dtype_error, forced_dtype, max_model_len_note
 
@@ -458,13 +459,28 @@ def explain(
     else:
         for group in split_skip_layers(model.groups, engine.kv_skip_layers):
             cfg, num_heads = selector_config(group.attn, model.dtype, ctx, eff)
-            groups.append(explain_group(group, cfg, num_heads, device, kernels, ctx, eff.backend,
-                                        ov.mla_prefill_backend))
+            g = explain_group(group, cfg, num_heads, device, kernels, ctx, eff.backend, ov.mla_prefill_backend)
+            groups.append(_with_kv_quant_refusal(g, engine, model))
     return Explanation(
         model=model, device=device, kernels=kernels, ctx=ctx, overrides=ov,
         groups=tuple(groups), notes=model.notes if model else (),
         engine_config_trail=engine.trail, input_notes=tuple(input_notes) + _flag_notes(ov),
     )
+
+
+def _with_kv_quant_refusal(g: GroupExplanation, engine: EngineConfig, model: ModelFacts) -> GroupExplanation:
+    """_init_kv_cache_quant's fp8_e5m2 refusal, raised after get_attn_backend
+    chose the backend (and, for Attention, after the impl's own __init__,
+    whose error then comes first). MLAAttention first rewrites a quantized
+    dtype to fp8_ds_mla when FLASHMLA_SPARSE was chosen, which then passes."""
+    sel = g.selection.selected
+    if sel is None or g.layer_error is not None:
+        return g
+    if g.cfg.kv_cache_dtype != "fp8_e5m2" or (g.cfg.use_mla and sel == "FLASHMLA_SPARSE"):
+        return g
+    if not kv_method_refuses_e5m2(engine.quant_config_class, model.checkpoint_quant, g.cfg.use_mla):
+        return g
+    return g._replace(layer_error=E5M2_REFUSAL)
 
 
 def _flag_notes(ov: Overrides) -> tuple[str, ...]:
