@@ -461,6 +461,7 @@ def explain(
             cfg, num_heads = selector_config(group.attn, model.dtype, ctx, eff)
             g = explain_group(group, cfg, num_heads, device, kernels, ctx, eff.backend, ov.mla_prefill_backend)
             groups.append(_with_kv_quant_refusal(g, engine, model))
+    _refuse_if_first_layer_error_is_e5m2(groups)
     return Explanation(
         model=model, device=device, kernels=kernels, ctx=ctx, overrides=ov,
         groups=tuple(groups), notes=model.notes if model else (),
@@ -480,7 +481,23 @@ def _with_kv_quant_refusal(g: GroupExplanation, engine: EngineConfig, model: Mod
         return g
     if not kv_method_refuses_e5m2(engine.quant_config_class, model.checkpoint_quant, g.cfg.use_mla):
         return g
-    return g._replace(layer_error=E5M2_REFUSAL)
+    return g._replace(layer_error=f"ValueError: {E5M2_REFUSAL}")
+
+
+def _refuse_if_first_layer_error_is_e5m2(groups: list[GroupExplanation]) -> None:
+    """vLLM builds the layers in index order and stops at the first that
+    raises; when that is the fp8_e5m2 refusal the server never starts, so it
+    refuses the deployment like an engine-config refusal (exit 2)."""
+    failing = [g for g in groups if g.group is not None and g.group.layers and (
+        g.selection.selected is None or g.layer_error is not None
+        or (g.mla_prefill is not None and g.mla_prefill.error is not None))]
+    if not failing:
+        return
+    first = min(failing, key=lambda g: min(g.group.layers))
+    if first.layer_error == f"ValueError: {E5M2_REFUSAL}":
+        layer = "MLAAttention" if first.cfg.use_mla else "Attention"
+        raise UserError(f"vLLM {ENGINE_VERSION} refuses this engine config: {layer}.__init__ "
+                        f"(_init_kv_cache_quant), layer {min(first.group.layers)}: {E5M2_REFUSAL}")
 
 
 def _flag_notes(ov: Overrides) -> tuple[str, ...]:

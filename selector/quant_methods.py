@@ -36,7 +36,8 @@ not supported with fp8 checkpoints." (``_init_kv_cache_quant``,
 model_executor/layers/attention/attention.py:157-221), raised by an
 Attention or MLAAttention layer whose kv_cache_dtype is fp8_e5m2 when its
 quantization config gives it a KV-cache method (``kv_method_refuses_e5m2``;
-explain.py attaches it to the layer group). Quark's ``exclude`` list, which
+explain.py applies it after each group's selection and refuses the
+deployment when it is the first layer to fail). Quark's ``exclude`` list, which
 would give an excluded Attention layer no method, is not read.
 
 Where each fact comes from (vLLM 0.33.0, paths under vllm/):
@@ -376,7 +377,7 @@ _KV_METHOD_CLASSES: dict[str, tuple[bool, str]] = {  # class -> (MLA too, where)
     "QuarkConfig": (False, "quark/quark.py:257-258, 205-206"),
 }
 
-E5M2_REFUSAL = "ValueError: fp8_e5m2 kv-cache is not supported with fp8 checkpoints."
+E5M2_REFUSAL = "fp8_e5m2 kv-cache is not supported with fp8 checkpoints."  # a ValueError
 
 
 def kv_method_refuses_e5m2(config_class: str | None, ck: CheckpointQuant | None, use_mla: bool) -> bool:
