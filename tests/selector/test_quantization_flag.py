@@ -21,7 +21,7 @@ from attn_select.selector.errors import UserError
 from attn_select.selector.overrides import Overrides, field_for_flag
 from attn_select.selector.profiles import load_model
 from attn_select.selector.quant_methods import (METHODS, ONLINE, HummingRefusal, checkpoint_quant,
-                                                flag_config_class, flag_method)
+                                                flag_config_class, flag_method, kv_method_refuses_e5m2)
 
 V100, T4, A100, H100 = Capability(7, 0), Capability(7, 5), Capability(8, 0), Capability(9, 0)
 GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False}
@@ -135,7 +135,9 @@ def test_the_flag_changes_no_selection_input(tmp_path):
     for flag in ("fp8", "fp8_per_tensor", "mxfp8", "experts_int8"):
         ec = engine_config(model, Overrides(quantization=flag), H100, Kernels())
         assert ec.error is None
-        assert ec._replace(trail=()) == plain._replace(trail=())
+        # the class built changes, but it gives Attention no KV-cache method
+        assert not kv_method_refuses_e5m2(ec.quant_config_class, model.checkpoint_quant, use_mla=False)
+        assert ec._replace(trail=(), quant_config_class=None) == plain._replace(trail=())
 
 
 @pytest.mark.parametrize(("flag", "cap", "error"), [
