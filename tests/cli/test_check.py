@@ -229,6 +229,9 @@ def bad_variants(text: str) -> dict[str, tuple[str, str]]:
         "wrong type": (text.replace("      tp: 4", "      tp: four", 1), "valid integer"),
         "wrong type in group": (text.replace("flash_attn_version: 3", "flash_attn_version: [3]", 1), "valid integer"),
         "not a lockfile": ("- just\n- a list\n", "expected a mapping"),
+        "name with a terminal escape": (text.replace("- name: llama-8b", '- name: "llama\\e[2J"', 1),
+                                        "holds the unprintable character U+001B"),
+        "empty name": (text.replace("- name: llama-8b", "- name: ''", 1), "the deployment name is empty"),
     }
 
 

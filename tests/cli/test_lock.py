@@ -128,6 +128,15 @@ def test_model_paths_are_relative_to_the_lockfile(tmp_path, capsys, monkeypatch)
         ("deployments:\n  - name: a\n    model: deepseek-v3\n    device: h100\n"
          "    overrides: {mla_prefill_backend: flashinfr}\n", 5,
          "unknown MLA prefill backend 'flashinfr'; did you mean FLASHINFER?"),
+        # a name heads report lines, JUnit cases and annotations: not empty, nothing a log acts on
+        ("deployments:\n  - name: ' '\n    model: llama-3.1-8b\n    device: h100\n", 2,
+         "the deployment name is empty"),
+        ('deployments:\n  - name: "a\\e[31mb"\n    model: llama-3.1-8b\n    device: h100\n', 2,
+         "deployment name 'a\\x1b[31mb' holds the unprintable character U+001B"),
+        ('deployments:\n  - name: "a\\nb"\n    model: llama-3.1-8b\n    device: h100\n', 2,
+         "holds the unprintable character U+000A"),
+        ('deployments:\n  - name: "a\\uFFFEb"\n    model: llama-3.1-8b\n    device: h100\n', 2,
+         "holds the unprintable character U+FFFE"),
     ],
 )
 def test_bad_deployments_file_is_one_line(tmp_path, capsys, body, line, words):
