@@ -290,7 +290,14 @@ class Deployment(DeploymentInputs):
 class DeploymentsFile(BaseModel):
     model_config = ConfigDict(**_STRICT)
 
-    deployments: list[Deployment] = Field(min_length=1)
+    deployments: list[Deployment]
+
+    @field_validator("deployments")
+    @classmethod
+    def _some(cls, value: list[Deployment]) -> list[Deployment]:
+        if not value:
+            raise ValueError("no deployments; list at least one (name, model or selector, device or capability)")
+        return value
 
 
 _MODELS["DeploymentsFile"] = DeploymentsFile

@@ -132,6 +132,14 @@ class Lockfile(BaseModel):
     engine: Engine
     deployments: list[LockDeployment]
 
+    @field_validator("deployments")
+    @classmethod
+    def _some(cls, value: list[LockDeployment]) -> list[LockDeployment]:
+        # lock refuses a deployments file without one: an empty list is a hand edit that would pass vacuously
+        if not value:
+            raise ValueError("the lockfile locks no deployment; regenerate it: attn-select lock DEPLOYMENTS -o LOCKFILE")
+        return value
+
     @field_validator("schema_")
     @classmethod
     def _schema(cls, value: str) -> str:

@@ -232,6 +232,9 @@ def bad_variants(text: str) -> dict[str, tuple[str, str]]:
         "name with a terminal escape": (text.replace("- name: llama-8b", '- name: "llama\\e[2J"', 1),
                                         "holds the unprintable character U+001B"),
         "empty name": (text.replace("- name: llama-8b", "- name: ''", 1), "the deployment name is empty"),
+        # a lock can never be written empty; emptied by hand it would pass without checking anything
+        "no deployments": (re.sub(r"(?ms)^deployments:.*", "deployments: []\n", text) or "x",
+                           "locks no deployment; regenerate it"),
     }
 
 

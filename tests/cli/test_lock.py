@@ -137,6 +137,7 @@ def test_model_paths_are_relative_to_the_lockfile(tmp_path, capsys, monkeypatch)
          "holds the unprintable character U+000A"),
         ('deployments:\n  - name: "a\\uFFFEb"\n    model: llama-3.1-8b\n    device: h100\n', 2,
          "holds the unprintable character U+FFFE"),
+        ("deployments: []\n", 1, "no deployments; list at least one"),
     ],
 )
 def test_bad_deployments_file_is_one_line(tmp_path, capsys, body, line, words):
