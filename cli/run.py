@@ -14,6 +14,7 @@ cli/formats/run_text.py.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import sys
 import warnings
@@ -73,6 +74,12 @@ def run_cmd(
     fail_on_slow: Annotated[bool, typer.Option("--fail-on-slow", help="A GPU slower than its peers beyond the noise fails the run (exit 1).", rich_help_panel=FANOUT)] = False,
 ) -> None:
     """Run one forward step through each attention backend and check it."""
+    # click's float ranges let nan through (every comparison is false), and an
+    # infinite span would time builds forever; an infinite worker timeout is "no limit"
+    if not math.isfinite(build_span):
+        raise UserError(f"--build-span {build_span}: give a number of seconds (0 skips the spread timing)")
+    if math.isnan(worker_timeout):
+        raise UserError("--worker-timeout nan: give a number of seconds (inf: no limit)")
     if gpus is not None or ray is not None:
         from attn_select.cli.fanout import run_fanout
 
