@@ -36,6 +36,8 @@ def _count(text: str, what: str, where: str) -> int:
     m = re.fullmatch(r"([0-9]+)(k?)", t)
     if not m:
         raise UserError(f"{where}: {what} {text!r} is not a whole number (e.g. 4096 or 4k)")
+    if len(m.group(1)) > 20:  # int() refuses past 4300 digits, and no batch or context has 21
+        raise UserError(f"{where}: {what} of {len(m.group(1))} digits is too large; give a count such as 4096 or 4k")
     n = int(m.group(1)) * (1024 if m.group(2) else 1)
     return n
 
@@ -148,14 +150,15 @@ def deployment_kv_bytes(shape: Shape, page_size: int, groups: Any, kv_elem: int)
     sliding-window layer keeps about its window (plus the page being filled)
     per request, a full layer the whole context. Weights are not counted,
     so a point past this cannot be served on the device at all."""
-    seqs = ([shape.decode_context + 1] * shape.decodes
-            + [shape.prefill_context + shape.prefill_new] * shape.prefills)
+    # (sequence length, requests of it): counted, not listed per request, so
+    # a huge --batches value costs nothing to estimate (a list of 10**9 did)
+    seqs = ((shape.decode_context + 1, shape.decodes), (shape.prefill_context + shape.prefill_new, shape.prefills))
     total = 0
     for g in groups:
         a = g.attn
         window = a.sliding_window
-        held = sum(min(n, window + page_size) if window else n for n in seqs)
-        pages = -(-held // page_size) + len(seqs)  # each request's last page, partly filled
+        held = sum(count * (min(n, window + page_size) if window else n) for n, count in seqs)
+        pages = -(-held // page_size) + shape.num_requests  # each request's last page, partly filled
         total += len(g.layers) * pages * page_size * kv_elem * token_elements(
             a.use_mla, a.num_kv_heads, a.head_size, a.head_size_v)
     return total
