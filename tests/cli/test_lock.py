@@ -150,6 +150,18 @@ def test_bad_deployments_file_is_one_line(tmp_path, capsys, body, line, words):
     assert not (tmp_path / "x.lock").exists()
 
 
+@pytest.mark.parametrize("command", ["lock", "check"])
+def test_a_file_that_is_not_utf8_names_its_line_and_what_to_do(tmp_path, capsys, command):
+    """It was Python's codec message ("can't decode byte 0xff in position
+    33"), which names neither the line nor the fix."""
+    f = tmp_path / "f.yaml"
+    f.write_bytes(b"deployments:\n  - name: caf\xe9\n    model: llama-3.1-8b\n    device: h100\n")
+    rc, out, err = run(capsys, command, f)
+    what = "deployments file" if command == "lock" else "lockfile"
+    assert rc == 2 and out == ""
+    assert err == f"error: {f}:2: the {what} is not UTF-8 text (byte 0xe9); save it as UTF-8\n"
+
+
 def test_missing_deployments_file(tmp_path, capsys):
     rc, _, err = run(capsys, "lock", tmp_path / "none.yaml")
     assert rc == 2 and err == f"error: deployments file not found: {tmp_path / 'none.yaml'}\n"
