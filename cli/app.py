@@ -150,12 +150,21 @@ def _usage_error_types() -> tuple[type[BaseException], type[BaseException]]:
     return UsageError, Abort
 
 
-def usage_error_line(exc: BaseException, command: str | None) -> str:
+def usage_error_line(exc: BaseException, command: str | None, args: list[str] | None = None) -> str:
     """A click usage error (unknown option, bad value, missing argument) as
     the same one line as every other error, with where to read more."""
     from attn_select.selector.errors import one_line
 
     message = exc.format_message() if hasattr(exc, "format_message") else str(exc)  # type: ignore[union-attr]
+    short = getattr(exc, "option_name", None)
+    if isinstance(short, str) and len(short) == 2 and short[0] == "-" and short[1] != "-" and args:
+        # click reads "-pcp" as the short options -p -c -p and names only "-p";
+        # the word as typed is what the user can find and fix (vllm serve's -pcp, -dcp, -tp)
+        before = args[: args.index("--")] if "--" in args else args
+        typed = next((a for a in before if a.startswith(short) and len(a) > 2 and not a.startswith("--")
+                      and "=" not in a), None)
+        if typed is not None:
+            message = message.replace(f"option: {short}", f"option: {typed}", 1)
     message = one_line(message).rstrip(".")
     if message[:2].istitle():  # "No such option" -> "no such option", as our own messages read
         message = message[0].lower() + message[1:]
@@ -187,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     except usage_error as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             return ExitCode.USAGE  # the help is already printed, as in standalone mode
-        typer.echo(usage_error_line(exc, command), err=True)
+        typer.echo(usage_error_line(exc, command, args), err=True)
         return ExitCode.USAGE
     except abort:
         typer.echo("aborted", err=True)

@@ -19,10 +19,13 @@ def read_text(path: str, what: str) -> str:
     from attn_select.selector.safe_json import read_bytes
     from attn_select.selector.safe_yaml import MAX_FILE_BYTES
 
+    data = read_bytes(path, what, MAX_FILE_BYTES)
     try:
-        return read_bytes(path, what, MAX_FILE_BYTES).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UserError(f"cannot read {what} {path}: {exc}") from None
+        line = data[: exc.start].count(b"\n") + 1  # where to look, as every other error of the file says
+        raise UserError(f"{path}:{line}: the {what} is not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+                        "save it as UTF-8") from None
 
 
 def write_text(path: str, text: str, what: str) -> None:

@@ -14,6 +14,7 @@ cli/formats/run_text.py.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import sys
 import warnings
@@ -73,6 +74,12 @@ def run_cmd(
     fail_on_slow: Annotated[bool, typer.Option("--fail-on-slow", help="A GPU slower than its peers beyond the noise fails the run (exit 1).", rich_help_panel=FANOUT)] = False,
 ) -> None:
     """Run one forward step through each attention backend and check it."""
+    # click's float ranges let nan through (every comparison is false), and an
+    # infinite span would time builds forever; an infinite worker timeout is "no limit"
+    if not math.isfinite(build_span):
+        raise UserError(f"--build-span {build_span}: give a number of seconds (0 skips the spread timing)")
+    if math.isnan(worker_timeout):
+        raise UserError("--worker-timeout nan: give a number of seconds (inf: no limit)")
     if gpus is not None or ray is not None:
         from attn_select.cli.fanout import run_fanout
 
@@ -190,6 +197,14 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
         facts = load_model(model, tp=tp, dtype=dtype or "auto", capability=dev.capability)
     if kv_cache_dtype not in (None, "auto") and not kv_cache_dtype.startswith("fp8"):
         raise UserError(f"attn-select run supports --kv-cache-dtype auto or fp8*, got {kv_cache_dtype!r}")
+    # before planning: the plan itself lists every request's length (--batch 10**9 exhausts memory there)
+    from attn_select.backends.run.tune_sweep import device_memory
+    from attn_select.selector.tune_workload import run_size_error
+
+    too_big = run_size_error(shape_list, block_size or 16, facts.groups, forced_dtype(dtype) or facts.dtype,
+                             kv_cache_dtype or "auto", device_memory(torch_device))
+    if too_big:
+        raise UserError(too_big)
     ov = Overrides(dtype=dtype, quantization=quantization, kv_cache_dtype=kv_cache_dtype, block_size=block_size,
                    backend=run_backends[0] if run_backends and len(run_backends) == 1 else None, tp=tp)
     exp = explain(facts, dev, kern, ov)
@@ -200,7 +215,6 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
                     run_backends)
 
     from attn_select.backends.run.runner import RunOptions, run_model
-
     opts = RunOptions(device=torch_device, checks=checks, timing=timing, build_span_s=build_span,
                       progress=progress)
     if cpu:

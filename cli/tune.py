@@ -95,6 +95,8 @@ def tune_cmd(
     """Measure which vLLM attention setting is fastest for a workload here."""
     from attn_select.cli.run import library_warnings
 
+    if plot is not None and plot.name in ("", ".", ".."):  # Path("") is "."; it has no name to add .png to
+        raise UserError(f"--plot {str(plot)!r}: give a file name for the plots (e.g. --plot llama: llama.png, llama.svg)")
     if plot is not None:
         from attn_select.cli.tune_plot import require_matplotlib
 

@@ -37,6 +37,7 @@ RESOLVE_HOOK = "resolve_kv_cache_dtype_string"
 LAYER_SCHEME_HOOK = "Attention.__init__ (kv_cache_scheme)"
 QUANT_VERIFY_HOOK = "ModelConfig._verify_quantization"
 QUANT_CONFIG_HOOK = "VllmConfig._get_quantization_config"
+PARALLEL_HOOK = "ParallelConfig._validate_parallel_config"
 
 # MODELS_CONFIG_MAP keys whose hook can change a selection input, by the
 # hook class vLLM maps them to.
@@ -137,6 +138,8 @@ def engine_config(
     s = _State(ov)
     if model is not None:
         _verify_quantization(s, model, ov.quantization, cap)
+        if s.error is None:
+            _validate_parallel(s, ov)
     if model is not None and s.error is None:
         _resolve_cache_dtype(s, model)
         packed = _is_packed_kv(s.cache_dtype)
@@ -200,6 +203,16 @@ def _verify_quantization(s: _State, model: ModelFacts, flag: str | None, cap: Ca
         s.error = (f"{QUANT_VERIFY_HOOK}: ('The quantization method %s is deprecated and will be removed in "
                    "future versions of vLLM. To bypass, set `--allow-deprecated-quantization`.', "
                    f"{method!r})")
+
+
+def _validate_parallel(s: _State, ov: Overrides) -> None:
+    """ParallelConfig's validator, which create_engine_config reaches right
+    after the model config: without prefill context parallelism DCP reuses
+    the TP ranks, so -dcp must divide -tp. With -pcp > 1 vLLM allows other
+    sizes, and only use_pcp (not the PCP size) is known here: not checked.
+    The raw --use-dcp toggle is a selector-config what-if, not a size."""
+    if ov.dcp_size is not None and not ov.use_pcp and ov.tp % ov.dcp_size != 0:
+        s.error = f"{PARALLEL_HOOK}: tp_size={ov.tp} must be divisible by dcp_size={ov.dcp_size}."
 
 
 def _resolve_cache_dtype(s: _State, model: ModelFacts) -> None:

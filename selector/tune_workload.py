@@ -36,6 +36,8 @@ def _count(text: str, what: str, where: str) -> int:
     m = re.fullmatch(r"([0-9]+)(k?)", t)
     if not m:
         raise UserError(f"{where}: {what} {text!r} is not a whole number (e.g. 4096 or 4k)")
+    if len(m.group(1)) > 20:  # int() refuses past 4300 digits, and no batch or context has 21
+        raise UserError(f"{where}: {what} of {len(m.group(1))} digits is too large; give a count such as 4096 or 4k")
     n = int(m.group(1)) * (1024 if m.group(2) else 1)
     return n
 
@@ -148,14 +150,15 @@ def deployment_kv_bytes(shape: Shape, page_size: int, groups: Any, kv_elem: int)
     sliding-window layer keeps about its window (plus the page being filled)
     per request, a full layer the whole context. Weights are not counted,
     so a point past this cannot be served on the device at all."""
-    seqs = ([shape.decode_context + 1] * shape.decodes
-            + [shape.prefill_context + shape.prefill_new] * shape.prefills)
+    # (sequence length, requests of it): counted, not listed per request, so
+    # a huge --batches value costs nothing to estimate (a list of 10**9 did)
+    seqs = ((shape.decode_context + 1, shape.decodes), (shape.prefill_context + shape.prefill_new, shape.prefills))
     total = 0
     for g in groups:
         a = g.attn
         window = a.sliding_window
-        held = sum(min(n, window + page_size) if window else n for n in seqs)
-        pages = -(-held // page_size) + len(seqs)  # each request's last page, partly filled
+        held = sum(count * (min(n, window + page_size) if window else n) for n, count in seqs)
+        pages = -(-held // page_size) + shape.num_requests  # each request's last page, partly filled
         total += len(g.layers) * pages * page_size * kv_elem * token_elements(
             a.use_mla, a.num_kv_heads, a.head_size, a.head_size_v)
     return total
@@ -170,3 +173,32 @@ def point_bytes(shape: Shape, page_size: int, token_elems: int, kv_elem: int,
     tokens = shape.kv_tokens() + page_size * (shape.num_requests + 65)  # page rounding + spare pages
     per_layer = tokens * token_elems * kv_elem
     return per_layer + max(per_layer, timed_cache_bytes) + tokens * token_elems * 4
+
+
+_ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
+
+
+def run_size_error(shapes: list[Shape], page_size: int, groups: Any, dtype: str, kv_cache_dtype: str,
+                   memory_bytes: int, usable: float = 0.85) -> str | None:
+    """Why ``run`` cannot hold these shapes in ``memory_bytes``, or None.
+
+    Checked before anything is allocated: ``--batch 10**9`` or ``--context
+    10**30`` would otherwise end in an allocator error deep in torch (an
+    overflow, or the host swapping) instead of one line that says what to
+    lower. The estimate is ``point_bytes``, tune's own, per group."""
+    elem = 1 if kv_cache_dtype.startswith("fp8") else _ELEMENT_BYTES.get(dtype, 2)
+    budget = int(memory_bytes * usable)
+    for shape in shapes:
+        need = max(point_bytes(shape, page_size, token_elements(g.attn.use_mla, g.attn.num_kv_heads,
+                                                                g.attn.head_size, g.attn.head_size_v), elem)
+                   for g in groups)
+        if need > budget:
+            return (f"the {shape.kind} batch ({shape.describe()}, pages of {page_size}) needs about "
+                    f"{_gib(need)}, {_gib(budget)} usable here; lower --batch, --context or --block-size")
+    return None
+
+
+def _gib(n: int) -> str:
+    if n >= 1 << 70:  # past a zebibyte (and a float, from 10**309 on): the size is only absurd
+        return f"more than {1 << 40:,} GiB"
+    return f"{n / 2**30:,.1f} GiB"

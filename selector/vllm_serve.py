@@ -109,7 +109,9 @@ def command_tokens(model: str | None, rest: list[str] | None) -> list[str] | Non
         import shlex
 
         try:
-            words = shlex.split(model)
+            # a multi-line paste keeps its shell line continuations; sh removes
+            # backslash-newline before splitting, shlex would make it a "\n" word
+            words = shlex.split(re.sub(r"\\\r?\n", "", model))
         except ValueError as exc:
             raise UserError(f"cannot split the pasted command line: {exc}") from None
     start = _command_start(words)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
+from attn_select.cli.formats.xml_doc import xml_document
+
 if TYPE_CHECKING:
     from attn_select.cli.fleet.merge import Cell, FleetReport
     from attn_select.cli.fleet.units import Unit
@@ -143,8 +145,7 @@ def render_junit(r: FleetReport) -> str:
         el.set("tests", str(len(r.units)))
         el.set("failures", str(failures))
         el.set("errors", "0")
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return xml_document(root)
 
 
 # --- check LOCK --ray ---------------------------------------------------------------
@@ -215,5 +216,4 @@ def render_check_junit(r) -> str:
         suite.set(k, str(v))
     for k, v in (("tests", tests + len(r.cases)), ("failures", failures + run_failures), ("errors", 0)):
         root.set(k, str(v))
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return xml_document(root)

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
 from attn_select.cli.formats import by_report_type
+from attn_select.cli.formats.xml_doc import xml_document
 
 if TYPE_CHECKING:
     from attn_select.selector.lock import CheckReport, Diff
@@ -73,8 +74,7 @@ def check_junit(r: CheckReport) -> str:
     tests, failures = check_suite(root, r)
     for k, v in (("tests", tests), ("failures", failures), ("errors", 0)):
         root.set(k, str(v))
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return xml_document(root)
 
 
 render = by_report_type("JUnit", CheckReport=check_junit)

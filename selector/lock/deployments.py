@@ -6,9 +6,11 @@ and SGLang flags), as strict pydantic models read with line numbers.
 from __future__ import annotations
 
 import typing
-from typing import Any, Literal, Optional, Union
+import unicodedata
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (
+    AfterValidator,
     AliasChoices,
     BaseModel,
     ConfigDict,
@@ -20,7 +22,7 @@ from pydantic import (
 )
 
 from attn_select.selector.config import SELECTOR_FIELDS, Capability, Kernels
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
 from attn_select.selector.explain import override_problem
 from attn_select.selector.overrides import FIELDS, Overrides
 from attn_select.selector.vllm_names import parse_max_model_len
@@ -260,16 +262,42 @@ class DeploymentInputs(BaseModel):
         return out
 
 
+def _deployment_name(value: str) -> str:
+    """A name heads its report lines, JUnit test cases and GitHub
+    annotations: an empty one names nothing, and a line break or terminal
+    escape in it splits or rewrites the CI log (XML cannot hold most
+    controls at all). Printable characters only."""
+    if not value.strip():
+        raise ValueError("the deployment name is empty; give each deployment a name of its own")
+    bad = next((c for c in value if unicodedata.category(c) in ("Cc", "Cs", "Zl", "Zp")
+                or c in "\ufffe\uffff"), None)
+    if bad is not None:
+        raise ValueError(f"deployment name {shown(value)} holds the unprintable character U+{ord(bad):04X}; "
+                         "write it with printable characters")
+    return value
+
+
+# Shared by deployments files and lockfiles (a hand-edited lock is read the same way).
+DeploymentName = Annotated[str, AfterValidator(_deployment_name)]
+
+
 class Deployment(DeploymentInputs):
     model_config = ConfigDict(**_STRICT)
 
-    name: str
+    name: DeploymentName
 
 
 class DeploymentsFile(BaseModel):
     model_config = ConfigDict(**_STRICT)
 
-    deployments: list[Deployment] = Field(min_length=1)
+    deployments: list[Deployment]
+
+    @field_validator("deployments")
+    @classmethod
+    def _some(cls, value: list[Deployment]) -> list[Deployment]:
+        if not value:
+            raise ValueError("no deployments; list at least one (name, model or selector, device or capability)")
+        return value
 
 
 _MODELS["DeploymentsFile"] = DeploymentsFile

@@ -16,7 +16,7 @@ from attn_select.backends import registry
 from attn_select.selector.engines import SGLANG_VERSION, VLLM_VERSION
 from attn_select.selector.errors import UserError
 from attn_select.selector.explain import ENGINE, ENGINE_VERSION
-from attn_select.selector.lock.deployments import _STRICT, DeploymentInputs
+from attn_select.selector.lock.deployments import _STRICT, DeploymentInputs, DeploymentName
 from attn_select.selector.lock.yamlmarks import _MODELS, Located, _check_unique, load_yaml, validation_error
 
 LOCK_SCHEMA = "attn-select.lock/1"
@@ -99,7 +99,7 @@ class SGLangLock(BaseModel):
 class LockDeployment(BaseModel):
     model_config = ConfigDict(**_STRICT)
 
-    name: str
+    name: DeploymentName
     # what produced the entry ("vllm 0.33.0 (attn-select mirror)"); written by
     # lock --record-engine, read by people: check does not compare it
     produced_by: Optional[str] = None
@@ -131,6 +131,14 @@ class Lockfile(BaseModel):
     schema_: str = Field(alias="schema")
     engine: Engine
     deployments: list[LockDeployment]
+
+    @field_validator("deployments")
+    @classmethod
+    def _some(cls, value: list[LockDeployment]) -> list[LockDeployment]:
+        # lock refuses a deployments file without one: an empty list is a hand edit that would pass vacuously
+        if not value:
+            raise ValueError("the lockfile locks no deployment; regenerate it: attn-select lock DEPLOYMENTS -o LOCKFILE")
+        return value
 
     @field_validator("schema_")
     @classmethod

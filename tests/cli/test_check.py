@@ -165,6 +165,23 @@ def test_junit_parses_and_counts_failures(h100, capsys):
     assert rc == 0 and ET.fromstring(out.encode()).get("failures") == "0"
 
 
+def test_junit_stays_xml_when_values_hold_characters_xml_cannot(h100, capsys, monkeypatch):
+    """A hand-edited locked error with U+FFFE and a warning that echoes an
+    environment variable holding a terminal escape: XML 1.0 cannot write
+    either character, so each is spelled out and the file still parses."""
+    _, lock = h100
+    text = lock.read_text()
+    edited = lock.with_name("edited.lock")
+    edited.write_text(text.replace("error: null", 'error: "boom\\uFFFE"', 1))
+    monkeypatch.setenv("VLLM_ATTENTION_BACKEND", "\x1b[31mx\x07")
+    rc, out, _ = run(capsys, "check", edited, "-f", "junit")
+    assert rc == 1
+    root = ET.fromstring(out.encode())
+    assert "boom\\ufffe" in root.find(".//failure").get("message")
+    warning = next(p.get("value") for p in root.iter("property") if p.get("name") == "warning")
+    assert "\\x1b[31mx\\x07" in warning and "\x1b" not in warning
+
+
 def test_github_annotations_point_at_lockfile_lines(h100, capsys):
     _, lock = h100
     moved = on_b200(lock)
@@ -212,6 +229,12 @@ def bad_variants(text: str) -> dict[str, tuple[str, str]]:
         "wrong type": (text.replace("      tp: 4", "      tp: four", 1), "valid integer"),
         "wrong type in group": (text.replace("flash_attn_version: 3", "flash_attn_version: [3]", 1), "valid integer"),
         "not a lockfile": ("- just\n- a list\n", "expected a mapping"),
+        "name with a terminal escape": (text.replace("- name: llama-8b", '- name: "llama\\e[2J"', 1),
+                                        "holds the unprintable character U+001B"),
+        "empty name": (text.replace("- name: llama-8b", "- name: ''", 1), "the deployment name is empty"),
+        # a lock can never be written empty; emptied by hand it would pass without checking anything
+        "no deployments": (re.sub(r"(?ms)^deployments:.*", "deployments: []\n", text) or "x",
+                           "locks no deployment; regenerate it"),
     }
 
 

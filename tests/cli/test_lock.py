@@ -128,6 +128,16 @@ def test_model_paths_are_relative_to_the_lockfile(tmp_path, capsys, monkeypatch)
         ("deployments:\n  - name: a\n    model: deepseek-v3\n    device: h100\n"
          "    overrides: {mla_prefill_backend: flashinfr}\n", 5,
          "unknown MLA prefill backend 'flashinfr'; did you mean FLASHINFER?"),
+        # a name heads report lines, JUnit cases and annotations: not empty, nothing a log acts on
+        ("deployments:\n  - name: ' '\n    model: llama-3.1-8b\n    device: h100\n", 2,
+         "the deployment name is empty"),
+        ('deployments:\n  - name: "a\\e[31mb"\n    model: llama-3.1-8b\n    device: h100\n', 2,
+         "deployment name 'a\\x1b[31mb' holds the unprintable character U+001B"),
+        ('deployments:\n  - name: "a\\nb"\n    model: llama-3.1-8b\n    device: h100\n', 2,
+         "holds the unprintable character U+000A"),
+        ('deployments:\n  - name: "a\\uFFFEb"\n    model: llama-3.1-8b\n    device: h100\n', 2,
+         "holds the unprintable character U+FFFE"),
+        ("deployments: []\n", 1, "no deployments; list at least one"),
     ],
 )
 def test_bad_deployments_file_is_one_line(tmp_path, capsys, body, line, words):
@@ -138,6 +148,18 @@ def test_bad_deployments_file_is_one_line(tmp_path, capsys, body, line, words):
     assert err.startswith(f"error: {deps}:{line}: "), err
     assert words in err and err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "x.lock").exists()
+
+
+@pytest.mark.parametrize("command", ["lock", "check"])
+def test_a_file_that_is_not_utf8_names_its_line_and_what_to_do(tmp_path, capsys, command):
+    """It was Python's codec message ("can't decode byte 0xff in position
+    33"), which names neither the line nor the fix."""
+    f = tmp_path / "f.yaml"
+    f.write_bytes(b"deployments:\n  - name: caf\xe9\n    model: llama-3.1-8b\n    device: h100\n")
+    rc, out, err = run(capsys, command, f)
+    what = "deployments file" if command == "lock" else "lockfile"
+    assert rc == 2 and out == ""
+    assert err == f"error: {f}:2: the {what} is not UTF-8 text (byte 0xe9); save it as UTF-8\n"
 
 
 def test_missing_deployments_file(tmp_path, capsys):

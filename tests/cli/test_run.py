@@ -61,6 +61,30 @@ def test_bad_usage_is_exit_2(tiny_model, args):
     assert main(["run", tiny_model, *args]) == 2
 
 
+@pytest.mark.parametrize("args, words", [
+    (["--build-span", "nan"], "--build-span nan: give a number of seconds"),  # click's range let it through
+    (["--build-span", "inf"], "--build-span inf: give a number of seconds"),  # would time builds forever
+    (["--worker-timeout", "nan", "--gpus", "0"], "--worker-timeout nan: give a number of seconds"),
+])
+def test_a_span_or_timeout_that_is_not_a_number_is_one_line(tiny_model, capsys, args, words):
+    assert main(["run", tiny_model, "--device", "cpu", "--no-timing", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err
+
+
+@pytest.mark.parametrize("args", [
+    ["--batch", str(10**9)],  # the plan alone listed every request's length: MemoryError
+    ["--context", str(10**30)],  # torch: "Overflow when unpacking long long"
+    ["--block-size", str(10**30)],  # torch: "int too big to convert"
+    ["--batch", str(10**400)],  # past a float
+])
+def test_a_batch_that_cannot_fit_is_one_line_before_anything_runs(tiny_model, capsys, args):
+    assert main(["run", tiny_model, "--device", "cpu", "--no-timing", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" not in err
+    assert "GiB usable here; lower --batch, --context or --block-size" in err, err
+
+
 @interpreter
 def test_cpu_run_checks_flex_and_triton(tiny_model, capsys):
     code = main(["run", tiny_model, "--device", "cpu", "--no-timing", "--checks", "1",

@@ -48,6 +48,30 @@ def test_a_bad_shape_in_a_workload_file_is_one_line_and_exit_2(tiny_model, tmp_p
     assert err.count("\n") == 1 and "item 2" in err and "bad shape" in err
 
 
+@pytest.mark.parametrize("args, words", [
+    (["--batches", "1" * 5000], "--batches: batches of 5000 digits is too large"),  # int() refused: internal error
+    (["--batches", str(10**30)], "--batches: batches of 31 digits is too large"),
+    (["--contexts", "9" * 25 + "k"], "--contexts: contexts of 25 digits is too large"),
+    (["--plot", ""], "--plot '.': give a file name for the plots"),  # with_suffix on '.': internal error after the sweep
+])
+def test_an_absurd_count_or_plot_name_is_one_line_before_the_sweep(tiny_model, capsys, args, words):
+    assert main(["tune", tiny_model, "--device", "cpu", "--max-seconds", "0", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err
+
+
+def test_a_huge_batch_is_skipped_as_not_fitting_not_listed_per_request(tiny_model, capsys):
+    """The whole-model estimate listed one length per request (--batches
+    10**19: OverflowError; 10**9: gigabytes of list) before the point was
+    found not to fit; it now counts requests per length."""
+    rc = main(["tune", tiny_model, "--device", "cpu", "--max-seconds", "0", "--batches", str(10**19),
+               "--format", "json"])
+    out, err = capsys.readouterr()
+    assert rc in (0, 1) and "internal error" not in err, err
+    huge = [p for p in json.loads(out)["points"] if p["batch"] == 10**19]  # the workload's own shapes run too
+    assert huge and all(p["status"] == "skipped" and "does not fit" in p["reason"] for p in huge), huge
+
+
 def test_a_device_profile_is_refused_as_on_run(tiny_model, capsys):
     assert main(["tune", tiny_model, "--device", "h100"]) == 2
     assert "--device on run takes cuda, cuda:N or cpu" in capsys.readouterr().err

@@ -74,9 +74,11 @@ def test_tensor_parallel_size_spellings(capsys, spelling):
 
 
 def test_decode_context_parallel_size_spellings(capsys):
-    _, ours = doc(capsys, "explain", "deepseek-v3", "--device", "h100", "--dcp-size", "2")
+    # -tp 2: vLLM's ParallelConfig refuses a DCP size that does not divide TP
+    rc, ours = doc(capsys, "explain", "deepseek-v3", "--device", "h100", "-tp", "2", "--dcp-size", "2")
+    assert rc == 0 and ours["engine_context"]["dcp_size"] == 2
     for spelling in (["-dcp", "2"], ["--decode-context-parallel-size", "2"]):
-        assert doc(capsys, "explain", "deepseek-v3", "--device", "h100", *spelling)[1] == ours
+        assert doc(capsys, "explain", "deepseek-v3", "--device", "h100", "-tp", "2", *spelling)[1] == ours
 
 
 def test_max_model_len_is_taken_and_noted_as_changing_nothing(capsys):

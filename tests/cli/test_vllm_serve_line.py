@@ -65,6 +65,18 @@ def test_the_line_as_one_quoted_argument(capsys):
     assert rc == 0 and d == flags
 
 
+@pytest.mark.parametrize("nl", ["\n", "\r\n"])
+def test_a_multi_line_paste_with_line_continuations(capsys, nl):
+    """A serve command copied from a README or a shell script, pasted as
+    one quoted argument: the shell's backslash-newline continuations are
+    removed before splitting, as sh does (it was 'unrecognized arguments: '
+    with an invisible newline word)."""
+    _, flags = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--tp", "2", "--dtype", "half")
+    pasted = f"vllm serve llama-3.1-8b \\{nl}  --tensor-parallel-size 2 \\{nl}  --dtype half{nl}"
+    rc, d = line_doc(capsys, *H100, pasted)
+    assert rc == 0 and d == flags
+
+
 def test_model_reading_flags_of_the_line(capsys):
     _, plain = doc(capsys, "explain", "gemma-3-27b", "--device", "h100")
     rc, d = line_doc(capsys, *H100, "--", "vllm", "serve", "gemma-3-27b", "--disable-sliding-window")

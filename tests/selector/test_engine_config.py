@@ -69,6 +69,25 @@ def test_no_model_runs_no_step():
     assert ec.trail == () and ec.flash_attn_version is None
 
 
+@pytest.mark.parametrize("tp,dcp,pcp,refused", [
+    (1, 2, False, True), (4, 3, False, True), (2, 4, False, True),
+    (1, 1, False, False), (4, 2, False, False), (8, 8, False, False),
+    (1, 2, True, False),  # with PCP vLLM allows other sizes; the PCP size is not known here
+])
+def test_dcp_must_divide_tp_as_parallel_config_requires(tp, dcp, pcp, refused):
+    ec = engine_config(llama(), Overrides(tp=tp, dcp_size=dcp, use_pcp=pcp), H100, ALL)
+    if refused:
+        assert ec.error == (f"ParallelConfig._validate_parallel_config: tp_size={tp} must be divisible "
+                            f"by dcp_size={dcp}.")
+    else:
+        assert ec.error is None
+
+
+def test_dcp_not_dividing_tp_is_refused_by_explain():
+    with pytest.raises(UserError, match="tp_size=1 must be divisible by dcp_size=2"):
+        explain(llama(), Device(name="gpu", capability=H100, source="test"), ALL, Overrides(dcp_size=2))
+
+
 def test_modelopt_scheme_resolves_auto_but_not_an_explicit_dtype():
     m = llama(kv_cache_scheme="fp8_e4m3")
     ec = engine_config(m, Overrides(), H100, ALL)

@@ -32,7 +32,7 @@ WHAT_IFS = (
     ["--backend", "FLASHINFER"],
     ["--kernels", "fa2,flashinfer"],
     ["--kernels", "none", "--flash-attn-version", "2"],
-    ["--no-use-trtllm-attention", "--dcp-size", "2"],
+    ["--no-use-trtllm-attention", "--tp", "2", "--dcp-size", "2"],
     ["--dtype", "float16", "--has-sink", "--use-batch-invariant"],
 )
 RAW = (
