@@ -211,8 +211,10 @@ def recommend(results: list[PointResult], workload: list[tuple[str, float]], set
         return Recommendation(names, default, proj, best, margin, noise, rec, list(flags), text, note)
 
     if best is None:
-        return done("no configuration ran correctly at every workload point on vLLM's own kernels; "
-                    "no recommendation")
+        if ranked:  # a CPU sweep, say: only our stand-ins ran
+            return done("only stand-ins ran correctly at every workload point (attn-select's kernels, not "
+                        "vLLM's); no recommendation")
+        return done("no configuration ran correctly at every workload point; no recommendation")
     if d is None or d.step_us is None:
         why = d.missing if d is not None else "not measured"
         if "past --max-seconds" in why:  # not a failure: the sweep ran out of time before it

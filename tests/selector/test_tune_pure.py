@@ -158,6 +158,16 @@ def test_a_faster_stand_in_is_reported_but_the_fastest_of_vllms_kernels_is_recom
     assert recommend(res, WL, SETTINGS, DEFAULT_LABEL).best[0] == "TRITON_ATTN"
 
 
+def test_only_stand_ins_measured_is_said_so():
+    # a CPU sweep: vLLM's default (FLASH_ATTN) cannot run, only our TRITON_ATTN did
+    res = [_pt(DEFAULT_LABEL, 0, status="skipped"), _pt("TRITON_ATTN", 120.0, backend="TRITON_ATTN")]
+    res[0].per_layer_us = res[0].step_us = None
+    rec = recommend(res, WL, SETTINGS, DEFAULT_LABEL, stand_ins())
+    assert not rec.recommend and rec.text.startswith("only stand-ins ran correctly")
+    rec = recommend(res[:1], WL, SETTINGS, DEFAULT_LABEL, stand_ins())
+    assert rec.text.startswith("no configuration ran correctly")
+
+
 def test_a_stand_in_default_gets_no_recommendation():
     # gemma-3 on Hopper: vLLM's default is TRITON_ATTN, which run measures with our kernel
     res = [_pt(DEFAULT_LABEL, 151.0, repeats=[150.5], backend="TRITON_ATTN"),
