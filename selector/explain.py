@@ -496,7 +496,8 @@ def _refuse_if_first_layer_error_is_e5m2(groups: list[GroupExplanation]) -> None
     first = min(failing, key=lambda g: min(g.group.layers))
     if first.layer_error == f"ValueError: {E5M2_REFUSAL}":
         layer = "MLAAttention" if first.cfg.use_mla else "Attention"
-        raise UserError(f"vLLM {ENGINE_VERSION} refuses this engine config: {layer}.__init__ "
+        # not the engine config (vLLM builds that), the first layer: the server never starts
+        raise UserError(f"vLLM {ENGINE_VERSION} refuses this deployment when it builds its layers: {layer}.__init__ "
                         f"(_init_kv_cache_quant), layer {min(first.group.layers)}: {E5M2_REFUSAL}")
 
 

@@ -342,7 +342,7 @@ def _no_selection(ctx: _Ctx, subject: str, why: str) -> UserError:
     """The refusal for models whose layers bind their backends themselves:
     vLLM never asks get_attn_backend, so there is no selection to explain."""
     return NoVllmSelection(f"{ctx.arch}: vLLM {VLLM_VERSION} never calls get_attn_backend for {subject}: {why}; "
-                     "attn-select has no selection to explain for it")
+                           "attn-select has no selection to explain for it")
 
 
 def _qwen4_exp(ctx: _Ctx) -> _Stack:

@@ -18,7 +18,7 @@ from attn_select.selector.quant_methods import checkpoint_quant, kv_method_refus
 from tests.vllm_source import vllm_source
 
 H100 = Capability(9, 0)
-REFUSAL = ("vLLM 0.33.0 refuses this engine config: Attention.__init__ (_init_kv_cache_quant), layer 0: "
+REFUSAL = ("vLLM 0.33.0 refuses this deployment when it builds its layers: Attention.__init__ (_init_kv_cache_quant), layer 0: "
            "fp8_e5m2 kv-cache is not supported with fp8 checkpoints.")
 
 FP8 = {"quant_method": "fp8", "activation_scheme": "dynamic"}
