@@ -59,7 +59,7 @@ def run_cmd(
     batch: Annotated[Optional[int], typer.Option("--batch", min=1, help="Decode requests (default 32; prefill keeps 4).")] = None,
     context: Annotated[Optional[int], typer.Option("--context", min=1, help="Cached tokens per decode request (default 4096).")] = None,
     shapes: Annotated[str, typer.Option("--shapes", help="Batch shapes to run: decode,prefill,mixed.")] = "decode,prefill,mixed",
-    checks: Annotated[int, typer.Option("--checks", min=1, help="Fresh-input correctness checks per backend and shape.")] = 2,
+    checks: Annotated[int, typer.Option("--checks", min=1, max=100, help="Fresh-input correctness checks per backend and shape (at most 100: each is a whole step and its float32 reference).")] = 2,
     no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness only.")] = False,
     build_span: Annotated[float, typer.Option("--build-span", min=0.0, help="Seconds over which every build is timed again at the end, for a steadier build cost c on a noisy host (0: only each row's own timing).")] = 20.0,
     capability: Annotated[Optional[str], typer.Option("--capability", help="With --device cpu: the GPU the selection is for (default 9.0).")] = None,

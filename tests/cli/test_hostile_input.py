@@ -507,3 +507,13 @@ def test_a_missing_module_of_our_own_stays_an_internal_error(monkeypatch, capsys
     monkeypatch.setattr(profiles, "load_model", missing)
     assert main(["run", "llama-3.1-8b", "--device", "cpu"]) == 101
     assert capsys.readouterr().err.startswith("internal error: ModuleNotFoundError")
+
+
+@pytest.mark.parametrize("command", ["run", "tune"])
+def test_a_check_count_past_the_bound_is_refused_before_any_work(command, capsys):
+    """--checks 10**9 would run for days (each check is a step and its float32
+    reference): refused at parse time, one line, exit 2."""
+    code = main([command, "llama-3.1-8b", "--device", "cpu", "--checks", str(10**9)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "--checks" in err and "1<=x<=100" in err
