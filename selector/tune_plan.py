@@ -27,10 +27,9 @@ from attn_select.selector.tune_result import (
     FAILED, OK, SKIPPED, WRONG, PointResult, ResultCache, cache_key, point_name,
 )
 from attn_select.selector.tune_settings import Dropped, Setting, validate
-from attn_select.selector.tune_workload import deployment_kv_bytes, point_bytes, token_elements
-
-ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
-USABLE_MEMORY = 0.85  # of the device's: the allocator's and the kernels' workspaces take the rest
+from attn_select.selector.tune_workload import (
+    USABLE_MEMORY, deployment_kv_bytes, kv_element_bytes, peak_point_bytes,
+)
 
 
 @dataclass
@@ -81,19 +80,9 @@ def plan_sweep(facts: Any, explain_for: Callable[[Overrides], Any], candidates: 
                                kv_cache_dtype=None if kv == "auto" else kv)
             kept, dropped = validate(candidates, explain_for, ov)
             out.dropped[(page, kv)] = dropped
-            elem = 1 if kv.startswith("fp8") else ELEMENT_BYTES.get(facts.dtype, 2)
+            elem = kv_element_bytes(kv, facts.dtype)
             for shape in shapes:
-                need = max(point_bytes(shape, page, token_elements(g.attn.use_mla, g.attn.num_kv_heads,
-                                                                   g.attn.head_size, g.attn.head_size_v), elem)
-                           for g in facts.groups)
-                # a point no deployment of this model can reach on this device is not measured: its
-                # one-layer run might fit, the model's cache for all its layers would not
-                whole = deployment_kv_bytes(shape, page, facts.groups, elem)
-                too_big = (f"does not fit: needs about {need / 2**30:.1f} GiB, {budget / 2**30:.1f} GiB usable "
-                           "here" if need > budget else
-                           f"no deployment reaches it: the KV cache of all {sum(len(g.layers) for g in facts.groups)}"
-                           f" attention layers needs about {whole / 2**30:.1f} GiB, {budget / 2**30:.1f} GiB "
-                           "usable here (weights not counted)" if whole > budget else None)
+                too_big = _too_big(shape, page, facts.groups, elem, budget)
                 for s, exp in kept:
                     if too_big:
                         out.skipped.append(shape_result(shape, page, kv, s.label, reason=too_big))
@@ -110,6 +99,21 @@ def plan_sweep(facts: Any, explain_for: Callable[[Overrides], Any], candidates: 
                         continue
                     out.tasks.append(Task(s, plan, shape, page, kv))
     return out
+
+
+def _too_big(shape: Shape, page: int, groups: Any, elem: int, budget: int) -> str | None:
+    """Why a point is not measured for its size: its run does not fit, or no
+    deployment of the model reaches it (one layer's run might fit, the
+    model's cache for all its layers would not)."""
+    need = peak_point_bytes(shape, page, groups, elem)
+    if need > budget:
+        return f"does not fit: needs about {need / 2**30:.1f} GiB, {budget / 2**30:.1f} GiB usable here"
+    whole = deployment_kv_bytes(shape, page, groups, elem)
+    if whole > budget:
+        return (f"no deployment reaches it: the KV cache of all {sum(len(g.layers) for g in groups)} attention "
+                f"layers needs about {whole / 2**30:.1f} GiB, {budget / 2**30:.1f} GiB usable here (weights not "
+                "counted)")
+    return None
 
 
 def point_from_report(rep: Any, base: PointResult) -> PointResult:

@@ -164,6 +164,22 @@ def deployment_kv_bytes(shape: Shape, page_size: int, groups: Any, kv_elem: int)
     return total
 
 
+ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
+USABLE_MEMORY = 0.85  # of the device's: the allocator's and the kernels' workspaces take the rest
+
+
+def kv_element_bytes(kv_cache_dtype: str, dtype: str) -> int:
+    """Bytes of one cached element: fp8 caches one, else the model dtype's."""
+    return 1 if kv_cache_dtype.startswith("fp8") else ELEMENT_BYTES.get(dtype, 2)
+
+
+def peak_point_bytes(shape: Shape, page_size: int, groups: Any, kv_elem: int) -> int:
+    """``point_bytes`` of the group whose run of ``shape`` takes the most."""
+    return max(point_bytes(shape, page_size, token_elements(g.attn.use_mla, g.attn.num_kv_heads,
+                                                            g.attn.head_size, g.attn.head_size_v), kv_elem)
+               for g in groups)
+
+
 def point_bytes(shape: Shape, page_size: int, token_elems: int, kv_elem: int,
                 timed_cache_bytes: int = 1 << 30) -> int:
     """Device memory one point of ``run`` takes at its peak, estimated: the
@@ -175,23 +191,18 @@ def point_bytes(shape: Shape, page_size: int, token_elems: int, kv_elem: int,
     return per_layer + max(per_layer, timed_cache_bytes) + tokens * token_elems * 4
 
 
-_ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
-
-
 def run_size_error(shapes: list[Shape], page_size: int, groups: Any, dtype: str, kv_cache_dtype: str,
-                   memory_bytes: int, usable: float = 0.85) -> str | None:
+                   memory_bytes: int, usable: float = USABLE_MEMORY) -> str | None:
     """Why ``run`` cannot hold these shapes in ``memory_bytes``, or None.
 
     Checked before anything is allocated: ``--batch 10**9`` or ``--context
     10**30`` would otherwise end in an allocator error deep in torch (an
     overflow, or the host swapping) instead of one line that says what to
     lower. The estimate is ``point_bytes``, tune's own, per group."""
-    elem = 1 if kv_cache_dtype.startswith("fp8") else _ELEMENT_BYTES.get(dtype, 2)
+    elem = kv_element_bytes(kv_cache_dtype, dtype)
     budget = int(memory_bytes * usable)
     for shape in shapes:
-        need = max(point_bytes(shape, page_size, token_elements(g.attn.use_mla, g.attn.num_kv_heads,
-                                                                g.attn.head_size, g.attn.head_size_v), elem)
-                   for g in groups)
+        need = peak_point_bytes(shape, page_size, groups, elem)
         if need > budget:
             return (f"the {shape.kind} batch ({shape.describe()}, pages of {page_size}) needs about "
                     f"{_gib(need)}, {_gib(budget)} usable here; lower --batch, --context or --block-size")
