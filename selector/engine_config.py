@@ -184,7 +184,7 @@ def _verify_quantization(s: _State, model: ModelFacts, flag: str | None, cap: Ca
     s.quantization = model.quantization
     if flag is not None:
         try:
-            method = flag_method(flag, model.checkpoint_quant, model.model_type, cap.major * 10 + cap.minor)
+            method = flag_method(flag, model.checkpoint_quant, model.model_type, cap.to_int())
         except ValueError as exc:
             s.error = f"{QUANT_VERIFY_HOOK}: {exc}"
             return
@@ -310,7 +310,7 @@ def _quantization_config(s: _State, model: ModelFacts, flag: str | None, cap: Ca
             s.error = f"{QUANT_CONFIG_HOOK}: {exc}"
             return
     s.quant_config_class = (cls or METHODS[method]).config_class
-    error = (capability_error(method, cap.major * 10 + cap.minor, cls)
+    error = (capability_error(method, cap.to_int(), cls)
              or quant_dtype_error(method, model.dtype, cls))
     if error is not None:
         s.error = f"{QUANT_CONFIG_HOOK}: {error}"

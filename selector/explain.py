@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # imported only where FLASHINFER is valid (explain's start-up
     from attn_select.selector.flashinfer_dispatch import FlashInferDispatch
 
 ENGINE, ENGINE_VERSION = VLLM, VLLM_VERSION
+E5M2_LAYER_ERROR = f"ValueError: {E5M2_REFUSAL}"  # a group's layer_error, as vLLM raises it
 
 
 def override_problem(name: str, value: object, label: str | None = None) -> str | None:
@@ -481,7 +482,7 @@ def _with_kv_quant_refusal(g: GroupExplanation, engine: EngineConfig, model: Mod
         return g
     if not kv_method_refuses_e5m2(engine.quant_config_class, model.checkpoint_quant, g.cfg.use_mla):
         return g
-    return g._replace(layer_error=f"ValueError: {E5M2_REFUSAL}")
+    return g._replace(layer_error=E5M2_LAYER_ERROR)
 
 
 def _refuse_if_first_layer_error_is_e5m2(groups: list[GroupExplanation]) -> None:
@@ -494,7 +495,7 @@ def _refuse_if_first_layer_error_is_e5m2(groups: list[GroupExplanation]) -> None
     if not failing:
         return
     first = min(failing, key=lambda g: min(g.group.layers))
-    if first.layer_error == f"ValueError: {E5M2_REFUSAL}":
+    if first.layer_error == E5M2_LAYER_ERROR:
         layer = "MLAAttention" if first.cfg.use_mla else "Attention"
         # not the engine config (vLLM builds that), the first layer: the server never starts
         raise UserError(f"vLLM {ENGINE_VERSION} refuses this deployment when it builds its layers: {layer}.__init__ "

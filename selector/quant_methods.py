@@ -60,6 +60,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+
 class QuantMethod(NamedTuple):
     """What vLLM's config class for one method name says at engine-config time."""
 
@@ -118,7 +119,7 @@ METHODS: dict[str, QuantMethod] = {
 # get_quant_config builds for an online name on a checkpoint with no
 # quantization config, whatever class the name maps to (fp8 -> Fp8Config,
 # mxfp4 -> Mxfp4Config, mxfp8 -> ModelOptMxFp8Config).
-ONLINE = QuantMethod(75, BF16_HALF, "OnlineQuantizationConfig", "online/base.py:205,209")
+ONLINE = METHODS["online"]
 
 # _ONLINE_SHORTHANDS (config/quantization.py:195-227): the names
 # get_quant_config turns into an OnlineQuantizationConfig when the checkpoint
@@ -366,15 +367,22 @@ def dtype_error(method: str, dtype: str, cls: QuantMethod | None = None) -> str 
 # gptq_utils.get_linear_quant_method, fbgemm_fp8.py, fp_quant.py, humming.py,
 # experts_int8.py, moe_wna16.py, torchao.py, inc/inc.py, online/base.py;
 # Mxfp4Config explicitly, mxfp4.py:108-112).
-_KV_METHOD_CLASSES: dict[str, tuple[bool, str]] = {  # class -> (MLA too, where)
-    "Fp8Config": (False, "fp8.py:206-207"),
-    "DeepseekV4FP8Config(Fp8Config)": (False, "fp8.py:206-207 via super()"),
-    "ModelOptFp8Config": (True, "modelopt.py:232-233"),
-    "ModelOptNvFp4Config": (True, "modelopt.py:232-233"),
-    "ModelOptMxFp8Config": (True, "modelopt.py:232-233"),
-    "ModelOptMixedPrecisionConfig": (False, "modelopt.py:1849-1851, when kv_cache_quant_method is set"),
-    "CompressedTensorsConfig": (False, "compressed_tensors.py:213-214"),
-    "QuarkConfig": (False, "quark/quark.py:257-258, 205-206"),
+class _KVMethod(NamedTuple):
+    mla_too: bool  # MLAAttention gets the method as well
+    if_declared: bool  # only when the checkpoint declares a KV-cache quantization (kv_quant_declared)
+    where: str
+
+
+_KV_METHOD_CLASSES: dict[str, _KVMethod] = {
+    "Fp8Config": _KVMethod(False, False, "fp8.py:206-207"),
+    "DeepseekV4FP8Config(Fp8Config)": _KVMethod(False, False, "fp8.py:206-207 via super()"),
+    "ModelOptFp8Config": _KVMethod(True, False, "modelopt.py:232-233"),
+    "ModelOptNvFp4Config": _KVMethod(True, False, "modelopt.py:232-233"),
+    "ModelOptMxFp8Config": _KVMethod(True, False, "modelopt.py:232-233"),
+    "ModelOptMixedPrecisionConfig": _KVMethod(False, True,
+                                              "modelopt.py:1849-1851, when kv_cache_quant_method is set"),
+    "CompressedTensorsConfig": _KVMethod(False, True, "compressed_tensors.py:213-214; attention.py:205-217"),
+    "QuarkConfig": _KVMethod(False, False, "quark/quark.py:257-258, 205-206"),
 }
 
 E5M2_REFUSAL = "fp8_e5m2 kv-cache is not supported with fp8 checkpoints."  # a ValueError
@@ -386,14 +394,7 @@ def kv_method_refuses_e5m2(config_class: str | None, ck: CheckpointQuant | None,
     ``config_class`` (None: unquantized): the class gives the layer a KV-cache
     method, unless it is compressed-tensors' and the checkpoint declares no
     kv_cache_scheme (weight-only compressed-tensors keeps fp8_e5m2)."""
-    if config_class not in _KV_METHOD_CLASSES:
+    kv = _KV_METHOD_CLASSES.get(config_class or "")
+    if kv is None or (use_mla and not kv.mla_too):
         return False
-    mla_too, _ = _KV_METHOD_CLASSES[config_class]
-    if use_mla and not mla_too:
-        return False
-    declared = ck is not None and ck.kv_quant_declared
-    if config_class == "ModelOptMixedPrecisionConfig":
-        return declared
-    if config_class == "CompressedTensorsConfig":
-        return declared
-    return True
+    return not kv.if_declared or (ck is not None and ck.kv_quant_declared)
