@@ -12,7 +12,6 @@ report); weights come from it.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -20,21 +19,9 @@ from pathlib import Path
 from attn_select.cli.formats.tune_text import tune_text
 from attn_select.cli.tune import TuneReport
 from attn_select.selector.tune_plan import point_of
-from attn_select.selector.tune_result import PointResult, best_per_point, recommend
+from attn_select.selector.tune_result import best_per_point, point_from_dict, recommend
 from attn_select.selector.tune_settings import DEFAULT_LABEL, Setting, stand_ins
 from attn_select.selector.tune_workload import parse_workload
-
-
-def points_of(data: dict) -> list[PointResult]:
-    names = {f.name for f in dataclasses.fields(PointResult)}
-    out = []
-    for p in data["points"]:
-        p = {k: v for k, v in p.items() if k in names}
-        if "backends" not in p:  # a report from before the field: "BACKEND: kernel; ..." names them
-            p["backends"] = [part.split(":", 1)[0].strip() for part in p.get("kernels", "").split(";")
-                             if ":" in part]
-        out.append(PointResult(**p))
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", type=Path, help="also draw its plots, as tune --plot FILE does")
     a = ap.parse_args(argv)
     data = json.loads(a.report.read_text())
-    points = points_of(data)
+    points = [point_from_dict(p) for p in data["points"]]
     settings = {s["label"]: Setting(s["label"], s["backend"], s["flash_attn_version"], s["use_trtllm_attention"])
                 for s in data["settings"]}
     wl = [(point_of(it.shape), it.weight) for it in parse_workload(a.workload)]

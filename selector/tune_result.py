@@ -23,7 +23,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from attn_select.selector.tune_settings import Setting
 
@@ -70,6 +70,16 @@ class PointResult:
         if len(xs) < 2 or min(xs) <= 0:
             return None
         return (max(xs) - min(xs)) / min(xs)
+
+
+def point_from_dict(data: dict[str, Any]) -> PointResult:
+    """A PointResult from its JSON (the cache's, or a report's points); one
+    written before the ``backends`` field names them in its kernels
+    ("BACKEND: kernel; ..."). A key it does not know is a TypeError."""
+    if "backends" not in data:
+        data = {**data, "backends": [part.split(":", 1)[0].strip() for part in data.get("kernels", "").split(";")
+                                     if ":" in part]}
+    return PointResult(**data)
 
 
 def point_name(kind: str, batch: int, context: int, new_tokens: int) -> str:
@@ -260,11 +270,7 @@ class ResultCache:
         if self.root is None:
             return None
         try:
-            data = json.loads(self._path(key).read_text())
-            if "backends" not in data:  # written before the field: "BACKEND: kernel; ..." names them
-                data["backends"] = [part.split(":", 1)[0].strip() for part in data.get("kernels", "").split(";")
-                                    if ":" in part]
-            r = PointResult(**data)
+            r = point_from_dict(json.loads(self._path(key).read_text()))
         except (OSError, ValueError, TypeError):
             return None  # missing or unreadable: measure again
         r.cached = True
