@@ -215,6 +215,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
                     run_backends)
 
     from attn_select.backends.run.runner import RunOptions, run_model
+
     opts = RunOptions(device=torch_device, checks=checks, timing=timing, build_span_s=build_span,
                       progress=progress)
     if cpu:

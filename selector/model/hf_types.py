@@ -24,15 +24,20 @@ from typing import Any, Mapping
 
 from attn_select.selector.errors import UserError, cut
 
-# A spec is space-separated field names; a bare name is an int, ":bool" and
-# ":float" name the other kinds, ":a|b" a choice of strings (a Literal), a
-# trailing "?" allows null.
-_SPECS: dict[str, str] = {}
+# model type -> field -> (kind, null allowed), for the fields its class checks
+_DECLARED: dict[str, dict[str, tuple[str, bool]]] = {}
 
 
 def _declare(spec: str, *model_types: str) -> None:
+    """``spec``: space-separated field names; a bare name is an int, ":bool"
+    and ":float" name the other kinds, ":a|b" a choice of strings (a
+    Literal), a trailing "?" allows null."""
+    fields: dict[str, tuple[str, bool]] = {}
+    for token in spec.split():
+        name, _, kind = token.rstrip("?").partition(":")
+        fields[name] = (kind or "int", token.endswith("?"))
     for model_type in model_types:
-        _SPECS[model_type] = spec
+        _DECLARED[model_type] = fields
 
 
 _SIZES = "num_hidden_layers num_attention_heads hidden_size"
@@ -86,19 +91,9 @@ _declare(f"{_SIZES} num_key_value_heads sliding_window?", "qwen3_omni_moe_text")
 _declare(f"{_SIZES} num_key_value_heads? head_dim", "qwen3_vl_text")
 _declare("d_model encoder_layers decoder_layers encoder_attention_heads decoder_attention_heads", "whisper")
 
-_parsed: dict[str, dict[str, tuple[str, bool]]] = {}
-
-
 def declared(model_type: str) -> dict[str, tuple[str, bool]]:
     """field -> (kind, null allowed) for the fields the class checks."""
-    if model_type not in _parsed:
-        out: dict[str, tuple[str, bool]] = {}
-        for token in _SPECS.get(model_type, "").split():
-            nullable = token.endswith("?")
-            name, _, kind = token.rstrip("?").partition(":")
-            out[name] = (kind or "int", nullable)
-        _parsed[model_type] = out
-    return _parsed[model_type]
+    return _DECLARED.get(model_type, {})
 
 
 _NEEDS = {"int": "an integer", "bool": "true or false", "float": "a number with a decimal point"}
