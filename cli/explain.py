@@ -156,7 +156,7 @@ def _explain_installed(model: str | None, device: str | None, capability: str | 
     from attn_select.cli import installed_engine as ie
     from attn_select.cli.inputs import resolve_device, resolve_kernels
     from attn_select.selector.errors import UserError
-    from attn_select.selector.explain import ENGINE_VERSION, check_overrides, explain
+    from attn_select.selector.explain import EngineConfigRefusal, check_overrides, explain
     from attn_select.selector.profiles import load_model
     from attn_select.selector.vllm_installed import case_for, engine_case, installed_explanation, refusal_comparison
 
@@ -172,9 +172,7 @@ def _explain_installed(model: str | None, device: str | None, capability: str | 
     facts = load_model(model, tp=ov.tp, dtype=ov.dtype or "auto", capability=dev.capability, **load)
     try:
         mirror = explain(facts, dev, kern, ov, input_notes)
-    except UserError as e:
-        if not str(e).startswith(f"vLLM {ENGINE_VERSION} refuses this engine config"):
-            raise
+    except EngineConfigRefusal as e:
         # 0.33.0's refusal need not be the installed release's: ask it about the engine config alone
         with ie.temp_models() as tmp:
             answer = ie.run_selection(python, [engine_case(ov, dev.capability, ie.model_folder(model, tmp, load),

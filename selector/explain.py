@@ -39,6 +39,14 @@ if TYPE_CHECKING:  # imported only where FLASHINFER is valid (explain's start-up
     from attn_select.selector.flashinfer_dispatch import FlashInferDispatch
 
 ENGINE, ENGINE_VERSION = VLLM, VLLM_VERSION
+
+
+class EngineConfigRefusal(UserError):
+    """vLLM 0.33.0 refuses the engine config (create_engine_config and its
+    hooks): bad input here, and a question another vLLM release may answer
+    otherwise (--engine vllm-installed asks it)."""
+
+
 E5M2_LAYER_ERROR = f"ValueError: {E5M2_REFUSAL}"  # a group's layer_error, as vLLM raises it
 
 
@@ -450,7 +458,7 @@ def explain(
                             "config from the model's dtype and MLA dims")
     engine = engine_config(model, ov, device.capability, kernels)
     if engine.error is not None:
-        raise UserError(f"vLLM {ENGINE_VERSION} refuses this engine config: {engine.error}")
+        raise EngineConfigRefusal(f"vLLM {ENGINE_VERSION} refuses this engine config: {engine.error}")
     eff = engine_overrides(ov, engine)
     ctx = engine_context(model, eff, engine)
     groups: list[GroupExplanation] = []
