@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+from pathlib import Path
 
 import pytest
 
@@ -19,3 +20,14 @@ def interpreter_ready() -> bool:
 
 
 needs_interpreter = pytest.mark.skipif(not interpreter_ready(), reason="Triton interpreter needs triton and numpy")
+
+
+BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
+
+
+def load_benchmark(name: str):
+    """A script of benchmarks/ (not a package) as a module, for its CPU smoke tests."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -6,25 +6,18 @@ the script reaches a GPU."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import types
-from pathlib import Path
 
 import pytest
 import torch
 
-from tests.backends.run.conftest import needs_interpreter
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.backends.run.conftest import load_benchmark, needs_interpreter
 
 
 def _load_bench():
-    spec = importlib.util.spec_from_file_location("run_triton_mla", ROOT / "benchmarks" / "run_triton_mla.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("run_triton_mla")
 
 
 def _dense_mla(q, k_cache, block_table, cache_seqlens, head_dim_v, scale, q_mult=1.0, k_mult=1.0):

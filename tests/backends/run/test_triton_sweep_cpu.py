@@ -6,22 +6,18 @@ exercised before it reaches the H200."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import torch
 
-from tests.backends.run.conftest import needs_interpreter
+from tests.backends.run.conftest import load_benchmark, needs_interpreter
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def _load_sweep():
-    spec = importlib.util.spec_from_file_location("run_triton_sweep", ROOT / "benchmarks" / "run_triton_sweep.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_benchmark("run_triton_sweep")
 
 
 def _tiny(sw, monkeypatch):
