@@ -78,16 +78,21 @@ def _ours(config: dict, cap: tuple[int, int], flags: dict, tmp: Path) -> dict:
     }
 
 
-@pytest.fixture(scope="module")
-def vllm_answers() -> dict[str, dict]:
+def _oracle(names, cases: list[dict], timeout: float) -> dict[str, dict]:
+    """vLLM's own engine config for each case (engine_config_oracle.py in the vLLM python)."""
     if not Path(VLLM_PYTHON).exists():
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    cases = [{"config": c, "capability": list(cap), **flags} for c, cap, flags in CASES.values()]
     run = subprocess.run([VLLM_PYTHON, str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
-                         capture_output=True, text=True, timeout=900, cwd=ROOT)
+                         capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     if run.returncode != 0:
         pytest.fail(f"oracle failed:\n{run.stderr[-4000:]}")
-    return dict(zip(CASES, json.loads(run.stdout)))
+    return dict(zip(names, json.loads(run.stdout)))
+
+
+@pytest.fixture(scope="module")
+def vllm_answers() -> dict[str, dict]:
+    return _oracle(CASES, [{"config": c, "capability": list(cap), **flags} for c, cap, flags in CASES.values()],
+                   900)
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -154,14 +159,7 @@ QUANT_CASES: dict[str, tuple[dict, tuple[int, int]]] = {
 
 @pytest.fixture(scope="module")
 def vllm_quant_answers() -> dict[str, dict]:
-    if not Path(VLLM_PYTHON).exists():
-        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    cases = [{"config": c, "capability": list(cap)} for c, cap in QUANT_CASES.values()]
-    run = subprocess.run([VLLM_PYTHON, str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
-                         capture_output=True, text=True, timeout=1200, cwd=ROOT)
-    if run.returncode != 0:
-        pytest.fail(f"oracle failed:\n{run.stderr[-4000:]}")
-    return dict(zip(QUANT_CASES, json.loads(run.stdout)))
+    return _oracle(QUANT_CASES, [{"config": c, "capability": list(cap)} for c, cap in QUANT_CASES.values()], 1200)
 
 
 @pytest.mark.parametrize("name", list(QUANT_CASES))
