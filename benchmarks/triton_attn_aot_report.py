@@ -39,10 +39,9 @@ def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16):
     g_pad = 1 << (g - 1).bit_length()
     kv = "*fp8e4nv" if fp8 else "*bf16"
     ptrs = dict(q_ptr="*bf16", k_ptr=kv, v_ptr=kv, out_ptr="*bf16", part_acc_ptr="*fp32", part_m_ptr="*fp32",
-                part_l_ptr="*fp32", block_table_ptr="*i32", seq_lens_ptr="*i32", query_start_ptr="*i32",
-                sinks_ptr="*bf16", k_scale_ptr="*fp32", v_scale_ptr="*fp32", work_req_ptr="*i32",
-                work_qstart_ptr="*i32", work_split_ptr="*i32", work_nsplit_ptr="*i32", work_part_ptr="*i32")
-    strides = ["stride_qt", "stride_qh", "stride_kp", "stride_kt", "stride_kh", "stride_vp", "stride_vt",
+                part_l_ptr="*fp32", counter_ptr="*i32", block_table_ptr="*i32", sinks_ptr="*bf16",
+                k_scale_ptr="*fp32", v_scale_ptr="*fp32", work_ptr="*i32")
+    strides = ["stride_w", "stride_qt", "stride_qh", "stride_kp", "stride_kt", "stride_kh", "stride_vp", "stride_vt",
                "stride_vh", "stride_ot", "stride_oh", "stride_bt", "stride_ps", "stride_pt", "stride_ph"]
     sig = dict(ptrs)
     sig.update({s: "i32" for s in strides})
@@ -54,11 +53,11 @@ def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16):
                  HAS_SOFTCAP=False, HAS_WINDOW=False, HAS_SINK=False,
                  BLOCK_Q=bq, BLOCK_N=cfg.block_n if bq else 0, NUM_STAGES=cfg.num_stages if bq else 0,
                  SMALL_Q=sq, SMALL_N=cfg.small_n if sq else 0, SMALL_STAGES=cfg.small_stages if sq else 0,
-                 FP8_KV=fp8, DOT_F32=False)
+                 FP8_KV=fp8, DOT_F32=False, FP8_DOT=cfg.fp8_dot, FUSED_MERGE=cfg.fused_merge)
     sig.update({k: "constexpr" for k in const})
     names = list(sig)
     # what the launcher specialises on real tensors: 16-byte aligned pointers, strides divisible by 16
-    aligned = list(ptrs) + [s for s in strides if s not in ("stride_oh",)]
+    aligned = list(ptrs) + [s for s in strides if s not in ("stride_oh", "stride_w")]
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in aligned}
     src = ASTSource(tk.paged_attention_kernel, sig, const, attrs)
     stages = max(cfg.num_stages if bq else 0, cfg.small_stages if sq else 0)

@@ -4,8 +4,9 @@ Cache layout: vLLM's TRITON_ATTN one, [num_pages, 2, page_size, Hkv, D].
 
 ``build(batch)`` turns the engine-neutral batch into the kernel's work list
 (host arithmetic on the CPU copies, one host->device copy); ``run`` launches
-the attention kernel and, when some query block was split over its context,
-the merge kernel. Both are reused by every layer of the step.
+the attention kernel and, when some query block was split over its context
+and the config does not merge in-kernel (``fused_merge``), the merge kernel.
+Both are reused by every layer of the step.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class KernelConfig:
     target_programs: int  # split decode contexts while the programs stay within this many
     min_split_tokens: int  # never cut a split shorter than this
     fp8_dot: int = 0  # an e4m3 cache: 0 fp16 dots, 1 Q.K in fp8 (query rounded to e4m3), 2 P.V too
+    fused_merge: bool = False  # split blocks: the last split merges (no second launch)
+    max_registers: int = 0  # ptxas's register cap a thread (0: Triton's choice); GPU launches only
 
 
 # The table, from the sweep in benchmarks/run_triton_sweep.py on an H200
@@ -66,23 +69,25 @@ class KernelConfig:
 # - Mixed: 64x64 prefill tiles and 16x64 decode tiles in one launch, both 5
 #   stages (302 us against 327 us at 3), decodes cut in 3.
 DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=5,
-                             num_warps=4, target_programs=132 * 3, min_split_tokens=256)
+                             num_warps=4, target_programs=132 * 3, min_split_tokens=256, fused_merge=True)
 FP8_DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=128, small_stages=5,
-                                 num_warps=4, target_programs=132 * 3, min_split_tokens=256)
+                                 num_warps=4, target_programs=132 * 3, min_split_tokens=256, fused_merge=True)
 PREFILL_CONFIG = KernelConfig(block_m=128, block_n=64, num_stages=5, small_m=0, small_n=0, small_stages=0,
-                              num_warps=8, target_programs=132 * 4, min_split_tokens=512)
+                              num_warps=8, target_programs=132 * 4, min_split_tokens=512, fused_merge=True)
 MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=5, small_m=16, small_n=64, small_stages=5,
-                            num_warps=4, target_programs=256 * 3, min_split_tokens=256)
+                            num_warps=4, target_programs=256 * 3, min_split_tokens=256, fused_merge=True)
 
 
 @dataclass
 class TritonPlan:
     """Per-step metadata (device tensors, int32 unless noted).
 
-    - ``work``: [5, W]  rows: request, first query token in request, split index,
-      splits of this block, first partial row (split blocks only)
+    - ``work``: [8, W]  rows: request, first query token in request, split index,
+      splits of this block, first partial row (split blocks only), the
+      request's first token in the batch, its new tokens, its cached tokens
     - ``red_token`` [Ns], ``red_nsplit`` [Ns]: merge list (tokens of split blocks)
     - ``part_acc`` float32 [S, Ns, Hq, Dv_pad], ``part_m`` / ``part_l`` float32 [S, Ns, Hq]
+    - ``counters`` int32 [Ns, Hkv], zero between launches (``fused_merge`` only)
     """
 
     batch: Batch
@@ -98,6 +103,7 @@ class TritonPlan:
     part_acc: torch.Tensor | None
     part_m: torch.Tensor | None
     part_l: torch.Tensor | None
+    counters: torch.Tensor | None = None
 
 
 def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, cfg: KernelConfig,
@@ -132,11 +138,11 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     # partial rows: every token of a split request gets one, requests in order
     split_q = [q if ns > 1 else 0 for q, ns in zip(ql, nsplit)]
     part_base = [0, *accumulate(split_q)]
-    items = [(r, b * block_q, sp, ns, part_base[r])
-             for r, (nb, ns) in enumerate(zip(n_blocks, nsplit)) for b in reversed(range(nb)) for sp in range(ns)]
-    cols = [array("i", c) for c in zip(*items)] if items else [array("i")] * 5
-    work = _int32(cols[0] + cols[1] + cols[2] + cols[3] + cols[4]).view(5, -1)
     q_first = [0, *accumulate(ql)]
+    items = [(r, b * block_q, sp, ns, part_base[r], q_first[r], ql[r], sl[r] - ql[r])
+             for r, (nb, ns) in enumerate(zip(n_blocks, nsplit)) for b in reversed(range(nb)) for sp in range(ns)]
+    cols = [array("i", c) for c in zip(*items)] if items else [array("i")] * 8
+    work = _int32(sum(cols[1:], cols[0])).view(8, -1)
     red_token = array("i", [t for r, n in enumerate(split_q) if n for t in range(q_first[r], q_first[r] + n)])
     red_nsplit = array("i", [ns for n, ns in zip(split_q, nsplit) if n for _ in range(n)])
     return work, _int32(red_token), _int32(red_nsplit), max(nsplit, default=1)
@@ -214,14 +220,16 @@ class TritonAttnAdapter(Adapter):
             q_lens, batch.seq_lens_cpu.tolist(), block_q, small_q, p.num_kv_heads, cfg)
         work_d, red_token_d, red_nsplit_d = self.staging.upload([work, red_token, red_nsplit], batch.device)
         n_red = red_token.numel()
-        part_acc = part_m = part_l = None
+        part_acc = part_m = part_l = counters = None
         if n_red:
             dvp = _next_pow2(p.head_size_v)
             part_acc = torch.empty(max_splits, n_red, p.num_heads, dvp, dtype=torch.float32, device=batch.device)
             part_m = torch.empty(max_splits, n_red, p.num_heads, dtype=torch.float32, device=batch.device)
             part_l = torch.empty_like(part_m)
+            if cfg.fused_merge:
+                counters = torch.zeros(n_red, p.num_kv_heads, dtype=torch.int32, device=batch.device)
         return TritonPlan(batch, cfg, block_q, small_q, work_d, work.shape[1], red_token_d, red_nsplit_d, n_red,
-                          max_splits, part_acc, part_m, part_l)
+                          max_splits, part_acc, part_m, part_l, counters)
 
     def run(self, plan: TritonPlan, q: torch.Tensor, cache: torch.Tensor, sinks: torch.Tensor | None,
             out: torch.Tensor) -> None:
@@ -239,11 +247,12 @@ class TritonAttnAdapter(Adapter):
         w = plan.work
         fp8 = k.element_size() == 1
         scales = self._scales(q.device) if fp8 else dummy
+        fused = plan.counters is not None
         tk.paged_attention_kernel[(plan.num_items, p.num_kv_heads)](
-            q, k, v, out, pa, pm, pl,
-            b.block_table, b.seq_lens, b.query_start_loc, sinks if sinks is not None else dummy,
+            q, k, v, out, pa, pm, pl, plan.counters if fused else dummy,
+            b.block_table, sinks if sinks is not None else dummy,
             scales, scales[1:] if fp8 else dummy,
-            w[0], w[1], w[2], w[3], w[4],
+            w, w.stride(0),
             q.stride(0), q.stride(1),
             k.stride(0), k.stride(1), k.stride(2),
             v.stride(0), v.stride(1), v.stride(2),
@@ -260,9 +269,11 @@ class TritonAttnAdapter(Adapter):
             FP8_KV=fp8, DOT_F32=not q.is_cuda,
             # e5m2 keeps the fp16 dots: two mantissa bits are too few for a rounded query
             FP8_DOT=cfg.fp8_dot if k.dtype == torch.float8_e4m3fn else 0,
+            FUSED_MERGE=fused,
             num_warps=cfg.num_warps, num_stages=max(cfg.num_stages, cfg.small_stages),
+            **({"maxnreg": cfg.max_registers} if cfg.max_registers and q.is_cuda else {}),
         )
-        if plan.num_split_tokens:
+        if plan.num_split_tokens and not fused:
             tk.merge_splits_kernel[(plan.num_split_tokens, p.num_heads)](
                 out, pa, pm, pl, plan.red_token, plan.red_nsplit,
                 out.stride(0), out.stride(1), ps[0], ps[1], ps[2],
@@ -277,5 +288,6 @@ class TritonAttnAdapter(Adapter):
             tiles.append(f"decode tiles {plan.small_q * g}x{c.small_n}")
         if plan.block_q:
             tiles.append(f"prefill tiles {plan.block_q * g}x{c.block_n}")
-        splits = f", split-KV up to {plan.max_splits}" if plan.num_split_tokens else ""
+        merge = ", merged in-kernel" if plan.counters is not None else ""
+        splits = f", split-KV up to {plan.max_splits}{merge}" if plan.num_split_tokens else ""
         return f"attn-select paged kernel ({', '.join(tiles)}{splits})"

@@ -10,8 +10,15 @@ each program takes one work item x one KV head:
 - a *KV split*: a contiguous slice of that block's visible context. Long
   contexts with few query tokens (decode) are cut into several splits that
   run in parallel (flash-decoding); each writes an unnormalised partial
-  (acc, running max, running sum) and a second small kernel merges them.
+  (acc, running max, running sum). With ``FUSED_MERGE`` the split that
+  finishes last (a per-block atomic counter) merges them into the output in
+  the same launch; without it a second small kernel does. A small batch's
+  whole step is a few microseconds, so a second launch is a large part of it.
   Blocks with one split write the final output directly.
+
+The host also writes each item's request offsets (first token, new tokens,
+cached tokens) into the work list, so a program starts its K/V loads after
+one round of independent loads instead of a chain of dependent ones.
 
 The block table is read inside the kernel: token position -> page index ->
 physical page, so pages can lie anywhere in the pool. Each tile's page
@@ -120,9 +127,9 @@ def _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_c
 
 @triton.jit
 def _attend_block(
-    q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
-    block_table_ptr, sinks_ptr, work_part_ptr, k_scale_ptr, v_scale_ptr,
-    item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
+    q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
+    block_table_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
+    kvh, req, q_first, split, nsplit, prow0, tok0, q_len, ctx_len,
     stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
     stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
     sm_scale, soft_cap, window,
@@ -131,6 +138,7 @@ def _attend_block(
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SINK: tl.constexpr,
     NUM_STAGES: tl.constexpr, FP8_KV: tl.constexpr, DOT_F32: tl.constexpr, FP8_DOT: tl.constexpr,
+    FUSED_MERGE: tl.constexpr,
 ):
     """One (query block, KV split, KV head): the whole attention of that tile."""
     BLOCK_M: tl.constexpr = BLOCK_Q * G_PAD
@@ -226,21 +234,60 @@ def _attend_block(
         o_ptrs = out_ptr + out_tok[:, None] * stride_ot + row_head[:, None] * stride_oh + dv[None, :]
         tl.store(o_ptrs, o.to(out_ptr.dtype.element_ty), mask=row_valid[:, None] & (dv[None, :] < HEAD_V))
     else:
-        prow = tl.load(work_part_ptr + item) + row_tok - q_first  # partial row of each token
+        prow = prow0 + row_tok - q_first  # partial row of each token
         base = split * stride_ps + prow * stride_pt + row_head * stride_ph
         tl.store(part_acc_ptr + base[:, None] + dv[None, :], acc,
                  mask=row_valid[:, None] & (dv[None, :] < HEAD_V))
-        ml = (split * stride_ps + prow * stride_pt + row_head * stride_ph) // HEAD_V_PAD
-        tl.store(part_m_ptr + ml, m_i, mask=row_valid)
-        tl.store(part_l_ptr + ml, l_i, mask=row_valid)
+        tl.store(part_m_ptr + base // HEAD_V_PAD, m_i, mask=row_valid)
+        tl.store(part_l_ptr + base // HEAD_V_PAD, l_i, mask=row_valid)
+        if FUSED_MERGE:
+            # every thread's partial stored before the one thread that counts it in; the count is
+            # an acquire-release atomic at GPU scope, so the last split sees the others' partials
+            tl.debug_barrier()
+            counter = counter_ptr + prow0 * tl.num_programs(1) + kvh
+            if tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu") == nsplit - 1:
+                _merge_in_place(out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, acc, m_i, l_i,
+                                split, nsplit, prow, row_head, out_tok, row_valid, dv,
+                                stride_ot, stride_oh, stride_ps, stride_pt, stride_ph, HEAD_V, HEAD_V_PAD)
+                tl.store(counter, 0)  # ready for the next launch (every layer, every graph replay)
 
 
 @triton.jit
+def _merge_in_place(out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, acc, m_i, l_i,
+                    split, nsplit, prow, row_head, out_tok, row_valid, dv,
+                    stride_ot, stride_oh, stride_ps, stride_pt, stride_ph,
+                    HEAD_V: tl.constexpr, HEAD_V_PAD: tl.constexpr):
+    """The last split of a block: its own partial (still in registers) merged
+    with the other splits' into the output. The others' partials are read
+    past L1 (``.cg``): another block's merge on this SM may have cached a line
+    they share before the last of them was written."""
+    for s in range(0, nsplit):
+        if s != split:
+            base = s * stride_ps + prow * stride_pt + row_head * stride_ph
+            m_s = tl.load(part_m_ptr + base // HEAD_V_PAD, mask=row_valid, other=float("-inf"), cache_modifier=".cg")
+            l_s = tl.load(part_l_ptr + base // HEAD_V_PAD, mask=row_valid, other=0.0, cache_modifier=".cg")
+            a_s = tl.load(part_acc_ptr + base[:, None] + dv[None, :], mask=row_valid[:, None] & (dv[None, :] < HEAD_V),
+                          other=0.0, cache_modifier=".cg")
+            m_new = tl.maximum(m_i, m_s)
+            m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row no split has a key for
+            w_own = tl.exp2(m_i - m_safe)
+            w_s = tl.exp2(m_s - m_safe)
+            l_i = l_i * w_own + l_s * w_s
+            acc = acc * w_own[:, None] + a_s * w_s[:, None]
+            m_i = m_new
+    o = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]
+    o_ptrs = out_ptr + out_tok[:, None] * stride_ot + row_head[:, None] * stride_oh + dv[None, :]
+    tl.store(o_ptrs, o.to(out_ptr.dtype.element_ty), mask=row_valid[:, None] & (dv[None, :] < HEAD_V))
+
+
+# the work list's row stride is its item count: specialising on it (divisible by 16, or 1) would
+# compile the kernel again for batches that differ only there, and it addresses scalar loads only
+@triton.jit(do_not_specialize=["stride_w"])
 def paged_attention_kernel(
     q_ptr, k_ptr, v_ptr, out_ptr,
-    part_acc_ptr, part_m_ptr, part_l_ptr,
-    block_table_ptr, seq_lens_ptr, query_start_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
-    work_req_ptr, work_qstart_ptr, work_split_ptr, work_nsplit_ptr, work_part_ptr,
+    part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
+    block_table_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
+    work_ptr, stride_w,  # work list [8, W] (triton_attn.plan_work's rows)
     stride_qt, stride_qh,
     stride_kp, stride_kt, stride_kh,
     stride_vp, stride_vt, stride_vh,
@@ -259,6 +306,7 @@ def paged_attention_kernel(
     FP8_KV: tl.constexpr = False,  # the cache is fp8: k_scale_ptr / v_scale_ptr hold vLLM's per-tensor scales
     DOT_F32: tl.constexpr = False,  # True only under TRITON_INTERPRET (see _attend_block)
     FP8_DOT: tl.constexpr = 0,  # fp8 cache: 0 fp16 dots, 1 Q.K in fp8, 2 Q.K and P.V in fp8
+    FUSED_MERGE: tl.constexpr = False,  # the last split merges (counter_ptr: [partial rows, KV heads] int32, 0)
 ):
     """Grid (work items, KV heads). A request with at most SMALL_Q new tokens
     takes the small-tile path (few rows, long context, split-KV); the others
@@ -266,56 +314,56 @@ def paged_attention_kernel(
     item = tl.program_id(0)
     kvh = tl.program_id(1)
 
-    req = tl.load(work_req_ptr + item)
-    q_first = tl.load(work_qstart_ptr + item)  # index of the block's first token within the request
-    split = tl.load(work_split_ptr + item)
-    nsplit = tl.load(work_nsplit_ptr + item)
-
-    tok0 = tl.load(query_start_ptr + req)
-    q_len = tl.load(query_start_ptr + req + 1) - tok0
-    seq_len = tl.load(seq_lens_ptr + req)
-    ctx_len = seq_len - q_len  # cached tokens before the new ones
+    w = work_ptr + item
+    req = tl.load(w)
+    q_first = tl.load(w + stride_w)  # index of the block's first token within the request
+    split = tl.load(w + 2 * stride_w)
+    nsplit = tl.load(w + 3 * stride_w)
+    prow0 = tl.load(w + 4 * stride_w)  # partial row of the block's first token (split blocks)
+    tok0 = tl.load(w + 5 * stride_w)  # the request's first token in the batch
+    q_len = tl.load(w + 6 * stride_w)
+    ctx_len = tl.load(w + 7 * stride_w)  # cached tokens before the new ones
 
     if SMALL_Q == 0:
         _attend_block(
-            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
-            block_table_ptr, sinks_ptr, work_part_ptr, k_scale_ptr, v_scale_ptr,
-            item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
+            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
+            block_table_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
+            kvh, req, q_first, split, nsplit, prow0, tok0, q_len, ctx_len,
             stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE)
     elif BLOCK_Q == 0:
         _attend_block(
-            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
-            block_table_ptr, sinks_ptr, work_part_ptr, k_scale_ptr, v_scale_ptr,
-            item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
+            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
+            block_table_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
+            kvh, req, q_first, split, nsplit, prow0, tok0, q_len, ctx_len,
             stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE)
     elif q_len <= SMALL_Q:  # runtime: this request is a decode
         _attend_block(
-            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
-            block_table_ptr, sinks_ptr, work_part_ptr, k_scale_ptr, v_scale_ptr,
-            item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
+            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
+            block_table_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
+            kvh, req, q_first, split, nsplit, prow0, tok0, q_len, ctx_len,
             stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE)
     else:
         _attend_block(
-            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr,
-            block_table_ptr, sinks_ptr, work_part_ptr, k_scale_ptr, v_scale_ptr,
-            item, kvh, req, q_first, split, nsplit, tok0, q_len, ctx_len,
+            q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
+            block_table_ptr, sinks_ptr, k_scale_ptr, v_scale_ptr,
+            kvh, req, q_first, split, nsplit, prow0, tok0, q_len, ctx_len,
             stride_qt, stride_qh, stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE)
 
 
 @triton.jit

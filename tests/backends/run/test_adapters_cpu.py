@@ -59,6 +59,66 @@ def test_triton_kernel_matches_reference(pname, kind):
 
 
 @needs_interpreter
+@pytest.mark.parametrize("pname", list(PARAMS))
+@pytest.mark.parametrize("kind", ["decode", "mixed"])
+def test_triton_kernel_fused_merge_matches_reference(pname, kind):
+    """fused_merge: the last split of each block merges the partials in the same
+    launch (no merge kernel), sinks / window / soft cap included; the counters
+    are back at zero afterwards, so the next layer's launch counts from zero."""
+    from attn_select.backends.run import triton_kernel as tk
+    from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
+
+    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8, fused_merge=True)
+    launched = []
+    orig = tk.merge_splits_kernel
+    tk.merge_splits_kernel = _Recorder(orig, launched)
+    try:
+        err, plan = _check(TritonAttnAdapter, PARAMS[pname], LONG if kind == "mixed" else SHAPES[kind], seed=17,
+                           cfg=cfg)
+    finally:
+        tk.merge_splits_kernel = orig
+    assert err < 1e-4
+    assert plan.max_splits > 1 and plan.counters is not None and not launched
+    assert plan.counters.tolist() == torch.zeros_like(plan.counters).tolist()
+
+
+class _Recorder:
+    """A stand-in for a launched jit function that records launches (kernel[grid](...))."""
+
+    def __init__(self, fn, log):
+        self.fn, self.log = fn, log
+
+    def __getitem__(self, grid):
+        def launch(*args, **kw):
+            self.log.append(grid)
+            return self.fn[grid](*args, **kw)
+        return launch
+
+
+@needs_interpreter
+@pytest.mark.parametrize("kv", ["fp8", "fp8_e5m2"])
+def test_triton_kernel_fused_merge_on_an_fp8_cache(kv):
+    """The in-kernel merge after the fp8 scales are applied (v_scale on the partials)."""
+    from attn_select.backends.run.triton_attn import KernelConfig
+
+    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8, fused_merge=True)
+    err, plan = _check_scaled(PARAMS["window+sinks"], LONG, 7, kv, (0.37, 2.5), cfg)
+    assert err < 2e-2 and plan.max_splits > 1 and plan.counters is not None
+
+
+def test_unsplit_plans_have_no_counters():
+    """No split block, nothing to count: the fused config launches no merge either way."""
+    pytest.importorskip("triton")
+    from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
+
+    a = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "auto"), PARAMS["gqa"])
+    b = make_batch(SHAPES["decode"], 4, "cpu", seed=1, spare_pages=3)
+    cfg = KernelConfig(**SMALL_TILES, target_programs=1, min_split_tokens=1 << 20, fused_merge=True)
+    plan = a.build(b, cfg)
+    assert plan.num_split_tokens == 0 and plan.counters is None
+
+
+@needs_interpreter
 def test_triton_kernel_reads_an_fp8_cache():
     """--kv-cache-dtype fp8: the cache holds float8_e4m3fn; the reference reads
     the same rounded values, so only the kernel's own error remains."""
@@ -232,6 +292,11 @@ def test_triton_work_list():
     assert work[0].tolist() == [0, 0, 0, 0, 1, 2, 2, 2]
     assert work[2].tolist() == [0, 1, 2, 3, 0, 0, 0, 0]
     assert work[1].tolist() == [0, 0, 0, 0, 0, 16, 8, 0]
+    assert work[4].tolist() == [0, 0, 0, 0, 1, 1, 1, 1]  # request 0 is split: its token has partial row 0
+    # each item carries its request's offsets: first token in the batch, new tokens, cached tokens
+    assert work[5].tolist() == [0, 0, 0, 0, 1, 2, 2, 2]
+    assert work[6].tolist() == [1, 1, 1, 1, 1, 20, 20, 20]
+    assert work[7].tolist() == [39, 39, 39, 39, 4, 10, 10, 10]
     assert red_tok.tolist() == [0] and red_ns.tolist() == [4] and max_s == 4
 
 
@@ -429,7 +494,9 @@ def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg,
     split_q = torch.where(nsplit > 1, q_lens, torch.zeros_like(q_lens))
     part_base = torch.cumsum(split_q, 0) - split_q
     block = n_blocks[req] - 1 - within // ns_item  # last block first
-    work = torch.stack([req, block * block_q, within % ns_item, ns_item, part_base[req]])
+    tok0 = torch.cumsum(q_lens, 0) - q_lens
+    work = torch.stack([req, block * block_q, within % ns_item, ns_item, part_base[req], tok0[req], q_lens[req],
+                        (seq_lens - q_lens)[req]])
     red_req = torch.repeat_interleave(torch.arange(len(q_lens)), split_q)
     red_token = (torch.cumsum(q_lens, 0) - q_lens)[red_req] + torch.arange(int(split_q.sum())) - part_base[red_req]
     return work, red_token, nsplit[red_req], int(nsplit.max())
