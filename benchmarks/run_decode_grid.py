@@ -1,0 +1,402 @@
+"""Issue 13's decode sweep in one process: our Triton decode (TRITON_ATTN)
+beside vLLM's FA3 and FlashInfer's XQA and tensor-core ("native") decode, on
+the same shapes, over batch 1, 8, 32, 128, 256 x context 512, 4096, 32768 x
+page 16, 64 x GQA 4 (32 q / 8 KV heads) and 8 (8 q / 1 KV head, a 70B model
+at tp 8) x head 64, 128, 256, bf16.
+
+    python3 benchmarks/run_decode_grid.py --phase warm --part 0/16   # JIT / compile, parallel
+    python3 benchmarks/run_decode_grid.py --phase sweep --tag run1 --out $OUT
+
+The peers are the rows ``attn-select run`` makes for a Llama-architecture
+model with those heads (a config.json written for each), so each runs as
+vLLM runs it (FA3 with its builder's scheduler metadata, FlashInfer's decode
+as vLLM's builder dispatches it). Ours: the table's entry (what ``run``
+launches) and variants of its split policy and merge, timed only where their
+work list differs from one timed already. Every row is checked once first
+(fresh random inputs, NaN-poisoned output, against the float32 reference),
+then timed: one layer's launches over enough distinct layer caches that a
+step reads over 1 GiB (the L2 holds none of it), in a CUDA graph, median per
+layer (``harness.time_device``).
+
+A point is measured when 32 such layers' caches fit in 128 GiB (one layer at
+most 4 GiB): the shapes a deployment on one H200 can hold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+
+GQA = ((32, 8), (8, 1))
+HEADS = (128, 64, 256)  # 128 first: the Llama shapes, where the table was chosen
+PAGES = (16, 64)
+BATCHES = (1, 8, 32, 128, 256)
+CONTEXTS = (512, 4096, 32768)
+LAYER_CAP = 4 << 30
+PEERS = ("FLASH_ATTN", "FLASHINFER")
+OURS = "TRITON_ATTN"
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def points(heads=HEADS, gqa=GQA, pages=PAGES, batches=BATCHES, contexts=CONTEXTS, cap=LAYER_CAP):
+    """(q heads, KV heads, head size, page, batch, context) of the grid, capped."""
+    out = []
+    for head in heads:
+        for q, kv in gqa:
+            for page in pages:
+                for b in batches:
+                    for ctx in contexts:
+                        if b * ctx * kv * head * 2 * 2 <= cap:  # K and V, 2 bytes
+                            out.append((q, kv, head, page, b, ctx))
+    return out
+
+
+def variants(fp8: bool = False):
+    """Our split policy and merge around the table's decode entry: (label, config)."""
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG, FP8_DECODE_CONFIG
+
+    T = FP8_DECODE_CONFIG if fp8 else DECODE_CONFIG
+
+    return [
+        ("two launches", replace(T, fused_merge=False)),
+        ("in-kernel merge", replace(T, fused_merge=True)),
+        ("in-kernel, 128-key splits", replace(T, fused_merge=True, min_split_tokens=128)),
+        ("in-kernel, 512-key splits", replace(T, fused_merge=True, min_split_tokens=512)),
+        ("in-kernel, two waves", replace(T, fused_merge=True, target_programs=2 * T.target_programs)),
+        ("unsplit", replace(T, target_programs=1)),
+        # the in-kernel merge takes the fp8 entry from 168 to 218 registers a thread: two programs
+        # an SM instead of three (the slots target_programs counts); capped, ptxas spills 8 bytes
+        *([("in-kernel, 168 registers", replace(T, fused_merge=True, max_registers=168))] if fp8 else []),
+    ]
+
+
+def model_dir(root: Path, q: int, kv: int, head: int) -> Path:
+    """A Llama-architecture config.json with these heads (what the selector reads)."""
+    d = root / f"llama-{q}q-{kv}kv-h{head}"
+    d.mkdir(parents=True, exist_ok=True)
+    cfg = dict(architectures=["LlamaForCausalLM"], model_type="llama", hidden_size=q * head,
+               num_attention_heads=q, num_key_value_heads=kv, head_dim=head, num_hidden_layers=32,
+               intermediate_size=4 * q * head, vocab_size=32000, max_position_embeddings=65536,
+               rms_norm_eps=1e-5, rope_theta=500000.0, torch_dtype="bfloat16")
+    (d / "config.json").write_text(json.dumps(cfg))
+    return d
+
+
+def plan_rows(root: Path, q: int, kv: int, head: int, page: int, shapes, device: str, kv_dtype: str = "auto"):
+    """{(batch, context): [RowPlan]} and the group plan: TRITON_ATTN, FLASH_ATTN,
+    FLASHINFER (and its native decode variant) as ``attn-select run`` plans them."""
+    from attn_select.cli.run import run_target
+    from attn_select.selector.explain import explain
+    from attn_select.selector.overrides import Overrides
+    from attn_select.selector.profiles import load_model
+    from attn_select.selector.run_plan import Shape, plan_run
+
+    sdev, _, kern = run_target(device, None)
+    facts = load_model(str(model_dir(root, q, kv, head)), tp=1, dtype="auto", capability=sdev.capability)
+    ov = Overrides(dtype=None, kv_cache_dtype=None if kv_dtype == "auto" else kv_dtype, block_size=page,
+                   backend=None, tp=1)
+    exp = explain(facts, sdev, kern, ov)
+    sh = [Shape("decode", decodes=b, decode_context=c) for b, c in shapes]
+    plan = plan_run(exp, facts.dtype, kv_dtype, sh, page, (OURS, *PEERS))
+    (g,) = plan.groups
+    return {(sp.shape.decodes, sp.shape.decode_context): sp.rows for sp in g.shapes}, g, plan.dtype
+
+
+class Point:
+    """One shape: its batch, the float32 check and the timed caches, per adapter."""
+
+    def __init__(self, g, batch, env, seconds: float, seed: int):
+        from attn_select.backends.run.layer_kind import layer_kind
+
+        self.kind = layer_kind(g)
+        self.batch, self.env, self.seconds, self.seed = batch, env, seconds, seed
+
+    def measure(self, adapter, build, settle: float) -> dict:
+        import torch
+
+        from attn_select.backends.run.batch import fill_random_
+        from attn_select.backends.run.harness import time_device
+        from attn_select.backends.run.reference import relative_error, tolerance
+
+        b, kind, env, dev = self.batch, self.kind, self.env, self.env.device
+        gen = torch.Generator().manual_seed(self.seed)
+        cache = adapter.alloc_cache(b.num_pages, b.page_size)
+        fill_random_(cache, gen)
+        inp = kind.inputs(b, env.dtype, gen)
+        kind.write(adapter, cache, b, inp)
+        out = kind.output(b, env.dtype, dev, float("nan"))
+        plan = build()
+        kind.run(adapter, plan, inp, cache, out)
+        _sync(dev)
+        unwritten = int(torch.isnan(out).sum())
+        err = relative_error(out, kind.reference(adapter, cache, b, inp))
+        row = dict(err=err, unwritten=unwritten, kernel=adapter.kernel_name(plan))
+        del cache
+        if unwritten or err > tolerance(str(env.dtype).removeprefix("torch."), env.kv_cache_dtype):
+            row["wrong"] = True
+            return row
+        elem = torch.empty(0, dtype=adapter.cache_torch_dtype()).element_size()
+        n = max(2, math.ceil((1 << 30) / max(1, kind.layer_bytes(b, elem)))) if dev.type == "cuda" else 1
+        caches = []
+        for _ in range(n):
+            c = adapter.alloc_cache(b.num_pages, b.page_size)
+            fill_random_(c)
+            caches.append(c)
+
+        def step():
+            for c in caches:
+                kind.run(adapter, plan, inp, c, out)
+
+        t = time_device(step, dev, calls=max(1, 8 // n), samples=50, warmup=2, max_seconds=self.seconds,
+                        settle_s=settle)
+        us = t.median_us / n
+        row.update(us=round(us, 2), min_us=round(t.min_us / n, 2),
+                   tbs=round(kind.kv_bytes(b, elem) / us / 1e6, 3), method=t.method)
+        return row
+
+
+def _sync(dev) -> None:
+    import torch
+
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+
+
+def _free(dev) -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if dev.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {text[0] if text else ''}"[:240]
+
+
+def run_point(rows, g, batch, env, seconds: float, seed: int, ours: bool = True, peers: bool = True) -> list[dict]:
+    """Every row of one point: the table's entry and the variants (deduplicated
+    by their launches), then the peers."""
+    from attn_select.backends.run.runner import load_adapter
+
+    pt = Point(g, batch, env, seconds, seed)
+    out, launched = [], []
+    settle = 0.3
+    for r in rows:
+        if r.backend == OURS and not ours or r.backend != OURS and not peers:
+            continue
+        label = r.backend + (f" ({r.variant})" if r.variant else "")
+        if r.skip is not None:
+            out.append(dict(row=label, reason=r.skip))
+            continue
+        try:
+            ad = load_adapter(r, env, pt.kind.p)
+            missing = ad.unavailable()
+        except Exception as e:
+            out.append(dict(row=label, reason=f"adapter failed to load: {_one_line(e)}"))
+            continue
+        if missing:
+            out.append(dict(row=label, reason=missing))
+            continue
+        cfgs = [("table", None)] + (variants(env.kv_cache_dtype != "auto") if r.backend == OURS else [])
+        for name, cfg in cfgs:
+            lab = label if cfg is None else f"{OURS} [{name}]"
+            res = dict(row=lab)
+            try:
+                if r.backend == OURS:
+                    probe = ad.build(batch, cfg)
+                    same = [x for x, (w, f, c) in launched if _same_launch(probe, w, f, c)]
+                    if same:
+                        out.append(dict(row=lab, same_as=same[0]))
+                        continue
+                    launched.append((lab, (probe.work, probe.counters is not None, probe.cfg)))
+                    res["cfg"] = asdict(probe.cfg)
+                    res["splits"] = probe.max_splits
+                    res.update(pt.measure(ad, (lambda c=cfg: ad.build(batch, c)), settle))
+                else:
+                    res.update(pt.measure(ad, lambda: ad.build(batch), settle))
+                settle = 0.05
+            except Exception as e:
+                res["error"] = _one_line(e)
+            out.append(res)
+        ad.close()
+        _free(env.device)
+    return out
+
+
+def _same_launch(plan, work, fused, cfg) -> bool:
+    import torch
+
+    tiles = lambda c: (c.small_m, c.small_n, c.small_stages, c.num_warps, c.fp8_dot, c.max_registers)  # noqa: E731
+    return (tiles(plan.cfg) == tiles(cfg) and (plan.counters is not None) == fused
+            and plan.work.shape == work.shape and bool(torch.equal(plan.work, work)))
+
+
+def grouped(pts):
+    """The points per (q, kv, head, page): one plan each."""
+    out: dict[tuple, list] = {}
+    for q, kv, head, page, b, ctx in pts:
+        out.setdefault((q, kv, head, page), []).append((b, ctx))
+    return out
+
+
+def phase_sweep(out: Path, device: str, tag: str, seconds: float, max_seconds: float, pts=None,
+                ours: bool = True, peers: bool = True, kv_dtype: str = "auto") -> dict:
+    import torch
+
+    from attn_select.backends.run.batch import make_batch
+    from attn_select.backends.run.harness import copy_ceiling
+    from attn_select.backends.run.runner import RunOptions, make_env
+
+    t0 = time.time()
+    dev = torch.device(device)
+    doc = dict(tag=tag, kv_cache_dtype=kv_dtype, device=torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
+               ceiling_tbs=(copy_ceiling(dev) or 0.0) / 1e12, points=[])
+    root = Path(tempfile.mkdtemp(prefix="decode-grid-"))
+    for (q, kv, head, page), shapes in grouped(pts if pts is not None else points()).items():
+        rows_at, g, dtype = plan_rows(root, q, kv, head, page, shapes, "cuda" if dev.type == "cuda" else "cpu",
+                                      kv_dtype)
+        env = make_env(RunOptions(device=device), dtype, kv_dtype, log)
+        for b, ctx in shapes:
+            if time.time() - t0 > max_seconds:
+                doc["stopped"] = f"time limit {max_seconds:.0f} s"
+                break
+            from attn_select.selector.run_plan import Shape
+
+            batch = make_batch(Shape("decode", decodes=b, decode_context=ctx), page, dev, seed=3, spare_pages=64)
+            rows = run_point(rows_at[(b, ctx)], g, batch, env, seconds, seed=b * 7 + ctx, ours=ours, peers=peers)
+            point = dict(q=q, kv=kv, head=head, page=page, batch=b, context=ctx, rows=rows)
+            doc["points"].append(point)
+            log(summary_line(point))
+            del batch
+            (out / f"decode_grid.{tag}.json").write_text(json.dumps(doc, indent=1))
+        env.workspace.clear()
+        if "stopped" in doc:
+            break
+    (out / f"decode_grid.{tag}.json").write_text(json.dumps(doc, indent=1))
+    return doc
+
+
+def ratios(point: dict) -> dict:
+    """ours (table) and our best variant against the fastest correct peer, in per cent."""
+    timed = [r for r in point["rows"] if "us" in r]
+    peers = [r for r in timed if not r["row"].startswith(OURS)]
+    table = next((r for r in timed if r["row"] == OURS), None)
+    ours = [r for r in timed if r["row"].startswith(OURS)]
+    if not peers or not ours:
+        return {}
+    fast = min(peers, key=lambda r: r["us"])
+    best = min(ours, key=lambda r: r["us"])
+    out = dict(peer=fast["row"], peer_us=fast["us"], best=best["row"], best_us=best["us"],
+               best_pct=round(100 * fast["us"] / best["us"], 1))
+    if table:
+        out.update(table_us=table["us"], table_pct=round(100 * fast["us"] / table["us"], 1))
+    return out
+
+
+def summary_line(point: dict) -> str:
+    r = ratios(point)
+    head = f"{point['q']}/{point['kv']} h{point['head']} p{point['page']} {point['batch']}x{point['context']}"
+    if not r:
+        return f"{head}: " + "; ".join(f"{x['row']}: {x.get('reason') or x.get('error') or x.get('us')}"
+                                       for x in point["rows"])
+    return (f"{head}: table {r.get('table_us')} us ({r.get('table_pct')}%), best {r['best']} {r['best_us']} "
+            f"({r['best_pct']}%), peer {r['peer']} {r['peer_us']}")
+
+
+def phase_warm(part: int, parts: int, device: str, heads=HEADS, kv_dtypes=("auto",), gqa=GQA,
+               pages=PAGES) -> None:
+    """Run rows once, no check, no timing: the peers on one small point per
+    (heads, page) (FlashInfer JIT-compiles its decode kernels: per head size,
+    so one process takes a head size's peers), ours on every point with every
+    variant (Triton compiles per launch specialisation as well: the block
+    table's stride, the merge kernel's split count), spread over the other
+    parts, so the sweep finds everything compiled."""
+    import torch
+
+    from attn_select.backends.run.batch import fill_random_, make_batch
+    from attn_select.backends.run.runner import RunOptions, load_adapter, make_env
+    from attn_select.selector.run_plan import Shape
+
+    dev = torch.device(device)
+    root = Path(tempfile.mkdtemp(prefix="decode-grid-warm-"))
+    combos = [(c, kv, shapes) for kv in kv_dtypes for c, shapes in grouped(points(heads, gqa, pages)).items()]
+    peer_jobs = [("peers", c, kv, 1, 512) for c, kv, _ in combos]
+    our_jobs = [("ours", c, kv, b, ctx) for c, kv, shapes in combos for b, ctx in shapes]
+    # parts 0 .. len(heads)-1 take the peers, one head size each; the rest our kernels, round robin
+    n_peer = len(heads) if parts > len(heads) else 0
+    mine = [j for i, j in enumerate(peer_jobs) if (heads.index(j[1][2]) if n_peer else i % parts) == part]
+    mine += [j for i, j in enumerate(our_jobs) if (n_peer + i % (parts - n_peer) if n_peer else i % parts) == part]
+    for job in mine:
+        who, (q, kv, head, page), kv_dtype, b, ctx = job
+        t0 = time.time()
+        try:
+            rows_at, g, dtype = plan_rows(root, q, kv, head, page, [(b, ctx)], device, kv_dtype)
+            env = make_env(RunOptions(device=device), dtype, kv_dtype, log)
+            batch = make_batch(Shape("decode", decodes=b, decode_context=ctx), page, dev, seed=3, spare_pages=64)
+            pt = Point(g, batch, env, 0.0, 1)
+            for r in rows_at[(b, ctx)]:
+                if (r.backend == OURS) != (who == "ours") or r.skip is not None:
+                    continue
+                ad = load_adapter(r, env, pt.kind.p)
+                if ad.unavailable():
+                    continue
+                cfgs = [None] + ([c for _, c in variants(kv_dtype != "auto")] if r.backend == OURS else [])
+                inp = pt.kind.inputs(batch, env.dtype, None)
+                cache = fill_random_(ad.alloc_cache(batch.num_pages, batch.page_size))
+                for cfg in cfgs:
+                    plan = ad.build(batch, cfg) if cfg is not None else ad.build(batch)
+                    pt.kind.run(ad, plan, inp, cache, pt.kind.output(batch, env.dtype, dev, 0.0))
+                    _sync(dev)
+                del cache
+                ad.close()
+                _free(dev)
+            log(f"warm {job} {time.time() - t0:.1f} s")
+        except Exception as e:
+            log(f"warm FAILED {job}: {_one_line(e)}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--phase", choices=("warm", "sweep"), required=True)
+    ap.add_argument("--part", default="0/1")
+    ap.add_argument("--out", default=os.environ.get("OUT", "out"))
+    ap.add_argument("--tag", default="run1")
+    ap.add_argument("--seconds", type=float, default=0.15, help="timing budget per row")
+    ap.add_argument("--max-seconds", type=float, default=1e9, help="start no point after this")
+    ap.add_argument("--heads", default=None, help="comma list of head sizes (default: all)")
+    ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--kv-cache-dtypes", default="auto", help="comma list: auto, fp8")
+    ap.add_argument("--gqa", default=None, help="comma list of q/kv heads, e.g. 32/8 (default: 32/8,8/1)")
+    ap.add_argument("--pages", default=None, help="comma list of page sizes (default: 16,64)")
+    a = ap.parse_args()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    heads = tuple(int(x) for x in a.heads.split(",")) if a.heads else HEADS
+    gqa = tuple(tuple(int(y) for y in x.split("/")) for x in a.gqa.split(",")) if a.gqa else GQA
+    pages = tuple(int(x) for x in a.pages.split(",")) if a.pages else PAGES
+    kvs = tuple(a.kv_cache_dtypes.split(","))
+    if a.phase == "warm":
+        i, n = (int(x) for x in a.part.split("/"))
+        phase_warm(i, n, "cuda", heads, kvs, gqa, pages)
+    else:
+        for kv in kvs:
+            phase_sweep(out, "cuda", f"{a.tag}.{kv}", a.seconds, a.max_seconds, points(heads, gqa, pages),
+                        peers=not a.no_peers, kv_dtype=kv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""benchmarks/run_decode_grid.py on the CPU: the grid, the rows each point
+runs (ours, the variants deduplicated by their launches, the peers as
+``attn-select run`` plans them) and the report, on tiny shapes under the
+Triton interpreter, before the script reaches the H200."""
+
+from __future__ import annotations
+
+import json
+
+import torch
+
+from tests.backends.run.conftest import load_benchmark, needs_interpreter
+
+
+def test_grid_points_are_capped_by_a_32_layer_deployment():
+    g = load_benchmark("run_decode_grid")
+    pts = g.points()
+    # 3 heads x 2 GQA x 2 pages x 15 (batch, context), less what does not fit
+    assert len(pts) < 180 and (32, 8, 128, 16, 32, 4096) in pts and (8, 1, 128, 16, 256, 32768) in pts
+    assert (32, 8, 128, 16, 128, 32768) not in pts  # 16 GiB a layer
+    assert all(b * c * kv * h * 4 <= g.LAYER_CAP for _, kv, h, _, b, c in pts)
+
+
+@needs_interpreter
+def test_sweep_on_tiny_points(tmp_path, monkeypatch):
+    g = load_benchmark("run_decode_grid")
+    pts = [(4, 1, 32, 16, 2, 600), (4, 2, 64, 16, 1, 40)]
+    doc = g.phase_sweep(tmp_path, "cpu", "t", seconds=0.01, max_seconds=600, pts=pts)
+    assert json.loads((tmp_path / "decode_grid.t.json").read_text())["points"] == doc["points"]
+    assert len(doc["points"]) == 2
+    for point in doc["points"]:
+        rows = {r["row"]: r for r in point["rows"]}
+        table = rows["TRITON_ATTN"]
+        assert table["err"] < 2e-2 and "us" in table and not table.get("wrong")
+        # the unsplit variant launches what no other does; the rest are timed or named as the same launch
+        assert "us" in rows["TRITON_ATTN [unsplit]"] or "same_as" in rows["TRITON_ATTN [unsplit]"]
+        for lab, r in rows.items():
+            if lab.startswith("TRITON_ATTN"):
+                assert "error" not in r, r
+                assert ("us" in r) != ("same_as" in r)
+        # the peers have no GPU package here: a reason each, never a crash
+        peers = [r for lab, r in rows.items() if not lab.startswith("TRITON_ATTN")]
+        assert peers and all("reason" in r or "error" not in r for r in peers)
+    # the split point: the table's in-kernel merge and the two-launch variant are different launches
+    rows = {r["row"]: r for r in doc["points"][0]["rows"]}
+    assert rows["TRITON_ATTN"]["splits"] > 1 and "us" in rows["TRITON_ATTN [two launches]"]
+    assert "in-kernel" in rows["TRITON_ATTN"]["kernel"]
+    assert g.summary_line(doc["points"][0]).startswith("4/1 h32 p16 2x600")
+
+
+@needs_interpreter
+def test_warm_runs_every_variant_once_per_point(monkeypatch):
+    g = load_benchmark("run_decode_grid")
+    monkeypatch.setattr(g, "points", lambda *a, **k: [(4, 1, 32, 16, 2, 300)])
+    ran = []
+    import attn_select.backends.run.triton_attn as ta
+
+    orig = ta.TritonAttnAdapter.run
+    monkeypatch.setattr(ta.TritonAttnAdapter, "run", lambda self, plan, *a: ran.append(plan.cfg) or orig(self, plan, *a))
+    g.phase_warm(1, 2, "cpu", heads=(32,))  # part 1 of 2: ours (part 0 takes the peers of head 32)
+    assert ran[0] == ta.DECODE_CONFIG and len(ran) == 1 + len(g.variants())
