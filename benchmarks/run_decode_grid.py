@@ -67,16 +67,19 @@ def variants(fp8: bool = False):
 
     T = FP8_DECODE_CONFIG if fp8 else DECODE_CONFIG
 
+    # the table's split policy without its short-context rule; in-kernel merges for any split count
+    base = replace(T, short_split_tokens=0)
+    always = replace(base, fused_merge_max=1 << 30)
     return [
-        ("two launches", replace(T, fused_merge=False)),
-        ("in-kernel merge", replace(T, fused_merge=True)),
-        ("in-kernel, 128-key splits", replace(T, fused_merge=True, min_split_tokens=128)),
-        ("in-kernel, 512-key splits", replace(T, fused_merge=True, min_split_tokens=512)),
-        ("in-kernel, two waves", replace(T, fused_merge=True, target_programs=2 * T.target_programs)),
-        ("unsplit", replace(T, target_programs=1)),
-        # the in-kernel merge takes the fp8 entry from 168 to 218 registers a thread: two programs
-        # an SM instead of three (the slots target_programs counts); capped, ptxas spills 8 bytes
-        *([("in-kernel, 168 registers", replace(T, fused_merge=True, max_registers=168))] if fp8 else []),
+        ("two launches", replace(base, fused_merge_max=0)),
+        ("in-kernel merge", always),
+        ("in-kernel, 128-key splits", replace(always, min_split_tokens=128)),
+        ("in-kernel, 512-key splits", replace(always, min_split_tokens=512)),
+        ("in-kernel, two waves", replace(always, target_programs=2 * T.target_programs)),
+        ("unsplit", replace(base, target_programs=1)),
+        # fp8: the register cap on and off, whichever the table has
+        *([(f"in-kernel, {'no' if T.max_registers else '168'} register cap",
+            replace(always, max_registers=0 if T.max_registers else 168))] if fp8 else []),
     ]
 
 

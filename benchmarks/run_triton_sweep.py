@@ -81,7 +81,7 @@ def configs(kind: str, fp8: bool = False) -> list:
                  (128, 32, 7, 8)]
         return [replace(ta.PREFILL_CONFIG, block_m=m, block_n=n, num_stages=st, num_warps=w) for m, n, st, w in tiles]
     return [ta.MIXED_CONFIG,
-            replace(ta.MIXED_CONFIG, fused_merge=not ta.MIXED_CONFIG.fused_merge),  # the decodes' merge
+            replace(ta.MIXED_CONFIG, fused_merge_max=0 if ta.MIXED_CONFIG.fused_merge_max else 640),  # the merge
             replace(ta.MIXED_CONFIG, target_programs=256 * 2),
             replace(ta.MIXED_CONFIG, block_m=128, block_n=64, num_stages=5, small_n=64, small_stages=5, num_warps=8)]
 
@@ -199,7 +199,7 @@ def phase_compile(part: int, parts: int, dev) -> None:
     seen, mine = set(), []
     for case, cfg in jobs:  # splits do not change the compiled kernel
         key = (case[1], case[0] == "mixed", cfg.small_n, cfg.small_stages, cfg.block_m, cfg.block_n,
-               cfg.num_stages, cfg.num_warps, cfg.small_m, cfg.fp8_dot, cfg.fused_merge)
+               cfg.num_stages, cfg.num_warps, cfg.small_m, cfg.fp8_dot, cfg.fused_merge_max, cfg.max_registers)
         if key not in seen:
             seen.add(key)
             mine.append((case, cfg))

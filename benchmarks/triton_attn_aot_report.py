@@ -28,7 +28,8 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16):
+def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16, fused: bool = False):
+    """The kernel of one launch config; ``fused``: as a split plan that merges in-kernel compiles it."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -53,7 +54,7 @@ def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16):
                  HAS_SOFTCAP=False, HAS_WINDOW=False, HAS_SINK=False,
                  BLOCK_Q=bq, BLOCK_N=cfg.block_n if bq else 0, NUM_STAGES=cfg.num_stages if bq else 0,
                  SMALL_Q=sq, SMALL_N=cfg.small_n if sq else 0, SMALL_STAGES=cfg.small_stages if sq else 0,
-                 FP8_KV=fp8, DOT_F32=False, FP8_DOT=cfg.fp8_dot, FUSED_MERGE=cfg.fused_merge)
+                 FP8_KV=fp8, DOT_F32=False, FP8_DOT=cfg.fp8_dot, FUSED_MERGE=fused)
     sig.update({k: "constexpr" for k in const})
     names = list(sig)
     # what the launcher specialises on real tensors: 16-byte aligned pointers, strides divisible by 16
@@ -61,8 +62,10 @@ def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16):
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in aligned}
     src = ASTSource(tk.paged_attention_kernel, sig, const, attrs)
     stages = max(cfg.num_stages if bq else 0, cfg.small_stages if sq else 0)
-    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=cfg.num_warps,
-                                                                            num_stages=max(stages, 1)))
+    options = dict(num_warps=cfg.num_warps, num_stages=max(stages, 1))
+    if cfg.max_registers:
+        options["maxnreg"] = cfg.max_registers
+    return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
 
 
 def report(label: str, cfg, fp8: bool, path: str, heads=(32, 8), head=128) -> str:

@@ -5,7 +5,7 @@ Cache layout: vLLM's TRITON_ATTN one, [num_pages, 2, page_size, Hkv, D].
 ``build(batch)`` turns the engine-neutral batch into the kernel's work list
 (host arithmetic on the CPU copies, one host->device copy); ``run`` launches
 the attention kernel and, when some query block was split over its context
-and the config does not merge in-kernel (``fused_merge``), the merge kernel.
+and the config does not merge it in-kernel (``fused_merge_max``), the merge kernel.
 Both are reused by every layer of the step.
 """
 
@@ -41,8 +41,20 @@ class KernelConfig:
     target_programs: int  # split decode contexts while the programs stay within this many
     min_split_tokens: int  # never cut a split shorter than this
     fp8_dot: int = 0  # an e4m3 cache: 0 fp16 dots, 1 Q.K in fp8 (query rounded to e4m3), 2 P.V too
-    fused_merge: bool = False  # split blocks: the last split merges (no second launch)
+    # split blocks: the last split merges them in the same launch when the plan's most splits x the
+    # value head size is at most this (0: never; a second launch merges). It merges split by split,
+    # so its cost grows with the splits and the head, where the merge kernel's does not
+    fused_merge_max: int = 0
+    # short contexts: cut into splits of this many keys (instead of min_split_tokens) when the result
+    # merges in-kernel and the decode programs stay within short_programs (0: off)
+    short_split_tokens: int = 0
+    short_programs: int = 0
     max_registers: int = 0  # ptxas's register cap a thread (0: Triton's choice); GPU launches only
+
+
+def merges_in_kernel(cfg: KernelConfig, max_splits: int, head_v: int) -> bool:
+    """Whether a plan cut in up to ``max_splits`` merges its splits in the attention launch."""
+    return max_splits > 1 and max_splits * head_v <= cfg.fused_merge_max
 
 
 # The table, from the sweep in benchmarks/run_triton_sweep.py on an H200
@@ -67,15 +79,32 @@ class KernelConfig:
 #   1024, 1572 us on 1 x 8192 (128x128 at 3 stages: 174 / 1696 us; 7 stages
 #   gained 1% on 8192 and lost 2% on 512).
 # - Mixed: 64x64 prefill tiles and 16x64 decode tiles in one launch, both 5
-#   stages (302 us against 327 us at 3), decodes cut in 3.
+#   stages (302 us against 327 us at 3), decodes cut in 3; their merge as a
+#   second launch (299 us; in-kernel 312).
+# - The decode grid (benchmarks/run_decode_grid.py; BENCHMARKS.md "The decode
+#   grid"): the in-kernel merge of a split block saves the merge launch, 0.3-2.6 us
+#   at 3 splits of head 128 (4-12 %), and costs 0.3-0.4 us a split of head 128
+#   (it reads the others' partials in turn): even at 6 splits, slower from 17
+#   on (1 x 4096: 21.3 against 16.4 us), slower at 3 splits of head 256. Hence
+#   fused_merge_max 640: up to 5 splits of head 128, 10 of head 64, 2 of 256.
+#   A short context of 1-8 (request, KV head) rows took 128-key splits (5 for
+#   512 tokens, merged in-kernel) 5-7 % faster than 256-key ones; from 32 rows
+#   (160 programs past the 132 SMs) slower.
+# - fp8 decode with a 168-register cap (three programs an SM, as the slots
+#   count them; ptxas then spills 8 bytes): faster at every batch, 2 % at 32 x
+#   4096, 10-11 % at 128 and 256 requests (366 against 413 us at 128 x 4096),
+#   and 8 x 32768 (6 splits, in-kernel merge) 192 against 272 us; fp8's 6-split
+#   plans merge in-kernel too (fused_merge_max 768, measured only with the cap).
 DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=5,
-                             num_warps=4, target_programs=132 * 3, min_split_tokens=256, fused_merge=True)
+                             num_warps=4, target_programs=132 * 3, min_split_tokens=256,
+                             fused_merge_max=640, short_split_tokens=128, short_programs=132)
 FP8_DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=128, small_stages=5,
-                                 num_warps=4, target_programs=132 * 3, min_split_tokens=256, fused_merge=True)
+                                 num_warps=4, target_programs=132 * 3, min_split_tokens=256,
+                                 fused_merge_max=768, short_split_tokens=128, short_programs=132, max_registers=168)
 PREFILL_CONFIG = KernelConfig(block_m=128, block_n=64, num_stages=5, small_m=0, small_n=0, small_stages=0,
-                              num_warps=8, target_programs=132 * 4, min_split_tokens=512, fused_merge=True)
+                              num_warps=8, target_programs=132 * 4, min_split_tokens=512)
 MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=5, small_m=16, small_n=64, small_stages=5,
-                            num_warps=4, target_programs=256 * 3, min_split_tokens=256, fused_merge=True)
+                            num_warps=4, target_programs=256 * 3, min_split_tokens=256)
 
 
 @dataclass
@@ -87,7 +116,7 @@ class TritonPlan:
       request's first token in the batch, its new tokens, its cached tokens
     - ``red_token`` [Ns], ``red_nsplit`` [Ns]: merge list (tokens of split blocks)
     - ``part_acc`` float32 [S, Ns, Hq, Dv_pad], ``part_m`` / ``part_l`` float32 [S, Ns, Hq]
-    - ``counters`` int32 [Ns, Hkv], zero between launches (``fused_merge`` only)
+    - ``counters`` int32 [Ns, Hkv], zero between launches (in-kernel merges only)
     """
 
     batch: Batch
@@ -107,7 +136,7 @@ class TritonPlan:
 
 
 def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, cfg: KernelConfig,
-              max_splits: int = 64) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+              max_splits: int = 64, head_v: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
     """Host arithmetic of ``build``: the work list and merge list (CPU int32 tensors).
 
     A request with at most ``small_q`` new tokens (a decode) is one small query
@@ -119,7 +148,11 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     the blocks last first: under the causal mask a request's last block has
     the most keys, and launching the longest programs first keeps them out
     of the grid's tail (1 x 8192 from empty: 32-token blocks from 32 to 8192
-    keys each).
+    keys each). A batch of short contexts and few rows is cut finer
+    (``short_split_tokens``) when the splits then merge in-kernel (which
+    depends on the value head size ``head_v``; 0: never) and the decode
+    programs stay within ``short_programs``: such a step is all latency, and
+    shorter programs finish sooner.
 
     Plain Python over the requests: a step has tens to hundreds of them, and
     a torch CPU op costs microseconds of dispatch each; as ~30 tensor ops the
@@ -133,8 +166,14 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     n_blocks = [1 if sm else -(-q // bq) for q, sm in zip(ql, small)]
     base = (sum(small) if any(small) else sum(n_blocks)) * num_kv_heads
     cap = min(max(1, cfg.target_programs // max(1, base)), max_splits)
-    nsplit = [max(1, min(cap, -(-n // cfg.min_split_tokens))) if (sm or nb == 1) else 1
-              for n, sm, nb in zip(sl, small, n_blocks)]
+    nsplit = _splits(sl, small, n_blocks, cap, cfg.min_split_tokens)
+    if cfg.short_split_tokens and head_v:
+        fine = _splits(sl, small, n_blocks, cap, cfg.short_split_tokens)
+        most = max(fine, default=1)
+        if (most > max(nsplit, default=1) and merges_in_kernel(cfg, most, head_v)
+                and sum(f for f, sm, nb in zip(fine, small, n_blocks) if sm or nb == 1) * num_kv_heads
+                <= cfg.short_programs):
+            nsplit = fine
     # partial rows: every token of a split request gets one, requests in order
     split_q = [q if ns > 1 else 0 for q, ns in zip(ql, nsplit)]
     part_base = [0, *accumulate(split_q)]
@@ -146,6 +185,12 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     red_token = array("i", [t for r, n in enumerate(split_q) if n for t in range(q_first[r], q_first[r] + n)])
     red_nsplit = array("i", [ns for n, ns in zip(split_q, nsplit) if n for _ in range(n)])
     return work, _int32(red_token), _int32(red_nsplit), max(nsplit, default=1)
+
+
+def _splits(seq_lens: list[int], small: list[bool], n_blocks: list[int], cap: int, tokens: int) -> list[int]:
+    """Splits per request: a decode or a single-block request cut into ``tokens``-key
+    splits, at most ``cap``; the others whole."""
+    return [max(1, min(cap, -(-n // tokens))) if (sm or nb == 1) else 1 for n, sm, nb in zip(seq_lens, small, n_blocks)]
 
 
 def _int32(a: array) -> torch.Tensor:
@@ -217,7 +262,7 @@ class TritonAttnAdapter(Adapter):
         if block_q == 0 and max(q_lens) > small_q:
             raise ValueError(f"decode-only config given a batch with {max(q_lens)}-token requests")
         work, red_token, red_nsplit, max_splits = plan_work(
-            q_lens, batch.seq_lens_cpu.tolist(), block_q, small_q, p.num_kv_heads, cfg)
+            q_lens, batch.seq_lens_cpu.tolist(), block_q, small_q, p.num_kv_heads, cfg, head_v=p.head_size_v)
         work_d, red_token_d, red_nsplit_d = self.staging.upload([work, red_token, red_nsplit], batch.device)
         n_red = red_token.numel()
         part_acc = part_m = part_l = counters = None
@@ -226,7 +271,7 @@ class TritonAttnAdapter(Adapter):
             part_acc = torch.empty(max_splits, n_red, p.num_heads, dvp, dtype=torch.float32, device=batch.device)
             part_m = torch.empty(max_splits, n_red, p.num_heads, dtype=torch.float32, device=batch.device)
             part_l = torch.empty_like(part_m)
-            if cfg.fused_merge:
+            if merges_in_kernel(cfg, max_splits, p.head_size_v):
                 counters = torch.zeros(n_red, p.num_kv_heads, dtype=torch.int32, device=batch.device)
         return TritonPlan(batch, cfg, block_q, small_q, work_d, work.shape[1], red_token_d, red_nsplit_d, n_red,
                           max_splits, part_acc, part_m, part_l, counters)

@@ -62,13 +62,13 @@ def test_triton_kernel_matches_reference(pname, kind):
 @pytest.mark.parametrize("pname", list(PARAMS))
 @pytest.mark.parametrize("kind", ["decode", "mixed"])
 def test_triton_kernel_fused_merge_matches_reference(pname, kind):
-    """fused_merge: the last split of each block merges the partials in the same
+    """fused_merge_max: the last split of each block merges the partials in the same
     launch (no merge kernel), sinks / window / soft cap included; the counters
     are back at zero afterwards, so the next layer's launch counts from zero."""
     from attn_select.backends.run import triton_kernel as tk
     from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
 
-    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8, fused_merge=True)
+    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8, fused_merge_max=1 << 30)
     launched = []
     orig = tk.merge_splits_kernel
     tk.merge_splits_kernel = _Recorder(orig, launched)
@@ -101,7 +101,7 @@ def test_triton_kernel_fused_merge_on_an_fp8_cache(kv):
     """The in-kernel merge after the fp8 scales are applied (v_scale on the partials)."""
     from attn_select.backends.run.triton_attn import KernelConfig
 
-    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8, fused_merge=True)
+    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8, fused_merge_max=1 << 30)
     err, plan = _check_scaled(PARAMS["window+sinks"], LONG, 7, kv, (0.37, 2.5), cfg)
     assert err < 2e-2 and plan.max_splits > 1 and plan.counters is not None
 
@@ -113,7 +113,7 @@ def test_unsplit_plans_have_no_counters():
 
     a = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "auto"), PARAMS["gqa"])
     b = make_batch(SHAPES["decode"], 4, "cpu", seed=1, spare_pages=3)
-    cfg = KernelConfig(**SMALL_TILES, target_programs=1, min_split_tokens=1 << 20, fused_merge=True)
+    cfg = KernelConfig(**SMALL_TILES, target_programs=1, min_split_tokens=1 << 20, fused_merge_max=1 << 30)
     plan = a.build(b, cfg)
     assert plan.num_split_tokens == 0 and plan.counters is None
 
@@ -475,6 +475,53 @@ def test_triton_decode_table_keeps_the_decodes_in_one_wave():
         assert max_s == 6  # 8 x 8 x 6 = 384 <= 396
     _, _, _, max_s = plan_work([1] * 32 + [512] * 4, [4097] * 32 + [1536] * 4, 32, 4, 8, MIXED_CONFIG)
     assert max_s == 3
+
+
+def test_triton_table_merges_few_splits_in_kernel():
+    """The decode grid's rule: a split plan merges in the attention launch while
+    its most splits x the value head size stays within fused_merge_max (640 for
+    bf16: 5 splits of head 128, 10 of head 64, 2 of head 256); fp8 up to 768,
+    mixed batches never."""
+    from attn_select.backends.run.triton_attn import (
+        DECODE_CONFIG, FP8_DECODE_CONFIG, MIXED_CONFIG, PREFILL_CONFIG, merges_in_kernel,
+    )
+
+    cases = {(1, 128): False, (3, 128): True, (5, 128): True, (6, 128): False, (17, 128): False,
+             (6, 64): True, (10, 64): True, (12, 64): False, (2, 256): True, (3, 256): False}
+    assert {k: merges_in_kernel(DECODE_CONFIG, *k) for k in cases} == cases
+    assert merges_in_kernel(FP8_DECODE_CONFIG, 6, 128) and not merges_in_kernel(FP8_DECODE_CONFIG, 7, 128)
+    assert not any(merges_in_kernel(c, 3, 128) for c in (MIXED_CONFIG, PREFILL_CONFIG))
+
+
+@pytest.mark.parametrize("n, kv, head_v, want", [
+    (1, 8, 128, 5),    # 1 request x 8 KV heads, 513 keys: 128-key splits, 40 programs
+    (8, 1, 128, 5),    # 8 x 1 (GQA 8): the same 40 programs
+    (1, 8, 64, 5),
+    (32, 1, 128, 3),   # 32 rows: 160 programs past the 132 SMs: 256-key splits
+    (8, 8, 128, 3),    # 64 rows: likewise
+    (1, 8, 256, 3),    # head 256: 5 splits would merge in a second launch (not measured so): 256-key splits
+])
+def test_triton_table_cuts_short_contexts_finer_for_few_rows(n, kv, head_v, want):
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG, plan_work
+
+    _, red_tok, _, max_s = plan_work([1] * n, [513] * n, 0, 4, kv, DECODE_CONFIG, head_v=head_v)
+    assert max_s == want and red_tok.numel() == n
+    # a long context keeps 256-key splits (128-key ones would be 33, past the in-kernel merge)
+    _, _, _, max_s = plan_work([1], [4097], 0, 4, 8, DECODE_CONFIG, head_v=head_v)
+    assert max_s == 17
+
+
+@needs_interpreter
+def test_triton_build_counts_in_kernel_merges_only_where_the_table_says():
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG, TritonAttnAdapter
+
+    a = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "auto"), AttnParams(8, 8, 128, 128, 0.1))
+    few = make_batch(Shape("decode", decodes=1, decode_context=512), 16, "cpu", seed=1)
+    many = make_batch(Shape("decode", decodes=1, decode_context=4096), 16, "cpu", seed=1)
+    p_few, p_many = a.build(few), a.build(many)
+    assert p_few.cfg == p_many.cfg == DECODE_CONFIG
+    assert p_few.max_splits == 5 and p_few.counters is not None and "merged in-kernel" in a.kernel_name(p_few)
+    assert p_many.max_splits == 17 and p_many.counters is None and "merged in-kernel" not in a.kernel_name(p_many)
 
 
 def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg, max_splits=64):
