@@ -59,3 +59,39 @@ def test_warm_runs_every_variant_once_per_point(monkeypatch):
     monkeypatch.setattr(ta.TritonAttnAdapter, "run", lambda self, plan, *a: ran.append(plan.cfg) or orig(self, plan, *a))
     g.phase_warm(1, 2, "cpu", heads=(32,))  # part 1 of 2: ours (part 0 takes the peers of head 32)
     assert ran[0] == ta.DECODE_CONFIG and len(ran) == 1 + len(g.variants())
+
+
+def _row(name, us, cfg, kernel, splits):
+    from dataclasses import asdict
+
+    return dict(row=name, us=us, cfg=asdict(cfg), kernel=kernel, splits=splits, err=1e-3)
+
+
+def test_table_report_takes_the_measured_launch_the_table_makes_now():
+    """decode_grid_table.py: a point's "ours" is the row whose launch (work list,
+    merge, tiles) is the table's now, never a row that merely ran; a point with
+    no such row is "not measured"."""
+    from dataclasses import replace
+
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG
+
+    t = load_benchmark("decode_grid_table")
+    base = replace(DECODE_CONFIG, short_split_tokens=0)
+    fused = "attn-select paged kernel (decode tiles 16x64, split-KV up to 5, merged in-kernel)"
+    # 1 request x 8 KV heads x 512 tokens: the table cuts it in 5 (128-key splits) and merges in-kernel
+    point = dict(q=32, kv=8, head=128, page=16, batch=1, context=512, rows=[
+        dict(row="FLASH_ATTN", us=9.5), dict(row="FLASHINFER", us=8.4),
+        _row("TRITON_ATTN", 11.1, replace(base, fused_merge_max=1 << 30), "... split-KV up to 3, merged in-kernel", 3),
+        _row("TRITON_ATTN [two launches]", 11.2, replace(base, fused_merge_max=0), "... split-KV up to 3", 3),
+        _row("TRITON_ATTN [in-kernel, 128-key splits]", 10.5,
+             replace(base, fused_merge_max=1 << 30, min_split_tokens=128), fused, 5),
+    ])
+    doc = dict(kv_cache_dtype="auto", points=[point])
+    (r,) = t.rows_of(doc)
+    assert (r["ours"], r["splits"], r["fused"], r["fastest"], r["two"]) == (10.5, 5, True, "FLASHINFER", 11.2)
+    # without the 128-key row the table's launch was not measured: no figure
+    point["rows"] = point["rows"][:-1]
+    (r,) = t.rows_of(doc)
+    assert r["ours"] is None and "not measured" in t.render([r])
+    s = t.summary(t.rows_of(dict(kv_cache_dtype="auto", points=[point])))
+    assert s["measured"] == 0 and s["two_launch_median"] == round(100 * 8.4 / 11.2, 1)

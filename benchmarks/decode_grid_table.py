@@ -1,0 +1,146 @@
+"""Issue 13's sweep table from a run of ``run_decode_grid.py``: per point, the
+launch our TRITON_ATTN table makes now, found among the launches that run
+measured, beside the fastest peer.
+
+    python3 benchmarks/decode_grid_table.py benchmarks/results/h200/grid/decode_grid.run1.auto.json
+
+The table's launch is recomputed here (``plan_work`` on the point's shape, no
+GPU) and matched to the measured row with the same work list, merge and
+register cap; a point where no measured row launched what the table launches
+now is reported as not measured, never estimated. Also printed: the
+two-launch row (the split policy before the decode grid, merge as a second
+launch) for comparison, and the summary against the issue's 95 % target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import fields, replace
+from pathlib import Path
+
+OURS = "TRITON_ATTN"
+PEERS = ("FLASH_ATTN", "FLASHINFER", "FLASHINFER (native decode)")
+
+
+def _config(d: dict):
+    """A measured row's KernelConfig (rows written before the merge became a threshold
+    carry ``fused_merge``; the row's kernel name says whether it merged in-kernel)."""
+    from attn_select.backends.run.triton_attn import KernelConfig
+
+    names = {f.name for f in fields(KernelConfig)}
+    return KernelConfig(**{k: v for k, v in d.items() if k in names})
+
+
+def _work(cfg, point: dict):
+    from attn_select.backends.run.triton_attn import _next_pow2, plan_work
+
+    g_pad = _next_pow2(point["q"] // point["kv"])
+    small_q = max(1, max(cfg.small_m, g_pad, 16) // g_pad)
+    n = point["batch"]
+    work, _, _, splits = plan_work([1] * n, [point["context"] + 1] * n, 0, small_q, point["kv"], cfg,
+                                   head_v=point["head"])
+    return work, splits
+
+
+def table_launch(point: dict, fp8: bool):
+    """(work list, max splits, merges in-kernel, config) of the table's launch on this point."""
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG, FP8_DECODE_CONFIG, merges_in_kernel
+
+    cfg = FP8_DECODE_CONFIG if fp8 else DECODE_CONFIG
+    if point["head"] > 128:  # as TritonAttnAdapter.build clamps the tiles
+        cfg = replace(cfg, block_n=min(cfg.block_n, 32), small_n=min(cfg.small_n, 32))
+    work, splits = _work(cfg, point)
+    return work, splits, merges_in_kernel(cfg, splits, point["head"]), cfg
+
+
+def _tiles(cfg):
+    return (cfg.small_m, cfg.small_n, cfg.small_stages, cfg.num_warps, cfg.fp8_dot, cfg.max_registers)
+
+
+def measured_row(point: dict, fp8: bool) -> dict | None:
+    """The measured row that launched what the table launches now, or None."""
+    import torch
+
+    work, _, fused, cfg = table_launch(point, fp8)
+    for r in point["rows"]:
+        if not r["row"].startswith(OURS) or "us" not in r or "cfg" not in r:
+            continue
+        rc = _config(r["cfg"])
+        if _tiles(rc) != _tiles(cfg) or ("merged in-kernel" in r["kernel"]) != fused:
+            continue
+        w, _ = _work(rc, point)
+        if w.shape == work.shape and torch.equal(w, work):
+            return r
+    return None
+
+
+def rows_of(doc: dict) -> list[dict]:
+    fp8 = doc.get("kv_cache_dtype", "auto") != "auto"
+    out = []
+    for p in doc["points"]:
+        timed = {r["row"]: r for r in p["rows"] if "us" in r}
+        peers = {k: timed[k]["us"] for k in PEERS if k in timed}
+        fast = min(peers.items(), key=lambda kv: kv[1]) if peers else None
+        ours = measured_row(p, fp8)
+        _, splits, fused, _ = table_launch(p, fp8)
+        out.append(dict(q=p["q"], kv=p["kv"], head=p["head"], page=p["page"], batch=p["batch"], context=p["context"],
+                        splits=splits, fused=fused, ours=ours["us"] if ours else None,
+                        ours_row=ours["row"] if ours else None, two=_two_launch_us(p), peers=peers,
+                        fastest=fast[0] if fast else None, fastest_us=fast[1] if fast else None))
+    return out
+
+
+def _two_launch_us(point: dict) -> float | None:
+    """The two-launch row's time (named by the same launch when it repeated one)."""
+    rows = {r["row"]: r for r in point["rows"]}
+    r = rows.get(f"{OURS} [two launches]")
+    while r is not None and "same_as" in r:
+        r = rows.get(r["same_as"])
+    return r.get("us") if r else None
+
+
+def render(rows: list[dict]) -> str:
+    lines = ["| heads (q / kv) | head | page | batch x context | ours (table) us | splits | merge | vLLM FA3 | "
+             "FlashInfer XQA | FlashInfer native | fastest peer | ours vs fastest | two-launch us |",
+             "|---|---:|---:|---|---:|---:|---|---:|---:|---:|---|---:|---:|"]
+    for r in rows:
+        p = r["peers"]
+        cell = lambda k: f"{p[k]:.1f}" if k in p else "-"  # noqa: E731
+        merge = "-" if r["splits"] == 1 else ("in-kernel" if r["fused"] else "2nd launch")
+        ours = f"{r['ours']:.1f}" if r["ours"] else "not measured"
+        pct = f"{100 * r['fastest_us'] / r['ours']:.1f}%" if r["ours"] and r["fastest_us"] else "-"
+        fastest = (r["fastest"] or "-").replace("FLASHINFER (native decode)", "native").replace(
+            "FLASHINFER", "XQA").replace("FLASH_ATTN", "FA3")
+        two = f"{r['two']:.1f}" if r["two"] is not None else "-"
+        lines.append(f"| {r['q']} / {r['kv']} | {r['head']} | {r['page']} | {r['batch']} x {r['context']} | {ours} | "
+                     f"{r['splits']} | {merge} | {cell('FLASH_ATTN')} | {cell('FLASHINFER')} | "
+                     f"{cell('FLASHINFER (native decode)')} | {fastest} | {pct} | {two} |")
+    return "\n".join(lines)
+
+
+def summary(rows: list[dict]) -> dict:
+    pct = [100 * r["fastest_us"] / r["ours"] for r in rows if r["ours"] and r["fastest_us"]]
+    two = [100 * r["fastest_us"] / r["two"] for r in rows if r["two"] and r["fastest_us"]]
+    return dict(points=len(rows), measured=len(pct), at_least_95=sum(p >= 95 for p in pct),
+                at_least_100=sum(p >= 100 for p in pct),
+                median=round(statistics.median(pct), 1) if pct else None, lowest=round(min(pct), 1) if pct else None,
+                two_launch_median=round(statistics.median(two), 1) if two else None,
+                two_launch_at_least_95=sum(p >= 95 for p in two))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("report", type=Path)
+    a = ap.parse_args(argv)
+    rows = rows_of(json.loads(a.report.read_text()))
+    print(render(rows))
+    print()
+    print(json.dumps(summary(rows)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
