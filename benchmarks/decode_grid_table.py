@@ -56,8 +56,9 @@ def table_launch(point: dict, fp8: bool):
     return work, splits, merges_in_kernel(cfg, splits, point["head"]), cfg
 
 
-def _tiles(cfg):
-    return (cfg.small_m, cfg.small_n, cfg.small_stages, cfg.num_warps, cfg.fp8_dot, cfg.max_registers)
+def _tiles(cfg, fused: bool):
+    return (cfg.small_m, cfg.small_n, cfg.small_stages, cfg.num_warps, cfg.fp8_dot, cfg.max_registers,
+            cfg.merge_chunk if fused else 1)
 
 
 def measured_row(point: dict, fp8: bool) -> dict | None:
@@ -69,7 +70,7 @@ def measured_row(point: dict, fp8: bool) -> dict | None:
         if not r["row"].startswith(OURS) or "us" not in r or "cfg" not in r:
             continue
         rc = _config(r["cfg"])
-        if _tiles(rc) != _tiles(cfg) or ("merged in-kernel" in r["kernel"]) != fused:
+        if ("merged in-kernel" in r["kernel"]) != fused or _tiles(rc, fused) != _tiles(cfg, fused):
             continue
         w, _ = _work(rc, point)
         if w.shape == work.shape and torch.equal(w, work):

@@ -61,7 +61,13 @@ def points(heads=HEADS, gqa=GQA, pages=PAGES, batches=BATCHES, contexts=CONTEXTS
     return out
 
 
-def variants(fp8: bool = False):
+# programs an SM of the decode entry's kernel by head size, from its sm_90 compile with Triton 3.6
+# (benchmarks/triton_attn_aot_report.py): head 64 96 registers and 37 KB of shared memory (5), head 128
+# 160 registers and 72 KB (3), head 256 189 registers (2: the table's 3 overfills the wave)
+SLOTS_PER_SM = {64: 5, 128: 3, 256: 2}
+
+
+def variants(fp8: bool = False, head: int = 128):
     """Our split policy and merge around the table's decode entry: (label, config)."""
     from attn_select.backends.run.triton_attn import DECODE_CONFIG, FP8_DECODE_CONFIG
 
@@ -77,6 +83,8 @@ def variants(fp8: bool = False):
         ("in-kernel, 512-key splits", replace(always, min_split_tokens=512)),
         ("in-kernel, two waves", replace(always, target_programs=2 * T.target_programs)),
         ("unsplit", replace(base, target_programs=1)),
+        ("in-kernel, 4 splits a step", replace(T, fused_merge_max=1 << 30, merge_chunk=4)),
+        ("slots by occupancy", replace(T, target_programs=132 * SLOTS_PER_SM.get(head, 3))),
         # fp8: the register cap on and off, whichever the table has
         *([(f"in-kernel, {'no' if T.max_registers else '168'} register cap",
             replace(always, max_registers=0 if T.max_registers else 168))] if fp8 else []),
@@ -214,7 +222,8 @@ def run_point(rows, g, batch, env, seconds: float, seed: int, ours: bool = True,
         if missing:
             out.append(dict(row=label, reason=missing))
             continue
-        cfgs = [("table", None)] + (variants(env.kv_cache_dtype != "auto") if r.backend == OURS else [])
+        cfgs = [("table", None)] + (variants(env.kv_cache_dtype != "auto", pt.kind.p.head_size)
+                                    if r.backend == OURS else [])
         for name, cfg in cfgs:
             lab = label if cfg is None else f"{OURS} [{name}]"
             res = dict(row=lab)
@@ -243,7 +252,8 @@ def run_point(rows, g, batch, env, seconds: float, seed: int, ours: bool = True,
 def _same_launch(plan, work, fused, cfg) -> bool:
     import torch
 
-    tiles = lambda c: (c.small_m, c.small_n, c.small_stages, c.num_warps, c.fp8_dot, c.max_registers)  # noqa: E731
+    tiles = lambda c: (c.small_m, c.small_n, c.small_stages, c.num_warps, c.fp8_dot, c.max_registers,  # noqa: E731
+                       c.merge_chunk if plan.counters is not None else 1)
     return (tiles(plan.cfg) == tiles(cfg) and (plan.counters is not None) == fused
             and plan.work.shape == work.shape and bool(torch.equal(plan.work, work)))
 
@@ -357,7 +367,7 @@ def phase_warm(part: int, parts: int, device: str, heads=HEADS, kv_dtypes=("auto
                 ad = load_adapter(r, env, pt.kind.p)
                 if ad.unavailable():
                     continue
-                cfgs = [None] + ([c for _, c in variants(kv_dtype != "auto")] if r.backend == OURS else [])
+                cfgs = [None] + ([c for _, c in variants(kv_dtype != "auto", head)] if r.backend == OURS else [])
                 inp = pt.kind.inputs(batch, env.dtype, None)
                 cache = fill_random_(ad.alloc_cache(batch.num_pages, batch.page_size))
                 for cfg in cfgs:

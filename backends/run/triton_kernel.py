@@ -248,7 +248,8 @@ def _attend_block(
             if tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu") == nsplit - 1:
                 _merge_in_place(out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, acc, m_i, l_i,
                                 split, nsplit, prow, row_head, out_tok, row_valid, dv,
-                                stride_ot, stride_oh, stride_ps, stride_pt, stride_ph, HEAD_V, HEAD_V_PAD)
+                                stride_ot, stride_oh, stride_ps, stride_pt, stride_ph, HEAD_V, HEAD_V_PAD,
+                                FUSED_MERGE)
                 tl.store(counter, 0)  # ready for the next launch (every layer, every graph replay)
 
 
@@ -256,24 +257,47 @@ def _attend_block(
 def _merge_in_place(out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, acc, m_i, l_i,
                     split, nsplit, prow, row_head, out_tok, row_valid, dv,
                     stride_ot, stride_oh, stride_ps, stride_pt, stride_ph,
-                    HEAD_V: tl.constexpr, HEAD_V_PAD: tl.constexpr):
+                    HEAD_V: tl.constexpr, HEAD_V_PAD: tl.constexpr, CHUNK: tl.constexpr):
     """The last split of a block: its own partial (still in registers) merged
-    with the other splits' into the output. The others' partials are read
-    past L1 (``.cg``): another block's merge on this SM may have cached a line
-    they share before the last of them was written."""
-    for s in range(0, nsplit):
-        if s != split:
-            base = s * stride_ps + prow * stride_pt + row_head * stride_ph
-            m_s = tl.load(part_m_ptr + base // HEAD_V_PAD, mask=row_valid, other=float("-inf"), cache_modifier=".cg")
-            l_s = tl.load(part_l_ptr + base // HEAD_V_PAD, mask=row_valid, other=0.0, cache_modifier=".cg")
-            a_s = tl.load(part_acc_ptr + base[:, None] + dv[None, :], mask=row_valid[:, None] & (dv[None, :] < HEAD_V),
-                          other=0.0, cache_modifier=".cg")
-            m_new = tl.maximum(m_i, m_s)
+    with the other splits' into the output, ``CHUNK`` splits a step: their
+    loads go out together, where merged one by one each split's load latency
+    adds to the program's. The others' partials are read past L1 (``.cg``): another
+    block's merge on this SM may have cached a line they share before the
+    last of them was written."""
+    if CHUNK == 1:
+        for s in range(0, nsplit):
+            if s != split:
+                base = s * stride_ps + prow * stride_pt + row_head * stride_ph
+                m_s = tl.load(part_m_ptr + base // HEAD_V_PAD, mask=row_valid, other=float("-inf"),
+                              cache_modifier=".cg")
+                l_s = tl.load(part_l_ptr + base // HEAD_V_PAD, mask=row_valid, other=0.0, cache_modifier=".cg")
+                a_s = tl.load(part_acc_ptr + base[:, None] + dv[None, :],
+                              mask=row_valid[:, None] & (dv[None, :] < HEAD_V), other=0.0, cache_modifier=".cg")
+                m_new = tl.maximum(m_i, m_s)
+                m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row no split has a key for
+                w_own = tl.exp2(m_i - m_safe)
+                w_s = tl.exp2(m_s - m_safe)
+                l_i = l_i * w_own + l_s * w_s
+                acc = acc * w_own[:, None] + a_s * w_s[:, None]
+                m_i = m_new
+    else:
+        c = tl.arange(0, CHUNK)
+        row_off = prow * stride_pt + row_head * stride_ph  # [BLOCK_M]
+        for s0 in range(0, nsplit, CHUNK):
+            s = s0 + c
+            take = (s < nsplit) & (s != split)
+            ok = take[:, None] & row_valid[None, :]  # [CHUNK, BLOCK_M]
+            base = s[:, None] * stride_ps + row_off[None, :]
+            m_s = tl.load(part_m_ptr + base // HEAD_V_PAD, mask=ok, other=float("-inf"), cache_modifier=".cg")
+            l_s = tl.load(part_l_ptr + base // HEAD_V_PAD, mask=ok, other=0.0, cache_modifier=".cg")
+            a_s = tl.load(part_acc_ptr + base[:, :, None] + dv[None, None, :],
+                          mask=ok[:, :, None] & (dv[None, None, :] < HEAD_V), other=0.0, cache_modifier=".cg")
+            m_new = tl.maximum(m_i, tl.max(m_s, 0))
             m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)  # a row no split has a key for
             w_own = tl.exp2(m_i - m_safe)
-            w_s = tl.exp2(m_s - m_safe)
-            l_i = l_i * w_own + l_s * w_s
-            acc = acc * w_own[:, None] + a_s * w_s[:, None]
+            w_s = tl.exp2(m_s - m_safe[None, :])  # [CHUNK, BLOCK_M]; 0 for splits not taken
+            l_i = l_i * w_own + tl.sum(l_s * w_s, 0)
+            acc = acc * w_own[:, None] + tl.sum(a_s * w_s[:, :, None], 0)
             m_i = m_new
     o = acc / tl.where(l_i == 0.0, 1.0, l_i)[:, None]
     o_ptrs = out_ptr + out_tok[:, None] * stride_ot + row_head[:, None] * stride_oh + dv[None, :]
@@ -306,7 +330,8 @@ def paged_attention_kernel(
     FP8_KV: tl.constexpr = False,  # the cache is fp8: k_scale_ptr / v_scale_ptr hold vLLM's per-tensor scales
     DOT_F32: tl.constexpr = False,  # True only under TRITON_INTERPRET (see _attend_block)
     FP8_DOT: tl.constexpr = 0,  # fp8 cache: 0 fp16 dots, 1 Q.K in fp8, 2 Q.K and P.V in fp8
-    FUSED_MERGE: tl.constexpr = False,  # the last split merges (counter_ptr: [partial rows, KV heads] int32, 0)
+    # > 0: the last split merges, this many splits a step (counter_ptr: [partial rows, KV heads] int32, 0)
+    FUSED_MERGE: tl.constexpr = 0,
 ):
     """Grid (work items, KV heads). A request with at most SMALL_Q new tokens
     takes the small-tile path (few rows, long context, split-KV); the others

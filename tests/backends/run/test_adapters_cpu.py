@@ -96,6 +96,22 @@ class _Recorder:
 
 
 @needs_interpreter
+@pytest.mark.parametrize("chunk", [4, 8])
+@pytest.mark.parametrize("pname", list(PARAMS))
+def test_triton_kernel_chunked_in_kernel_merge(pname, chunk):
+    """merge_chunk: the last split merges the others a chunk at a time (6
+    splits here: the last chunk of 4, and the one chunk of 8, partly past the
+    splits; its own split inside a chunk, left out of it)."""
+    from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
+
+    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8, fused_merge_max=1 << 30,
+                       merge_chunk=chunk)
+    err, plan = _check(TritonAttnAdapter, PARAMS[pname], LONG, seed=19, cfg=cfg)
+    assert err < 1e-4 and plan.counters is not None
+    assert plan.max_splits == 6
+
+
+@needs_interpreter
 @pytest.mark.parametrize("kv", ["fp8", "fp8_e5m2"])
 def test_triton_kernel_fused_merge_on_an_fp8_cache(kv):
     """The in-kernel merge after the fp8 scales are applied (v_scale on the partials)."""
