@@ -39,6 +39,7 @@ QUANT_VERIFY_HOOK = "ModelConfig._verify_quantization"
 QUANT_CONFIG_HOOK = "VllmConfig._get_quantization_config"
 PARALLEL_HOOK = "ParallelConfig._validate_parallel_config"
 MODEL_PARALLEL_HOOK = "ModelConfig.verify_with_parallel_config"
+FLOAT_KV_HOOK = "VllmConfig._reject_mismatched_float_kv_cache"
 
 # MODELS_CONFIG_MAP keys whose hook can change a selection input, by the
 # hook class vLLM maps them to.
@@ -152,6 +153,8 @@ def engine_config(
             _packed_kv_fa2(s)
         _model_hook(s, model, cap, kernels)
         if s.error is None:
+            _reject_mismatched_float_kv_cache(s, model, ov)
+        if s.error is None:
             _verify_model_parallel(s, model, ov)
         if s.error is None:
             _quantization_config(s, model, ov.quantization, cap)
@@ -226,6 +229,22 @@ def _validate_parallel(s: _State, ov: Overrides) -> None:
         s.error = (f"{PARALLEL_HOOK}: When PCP is enabled, DCP must be disabled, span the PCP axis, or span the "
                    f"full TP x PCP axis. Got TP={tp}, PCP={pcp}, DCP={dcp}; valid DCP sizes are "
                    f"{sorted({1, pcp, tp * pcp})}.")
+
+
+def _reject_mismatched_float_kv_cache(s: _State, model: ModelFacts, ov: Overrides) -> None:
+    """VllmConfig._reject_mismatched_float_kv_cache, right after the model
+    hook (which may have made DeepSeek-V3.2's bfloat16 "auto"): a float16 or
+    bfloat16 cache must be the model's own dtype."""
+    from attn_select.selector.vllm_names import forced_dtype
+
+    if s.cache_dtype not in ("float16", "bfloat16"):
+        return
+    model_dtype = forced_dtype(ov.dtype) or model.dtype
+    if model_dtype == s.cache_dtype:
+        return
+    allowed = f"`auto` or `{model_dtype}`" if model_dtype in ("float16", "bfloat16") else "`auto`"
+    s.error = (f"{FLOAT_KV_HOOK}: kv_cache_dtype=\"{s.cache_dtype}\" is incompatible with dtype=\"{model_dtype}\". "
+               f"Please set `--kv-cache-dtype` to {allowed}.")
 
 
 def _verify_model_parallel(s: _State, model: ModelFacts, ov: Overrides) -> None:

@@ -7,7 +7,8 @@ vLLM 0.33.0's ``EngineArgs.create_engine_config()`` leaves in the VllmConfig
 Input: a JSON list of ``{"config": {config.json}, "capability": [9, 0],
 "kv_cache_dtype": "auto", "block_size": null, "attention_backend": null,
 "flash_attn_version": null, "quantization": null, "files": {name: json},
-"tensor_parallel_size": 1, "decode_context_parallel_size": 1, "prefill_context_parallel_size": 1}``
+"tensor_parallel_size": 1, "decode_context_parallel_size": 1, "prefill_context_parallel_size": 1,
+"dtype": "auto"}``
 (``files``: more *.json files for the model folder; a parallel size left out is
 EngineArgs' default). Output, one per case: ``{"backend",
 "flash_attn_version", "use_non_causal", "cache_dtype", "block_size",
@@ -58,6 +59,7 @@ def main() -> None:
                 attention_config = AttentionConfig(flash_attn_version=case.get("flash_attn_version"))
                 args = EngineArgs(model=str(folder), skip_tokenizer_init=True, load_format="dummy",
                                   kv_cache_dtype=case.get("kv_cache_dtype") or "auto",
+                                  dtype=case.get("dtype") or "auto",
                                   block_size=case.get("block_size"),
                                   attention_backend=case.get("attention_backend"),
                                   attention_config=attention_config, max_model_len=4096,

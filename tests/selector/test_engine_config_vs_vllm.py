@@ -373,3 +373,38 @@ def test_parallel_cases_cover_every_refusal(vllm_parallel_answers):
                   "to be greater than the model's total number of KV heads", "exceeds the maximum supported value",
                   "query heads per KV head"):
         assert any(words in e for e in errors), words
+
+
+
+# --- an explicit float KV-cache dtype against the model's dtype --------------------
+# VllmConfig._reject_mismatched_float_kv_cache, after the model hook (DeepSeek-V3.2's
+# turns bfloat16 into auto first). Found by the hostile-config campaign: the mirror
+# answered llama --dtype float32 --kv-cache-dtype bfloat16.
+FLOAT_KV_CASES: dict[str, tuple[dict, dict]] = {
+    **{f"llama kv {kv} dtype {dtype}": (_SMALL_LLAMA, {"kv_cache_dtype": kv, "dtype": dtype})
+       for kv in ("bfloat16", "float16", "fp8") for dtype in ("auto", "half", "bfloat16", "float32")},
+    "llama float16 config kv bfloat16": ({**_SMALL_LLAMA, "torch_dtype": "float16"}, {"kv_cache_dtype": "bfloat16"}),
+    "dsv32 kv bfloat16 dtype half": (_DSV32, {"kv_cache_dtype": "bfloat16", "dtype": "half"}),
+}
+
+
+@pytest.fixture(scope="module")
+def vllm_float_kv_answers() -> dict[str, dict]:
+    return _oracle(FLOAT_KV_CASES, [{"config": c, "capability": [9, 0], **flags}
+                                    for c, flags in FLOAT_KV_CASES.values()], 900)
+
+
+@pytest.mark.parametrize("name", list(FLOAT_KV_CASES))
+def test_float_kv_cache_dtype_matches_vllm(name, vllm_float_kv_answers, tmp_path):
+    """float_kv: vLLM's exact refusal, or none."""
+    from attn_select.selector.vllm_installed import refusal_message
+
+    theirs = vllm_float_kv_answers[name]
+    config, flags = FLOAT_KV_CASES[name]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    model = load_model(str(path), dtype=flags.get("dtype", "auto"), capability=Capability(9, 0))
+    ov = Overrides(kv_cache_dtype=flags["kv_cache_dtype"], dtype=flags.get("dtype"))
+    error = engine_config(model, ov, Capability(9, 0), Kernels()).error
+    assert (error.split(": ", 1)[1] if error else None) == (refusal_message(theirs["error"]) if theirs["error"] else None)
+    assert any(a["error"] for a in vllm_float_kv_answers.values())
