@@ -38,6 +38,8 @@ LAYER_SCHEME_HOOK = "Attention.__init__ (kv_cache_scheme)"
 QUANT_VERIFY_HOOK = "ModelConfig._verify_quantization"
 QUANT_CONFIG_HOOK = "VllmConfig._get_quantization_config"
 PARALLEL_HOOK = "ParallelConfig._validate_parallel_config"
+MODEL_PARALLEL_HOOK = "ModelConfig.verify_with_parallel_config"
+FLOAT_KV_HOOK = "VllmConfig._reject_mismatched_float_kv_cache"
 
 # MODELS_CONFIG_MAP keys whose hook can change a selection input, by the
 # hook class vLLM maps them to.
@@ -151,6 +153,10 @@ def engine_config(
             _packed_kv_fa2(s)
         _model_hook(s, model, cap, kernels)
         if s.error is None:
+            _reject_mismatched_float_kv_cache(s, model, ov)
+        if s.error is None:
+            _verify_model_parallel(s, model, ov)
+        if s.error is None:
             _quantization_config(s, model, ov.quantization, cap)
         if s.error is None:
             _layer_kv_scheme(s, model)
@@ -207,12 +213,61 @@ def _verify_quantization(s: _State, model: ModelFacts, flag: str | None, cap: Ca
 
 def _validate_parallel(s: _State, ov: Overrides) -> None:
     """ParallelConfig's validator, which create_engine_config reaches right
-    after the model config: without prefill context parallelism DCP reuses
-    the TP ranks, so -dcp must divide -tp. With -pcp > 1 vLLM allows other
-    sizes, and only use_pcp (not the PCP size) is known here: not checked.
-    The raw --use-dcp toggle is a selector-config what-if, not a size."""
-    if ov.dcp_size is not None and not ov.use_pcp and ov.tp % ov.dcp_size != 0:
-        s.error = f"{PARALLEL_HOOK}: tp_size={ov.tp} must be divisible by dcp_size={ov.dcp_size}."
+    after the model config. Without prefill context parallelism DCP reuses
+    the TP ranks, so -dcp must divide -tp; with -pcp > 1 DCP must be off,
+    span the PCP axis or span all TP x PCP ranks. The raw --use-dcp and
+    --use-pcp toggles are selector-config what-ifs, not sizes: with
+    --use-pcp and no -pcp the PCP size is unknown, so nothing is checked."""
+    if ov.dcp_size is None:
+        return
+    tp, dcp = ov.tp, ov.dcp_size
+    pcp = ov.pcp_size if ov.pcp_size is not None else (None if ov.use_pcp else 1)
+    if pcp == 1:
+        if tp % dcp != 0:
+            s.error = f"{PARALLEL_HOOK}: tp_size={tp} must be divisible by dcp_size={dcp}."
+    elif pcp is not None and dcp not in (1, pcp, tp * pcp):
+        s.error = (f"{PARALLEL_HOOK}: When PCP is enabled, DCP must be disabled, span the PCP axis, or span the "
+                   f"full TP x PCP axis. Got TP={tp}, PCP={pcp}, DCP={dcp}; valid DCP sizes are "
+                   f"{sorted({1, pcp, tp * pcp})}.")
+
+
+def _reject_mismatched_float_kv_cache(s: _State, model: ModelFacts, ov: Overrides) -> None:
+    """VllmConfig._reject_mismatched_float_kv_cache, right after the model
+    hook (which may have made DeepSeek-V3.2's bfloat16 "auto"): a float16 or
+    bfloat16 cache must be the model's own dtype."""
+    from attn_select.selector.vllm_names import forced_dtype
+
+    if s.cache_dtype not in ("float16", "bfloat16"):
+        return
+    model_dtype = forced_dtype(ov.dtype) or model.dtype
+    if model_dtype == s.cache_dtype:
+        return
+    allowed = f"`auto` or `{model_dtype}`" if model_dtype in ("float16", "bfloat16") else "`auto`"
+    s.error = (f"{FLOAT_KV_HOOK}: kv_cache_dtype=\"{s.cache_dtype}\" is incompatible with dtype=\"{model_dtype}\". "
+               f"Please set `--kv-cache-dtype` to {allowed}.")
+
+
+def _verify_model_parallel(s: _State, model: ModelFacts, ov: Overrides) -> None:
+    """ModelConfig.verify_with_parallel_config (VllmConfig.__post_init__,
+    after the model hook): a GQA/MQA model shards its KV heads over the TP
+    ranks first, so decode context parallelism needs more TP ranks than KV
+    heads, at most tp // kv_heads DCP ranks, and whole query groups per DCP
+    rank. MLA models (one latent KV head) are not checked."""
+    dcp = ov.dcp_size or 1
+    if dcp <= 1 or model.is_mla:
+        return
+    tp, kv = ov.tp, model.total_kv_heads
+    if tp <= kv:
+        s.error = (f"{MODEL_PARALLEL_HOOK}: Decode context parallelism for GQA/MQA requires "
+                   f"`--tensor-parallel-size` ({tp}) to be greater than the model's total number of KV heads "
+                   f"({kv}). Increase `--tensor-parallel-size` or set `--decode-context-parallel-size 1`.")
+    elif dcp > tp // kv:
+        s.error = (f"{MODEL_PARALLEL_HOOK}: `--decode-context-parallel-size` ({dcp}) exceeds the maximum supported "
+                   f"value ({tp // kv}) for `--tensor-parallel-size` ({tp}) and {kv} model KV heads.")
+    elif (model.total_heads // kv) % dcp != 0:
+        s.error = (f"{MODEL_PARALLEL_HOOK}: The model's number of query heads per KV head "
+                   f"({model.total_heads // kv}) must be divisible by `--decode-context-parallel-size` ({dcp}) "
+                   "for GQA/MQA.")
 
 
 def _resolve_cache_dtype(s: _State, model: ModelFacts) -> None:

@@ -48,6 +48,9 @@ class EngineConfigRefusal(UserError):
 
 
 E5M2_LAYER_ERROR = f"ValueError: {E5M2_REFUSAL}"  # a group's layer_error, as vLLM raises it
+MLA_PCP_DCP_LAYER_ERROR = "NotImplementedError: MLAAttention does not support PCP+DCP."
+# Architectures whose MLA layers are DeepseekV32Attention (supports_pcp_dcp) on CUDA.
+_PCP_DCP_MLA_ARCHS = frozenset({"DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"})
 
 
 def override_problem(name: str, value: object, label: str | None = None) -> str | None:
@@ -75,7 +78,7 @@ def override_problem(name: str, value: object, label: str | None = None) -> str 
         return f"unknown KV-cache dtype {shown(value)}; choose from {', '.join(KV_CACHE_DTYPES)}"
     elif name == "attn_type" and value not in {t.value for t in AttentionType}:
         return f"unknown attention type {shown(value)}; choose from {', '.join(t.value for t in AttentionType)}"
-    elif name in ("block_size", "head_size", "tp", "num_heads", "dcp_size") and value < 1:  # type: ignore[operator]
+    elif name in ("block_size", "head_size", "tp", "num_heads", "dcp_size", "pcp_size") and value < 1:  # type: ignore[operator]
         return f"{label} must be a positive integer, got {value}"
     elif name == "max_model_len" and value < 1 and value != -1:  # type: ignore[operator]
         return f"{label} must be a positive integer or -1 (auto), got {value}"
@@ -189,7 +192,7 @@ def engine_context(
         flash_attn_version=fa_version,
         use_trtllm_attention=ov.use_trtllm_attention,
         dcp_size=dcp,
-        pcp_size=2 if ov.use_pcp else 1,
+        pcp_size=ov.pcp_size if ov.pcp_size is not None else (2 if ov.use_pcp else 1),
         batch_invariant=bool(ov.use_batch_invariant),
     )
     if model is None:
@@ -246,6 +249,7 @@ def selector_config(
         block_size=ov.block_size,
         use_non_causal=False,
         use_batch_invariant=ctx.batch_invariant,
+        use_pcp=ctx.pcp_size > 1,  # get_attn_backend: parallel_config.prefill_context_parallel_size > 1
         use_dcp=ctx.dcp_size > 1,
         use_rswa=ctx.rswa_window is not None,
     )
@@ -286,6 +290,8 @@ def raw_selector_config(ov: Overrides) -> tuple[SelectorConfig, int | None]:
     cfg = cfg._replace(**_raw_fields(ov))
     if ov.use_dcp is None and ov.dcp_size is not None:
         cfg = cfg._replace(use_dcp=ov.dcp_size > 1)
+    if ov.use_pcp is None and ov.pcp_size is not None:
+        cfg = cfg._replace(use_pcp=ov.pcp_size > 1)
     return cfg, ov.num_heads
 
 
@@ -469,8 +475,8 @@ def explain(
         for group in split_skip_layers(model.groups, engine.kv_skip_layers):
             cfg, num_heads = selector_config(group.attn, model.dtype, ctx, eff)
             g = explain_group(group, cfg, num_heads, device, kernels, ctx, eff.backend, ov.mla_prefill_backend)
-            groups.append(_with_kv_quant_refusal(g, engine, model))
-    _refuse_if_first_layer_error_is_e5m2(groups)
+            groups.append(_with_mla_pcp_dcp_refusal(_with_kv_quant_refusal(g, engine, model), model, ctx))
+    _refuse_if_first_layer_error_refuses(groups)
     return Explanation(
         model=model, device=device, kernels=kernels, ctx=ctx, overrides=ov,
         groups=tuple(groups), notes=model.notes if model else (),
@@ -493,9 +499,24 @@ def _with_kv_quant_refusal(g: GroupExplanation, engine: EngineConfig, model: Mod
     return g._replace(layer_error=E5M2_LAYER_ERROR)
 
 
-def _refuse_if_first_layer_error_is_e5m2(groups: list[GroupExplanation]) -> None:
+def _with_mla_pcp_dcp_refusal(g: GroupExplanation, model: ModelFacts, ctx: EngineContext) -> GroupExplanation:
+    """MLAAttention.__init__ refuses PCP and DCP together once its backend
+    and prefill backend are chosen: its forward merges a full-batch LSE,
+    which only DeepSeek-V3.2's DSA layer (DeepseekV32Attention, also
+    GLM-5.2's GlmMoeDsaForCausalLM on CUDA) replaces (supports_pcp_dcp)."""
+    if not g.cfg.use_mla or ctx.pcp_size <= 1 or ctx.dcp_size <= 1 or model.architecture in _PCP_DCP_MLA_ARCHS:
+        return g
+    if g.selection.selected is None or g.layer_error is not None:
+        return g
+    if g.mla_prefill is not None and g.mla_prefill.error is not None:
+        return g
+    return g._replace(layer_error=MLA_PCP_DCP_LAYER_ERROR)
+
+
+def _refuse_if_first_layer_error_refuses(groups: list[GroupExplanation]) -> None:
     """vLLM builds the layers in index order and stops at the first that
-    raises; when that is the fp8_e5m2 refusal the server never starts, so it
+    raises; when that is the fp8_e5m2 refusal or MLA's PCP+DCP refusal (a
+    deployment no backend choice can fix) the server never starts, so it
     refuses the deployment like an engine-config refusal (exit 2)."""
     failing = [g for g in groups if g.group is not None and g.group.layers and (
         g.selection.selected is None or g.layer_error is not None
@@ -503,11 +524,14 @@ def _refuse_if_first_layer_error_is_e5m2(groups: list[GroupExplanation]) -> None
     if not failing:
         return
     first = min(failing, key=lambda g: min(g.group.layers))
+    layer = "MLAAttention" if first.cfg.use_mla else "Attention"
+    # not the engine config (vLLM builds that), the first layer: the server never starts
+    where = f"vLLM {ENGINE_VERSION} refuses this deployment when it builds its layers: {layer}.__init__"
     if first.layer_error == E5M2_LAYER_ERROR:
-        layer = "MLAAttention" if first.cfg.use_mla else "Attention"
-        # not the engine config (vLLM builds that), the first layer: the server never starts
-        raise UserError(f"vLLM {ENGINE_VERSION} refuses this deployment when it builds its layers: {layer}.__init__ "
-                        f"(_init_kv_cache_quant), layer {min(first.group.layers)}: {E5M2_REFUSAL}")
+        raise UserError(f"{where} (_init_kv_cache_quant), layer {min(first.group.layers)}: {E5M2_REFUSAL}")
+    if first.layer_error == MLA_PCP_DCP_LAYER_ERROR:
+        raise UserError(f"{where}, layer {min(first.group.layers)}: {MLA_PCP_DCP_LAYER_ERROR} "
+                        "Set --decode-context-parallel-size 1 or --prefill-context-parallel-size 1.")
 
 
 def _flag_notes(ov: Overrides) -> tuple[str, ...]:

@@ -66,6 +66,12 @@ class ModelFacts(NamedTuple):
     head_size: int = 0  # model_config.get_head_size()
     num_heads: int = 0  # model_config.get_num_attention_heads(parallel_config), per rank
     num_kv_heads: int = 0  # model_config.get_num_kv_heads(parallel_config), per rank
+    # model_config.use_mla and get_total_num_attention_heads / get_total_num_kv_heads,
+    # which verify_with_parallel_config checks -dcp against (None: derived, see
+    # the properties below; the config parser always gives them)
+    model_use_mla: bool | None = None
+    total_num_heads: int | None = None
+    total_num_kv_heads: int | None = None
     attn_logit_softcapping: float | None = None  # hf_text_config.attn_logit_softcapping
     is_mm_prefix_lm: bool = False
     rswa_window: int | None = None
@@ -93,6 +99,22 @@ class ModelFacts(NamedTuple):
     architectures: tuple[str, ...] = ()  # config.json "architectures", in order
     config_attrs: tuple[tuple[str, object], ...] = ()  # ENGINE_CONFIG_KEYS present in the top-level config
     text_config_attrs: tuple[tuple[str, object], ...] = ()  # the same keys in the text config (== top level without one)
+
+    @property
+    def is_mla(self) -> bool:
+        """model_config.use_mla (None: whether any group is MLA)."""
+        if self.model_use_mla is not None:
+            return self.model_use_mla
+        return any(g.attn.use_mla for g in self.groups)
+
+    @property
+    def total_heads(self) -> int:
+        return self.total_num_heads if self.total_num_heads is not None else self.num_heads * self.tp
+
+    @property
+    def total_kv_heads(self) -> int:
+        """All KV heads (None: per rank x tp, exact unless replicated)."""
+        return self.total_num_kv_heads if self.total_num_kv_heads is not None else self.num_kv_heads * self.tp
 
 
 # Raw config values another engine reads besides the facts above (after the

@@ -75,6 +75,8 @@ class Overrides(NamedTuple):
                                                           attention_config="use_trtllm_attention")] = None
     dcp_size: Annotated[int | None, _what_if("vLLM --decode-context-parallel-size (-dcp).",
                                              vllm_flags=("--decode-context-parallel-size", "-dcp"))] = None
+    pcp_size: Annotated[int | None, _what_if("vLLM --prefill-context-parallel-size (-pcp).",
+                                             vllm_flags=("--prefill-context-parallel-size", "-pcp"))] = None
     # vLLM reads it only after selection (buffer sizes); explain says so in a note.
     max_model_len: Annotated[int | None, _what_if("vLLM --max-model-len (32768, 32k, 32K, auto): accepted; it does not change the selection.",
                                                   parse=parse_max_model_len)] = None

@@ -147,6 +147,7 @@ def engine_case(ov: Overrides, cap: Capability, folder: str, load: dict[str, Any
                         "use_trtllm_attention": ov.use_trtllm_attention,
                         "mla_prefill_backend": ov.mla_prefill_backend,
                         "decode_context_parallel_size": ov.dcp_size,
+                        "prefill_context_parallel_size": ov.pcp_size,
                         "disable_sliding_window": load.get("disable_sliding_window") or None,
                         "language_model_only": True if load.get("mm_inputs") is False else None},
         "batch_invariant": bool(ov.use_batch_invariant),

@@ -343,10 +343,6 @@ def parse_serve_line(words: list[str]) -> ServeLine:
         elif option in _LOAD_OPTIONS:
             key = _LOAD_OPTIONS[option]
             load[key] = (not value) if key == "mm_inputs" else value
-        elif option == "--prefill-context-parallel-size":
-            if _int(option, value) > 1:
-                values["use_pcp"] = True
-                given_as["use_pcp"] = spelled
         elif option in NOT_MODELLED:
             not_modelled.append(f"{spelled} ({NOT_MODELLED[option]})")
         else:

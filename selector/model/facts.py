@@ -301,7 +301,8 @@ def _model_facts(
     # model-level facts the selector's predicates read from model_config
     head_size = model_head_size(text, hf.model_type)
     total_heads = total_attention_heads(text)
-    num_kv = 1 if use_mla else max(1, total_kv_heads(text, hf.model_type) // tp)
+    total_kv = total_kv_heads(text, hf.model_type)
+    num_kv = 1 if use_mla else max(1, total_kv // tp)
 
     config_dtype, dtype_from = _find_config_dtype(hf, text, where, weights)
     if dtype_from:
@@ -338,6 +339,7 @@ def _model_facts(
         name=name, architecture=arch, model_type=hf.model_type, dtype=resolved,
         num_layers=model_num_layers(text, hf.model_type), tp=tp, groups=groups, other_layers=others,
         head_size=head_size, num_heads=total_heads // tp, num_kv_heads=num_kv,
+        model_use_mla=use_mla, total_num_heads=total_heads, total_num_kv_heads=total_kv,
         attn_logit_softcapping=text.get("attn_logit_softcapping"),
         is_mm_prefix_lm=ctx.mm_prefix,
         rswa_window=int(hf.get("rswa_window")) if hf.get("rswa_window") is not None else None,

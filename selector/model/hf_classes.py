@@ -393,6 +393,30 @@ def _check_layer_lists(attrs: Mapping[str, Any], model_type: str, where: str, ki
                             f"{VLLM_VERSION} cannot load it); give one per layer")
 
 
+# Classes whose validate_architecture (run by transformers' strict dataclass
+# after __post_init__) refuses a hidden size that is not a multiple of the
+# query heads, whatever head_dim says: LlamaConfig and the classes listed.
+_HIDDEN_OVER_HEADS = frozenset({"llama", "gemma2", "gemma3_text", "deepseek_v2", "eurobert", "clip_text_model",
+                                "hrm_text", "minicpm3", "muse_glimmer_text"})
+
+
+def _check_architecture(attrs: Mapping[str, Any], model_type: str, cls_name: str, where: str) -> None:
+    """The validate_architecture rules of the classes modelled here that
+    read attention sizes; a config that fails one never loads in vLLM."""
+    from attn_select.selector.engines import VLLM_VERSION
+
+    if model_type not in _HIDDEN_OVER_HEADS:
+        return
+    hidden, heads = attrs.get("hidden_size"), attrs.get("num_attention_heads")
+    if not isinstance(hidden, int) or not isinstance(heads, int):
+        return  # the declared types refused these already
+    if heads == 0 or hidden % heads:
+        why = ("num_attention_heads is 0" if heads == 0 else
+               f"the hidden size ({hidden}) is not a multiple of the number of attention heads ({heads})")
+        raise UserError(f"{where}: {why} ({cls_name}.validate_architecture), so vLLM {VLLM_VERSION} cannot load "
+                        "the config; fix hidden_size or num_attention_heads")
+
+
 class _HFClass(NamedTuple):
     """One transformers config class, reduced to what changes vLLM's view."""
 
@@ -873,5 +897,6 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
         if given.get("sliding_window") is not None and attrs.get("sliding_window") is None:
             defaulted.add("sliding_window_dropped")
     _check_layer_lists(attrs, model_type, where)
+    _check_architecture(attrs, model_type, cls.name, where)
     return HFView(model_type, attrs, defaulted, cls.name)
 

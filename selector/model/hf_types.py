@@ -29,8 +29,8 @@ _DECLARED: dict[str, dict[str, tuple[str, bool]]] = {}
 
 
 def _declare(spec: str, *model_types: str) -> None:
-    """``spec``: space-separated field names; a bare name is an int, ":bool"
-    and ":float" name the other kinds, ":a|b" a choice of strings (a
+    """``spec``: space-separated field names; a bare name is an int, ":bool",
+    ":float" and ":dict" name the other kinds, ":a|b" a choice of strings (a
     Literal), a trailing "?" allows null."""
     fields: dict[str, tuple[str, bool]] = {}
     for token in spec.split():
@@ -90,13 +90,36 @@ _declare(f"{_SIZES} num_key_value_heads? sliding_window? use_sliding_window:bool
 _declare(f"{_SIZES} num_key_value_heads sliding_window?", "qwen3_omni_moe_text")
 _declare(f"{_SIZES} num_key_value_heads? head_dim", "qwen3_vl_text")
 _declare("d_model encoder_layers decoder_layers encoder_attention_heads decoder_attention_heads", "whisper")
+# Text classes the mirror reads with raw.py's lax reading alone (no class
+# defaults modelled): their declared sizes are checked all the same.
+_declare(f"{_SIZES} num_key_value_heads?", "apertus", "ernie4_5_moe", "flex_olmo", "olmo", "olmo2")
+_declare(f"{_SIZES} num_key_value_heads? head_dim?", "arcee", "hunyuan_v1_moe", "jais2", "seed_oss")
+_declare(f"{_SIZES} num_key_value_heads? sliding_window?", "olmo3")
+_declare(f"{_SIZES} num_key_value_heads", "glm4_moe")
+_declare(f"{_SIZES} num_key_value_heads head_dim", "minimax_m2", "solar_open")
+_declare(f"{_SIZES} num_key_value_heads sliding_window?", "exaone4", "phimoe")
+_declare(f"{_SIZES} num_key_value_heads sliding_window", "exaone_moe")
+_declare(f"{_SIZES} num_key_value_heads head_dim sliding_window?", "mellum")
+_declare(f"{_SIZES} num_key_value_heads head_dim sliding_window", "cwm")
+
+# Two fields nearly every transformers text class declares, checked like the
+# sizes: tie_word_embeddings (a bool) and rope_parameters (a mapping or null).
+# Not the vLLM-registered classes (step3p5), nor the classes without them.
+_NO_TIE = frozenset({"clip_text_model", "embedding_gemma2_text", "nomic_bert", "qwen2_5_vl_text", "qwen2_vl_text",
+                     "qwen3_omni_moe_text", "qwen3_vl_text", "siglip_text_model", "deepseek_vl_v2_text", "step3p5"})
+_NO_ROPE = frozenset({"bert", "bloom", "cohere2_moe", "glm5_next_text", "jamba", "nemotron_h", "opt", "paligemma",
+                      "roberta", "whisper", "xlm-roberta"})
+for _type in list(_DECLARED):
+    if _type not in _NO_TIE:
+        _DECLARED[_type] = {**_DECLARED[_type], "tie_word_embeddings": ("bool", False),
+                            **({} if _type in _NO_ROPE else {"rope_parameters": ("dict", True)})}
 
 def declared(model_type: str) -> dict[str, tuple[str, bool]]:
     """field -> (kind, null allowed) for the fields the class checks."""
     return _DECLARED.get(model_type, {})
 
 
-_NEEDS = {"int": "an integer", "bool": "true or false", "float": "a number with a decimal point"}
+_NEEDS = {"int": "an integer", "bool": "true or false", "float": "a number with a decimal point", "dict": "a mapping"}
 
 
 def _needs(kind: str) -> str:
@@ -110,6 +133,8 @@ def _fits(value: Any, kind: str) -> bool:
         return isinstance(value, bool)
     if kind == "float":
         return isinstance(value, float)
+    if kind == "dict":
+        return isinstance(value, dict)
     return isinstance(value, str) and value in kind.split("|")
 
 

@@ -370,10 +370,10 @@ CASES: dict[str, Case] = {
     # --- usage errors: one line like every other error ---
     "usage: unknown option": Case(lambda t: ["explain", "llama-3.1-8b", "--bogus"],
                                   words=("--bogus", "attn-select explain --help")),
-    # click splits -pcp into -p -c -p and named only -p; the word as typed is named
+    # click splits -pxp into -p -x -p and named only -p; the word as typed is named
     "usage: unknown short option of several letters": Case(
-        lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "-pcp", "2"],
-        words=("no such option: -pcp (see attn-select explain --help)",)),
+        lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "-pxp", "2"],
+        words=("no such option: -pxp (see attn-select explain --help)",)),
     "usage: bad integer": Case(lambda t: ["explain", "llama-3.1-8b", "--tp", "four"],
                                words=("--tp", "attn-select explain --help")),
     "usage: bad choice": Case(lambda t: ["explain", "llama-3.1-8b", "--format", "yaml"],

@@ -81,6 +81,30 @@ def test_decode_context_parallel_size_spellings(capsys):
         assert doc(capsys, "explain", "deepseek-v3", "--device", "h100", "-tp", "2", *spelling)[1] == ours
 
 
+def test_prefill_context_parallel_size_spellings(capsys):
+    rc, ours = doc(capsys, "explain", "deepseek-v3", "--device", "h100", "-tp", "2", "--pcp-size", "2")
+    assert rc == 0 and ours["engine_context"]["pcp_size"] == 2
+    assert all(g["selector_config"]["use_pcp"] for g in ours["groups"])
+    for spelling in (["-pcp", "2"], ["--prefill-context-parallel-size", "2"]):
+        assert doc(capsys, "explain", "deepseek-v3", "--device", "h100", "-tp", "2", *spelling)[1] == ours
+
+
+def test_pcp_reaches_every_layer_as_use_pcp(capsys):
+    # get_attn_backend passes prefill_context_parallel_size > 1 to every layer:
+    # no MHA backend supports PCP in vLLM 0.33.0
+    rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100", "-pcp", "2")
+    assert rc == 1 and d["groups"][0]["selected"] is None
+    assert all("PCP not supported" in c["reasons"] for c in d["groups"][0]["candidates"])
+
+
+def test_mla_refuses_pcp_with_dcp_but_deepseek_v32s_layer_does_not(capsys):
+    rc, out, err = run(capsys, "explain", "deepseek-v3", "--device", "h100", "-tp", "2", "-pcp", "2", "-dcp", "2")
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "MLAAttention does not support PCP+DCP" in err
+    rc, d = doc(capsys, "explain", "deepseek-v3.2", "--device", "h100", "-tp", "2", "-pcp", "2", "-dcp", "2")
+    assert rc == 0 and d["groups"][0]["selected"] is not None
+
+
 def test_max_model_len_is_taken_and_noted_as_changing_nothing(capsys):
     _, before, _ = run(capsys, *LLAMA)
     rc, after, _ = run(capsys, *LLAMA, "--max-model-len", "32k")

@@ -6,8 +6,11 @@ vLLM 0.33.0's ``EngineArgs.create_engine_config()`` leaves in the VllmConfig
 
 Input: a JSON list of ``{"config": {config.json}, "capability": [9, 0],
 "kv_cache_dtype": "auto", "block_size": null, "attention_backend": null,
-"flash_attn_version": null, "quantization": null, "files": {name: json}}``
-(``files``: more *.json files for the model folder). Output, one per case: ``{"backend",
+"flash_attn_version": null, "quantization": null, "files": {name: json},
+"tensor_parallel_size": 1, "decode_context_parallel_size": 1, "prefill_context_parallel_size": 1,
+"dtype": "auto"}``
+(``files``: more *.json files for the model folder; a parallel size left out is
+EngineArgs' default). Output, one per case: ``{"backend",
 "flash_attn_version", "use_non_causal", "cache_dtype", "block_size",
 "user_specified_block_size", "skip_layers", "error"}``.
 
@@ -25,6 +28,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+
+
+_PARALLEL_SIZES = ("tensor_parallel_size", "decode_context_parallel_size", "prefill_context_parallel_size")
 
 
 def main() -> None:
@@ -53,10 +59,12 @@ def main() -> None:
                 attention_config = AttentionConfig(flash_attn_version=case.get("flash_attn_version"))
                 args = EngineArgs(model=str(folder), skip_tokenizer_init=True, load_format="dummy",
                                   kv_cache_dtype=case.get("kv_cache_dtype") or "auto",
+                                  dtype=case.get("dtype") or "auto",
                                   block_size=case.get("block_size"),
                                   attention_backend=case.get("attention_backend"),
                                   attention_config=attention_config, max_model_len=4096,
-                                  quantization=case.get("quantization"))
+                                  quantization=case.get("quantization"),
+                                  **{k: case[k] for k in _PARALLEL_SIZES if case.get(k) is not None})
                 vc = args.create_engine_config()
                 ac, cc = vc.attention_config, vc.cache_config
                 out.update({

@@ -1,6 +1,6 @@
 """The deployments file takes vLLM's names for its overrides:
 tensor_parallel_size, attention_backend, decode_context_parallel_size,
-max_model_len as vLLM writes it, vLLM's dtype values and an attention_config
+prefill_context_parallel_size, max_model_len as vLLM writes it, vLLM's dtype values and an attention_config
 mapping; revision picks a cached Hugging Face snapshot. The lockfile records
 attn-select's names, so the same deployment locks the same either way."""
 
@@ -25,16 +25,21 @@ def deployment(overrides: str, model: str = "llama-3.1-8b") -> str:
 
 
 def test_vllm_names_lock_as_attn_selects():
-    ours = lock_text(deployment("      tp: 2\n      backend: FLASHINFER\n      dcp_size: 2\n"
-                                "      flash_attn_version: 2\n      use_trtllm_attention: false\n"))
+    # an MLA model: vLLM refuses -dcp for a GQA model with fewer TP ranks than KV heads
+    ours = lock_text(deployment("      tp: 2\n      backend: FLASHINFER_MLA\n      dcp_size: 2\n"
+                                "      flash_attn_version: 2\n      use_trtllm_attention: false\n", "deepseek-v3"))
     theirs = lock_text(deployment("      tensor_parallel_size: 2\n      decode_context_parallel_size: 2\n"
-                                  "      attention_config: {backend: FLASHINFER, flash_attn_version: 2,\n"
-                                  "                         use_trtllm_attention: false}\n"))
+                                  "      attention_config: {backend: FLASHINFER_MLA, flash_attn_version: 2,\n"
+                                  "                         use_trtllm_attention: false}\n", "deepseek-v3"))
     assert theirs == ours
-    also = lock_text(deployment("      tensor_parallel_size: 2\n      attention_backend: FLASHINFER\n"
+    also = lock_text(deployment("      tensor_parallel_size: 2\n      attention_backend: FLASHINFER_MLA\n"
                                 "      decode_context_parallel_size: 2\n"
-                                '      attention_config: \'{"flash_attn_version": 2, "use_trtllm_attention": false}\'\n'))
+                                '      attention_config: \'{"flash_attn_version": 2, "use_trtllm_attention": false}\'\n',
+                                "deepseek-v3"))
     assert also == ours
+    pcp = lock_text(deployment("      tp: 2\n      pcp_size: 2\n", "deepseek-v3"))
+    assert lock_text(deployment("      tp: 2\n      prefill_context_parallel_size: 2\n", "deepseek-v3")) == pcp
+    assert "pcp_size: 2" in pcp
 
 
 def test_max_model_len_and_dtype_as_vllm_writes_them():

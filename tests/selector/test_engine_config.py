@@ -71,8 +71,7 @@ def test_no_model_runs_no_step():
 
 @pytest.mark.parametrize("tp,dcp,pcp,refused", [
     (1, 2, False, True), (4, 3, False, True), (2, 4, False, True),
-    (1, 1, False, False), (4, 2, False, False), (8, 8, False, False),
-    (1, 2, True, False),  # with PCP vLLM allows other sizes; the PCP size is not known here
+    (1, 1, False, False), (16, 2, False, False), (16, 1, False, False),
 ])
 def test_dcp_must_divide_tp_as_parallel_config_requires(tp, dcp, pcp, refused):
     ec = engine_config(llama(), Overrides(tp=tp, dcp_size=dcp, use_pcp=pcp), H100, ALL)
@@ -81,6 +80,47 @@ def test_dcp_must_divide_tp_as_parallel_config_requires(tp, dcp, pcp, refused):
                             f"by dcp_size={dcp}.")
     else:
         assert ec.error is None
+
+
+@pytest.mark.parametrize("tp,pcp,dcp,refused", [
+    (2, 2, 1, False), (2, 2, 2, False), (2, 2, 4, False), (2, 2, 3, True), (2, 2, 8, True),
+    (1, 3, 3, False), (1, 3, 2, True), (4, 2, 4, True),
+    (1, 1, 2, True),  # -pcp 1 is no PCP: DCP must divide TP
+])
+def test_with_pcp_dcp_is_off_the_pcp_axis_or_all_ranks(tp, pcp, dcp, refused):
+    ec = engine_config(mla("DeepseekV3ForCausalLM"), Overrides(tp=tp, pcp_size=pcp, dcp_size=dcp), H100, ALL)
+    if not refused:
+        assert ec.error is None
+    elif pcp == 1:
+        assert ec.error.endswith(f"tp_size={tp} must be divisible by dcp_size={dcp}.")
+    else:
+        assert ec.error == (
+            "ParallelConfig._validate_parallel_config: When PCP is enabled, DCP must be disabled, span the PCP "
+            f"axis, or span the full TP x PCP axis. Got TP={tp}, PCP={pcp}, DCP={dcp}; valid DCP sizes are "
+            f"{sorted({1, pcp, tp * pcp})}.")
+
+
+@pytest.mark.parametrize("tp,dcp,pcp,words", [
+    (8, 2, None, "requires `--tensor-parallel-size` (8) to be greater than the model's total number of KV heads (8)"),
+    (2, 2, 2, "requires `--tensor-parallel-size` (2) to be greater"),  # TP alone counts, not TP x PCP
+    (16, 4, None, "`--decode-context-parallel-size` (4) exceeds the maximum supported value (2)"),
+    (16, 2, None, None),
+    (64, 8, None, "number of query heads per KV head (4) must be divisible by `--decode-context-parallel-size` (8)"),
+])
+def test_gqa_dcp_needs_more_tp_ranks_than_kv_heads(tp, dcp, pcp, words):
+    ec = engine_config(llama(), Overrides(tp=tp, dcp_size=dcp, pcp_size=pcp), H100, ALL)
+    if words is None:
+        assert ec.error is None
+    else:
+        assert ec.error.startswith("ModelConfig.verify_with_parallel_config: ") and words in ec.error
+
+
+def test_the_raw_use_pcp_toggle_gives_no_pcp_size_to_check():
+    assert engine_config(mla("DeepseekV3ForCausalLM"), Overrides(tp=1, dcp_size=2, use_pcp=True), H100, ALL).error is None
+
+
+def test_mla_is_not_held_to_the_gqa_dcp_rule():
+    assert engine_config(mla("DeepseekV3ForCausalLM"), Overrides(tp=2, dcp_size=2), H100, ALL).error is None
 
 
 def test_dcp_not_dividing_tp_is_refused_by_explain():

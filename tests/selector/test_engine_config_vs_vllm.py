@@ -305,3 +305,106 @@ def test_quantized_flag_cases_cover_every_kind_of_answer(vllm_flag_answers):
                   "Unknown quantization method: marlin", "For gpt-oss model, use '--moe-backend humming'",
                   "Minimum capability: 75. Current capability: 70.", "is deprecated"):
         assert any(words in e for e in errors), words
+
+
+# --- -tp x -pcp x -dcp: vLLM's parallel-size refusals -------------------------------
+# ParallelConfig._validate_parallel_config (DCP divides TP without PCP; with
+# PCP it is 1, PCP or TP x PCP) and ModelConfig.verify_with_parallel_config
+# (GQA/MQA: more TP ranks than KV heads, DCP at most tp // kv_heads, whole
+# query groups per DCP rank; MLA is not checked), on 8 GPUs (the oracle's
+# platform), so tp x pcp stays <= 8.
+
+_PARALLEL_CONFIGS: dict[str, dict] = {
+    "llama 32q/8kv": _SMALL_LLAMA,
+    "llama mqa 32q/1kv": {**_SMALL_LLAMA, "num_key_value_heads": 1},
+    "llama mha 16q/16kv": {**_SMALL_LLAMA, "num_attention_heads": 16, "num_key_value_heads": 16},
+    "llama 24q/2kv": {**_SMALL_LLAMA, "hidden_size": 3072, "num_attention_heads": 24, "num_key_value_heads": 2},
+    "deepseek-v3 mla": {**json.loads((_FIXTURE / "deepseek-v3" / "config.json").read_text()),
+                        "num_hidden_layers": 2, "first_k_dense_replace": 1},
+}
+PARALLEL_CASES: dict[str, tuple[dict, dict]] = {
+    f"{name} tp{tp} pcp{pcp} dcp{dcp}": (config, {"tensor_parallel_size": tp, "prefill_context_parallel_size": pcp,
+                                                  "decode_context_parallel_size": dcp})
+    for name, config in _PARALLEL_CONFIGS.items()
+    for tp in (1, 2, 4, 8) for pcp in (1, 2, 3) for dcp in (1, 2, 3, 4, 8) if tp * pcp <= 8
+}
+# 3 query heads per KV head: -tp 6 -dcp 2 passes the other checks and splits a query group
+PARALLEL_CASES.update({
+    f"llama 6q/2kv tp6 pcp1 dcp{dcp}": ({**_SMALL_LLAMA, "hidden_size": 768, "num_attention_heads": 6,
+                                         "num_key_value_heads": 2},
+                                        {"tensor_parallel_size": 6, "prefill_context_parallel_size": 1,
+                                         "decode_context_parallel_size": dcp})
+    for dcp in (1, 2, 3)
+})
+
+
+@pytest.fixture(scope="module")
+def vllm_parallel_answers() -> dict[str, dict]:
+    return _oracle(PARALLEL_CASES, [{"config": c, "capability": [9, 0], **sizes}
+                                    for c, sizes in PARALLEL_CASES.values()], 1200)
+
+
+def _ours_parallel(config: dict, sizes: dict, tmp: Path) -> str | None:
+    path = tmp / "config.json"
+    path.write_text(json.dumps(config))
+    tp = sizes["tensor_parallel_size"]
+    model = load_model(str(path), tp=tp, capability=Capability(9, 0))
+    ov = Overrides(tp=tp, pcp_size=sizes["prefill_context_parallel_size"],
+                   dcp_size=sizes["decode_context_parallel_size"])
+    error = engine_config(model, ov, Capability(9, 0), Kernels()).error
+    return error.split(": ", 1)[1] if error else None
+
+
+@pytest.mark.parametrize("name", list(PARALLEL_CASES))
+def test_parallel_sizes_match_vllm(name, vllm_parallel_answers, tmp_path):
+    """parallel: vLLM's exact refusal text for the sizes, or none."""
+    from attn_select.selector.vllm_installed import refusal_message
+
+    theirs = vllm_parallel_answers[name]
+    expected = refusal_message(theirs["error"]) if theirs["error"] else None
+    assert _ours_parallel(*PARALLEL_CASES[name], tmp_path) == expected
+
+
+def test_parallel_cases_cover_every_refusal(vllm_parallel_answers):
+    """parallel: each of vLLM's five size refusals, and acceptance, is among the answers."""
+    errors = [a["error"] or "" for a in vllm_parallel_answers.values()]
+    assert any(not e for e in errors)
+    for words in ("must be divisible by dcp_size", "When PCP is enabled, DCP must be disabled",
+                  "to be greater than the model's total number of KV heads", "exceeds the maximum supported value",
+                  "query heads per KV head"):
+        assert any(words in e for e in errors), words
+
+
+
+# --- an explicit float KV-cache dtype against the model's dtype --------------------
+# VllmConfig._reject_mismatched_float_kv_cache, after the model hook (DeepSeek-V3.2's
+# turns bfloat16 into auto first). Found by the hostile-config campaign: the mirror
+# answered llama --dtype float32 --kv-cache-dtype bfloat16.
+FLOAT_KV_CASES: dict[str, tuple[dict, dict]] = {
+    **{f"llama kv {kv} dtype {dtype}": (_SMALL_LLAMA, {"kv_cache_dtype": kv, "dtype": dtype})
+       for kv in ("bfloat16", "float16", "fp8") for dtype in ("auto", "half", "bfloat16", "float32")},
+    "llama float16 config kv bfloat16": ({**_SMALL_LLAMA, "torch_dtype": "float16"}, {"kv_cache_dtype": "bfloat16"}),
+    "dsv32 kv bfloat16 dtype half": (_DSV32, {"kv_cache_dtype": "bfloat16", "dtype": "half"}),
+}
+
+
+@pytest.fixture(scope="module")
+def vllm_float_kv_answers() -> dict[str, dict]:
+    return _oracle(FLOAT_KV_CASES, [{"config": c, "capability": [9, 0], **flags}
+                                    for c, flags in FLOAT_KV_CASES.values()], 900)
+
+
+@pytest.mark.parametrize("name", list(FLOAT_KV_CASES))
+def test_float_kv_cache_dtype_matches_vllm(name, vllm_float_kv_answers, tmp_path):
+    """float_kv: vLLM's exact refusal, or none."""
+    from attn_select.selector.vllm_installed import refusal_message
+
+    theirs = vllm_float_kv_answers[name]
+    config, flags = FLOAT_KV_CASES[name]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    model = load_model(str(path), dtype=flags.get("dtype", "auto"), capability=Capability(9, 0))
+    ov = Overrides(kv_cache_dtype=flags["kv_cache_dtype"], dtype=flags.get("dtype"))
+    error = engine_config(model, ov, Capability(9, 0), Kernels()).error
+    assert (error.split(": ", 1)[1] if error else None) == (refusal_message(theirs["error"]) if theirs["error"] else None)
+    assert any(a["error"] for a in vllm_float_kv_answers.values())

@@ -146,7 +146,7 @@ def test_a_huge_value_is_cut_short():
 
 def test_every_declared_kind_is_checked():
     kinds = {kind for mt in ("llama", "qwen2", "gemma2", "gemma4_text") for kind, _ in declared(mt).values()}
-    assert kinds == {"int", "bool", "float", "all|vision"}
+    assert kinds == {"int", "bool", "float", "dict", "all|vision"}
     assert declared("llama")["head_dim"] == ("int", True) and declared("gemma2")["head_dim"] == ("int", False)
     assert declared("chatglm") == {}  # vLLM's own config class: not strict
 
@@ -158,3 +158,47 @@ def test_deepseek_ocr_language_config_allows_null_kv_lora_rank():
     model_facts({**base, "language_config": lang}, name="m")
     with pytest.raises(UserError, match=r"^config.json language_config: num_attention_heads is the string \"10\""):
         model_facts({**base, "language_config": {**lang, "num_attention_heads": "10"}}, name="m")
+
+
+def _text_case(model_type: str) -> dict:
+    from tests.selector import model_cases_text
+
+    return next(c["config"] for c in model_cases_text.cases() if c["config"].get("model_type") == model_type)
+
+
+# Found by the hostile-config campaign against vLLM 0.33.0's create_engine_config:
+# each refusal is transformers' StrictDataclassFieldValidationError there.
+@pytest.mark.parametrize("model_type, field, value", [
+    ("mellum", "hidden_size", 32.0), ("seed_oss", "hidden_size", None), ("flex_olmo", "num_key_value_heads", True),
+    ("minimax_m2", "head_dim", False), ("ernie4_5_moe", "hidden_size", False), ("cwm", "sliding_window", None),
+    ("glm4_moe", "num_key_value_heads", "8"), ("olmo3", "num_attention_heads", 32.0),
+])
+def test_text_classes_read_loosely_before_check_their_declared_sizes(model_type, field, value):
+    with pytest.raises(UserError, match=f"{field} is .*transformers \\(and so vLLM\\) needs"):
+        model_facts(_with(_text_case(model_type), **{field: value}), name="m")
+
+
+@pytest.mark.parametrize("config, value", [
+    (LLAMA, 1), (LLAMA, "true"), (GEMMA2, 0), (_profile("phi-3-mini"), "x"), (DSV3, None),
+])
+def test_tie_word_embeddings_is_a_bool_for_every_transformers_class(config, value):
+    with pytest.raises(UserError, match="tie_word_embeddings is"):
+        model_facts(_with(config, tie_word_embeddings=value), name="m")
+    model_facts(_with(config, tie_word_embeddings=False), name="m")
+
+
+@pytest.mark.parametrize("value", [7, "default", [], True])
+def test_rope_parameters_is_a_mapping_or_null(value):
+    with pytest.raises(UserError, match="rope_parameters is .* needs a mapping"):
+        model_facts(_with(LLAMA, rope_parameters=value), name="m")
+    model_facts(_with(LLAMA, rope_parameters=None), name="m")
+
+
+def test_llama_hidden_size_must_be_a_multiple_of_the_heads_whatever_head_dim_says():
+    # LlamaConfig.validate_architecture; vLLM 0.33.0 cannot load such a config
+    with pytest.raises(UserError, match=r"hidden size \(4096\) is not a multiple of the number of attention heads \(24\) "
+                                        r"\(LlamaConfig.validate_architecture\)"):
+        model_facts(_with(LLAMA, num_attention_heads=24, num_key_value_heads=2, head_dim=128), name="m")
+    model_facts(_with(LLAMA, hidden_size=3072, num_attention_heads=24, num_key_value_heads=2, head_dim=128), name="m")
+    # Qwen3Config has no such rule: an explicit head_dim stands
+    model_facts(_with(QWEN3, num_attention_heads=24, num_key_value_heads=8), name="m")

@@ -24,7 +24,7 @@ def test_every_vllm_flag_an_overrides_field_names_is_a_vllm_option():
         for flag in f.what_if.vllm_flags:
             assert flag in vllm_serve._table(), f"{f.name}: vLLM 0.33.0's vllm serve has no {flag}"
     for flag in (*vllm_serve.NOT_MODELLED, *vllm_serve._LOAD_OPTIONS, "--attention-config",
-                 "--prefill-context-parallel-size", "--model", "--config"):
+                 "--model", "--config"):
         assert flag in vllm_serve._table(), flag
 
 
@@ -33,7 +33,7 @@ def test_what_a_line_sets():
                  "--max-model-len 1K --revision v2 --download-dir /d --disable-sliding-window --language-model-only")
     assert line.model == "org/m"
     assert line.values == {"dtype": "half", "kv_cache_dtype": "fp8", "block_size": 32, "tp": 4, "dcp_size": 2,
-                           "max_model_len": 1024, "use_pcp": True}
+                           "max_model_len": 1024, "pcp_size": 2}
     assert line.load == {"revision": "v2", "cache_dir": "/d", "disable_sliding_window": True, "mm_inputs": False}
     assert line.notes == ()
 

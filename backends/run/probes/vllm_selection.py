@@ -18,6 +18,7 @@ Request::
                 "engine_args": {"dtype", "kv_cache_dtype", "block_size", "attention_backend",
                                 "tensor_parallel_size", "flash_attn_version", "use_trtllm_attention",
                                 "mla_prefill_backend", "decode_context_parallel_size",
+                                "prefill_context_parallel_size",
                                 "disable_sliding_window", "language_model_only", "quantization"},
                 "batch_invariant": bool,
                 "groups": [{"name", "selector_config": {...}, "num_heads", "layer_kv_cache_dtype",
@@ -605,7 +606,8 @@ def _engine_args(folder, args):
                   block_size=args.get("block_size"), attention_backend=args.get("attention_backend"),
                   tensor_parallel_size=args.get("tensor_parallel_size") or 1)
     # given only when the user gave them: EngineArgs' own defaults otherwise
-    for key in ("decode_context_parallel_size", "disable_sliding_window", "language_model_only", "quantization"):
+    for key in ("decode_context_parallel_size", "prefill_context_parallel_size", "disable_sliding_window",
+                "language_model_only", "quantization"):
         if args.get(key) is not None:
             kwargs[key] = args[key]
     attention = {k: args[k] for k in ("flash_attn_version", "use_trtllm_attention", "mla_prefill_backend")
@@ -649,6 +651,7 @@ def _engine_facts(vc):
         "num_heads": mc.get_num_attention_heads(pc),
         "num_kv_heads": mc.get_num_kv_heads(pc),
         "dcp_size": getattr(pc, "decode_context_parallel_size", 1),
+        "pcp_size": getattr(pc, "prefill_context_parallel_size", 1),
     }
 
 
@@ -676,7 +679,9 @@ def run_case(selector, case):
         # the engine-level fields every layer takes from the config
         sel.update(dtype=facts["dtype"], kv_cache_dtype=g.get("layer_kv_cache_dtype") or facts["cache_dtype"],
                    block_size=facts["block_size"], use_batch_invariant=bool(envs.VLLM_BATCH_INVARIANT),
-                   use_dcp=facts["dcp_size"] > 1)
+                   use_dcp=facts["dcp_size"] > 1,
+                   # get_attn_backend's; a request's raw use_pcp what-if stays
+                   use_pcp=bool(sel.get("use_pcp")) or facts["pcp_size"] > 1)
         res = {"name": g["name"], "selector_config": sel}
         try:
             with set_current_vllm_config(vc):
