@@ -58,7 +58,7 @@ def table_launch(point: dict, fp8: bool):
 
 def _tiles(cfg, fused: bool):
     return (cfg.small_m, cfg.small_n, cfg.small_stages, cfg.num_warps, cfg.fp8_dot, cfg.max_registers,
-            cfg.merge_chunk if fused else 1)
+            cfg.page_vector, cfg.merge_chunk if fused else 1)
 
 
 def measured_row(point: dict, fp8: bool) -> dict | None:

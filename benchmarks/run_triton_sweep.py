@@ -79,10 +79,12 @@ def configs(kind: str, fp8: bool = False) -> list:
     if kind == "prefill":
         tiles = [(128, 128, 3, 8), (128, 128, 5, 8), (128, 64, 5, 8), (128, 64, 7, 8), (64, 64, 5, 4),
                  (128, 32, 7, 8)]
-        return [replace(ta.PREFILL_CONFIG, block_m=m, block_n=n, num_stages=st, num_warps=w) for m, n, st, w in tiles]
+        out = [replace(ta.PREFILL_CONFIG, block_m=m, block_n=n, num_stages=st, num_warps=w) for m, n, st, w in tiles]
+        return out + [replace(ta.PREFILL_CONFIG, page_vector=True)]  # the block table once a page
     return [ta.MIXED_CONFIG,
             replace(ta.MIXED_CONFIG, fused_merge_max=0 if ta.MIXED_CONFIG.fused_merge_max else 640),  # the merge
             replace(ta.MIXED_CONFIG, target_programs=256 * 2),
+            replace(ta.MIXED_CONFIG, page_vector=True),
             replace(ta.MIXED_CONFIG, block_m=128, block_n=64, num_stages=5, small_n=64, small_stages=5, num_warps=8)]
 
 
@@ -199,7 +201,8 @@ def phase_compile(part: int, parts: int, dev) -> None:
     seen, mine = set(), []
     for case, cfg in jobs:  # splits do not change the compiled kernel
         key = (case[1], case[0] == "mixed", cfg.small_n, cfg.small_stages, cfg.block_m, cfg.block_n,
-               cfg.num_stages, cfg.num_warps, cfg.small_m, cfg.fp8_dot, cfg.fused_merge_max, cfg.max_registers)
+               cfg.num_stages, cfg.num_warps, cfg.small_m, cfg.fp8_dot, cfg.fused_merge_max, cfg.max_registers,
+               cfg.page_vector)
         if key not in seen:
             seen.add(key)
             mine.append((case, cfg))

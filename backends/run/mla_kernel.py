@@ -67,34 +67,17 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from attn_select.backends.run.paged_keys import key_pages
+
 # a constexpr global: jit code may read it (a plain float global it may not)
 LOG2E = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit
 def _tile_rows(bt_row, t0, n_off, last, stride_kp, stride_kt, PAGE: tl.constexpr, BLOCK_N: tl.constexpr):
-    """Cache offsets of the keys of the tile starting at key ``t0`` (tiles
-    start at multiples of BLOCK_N). A tile within one page (PAGE a multiple
-    of BLOCK_N): one block-table read. A tile of whole pages (BLOCK_N a
-    multiple of PAGE, e.g. page 16 under 64-key tiles): its BLOCK_N / PAGE
-    entries as one short vector, each key picking its page from it.
-    Otherwise one read per key. Pages are clamped to the one of ``last``
-    (the last key of the split) so every read stays in the request's
-    block-table row."""
-    if PAGE % BLOCK_N == 0:
-        page = tl.load(bt_row + tl.minimum(t0, last) // PAGE).to(tl.int64)
-        return page * stride_kp + (t0 % PAGE + n_off) * stride_kt
-    elif BLOCK_N % PAGE == 0:
-        NP: tl.constexpr = BLOCK_N // PAGE
-        j = tl.arange(0, NP)
-        pages = tl.load(bt_row + tl.minimum(t0 // PAGE + j, last // PAGE))
-        # a select, not a reshape of [NP, PAGE] offsets: Triton 3.6 pipelines
-        # no load whose addresses pass through a reshape
-        mine = tl.sum(tl.where((n_off // PAGE)[:, None] == j[None, :], pages[None, :], 0), 1)
-        return mine.to(tl.int64) * stride_kp + (n_off % PAGE) * stride_kt
-    else:
-        pages = tl.load(bt_row + tl.minimum(t0 + n_off, last) // PAGE).to(tl.int64)
-        return pages * stride_kp + ((t0 + n_off) % PAGE) * stride_kt
+    """Cache offsets of the keys of the tile starting at key ``t0`` (``key_pages``)."""
+    page, slot = key_pages(bt_row, t0, n_off, last, PAGE, BLOCK_N)
+    return page * stride_kp + slot * stride_kt
 
 
 @triton.jit

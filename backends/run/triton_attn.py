@@ -50,6 +50,7 @@ class KernelConfig:
     short_split_tokens: int = 0
     short_programs: int = 0
     merge_chunk: int = 1  # an in-kernel merge takes this many splits a step (a power of two)
+    page_vector: bool = False  # block table read once a page (or tile) instead of once a key
     max_registers: int = 0  # ptxas's register cap a thread (0: Triton's choice); GPU launches only
 
 
@@ -315,7 +316,7 @@ class TritonAttnAdapter(Adapter):
             FP8_KV=fp8, DOT_F32=not q.is_cuda,
             # e5m2 keeps the fp16 dots: two mantissa bits are too few for a rounded query
             FP8_DOT=cfg.fp8_dot if k.dtype == torch.float8_e4m3fn else 0,
-            FUSED_MERGE=cfg.merge_chunk if fused else 0,
+            FUSED_MERGE=cfg.merge_chunk if fused else 0, PAGE_VEC=cfg.page_vector,
             num_warps=cfg.num_warps, num_stages=max(cfg.num_stages, cfg.small_stages),
             **({"maxnreg": cfg.max_registers} if cfg.max_registers and q.is_cuda else {}),
         )

@@ -49,6 +49,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from attn_select.backends.run.paged_keys import key_pages
+
 # a constexpr global: jit code may read it (a plain float global it may not)
 LOG2E = tl.constexpr(1.4426950408889634)
 
@@ -77,16 +79,21 @@ def _pow2_into_range(q, TOP: tl.constexpr):
 def _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
              stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
              HEAD: tl.constexpr, HEAD_V: tl.constexpr, PAGE: tl.constexpr,
-             k_dtype: tl.constexpr, v_dtype: tl.constexpr):
+             k_dtype: tl.constexpr, v_dtype: tl.constexpr, BLOCK_N: tl.constexpr, PAGE_VEC: tl.constexpr):
     """K [BLOCK_N, HEAD_PAD] and V [BLOCK_N, HEAD_V_PAD] of the keys n0 + n_off,
     in their dots' dtypes (fp8 kept as fp8 for an fp8 dot, or widened exactly
     to fp16). Keys at or past ``end`` read as 0 (a stale page may hold NaN,
-    and 0 * NaN would reach the output)."""
+    and 0 * NaN would reach the output). ``PAGE_VEC``: the tile's pages read
+    once a page or a tile (``key_pages``), not once a key."""
     pos = n0 + n_off
     in_seq = pos < end
-    page = tl.load(bt_row + pos // PAGE, mask=in_seq, other=0).to(tl.int64)
-    slot_k = page * stride_kp + (pos % PAGE) * stride_kt + kvh * stride_kh
-    slot_v = page * stride_vp + (pos % PAGE) * stride_vt + kvh * stride_vh
+    if PAGE_VEC:
+        page, in_page = key_pages(bt_row, n0, n_off, tl.maximum(end - 1, 0), PAGE, BLOCK_N)
+    else:
+        page = tl.load(bt_row + pos // PAGE, mask=in_seq, other=0).to(tl.int64)
+        in_page = pos % PAGE
+    slot_k = page * stride_kp + in_page * stride_kt + kvh * stride_kh
+    slot_v = page * stride_vp + in_page * stride_vt + kvh * stride_vh
     k = tl.load(k_ptr + slot_k[:, None] + d[None, :], mask=in_seq[:, None] & (d[None, :] < HEAD), other=0.0)
     v = tl.load(v_ptr + slot_v[:, None] + dv[None, :], mask=in_seq[:, None] & (dv[None, :] < HEAD_V), other=0.0)
     return pos, k.to(k_dtype), v.to(v_dtype)
@@ -138,7 +145,7 @@ def _attend_block(
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SINK: tl.constexpr,
     NUM_STAGES: tl.constexpr, FP8_KV: tl.constexpr, DOT_F32: tl.constexpr, FP8_DOT: tl.constexpr,
-    FUSED_MERGE: tl.constexpr,
+    FUSED_MERGE: tl.constexpr, PAGE_VEC: tl.constexpr,
 ):
     """One (query block, KV split, KV head): the whole attention of that tile."""
     BLOCK_M: tl.constexpr = BLOCK_Q * G_PAD
@@ -215,13 +222,13 @@ def _attend_block(
     for n0 in tl.range(start, full_end, BLOCK_N, num_stages=NUM_STAGES):
         pos, k, v = _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
                              stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
-                             HEAD, HEAD_V, PAGE, k_dt, v_dt)
+                             HEAD, HEAD_V, PAGE, k_dt, v_dt, BLOCK_N, PAGE_VEC)
         m_i, l_i, acc = _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_cap, window,
                                       HAS_SOFTCAP, HAS_WINDOW, False, P_SCALE, cache_dt)
     for n0 in tl.range(full_end, end, BLOCK_N, num_stages=NUM_STAGES):
         pos, k, v = _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
                              stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
-                             HEAD, HEAD_V, PAGE, k_dt, v_dt)
+                             HEAD, HEAD_V, PAGE, k_dt, v_dt, BLOCK_N, PAGE_VEC)
         m_i, l_i, acc = _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_cap, window,
                                       HAS_SOFTCAP, HAS_WINDOW, True, P_SCALE, cache_dt)
     if FP8_KV:
@@ -332,6 +339,7 @@ def paged_attention_kernel(
     FP8_DOT: tl.constexpr = 0,  # fp8 cache: 0 fp16 dots, 1 Q.K in fp8, 2 Q.K and P.V in fp8
     # > 0: the last split merges, this many splits a step (counter_ptr: [partial rows, KV heads] int32, 0)
     FUSED_MERGE: tl.constexpr = 0,
+    PAGE_VEC: tl.constexpr = False,  # read the block table once a page (or tile), not once a key
 ):
     """Grid (work items, KV heads). A request with at most SMALL_Q new tokens
     takes the small-tile path (few rows, long context, split-KV); the others
@@ -358,7 +366,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC)
     elif BLOCK_Q == 0:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
@@ -368,7 +376,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC)
     elif q_len <= SMALL_Q:  # runtime: this request is a decode
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
@@ -378,7 +386,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC)
     else:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
@@ -388,7 +396,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC)
 
 
 @triton.jit

@@ -23,13 +23,13 @@ PARAMS = {
 }
 
 
-def _check(adapter_cls, p, shape, seed, dtype=torch.float32, kv_cache_dtype="auto", **build_kw):
+def _check(adapter_cls, p, shape, seed, dtype=torch.float32, kv_cache_dtype="auto", page=4, **build_kw):
     env = RunEnv(torch.device("cpu"), None, dtype, kv_cache_dtype)
     a = adapter_cls(env, p)
     assert a.unavailable() is None
-    b = make_batch(shape, 4, "cpu", seed=seed, spare_pages=3)
+    b = make_batch(shape, page, "cpu", seed=seed, spare_pages=3)
     gen = torch.Generator().manual_seed(seed)
-    cache = a.alloc_cache(b.num_pages, 4)
+    cache = a.alloc_cache(b.num_pages, page)
     fill_random_(cache, gen)
     k, v = a.kv_views(cache)
     inp = random_inputs(b, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, dtype, p.has_sink, gen)
@@ -132,6 +132,19 @@ def test_unsplit_plans_have_no_counters():
     cfg = KernelConfig(**SMALL_TILES, target_programs=1, min_split_tokens=1 << 20, fused_merge_max=1 << 30)
     plan = a.build(b, cfg)
     assert plan.num_split_tokens == 0 and plan.counters is None
+
+
+@needs_interpreter
+@pytest.mark.parametrize("page", [4, 16, 32])  # 16-key tiles of whole pages, of one page, within a page
+@pytest.mark.parametrize("pname", list(PARAMS))
+def test_triton_kernel_page_vector_matches_reference(pname, page):
+    """page_vector: each tile's block-table entries read once a page (or once a
+    tile), on decode splits, unmasked and masked key loops and prefill blocks."""
+    from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
+
+    cfg = KernelConfig(**SMALL_TILES, target_programs=64, min_split_tokens=8, page_vector=True)
+    err, plan = _check(TritonAttnAdapter, PARAMS[pname], LONG, seed=23, page=page, cfg=cfg)
+    assert err < 1e-4 and plan.max_splits > 1
 
 
 @needs_interpreter
