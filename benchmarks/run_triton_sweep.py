@@ -84,6 +84,9 @@ def configs(kind: str, fp8: bool = False) -> list:
     return [ta.MIXED_CONFIG,
             replace(ta.MIXED_CONFIG, fused_merge_max=0 if ta.MIXED_CONFIG.fused_merge_max else 640),  # the merge
             replace(ta.MIXED_CONFIG, target_programs=256 * 2),
+            # decodes unsplit: as long as the decode-only batch runs them (131 us), launched first, with
+            # the prefill blocks filling the SMs beside them, and no merge at all
+            replace(ta.MIXED_CONFIG, target_programs=1),
             replace(ta.MIXED_CONFIG, page_vector=True),
             replace(ta.MIXED_CONFIG, block_m=128, block_n=64, num_stages=5, small_n=64, small_stages=5, num_warps=8)]
 
