@@ -93,10 +93,11 @@ def merges_in_kernel(cfg: KernelConfig, max_splits: int, head_v: int) -> bool:
 #   512 tokens, merged in-kernel) 5-7 % faster than 256-key ones; from 32 rows
 #   (160 programs past the 132 SMs) slower.
 # - fp8 decode with a 168-register cap (three programs an SM, as the slots
-#   count them; ptxas then spills 8 bytes): faster at every batch, 2 % at 32 x
-#   4096, 10-11 % at 128 and 256 requests (366 against 413 us at 128 x 4096),
-#   and 8 x 32768 (6 splits, in-kernel merge) 192 against 272 us; fp8's 6-split
-#   plans merge in-kernel too (fused_merge_max 768, measured only with the cap).
+#   count them): faster at every batch, 2 % at 32 x 4096, 10-11 % at 128 and
+#   256 requests (366 against 413 us at 128 x 4096), and 8 x 32768 (6 splits,
+#   in-kernel merge, which alone takes the kernel to 218 registers) 192
+#   against 272 us; fp8's 6-split plans merge in-kernel too (fused_merge_max
+#   768, measured only with the cap).
 DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=5,
                              num_warps=4, target_programs=132 * 3, min_split_tokens=256,
                              fused_merge_max=640, short_split_tokens=128, short_programs=132)
