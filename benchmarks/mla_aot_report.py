@@ -48,7 +48,8 @@ def compile_tiles(t, fp8: bool, page: int = 64, rank: int = 512, rope: int = 64,
     sig.update({s: "i32" for s in strides})
     const = dict(RANK=rank, RANK_PAD=rank, ROPE=rope, ROPE_PAD=rope, PAGE=page, BLOCK_H=t.block_h,
                  BLOCK_N=t.block_n, NUM_STAGES=t.num_stages, DIRECT=False, HAS_LSE=False, FP8_KV=fp8,
-                 SPLIT_V=t.split_v, STAGE_Q=fp8 and t.block_h >= 64, DOT_F32=False)
+                 SPLIT_V=t.split_v, STAGE_Q=fp8 and t.block_h >= 64, DOT_F32=False,
+                 TRANSPOSED=t.transposed)
     sig.update({k: "constexpr" for k in const})
     # what the launcher specialises on real tensors: 16-byte aligned pointers, strides divisible by 16
     names = list(sig)

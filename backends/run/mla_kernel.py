@@ -58,6 +58,11 @@ H200, 16 heads per rank (DeepSeek-V3 at tp 8) is memory-bound and 128 heads
   through memory (``STAGE_Q``) to be a shared-memory operand like a loaded
   one. Tile sizes and depths per case come from the table in
   ``triton_mla.py``, measured on the H200 (BENCHMARKS.md).
+- **Transposed dots** (``TRANSPOSED``, a launch option the table does not use
+  yet): keys-major scores S^T = K Q^T and a dims-major output O^T += V^T P^T,
+  so that on 64-row groups no score is computed twice and P^T is a
+  shared-memory operand (the score dot lands on mma.sync for 32-key tiles).
+  Not measured on a GPU.
 
 Only ``attn_select.backends.run.triton_mla`` imports this module.
 """
@@ -112,6 +117,27 @@ def _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale):
 
 
 @triton.jit
+def _attend_tile_t(q_nope_t, q_pe_t, k_nope, k_pe, valid, m_i, l_i, acc_t, qk_scale):
+    """The same update with both dots transposed (``TRANSPOSED``): scores
+    S^T = K Q^T [BLOCK_N, BLOCK_H] and output O^T += V^T P^T [RANK_PAD,
+    BLOCK_H]. The output's 512 dims are the rows, so two warpgroups take 256
+    each and P^T is the shared-memory operand both read, where in the
+    head-major form each warpgroup needs all of P in its registers and
+    Triton has both compute every score."""
+    k_nope = k_nope.to(q_nope_t.dtype)
+    k_pe = k_pe.to(q_pe_t.dtype)
+    s_t = tl.dot(k_nope, q_nope_t)
+    s_t = tl.dot(k_pe, q_pe_t, s_t)
+    s_t = tl.where(valid[:, None], s_t * qk_scale, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s_t, 0))  # every tile has a valid key: finite
+    alpha = tl.exp2(m_i - m_new)
+    p_t = tl.exp2(s_t - m_new[None, :])
+    l_i = l_i * alpha + tl.sum(p_t, 0)
+    acc_t = tl.dot(tl.trans(k_nope), p_t.to(k_nope.dtype), acc_t * alpha[None, :])
+    return m_new, l_i, acc_t
+
+
+@triton.jit
 def _pow2_into_fp16_range(q_nope, q_pe):
     """2^e with the tile's largest |q| times 2^e in [2^14, 2^15): the query
     then sits in fp16's range with its bf16 bits intact (a power of two
@@ -144,6 +170,7 @@ def mla_decode_kernel(
     SPLIT_V: tl.constexpr,  # the value tile is a second load of K_nope's addresses (fp8 on mma.sync)
     STAGE_Q: tl.constexpr,  # the scaled query goes through q_stage and is loaded back (fp8 on wgmma)
     DOT_F32: tl.constexpr,  # True only under TRITON_INTERPRET: the interpreter gets 16-bit tl.dot wrong
+    TRANSPOSED: tl.constexpr = False,  # keys-major scores, dims-major output (_attend_tile_t)
 ):
     """Grid (head groups, splits, requests): BLOCK_H heads of one decode row
     over one split of its context. Partials go to part_o [B, H, num_splits,
@@ -200,20 +227,31 @@ def mla_decode_kernel(
 
     m_i = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
-    acc = tl.zeros([BLOCK_H, RANK_PAD], tl.float32)
 
     n_off = tl.arange(0, BLOCK_N)
     bt_row = block_table_ptr + req * stride_bt
     last = tl.maximum(end - 1, 0)
-    for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
-        rows = _tile_rows(bt_row, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
-        valid = n0 + n_off < end
-        k_nope, k_pe = _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK)
-        if SPLIT_V:
-            v = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0)
-        else:
-            v = k_nope
-        m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale)
+    if TRANSPOSED:
+        q_nope_t = tl.trans(q_nope)
+        q_pe_t = tl.trans(q_pe)
+        acc_t = tl.zeros([RANK_PAD, BLOCK_H], tl.float32)
+        for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
+            rows = _tile_rows(bt_row, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
+            valid = n0 + n_off < end
+            k_nope, k_pe = _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK)
+            m_i, l_i, acc_t = _attend_tile_t(q_nope_t, q_pe_t, k_nope, k_pe, valid, m_i, l_i, acc_t, qk_scale)
+        acc = tl.trans(acc_t)
+    else:
+        acc = tl.zeros([BLOCK_H, RANK_PAD], tl.float32)
+        for n0 in tl.range(start, end, BLOCK_N, num_stages=NUM_STAGES):
+            rows = _tile_rows(bt_row, n0, n_off, last, stride_kp, stride_kt, PAGE, BLOCK_N)
+            valid = n0 + n_off < end
+            k_nope, k_pe = _load_latent(kv_ptr, rows, valid, d, r, d_ok, r_ok, RANK)
+            if SPLIT_V:
+                v = tl.load(kv_ptr + rows[:, None] + d[None, :], mask=valid[:, None] & d_ok[None, :], other=0.0)
+            else:
+                v = k_nope
+            m_i, l_i, acc = _attend_tile(q_nope, q_pe, k_nope, k_pe, v, valid, m_i, l_i, acc, qk_scale)
 
     norm = kv_scale / tl.where(l_i == 0.0, 1.0, l_i)  # V = kv_scale * stored value
     o = acc * norm[:, None]

@@ -63,6 +63,10 @@ class MLATiles:
     # the value tile loaded a second time (an L2 hit) so each load has one use
     # and Triton pipelines both: the fp8 cache on mma.sync
     split_v: bool = False
+    # keys-major scores S^T = K Q^T and dims-major output O^T += V^T P^T (mla_kernel's
+    # _attend_tile_t): on 64-row groups each score is computed once (the head-major form has
+    # both warpgroups compute all of them), P^T goes through shared memory; 16-bit caches
+    transposed: bool = False
 
 
 def uses_wgmma(t: MLATiles) -> bool:
@@ -83,7 +87,8 @@ def key_buffers(t: MLATiles, kv_elem: int) -> int:
     if t.num_stages == 1:
         return 0  # loaded through registers into one 16-bit shared tile
     n = max(1, (t.num_stages - 1) // 2)
-    return n + 1 if uses_wgmma(t) and kv_elem == 2 else n
+    # transposed, the score dot is on mma.sync (BLOCK_N keys are its rows) and holds no buffer
+    return n + 1 if uses_wgmma(t) and kv_elem == 2 and not t.transposed else n
 
 
 def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank: int = 512) -> int:
@@ -96,14 +101,16 @@ def smem_bytes(t: MLATiles, latent_dim: int, kv_elem: int, q_elem: int = 2, rank
     - ``key_buffers`` key tiles in the cache's dtype (with ``split_v`` each
       buffer also holds the second copy of the tile's first ``rank`` dims);
     - fp8 on wgmma, and ``num_stages`` 1 (no pipeline: the loads go through
-      registers): the 16-bit tile the dots read."""
+      registers): the 16-bit tile the dots read;
+    - ``transposed``: P^T [BLOCK_N, BLOCK_H], the output dot's shared operand."""
     tile = t.block_n * latent_dim
     q = t.block_h * latent_dim * q_elem
+    p_t = t.block_n * t.block_h * q_elem if t.transposed else 0
     if t.num_stages == 1:
-        return q + tile * q_elem
+        return q + tile * q_elem + p_t
     per_buffer = (tile + (t.block_n * rank if t.split_v else 0)) * kv_elem
     widened = tile * q_elem if uses_wgmma(t) and kv_elem == 1 else 0
-    return q + key_buffers(t, kv_elem) * per_buffer + widened
+    return q + key_buffers(t, kv_elem) * per_buffer + widened + p_t
 
 
 # (head-group size, cache element bytes) -> tiles, for 576 latent dims,
@@ -364,7 +371,7 @@ class TritonMLAAdapter(Adapter):
             RANK=rank, RANK_PAD=rank_pad, ROPE=rope, ROPE_PAD=max(16, _next_pow2(rope)),
             PAGE=plan.batch.page_size, BLOCK_H=tiles.block_h, BLOCK_N=tiles.block_n, NUM_STAGES=tiles.num_stages,
             DIRECT=direct, HAS_LSE=lse is not None, FP8_KV=fp8,
-            SPLIT_V=tiles.split_v, STAGE_Q=stage_q,
+            SPLIT_V=tiles.split_v, STAGE_Q=stage_q, TRANSPOSED=tiles.transposed,
             DOT_F32=not q.is_cuda,
             num_warps=tiles.num_warps, num_stages=tiles.num_stages,
         )

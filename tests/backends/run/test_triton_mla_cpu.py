@@ -225,6 +225,13 @@ CASES = {
     "128 heads, page 32 under 64-key tiles (vector), 2 splits": (
         MLAParams(128, 512, 64, DEEPSEEK_SCALE), [100, 31], 32, "bfloat16",
         dict(num_splits=2, tiles=MLATiles(64, 64, 3, 8, 1, 256))),
+    # keys-major scores and dims-major output (S^T = K Q^T, O^T += V^T P^T)
+    "transposed dots, 128 heads, page 16 under 32-key tiles, 3 splits": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [90, 33, 5], 16, "bfloat16",
+        dict(num_splits=3, tiles=MLATiles(64, 32, 7, 8, 1, 256, transposed=True))),
+    "transposed dots, 16 heads in a 64-row group, fp8 cache scaled 2, page 64, one split": (
+        MLAParams(16, 512, 64, DEEPSEEK_SCALE, kv_scale=2.0), [70, 64], 64, "fp8",
+        dict(num_splits=1, tiles=MLATiles(64, 32, 5, 8, 1, 256, transposed=True))),
     # pages that neither hold nor split into tiles: one entry per key
     "page 24 under 32-key tiles (one entry per key), 2 splits": (
         MLAParams(16, 512, 64, DEEPSEEK_SCALE), [77, 40], 24, "bfloat16",
