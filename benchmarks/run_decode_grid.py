@@ -11,8 +11,9 @@ The peers are the rows ``attn-select run`` makes for a Llama-architecture
 model with those heads (a config.json written for each), so each runs as
 vLLM runs it (FA3 with its builder's scheduler metadata, FlashInfer's decode
 as vLLM's builder dispatches it). Ours: the table's entry (what ``run``
-launches) and variants of its split policy and merge, timed only where their
-work list differs from one timed already. Every row is checked once first
+launches) and variants of its split policy, merge and block-table reads
+(``variants``), each timed only where its launch differs from one timed
+already. Every row is checked once first
 (fresh random inputs, NaN-poisoned output, against the float32 reference),
 then timed: one layer's launches over enough distinct layer caches that a
 step reads over 1 GiB (the L2 holds none of it), in a CUDA graph, median per
