@@ -595,6 +595,11 @@ _HF_CLASSES["longcat_flash"] = _HFClass("LongcatFlashConfig", {
 _HF_CLASSES["exaone"] = _HFClass("ExaoneConfig", {
     "num_layers": 32, "num_attention_heads": 32, "hidden_size": 2048, "num_key_value_heads": None},
     _post_kv, attribute_map={"num_hidden_layers": "num_layers"})
+# TeleChat2 (model_type telechat): the checkpoint's remote TelechatConfig names
+# its layers and heads n_layer / n_head (attribute_map); telechat2.py reads
+# them through that map (checked against a vLLM build with a stand-in class)
+_HF_CLASSES["telechat"] = _HFClass("TelechatConfig", {}, attribute_map={
+    "num_hidden_layers": "n_layer", "num_attention_heads": "n_head"})
 _HF_CLASSES["deepseek_v32"] = _HF_CLASSES["deepseek_v3"]
 # BailingHybridConfig (Ring/Ling-2.5): MLA sizes and layer_group_size
 # default in the class; KV heads default to the query heads
