@@ -996,6 +996,15 @@ def _generic(ctx: _Ctx) -> _Stack:
         kinds = types
     if kinds is not None and len(kinds) < n:
         raise UserError(f"the config lists {len(kinds)} layer kinds for {n} layers; give one per layer")
+    if transformers_backend(ctx.arch) and kinds:
+        for i, kind in enumerate(kinds[:n]):
+            if kind not in _ATTENTION_KINDS:
+                # TransformersBase._create_attention_instances: every layer must
+                # register an attention module through the attention interface
+                raise UserError(
+                    f"vLLM {VLLM_VERSION} can serve {ctx.arch} only through its Transformers modeling backend, "
+                    f"which refuses layer {i} ({kind}): it does not dispatch through the Transformers attention "
+                    "interface")
     stack = _Stack([])
     for i in range(n):
         kind = kinds[i] if kinds else "full_attention"

@@ -135,5 +135,77 @@ def _text_remote_cases() -> list[dict]:
     ]
 
 
+_PHI4MM_AUDIO = {
+    "activation": "swish", "activation_checkpointing": {"interval": 1, "module": "transformer", "offload": False},
+    "attention_dim": 1024, "attention_heads": 16, "batch_norm": False, "bias_in_glu": True, "causal": True,
+    "chunk_size": -1, "cnn_layer_norm": True, "conv_activation": "swish", "conv_glu_type": "swish",
+    "depthwise_multiplier": 1, "depthwise_seperable_out_channel": 1024, "dropout_rate": 0.0,
+    "encoder_embedding_config": {"input_size": 80}, "ext_pw_kernel_size": 1, "ext_pw_out_channel": 1024,
+    "input_layer": "nemo_conv", "input_size": 80, "kernel_size": 3, "left_chunk": 18, "linear_units": 1536,
+    "nemo_conv_settings": {"conv_channels": 1024}, "num_blocks": 2,
+    "relative_attention_bias_args": {"t5_bias_max_distance": 500, "type": "t5"}, "time_reduction": 8}
+
+
+def _multimodal_remote_cases() -> list[dict]:
+    return [
+        # microsoft/Phi-3.5-vision-instruct (CLIP ViT-L/14-336 tower, Phi-3 language model)
+        _remote("phi-3.5-vision like", "Phi3VForCausalLM", "phi3_v", hidden_size=3072, intermediate_size=8192,
+                num_attention_heads=32, num_key_value_heads=32, num_hidden_layers=4, vocab_size=32064,
+                max_position_embeddings=131072, original_max_position_embeddings=4096, rms_norm_eps=1e-5,
+                rope_theta=10000.0, rope_scaling=None, sliding_window=262144, hidden_act="silu",
+                embd_layer={"embedding_cls": "image", "hd_transform_order": "sub_glb", "projection_cls": "mlp",
+                            "use_hd_transform": True, "with_learnable_separator": True},
+                img_processor={"image_dim_out": 1024, "model_name": "openai/clip-vit-large-patch14-336",
+                               "name": "clip_vision_model", "num_img_tokens": 144},
+                tie_word_embeddings=False),
+        # microsoft/Phi-4-multimodal-instruct (SigLIP tower, conformer audio, Phi-4-mini language model)
+        _remote("phi-4-multimodal like", "Phi4MMForCausalLM", "phi4mm", hidden_size=3072, intermediate_size=8192,
+                num_attention_heads=24, num_key_value_heads=8, num_hidden_layers=4, vocab_size=200064,
+                max_position_embeddings=131072, original_max_position_embeddings=4096, rms_norm_eps=1e-5,
+                partial_rotary_factor=0.75, rope_theta=10000.0, rope_scaling=None, sliding_window=262144,
+                hidden_act="silu", img_processor=None,
+                embd_layer={"audio_embd_layer": {"compression_rate": 8, "downsample_rate": 1,
+                                                 "embedding_cls": "audio", "enable_gradient_checkpointing": True,
+                                                 "projection_cls": "mlp", "use_conv_downsample": False,
+                                                 "use_qformer": False},
+                            "embedding_cls": "image",
+                            "image_embd_layer": {"crop_size": 448, "embedding_cls": "tune_image",
+                                                 "enable_gradient_checkpointing": True,
+                                                 "hd_transform_order": "sub_glb",
+                                                 "image_token_compression_cls": "avg_pool_2d",
+                                                 "projection_cls": "mlp", "use_hd_transform": True,
+                                                 "with_learnable_separator": True}},
+                audio_processor={"config": _PHI4MM_AUDIO, "name": "cascades"},
+                vision_lora={"dp": 0.0, "layer": "layers.*((self_attn\\.(qkv_proj|o_proj))|(mlp\\.(gate_up|down)_proj))",
+                             "lora_alpha": 512, "r": 256},
+                speech_lora={"dp": 0.01, "layer": "((layers.*self_attn\\.(qkv|o)_proj)|(layers.*mlp\\.(gate_up|down)_proj))",
+                             "lora_alpha": 640, "r": 320},
+                tie_word_embeddings=True),
+    ]
+
+
+def rejected_cases() -> list[dict]:
+    """Dropped hybrids vLLM 0.33.0 can only try through its Transformers
+    backend, which refuses their non-attention layers."""
+    minimax = {  # MiniMaxAI/MiniMax-Text-01 (lightning attention with softmax attention every 8th layer), cut
+        "architectures": ["MiniMaxText01ForCausalLM"], "model_type": "minimax", "hidden_size": 6144,
+        "intermediate_size": 9216, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+        "num_hidden_layers": 8, "num_local_experts": 4, "num_experts_per_tok": 2, "vocab_size": 1000,
+        "layer_types": ["linear_attention"] * 7 + ["full_attention"], "torch_dtype": "bfloat16"}
+    bamba = {  # ibm-ai-platform/Bamba-9B (attention on layers 9, 18, 27), cut to 12 layers
+        "architectures": ["BambaForCausalLM"], "model_type": "bamba", "hidden_size": 4096,
+        "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 12,
+        "attn_layer_indices": [9], "mamba_n_heads": 128, "mamba_d_head": 64, "mamba_n_groups": 1,
+        "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_chunk_size": 256, "vocab_size": 1000,
+        "torch_dtype": "bfloat16"}
+    refusal = "does not dispatch through the Transformers attention interface"
+    return [
+        {"name": "minimax-text-01 like (dropped)", "config": minimax, "rejects": refusal},
+        {"name": "minimax-m1 like (dropped)", "config": {**minimax, "architectures": ["MiniMaxM1ForCausalLM"]},
+         "rejects": refusal},
+        {"name": "bamba-9b like (dropped)", "config": bamba, "rejects": refusal},
+    ]
+
+
 def cases() -> list[dict]:
-    return _text_remote_cases()
+    return _text_remote_cases() + _multimodal_remote_cases()

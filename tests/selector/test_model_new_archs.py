@@ -295,3 +295,14 @@ def test_telechat2_counts_layers_and_heads_through_n_layer_and_n_head():
            "n_head": 32, "n_layer": 3, "torch_dtype": "bfloat16"}
     f = model_facts(cfg, name="telechat2")
     assert (f.num_layers, f.num_heads, f.head_size) == (3, 32, 128)
+
+
+@pytest.mark.parametrize("arch,model_type,kinds", [
+    ("MiniMaxText01ForCausalLM", "minimax", {"layer_types": ["linear_attention", "full_attention"]}),
+    ("BambaForCausalLM", "bamba", {"attn_layer_indices": [1]}),
+])
+def test_transformers_backend_refuses_layers_without_attention(arch, model_type, kinds):
+    cfg = {"architectures": [arch], "model_type": model_type, "hidden_size": 1024, "num_attention_heads": 16,
+           "num_key_value_heads": 8, "num_hidden_layers": 2, "torch_dtype": "bfloat16", **kinds}
+    with pytest.raises(UserError, match=r"refuses layer 0 \(\w+\): it does not dispatch"):
+        model_facts(cfg, name="hybrid")

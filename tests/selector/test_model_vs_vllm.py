@@ -1403,7 +1403,7 @@ def _rejected_cases() -> list[dict]:
 def oracle_all() -> list[tuple[dict, dict]]:
     if not Path(VLLM_PYTHON).exists():
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    cases = _cases() + _rejected_cases() + _attention_free_cases() + _bypass_cases()
+    cases = _cases() + _rejected_cases() + model_cases_archs.rejected_cases() + _attention_free_cases() + _bypass_cases()
     proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-4000:]
