@@ -197,7 +197,18 @@ _POOLING_SUFFIXES = ("ForTextEncoding", "EmbeddingModel", "ForSequenceClassifica
 _GENERATE_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "ChatModel", "LMHeadModel")
 
 
+# Registered architectures named *Model whose classes vLLM's registry
+# inspects as text generation models (is_text_generation_model, not
+# is_pooling_model): the default runner is generate, whatever the suffix says
+_GENERATE_DESPITE_SUFFIX = frozenset({
+    "UltravoxModel", "MiDashengLMModel", "DFlashDraftModel", "DFlashMuseGlimmerAssistantModel",
+    "MuseGlimmerAssistantModel", "DeepseekV3BidirectionalModel",
+})
+
+
 def _runner_by_suffix(arch: str) -> str:
+    if arch in _GENERATE_DESPITE_SUFFIX:
+        return "generate"
     for suffix in _GENERATE_SUFFIXES:
         if arch.endswith(suffix):
             return "generate"

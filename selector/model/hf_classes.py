@@ -591,7 +591,8 @@ _HF_CLASSES["longcat_flash"] = _HFClass("LongcatFlashConfig", {
 # EXAONE-3.x: no transformers class; vLLM needs the checkpoint's remote
 # configuration_exaone.py, whose ExaoneConfig maps num_hidden_layers to
 # num_layers (default 32) and defaults KV heads to the query heads. Mirrored
-# from that file, not checked against a vLLM build (the oracle has no remote code).
+# from that file; the attribute_map is checked against a vLLM build with a
+# stand-in class (tests/selector/model_cases_archs.py), the defaults are not.
 _HF_CLASSES["exaone"] = _HFClass("ExaoneConfig", {
     "num_layers": 32, "num_attention_heads": 32, "hidden_size": 2048, "num_key_value_heads": None},
     _post_kv, attribute_map={"num_hidden_layers": "num_layers"})

@@ -199,11 +199,19 @@ def rejected_cases() -> list[dict]:
         "mamba_d_state": 128, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_chunk_size": 256, "vocab_size": 1000,
         "torch_dtype": "bfloat16"}
     refusal = "does not dispatch through the Transformers attention interface"
+    # no transformers class of that name: the registry raises before any backend is tried
+    gone = "was supported in vLLM until v0.23.0"
     return [
-        {"name": "minimax-text-01 like (dropped)", "config": minimax, "rejects": refusal},
+        {"name": "minimax-text-01 like (dropped)", "config": minimax, "rejects": gone},
         {"name": "minimax-m1 like (dropped)", "config": {**minimax, "architectures": ["MiniMaxM1ForCausalLM"]},
-         "rejects": refusal},
+         "rejects": gone},
+        {"name": "minimax-text-01 under transformers' class name", "rejects": refusal,
+         "config": {**minimax, "architectures": ["MiniMaxForCausalLM"]}},
         {"name": "bamba-9b like (dropped)", "config": bamba, "rejects": refusal},
+        # its remote configuration class, but no remote AutoModel class in auto_map
+        {**_remote("baichuan2-7b like (dropped)", "BaichuanForCausalLM", "baichuan", hidden_size=4096,
+                   intermediate_size=11008, num_attention_heads=32, num_hidden_layers=4, vocab_size=1000,
+                   max_position_embeddings=4096, rms_norm_eps=1e-6), "rejects": gone},
     ]
 
 

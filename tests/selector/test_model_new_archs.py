@@ -298,7 +298,7 @@ def test_telechat2_counts_layers_and_heads_through_n_layer_and_n_head():
 
 
 @pytest.mark.parametrize("arch,model_type,kinds", [
-    ("MiniMaxText01ForCausalLM", "minimax", {"layer_types": ["linear_attention", "full_attention"]}),
+    ("MiniMaxForCausalLM", "minimax", {"layer_types": ["linear_attention", "full_attention"]}),
     ("BambaForCausalLM", "bamba", {"attn_layer_indices": [1]}),
 ])
 def test_transformers_backend_refuses_layers_without_attention(arch, model_type, kinds):
@@ -306,3 +306,21 @@ def test_transformers_backend_refuses_layers_without_attention(arch, model_type,
            "num_key_value_heads": 8, "num_hidden_layers": 2, "torch_dtype": "bfloat16", **kinds}
     with pytest.raises(UserError, match=r"refuses layer 0 \(\w+\): it does not dispatch"):
         model_facts(cfg, name="hybrid")
+
+
+@pytest.mark.parametrize("arch", ["UltravoxModel", "MiDashengLMModel", "DFlashDraftModel"])
+def test_registered_generation_models_named_model_default_to_generate(arch):
+    cfg = {"architectures": [arch], "model_type": "llama", "hidden_size": 1024, "num_attention_heads": 16,
+           "num_key_value_heads": 8, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
+    assert model_facts(cfg, name="m").runner == "generate"
+
+
+def test_dropped_architecture_without_a_transformers_class_is_refused():
+    cfg = {"architectures": ["MiniMaxText01ForCausalLM"], "model_type": "minimax", "hidden_size": 1024,
+           "num_attention_heads": 16, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
+    with pytest.raises(UserError, match="was supported in vLLM until v0.23.0"):
+        model_facts(cfg, name="m")
+    # a remote AutoModel class in auto_map: vLLM tries it, so the generic derivation stands
+    cfg["auto_map"] = {"AutoModelForCausalLM": "modeling_minimax.MiniMaxText01ForCausalLM"}
+    cfg["layer_types"] = ["full_attention"] * 2
+    assert model_facts(cfg, name="m").num_layers == 2
