@@ -405,6 +405,10 @@ def explain_group(
         from attn_select.selector.fa_version import layer_init_error
 
         layer_error = layer_init_error(cfg, device.capability, kernels, ctx, attn)
+    if sel.selected is not None and attn is not None and attn.use_alibi_sqrt \
+            and not registry.BACKENDS[sel.selected].alibi_sqrt:
+        # Attention.__init__ checks the chosen backend's supports_alibi_sqrt
+        layer_error = f"ValueError: use_alibi_sqrt is not supported by backend {sel.selected}."
     return GroupExplanation(
         group=group,
         cfg=cfg,

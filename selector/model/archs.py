@@ -28,6 +28,7 @@ from attn_select.selector.model.layers import (
     _gpt_oss,
     _granite,
     _hrm_text,
+    _iquest_loopcoder,
     _hy_v4,
     _inkling,
     _kimi_linear,
@@ -42,6 +43,7 @@ from attn_select.selector.model.layers import (
     _qwen2,
     _qwen3_next,
     _qwen4_exp,
+    _step1,
     _step3p5,
     _step5,
     _whisper,
@@ -68,6 +70,8 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Step3p5ForCausalLM": (_step3p5, "generate"),  # step3p5.py
     "Glm5NextForCausalLM": (_glm5_next, "generate"),  # vllm/models/glm5next
     "Step5ForCausalLM": (_step5, "generate"),  # vllm/models/step5: bypasses the selector
+    "Step1ForCausalLM": (_step1, "generate"),  # step1.py
+    "IQuestLoopCoderForCausalLM": (_iquest_loopcoder, "generate"),  # iquest_loopcoder.py
     "InklingForCausalLM": (_inkling, "generate"),  # vllm/models/inkling: bypasses the selector
     "MiniMaxM3SparseForCausalLM": (_minimax_m3, "generate"),  # vllm/models/minimax_m3
     "Qwen4ExpForCausalLM": (_qwen4_exp, "generate"),  # vllm/models/qwen4_exp
@@ -193,7 +197,18 @@ _POOLING_SUFFIXES = ("ForTextEncoding", "EmbeddingModel", "ForSequenceClassifica
 _GENERATE_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "ChatModel", "LMHeadModel")
 
 
+# Registered architectures named *Model whose classes vLLM's registry
+# inspects as text generation models (is_text_generation_model, not
+# is_pooling_model): the default runner is generate, whatever the suffix says
+_GENERATE_DESPITE_SUFFIX = frozenset({
+    "UltravoxModel", "MiDashengLMModel", "DFlashDraftModel", "DFlashMuseGlimmerAssistantModel",
+    "MuseGlimmerAssistantModel", "DeepseekV3BidirectionalModel",
+})
+
+
 def _runner_by_suffix(arch: str) -> str:
+    if arch in _GENERATE_DESPITE_SUFFIX:
+        return "generate"
     for suffix in _GENERATE_SUFFIXES:
         if arch.endswith(suffix):
             return "generate"

@@ -25,7 +25,7 @@ from attn_select.selector.model.model_level import (
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import parse_raw
-from attn_select.selector.model.vllm_registry import dropped_note, transformers_backend
+from attn_select.selector.model.vllm_registry import dropped_note, dropped_refusal, transformers_backend
 from attn_select.selector.model_facts import (
     AttentionGroup,
     LayerAttention,
@@ -270,6 +270,8 @@ def _model_facts(
     _, runner = _ARCHS.get(arch, (None, "generate" if arch in _LANGUAGE_MODEL else None))
     built_arch = language_model_arch(arch, text)  # a multimodal wrapper's language model
     builder = _ARCHS.get(built_arch, (_generic, None))[0]
+    if dropped_refusal(arch, hf.get("auto_map")):
+        raise UserError(dropped_refusal(arch, hf.get("auto_map")))
     if dropped_note(arch):
         notes.append(dropped_note(arch))
     if runner is None:

@@ -615,10 +615,22 @@ _HF_CLASSES["longcat_flash"] = _HFClass("LongcatFlashConfig", {
 # EXAONE-3.x: no transformers class; vLLM needs the checkpoint's remote
 # configuration_exaone.py, whose ExaoneConfig maps num_hidden_layers to
 # num_layers (default 32) and defaults KV heads to the query heads. Mirrored
-# from that file, not checked against a vLLM build (the oracle has no remote code).
+# from that file; the attribute_map is checked against a vLLM build with a
+# stand-in class (tests/selector/model_cases_archs.py), the defaults are not.
 _HF_CLASSES["exaone"] = _HFClass("ExaoneConfig", {
     "num_layers": 32, "num_attention_heads": 32, "hidden_size": 2048, "num_key_value_heads": None},
     _post_kv, attribute_map={"num_hidden_layers": "num_layers"})
+# TeleChat2 (model_type telechat): the checkpoint's remote TelechatConfig names
+# its layers and heads n_layer / n_head (attribute_map); telechat2.py reads
+# them through that map (checked against a vLLM build with a stand-in class)
+_HF_CLASSES["telechat"] = _HFClass("TelechatConfig", {}, attribute_map={
+    "num_hidden_layers": "n_layer", "num_attention_heads": "n_head"})
+# BambaConfig.layers_block_type (a property): attention on attn_layer_indices, mamba elsewhere
+_HF_CLASSES["bamba"] = _HFClass("BambaConfig", {"num_hidden_layers": 32, "num_attention_heads": 32,
+                                                "hidden_size": 4096, "num_key_value_heads": 8},
+                                lambda a: a.__setitem__("layers_block_type", [
+                                    "attention" if i in (a.get("attn_layer_indices") or ()) else "mamba"
+                                    for i in range(a["num_hidden_layers"])]))
 _HF_CLASSES["deepseek_v32"] = _HF_CLASSES["deepseek_v3"]
 # BailingHybridConfig (Ring/Ling-2.5): MLA sizes and layer_group_size
 # default in the class; KV heads default to the query heads

@@ -178,6 +178,44 @@ def _llama(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _step1(ctx: _Ctx) -> _Stack:
+    """step1.py StepAttention: hidden // heads, KV heads from
+    num_attention_groups (else num_key_value_heads, else 1; 1 for a
+    non-positive count), per-head ALiBi slopes with use_alibi_sqrt."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    groups = t.get("num_attention_groups") if t.has("num_attention_groups") else t.get("num_key_value_heads", 1)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(groups if groups and groups > 0 else 1, ctx.tp)
+    head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
+    layer = _attention(ctx, heads, kv, head)._replace(use_alibi=True, use_alibi_sqrt=True)
+    return _Stack([(i, layer) for i in range(n)])
+
+
+def _iquest_loopcoder(ctx: _Ctx) -> _Stack:
+    """iquest_loopcoder.py LoopCoderAttention: every layer holds loop_num
+    (default 2) Attention modules, numbered loop * num_hidden_layers + layer;
+    loop 0 keeps cache_config's window, the others get loop_window_size
+    (default 64) through a copied cache_config. hidden // heads; is_causal
+    false gives them attn_type encoder_only (plain Attention, window kept)."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
+    head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
+    attn_type = "decoder" if t.get("is_causal", True) else "encoder_only"
+    loops = t.get("loop_num", 2)
+    loop_window = t.get("loop_window_size", 64)
+    if not isinstance(loops, int) or loops < 1:
+        raise UserError(f"loop_num is {loops!r}; IQuest-LoopCoder needs a positive loop count")
+    stack = _Stack([])
+    for loop in range(loops):
+        for i in range(n):
+            layer = _attention(ctx, heads, kv, head, attn_type=attn_type)
+            if loop:
+                layer = layer._replace(sliding_window=loop_window)
+            stack.add(loop * n + i, layer)
+    return stack
+
+
 def _plain(ctx: _Ctx, *, head_rule: str, reads_is_causal: bool) -> _Stack:
     """Models whose attention takes no per-layer window (Qwen2/Qwen3,
     Qwen3-MoE, Mixtral): every layer gets cache_config.sliding_window."""
@@ -958,6 +996,15 @@ def _generic(ctx: _Ctx) -> _Stack:
         kinds = types
     if kinds is not None and len(kinds) < n:
         raise UserError(f"the config lists {len(kinds)} layer kinds for {n} layers; give one per layer")
+    if transformers_backend(ctx.arch) and kinds:
+        for i, kind in enumerate(kinds[:n]):
+            if kind not in _ATTENTION_KINDS:
+                # TransformersBase._create_attention_instances: every layer must
+                # register an attention module through the attention interface
+                raise UserError(
+                    f"vLLM {VLLM_VERSION} can serve {ctx.arch} only through its Transformers modeling backend, "
+                    f"which refuses layer {i} ({kind}): it does not dispatch through the Transformers attention "
+                    "interface")
     stack = _Stack([])
     for i in range(n):
         kind = kinds[i] if kinds else "full_attention"

@@ -167,6 +167,30 @@ REGISTERED = frozenset({
 })
 
 
+# The dropped architectures transformers (5.x, as vLLM 0.33.0 installs it)
+# has a model class of that name for, so that _try_resolve_transformers can
+# hand them to the Transformers backend; for any other dropped name vLLM
+# raises, unless the config's auto_map names a remote AutoModel class.
+_DROPPED_WITH_TRANSFORMERS_CLASS = frozenset({
+    "Phi4MultimodalForCausalLM", "ErnieModel", "ErnieForSequenceClassification", "ErnieForTokenClassification",
+    "MllamaForConditionalGeneration", "Dots1ForCausalLM", "BambaForCausalLM", "MiniMaxForCausalLM",
+    "MusicFlamingoForConditionalGeneration", "AyaVisionForConditionalGeneration", "PersimmonForCausalLM",
+    "FuyuForCausalLM", "ChameleonForConditionalGeneration", "MptForCausalLM",
+})
+
+
+def dropped_refusal(arch: str, auto_map: object) -> str | None:
+    """ModelRegistry._raise_for_unsupported's message for a dropped
+    architecture the Transformers backend cannot resolve, else None."""
+    if arch not in _DROPPED or arch in _DROPPED_WITH_TRANSFORMERS_CLASS:
+        return None
+    if isinstance(auto_map, dict) and any(str(k).startswith("AutoModel") for k in auto_map):
+        return None  # vLLM tries the checkpoint's remote model class
+    return (f"Model architecture {arch} was supported in vLLM until v{_DROPPED[arch]}, and is not supported "
+            f"anymore in vLLM {VLLM_VERSION} (transformers has no {arch} class for its Transformers backend); "
+            "use an older vLLM for it")
+
+
 def dropped_note(arch: str) -> str | None:
     """A note when vLLM 0.33.0's registry lists the architecture as dropped."""
     version = _DROPPED.get(arch)

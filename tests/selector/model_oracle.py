@@ -9,7 +9,8 @@ Run with the python of a venv holding ``vllm==0.33.0`` (see
 Input: a JSON list of ``{"config": {config.json}, "capability": [9, 0],
 "dtype": "auto", "weights": {tensor: safetensors dtype} (optional),
 "language_model_only": false, "disable_sliding_window": false, "files": {name: JSON or text}
-(optional, written beside config.json)}``. Output, one per case: ``{"model": {ModelConfig facts},
+(optional, written beside config.json), "trust_remote_code": false (for a config whose
+auto_map names a configuration file among "files")}``. Output, one per case: ``{"model": {ModelConfig facts},
 "calls": [every get_attn_backend call, with the calling layer's prefix],
 "layers": [attributes of every Attention / MLAAttention module],
 "error": null | text}``.
@@ -176,8 +177,10 @@ def main() -> None:
             if callable(getattr(mod, "_make_dual_stream", None)):  # Cohere2-MoE's run-time stream
                 mod._make_dual_stream = lambda *args, **kwargs: None
             name = getattr(mod, "__name__", "") or ""
-            if name.startswith("vllm.model_executor.models.") and callable(getattr(mod, "_get_alibi_slopes", None)):
-                mod._get_alibi_slopes = on_cpu(mod._get_alibi_slopes)
+            if name.startswith("vllm.model_executor.models."):
+                for attr in ("_get_alibi_slopes", "_get_step_alibi_slopes"):  # step1.py has its own
+                    if callable(getattr(mod, attr, None)):
+                        setattr(mod, attr, on_cpu(getattr(mod, attr)))
         activation = sys.modules.get("vllm.model_executor.layers.activation")
         if activation is not None and hasattr(activation, "XIELU"):
             activation.XIELU.__init__ = on_cpu(activation.XIELU.__init__)
@@ -217,7 +220,9 @@ def main() -> None:
             try:
                 # a case that ships a tokenizer (a processor a model's init loads needs it) gets it read
                 with_tokenizer = "tokenizer.json" in case.get("files", {})
+                # a remote-code config (its configuration_*.py among "files") needs trust_remote_code
                 args = EngineArgs(model=str(folder), skip_tokenizer_init=not with_tokenizer, load_format="dummy",
+                                  trust_remote_code=case.get("trust_remote_code", False),
                                   dtype=case.get("dtype", "auto"), max_model_len=case.get("max_model_len"),
                                   language_model_only=case.get("language_model_only", False),
                                   disable_sliding_window=case.get("disable_sliding_window", False))
@@ -266,6 +271,8 @@ def main() -> None:
                             "sliding_window": m.sliding_window, "has_sink": m.has_sink,
                             "attn_type": str(getattr(m.attn_type, "value", m.attn_type)),
                             "logits_soft_cap": getattr(impl, "logits_soft_cap", None),
+                            # ALiBi slopes handed to the impl: FlashAttention then needs FA2
+                            "alibi": getattr(impl, "alibi_slopes", None) is not None,
                         })
                     elif isinstance(m, MLAAttention):
                         out["layers"].append({

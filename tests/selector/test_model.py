@@ -341,11 +341,16 @@ def test_rswa_and_diffusion_flags():
 def test_unknown_architecture_is_derived_generically():
     c = {"architectures": ["FooForCausalLM"], "model_type": "foo", "hidden_size": 2048, "num_attention_heads": 16,
          "num_kv_heads": 4, "num_hidden_layers": 4, "torch_dtype": "float16",
-         "layer_types": ["full_attention", "mamba", "full_attention", "mamba"]}
+         "layer_types": ["full_attention", "sliding_attention", "full_attention", "sliding_attention"],
+         "sliding_window": 512}
     f = model_facts(c, name="foo")
     assert f.groups[0].layers == (0, 2) and f.groups[0].attn.num_kv_heads == 4
-    assert f.other_layers[0].kind == "mamba" and f.other_layers[0].layers == (1, 3)
+    assert f.groups[1].layers == (1, 3) and f.groups[1].attn.sliding_window == 512
     assert f.dtype == "float16" and any("not in vLLM 0.33.0's model registry" in n for n in f.notes)
+    # the Transformers backend vLLM tries refuses layers without attention (checked against
+    # vLLM with transformers' Bamba / MiniMax classes in test_model_vs_vllm.py)
+    with pytest.raises(UserError, match=r"refuses layer 1 \(mamba\)"):
+        model_facts({**c, "layer_types": ["full_attention", "mamba", "full_attention", "mamba"]}, name="foo")
 
 
 def test_registered_architecture_without_a_mirror_is_derived_llama_style():

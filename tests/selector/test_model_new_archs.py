@@ -254,3 +254,73 @@ def test_qwen4_exp_qsa_layers_bypass_and_plain_indexed_layers_select():
         model_facts({**cfg, "indexer_n_heads": 8}, name="q4")
     with pytest.raises(Exception, match="accepts only"):
         model_facts({**cfg, "layer_types": ["full_attention"] * 4}, name="q4")
+
+
+def test_step1_kv_heads_from_attention_groups_with_sqrt_alibi():
+    cfg = {"architectures": ["Step1ForCausalLM"], "model_type": "step1", "hidden_size": 4096,
+           "num_attention_heads": 32, "num_attention_groups": 4, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
+    layers = _by_layer(model_facts(cfg, name="step1"))
+    assert {(a.num_kv_heads, a.head_size, a.use_alibi, a.use_alibi_sqrt) for a in layers.values()} == {
+        (4, 128, True, True)}
+
+
+def test_step1_layers_fail_on_a_backend_without_sqrt_alibi():
+    from attn_select.selector.config import Kernels
+    from attn_select.selector.explain import Overrides, explain
+    from attn_select.selector.profiles import load_device
+
+    cfg = {"architectures": ["Step1ForCausalLM"], "model_type": "step1", "hidden_size": 4096,
+           "num_attention_heads": 32, "num_attention_groups": 4, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
+    facts = model_facts(cfg, name="step1")
+    for device in ("h100", "b200", "a100", "l4"):
+        (g,) = explain(facts, load_device(device), Kernels(), Overrides()).groups
+        assert g.selection.selected != "TRITON_ATTN"
+        assert g.layer_error == f"ValueError: use_alibi_sqrt is not supported by backend {g.selection.selected}."
+        (g,) = explain(facts, load_device(device), Kernels(), Overrides(backend="TRITON_ATTN")).groups
+        assert g.selection.selected == "TRITON_ATTN" and g.layer_error is None
+
+
+def test_iquest_loopcoder_builds_one_attention_per_loop_and_windows_the_later_loops():
+    cfg = {"architectures": ["IQuestLoopCoderForCausalLM"], "model_type": "iquestloopcoder", "hidden_size": 5120,
+           "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 256, "num_hidden_layers": 3,
+           "loop_num": 2, "loop_window_size": 64, "torch_dtype": "bfloat16"}
+    layers = _by_layer(model_facts(cfg, name="loopcoder"))
+    assert sorted(layers) == list(range(6))
+    assert [layers[i].sliding_window for i in range(6)] == [None] * 3 + [64] * 3
+    assert {a.head_size for a in layers.values()} == {128}  # hidden // heads: head_dim is not read
+
+
+def test_telechat2_counts_layers_and_heads_through_n_layer_and_n_head():
+    cfg = {"architectures": ["TeleChat2ForCausalLM"], "model_type": "telechat", "hidden_size": 4096,
+           "n_head": 32, "n_layer": 3, "torch_dtype": "bfloat16"}
+    f = model_facts(cfg, name="telechat2")
+    assert (f.num_layers, f.num_heads, f.head_size) == (3, 32, 128)
+
+
+@pytest.mark.parametrize("arch,model_type,kinds", [
+    ("MiniMaxForCausalLM", "minimax", {"layer_types": ["linear_attention", "full_attention"]}),
+    ("BambaForCausalLM", "bamba", {"attn_layer_indices": [1]}),
+])
+def test_transformers_backend_refuses_layers_without_attention(arch, model_type, kinds):
+    cfg = {"architectures": [arch], "model_type": model_type, "hidden_size": 1024, "num_attention_heads": 16,
+           "num_key_value_heads": 8, "num_hidden_layers": 2, "torch_dtype": "bfloat16", **kinds}
+    with pytest.raises(UserError, match=r"refuses layer 0 \(\w+\): it does not dispatch"):
+        model_facts(cfg, name="hybrid")
+
+
+@pytest.mark.parametrize("arch", ["UltravoxModel", "MiDashengLMModel", "DFlashDraftModel"])
+def test_registered_generation_models_named_model_default_to_generate(arch):
+    cfg = {"architectures": [arch], "model_type": "llama", "hidden_size": 1024, "num_attention_heads": 16,
+           "num_key_value_heads": 8, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
+    assert model_facts(cfg, name="m").runner == "generate"
+
+
+def test_dropped_architecture_without_a_transformers_class_is_refused():
+    cfg = {"architectures": ["MiniMaxText01ForCausalLM"], "model_type": "minimax", "hidden_size": 1024,
+           "num_attention_heads": 16, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
+    with pytest.raises(UserError, match="was supported in vLLM until v0.23.0"):
+        model_facts(cfg, name="m")
+    # a remote AutoModel class in auto_map: vLLM tries it, so the generic derivation stands
+    cfg["auto_map"] = {"AutoModelForCausalLM": "modeling_minimax.MiniMaxText01ForCausalLM"}
+    cfg["layer_types"] = ["full_attention"] * 2
+    assert model_facts(cfg, name="m").num_layers == 2

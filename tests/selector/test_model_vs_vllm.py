@@ -21,7 +21,7 @@ from attn_select.selector.config import Capability
 from attn_select.selector.errors import UserError
 from attn_select.selector.model import facts_from_path, model_facts
 
-from . import model_cases_pooling, model_cases_text, model_cases_vlm
+from . import model_cases_archs, model_cases_pooling, model_cases_text, model_cases_vlm
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -65,6 +65,7 @@ def _cases() -> list[dict]:
     cases += _registry_dense_cases() + _registry_moe_hybrid_cases() + _registry_newer_cases()
     cases += _transformers_backend_cases() + _multimodal_wrapper_cases() + _encoder_cases() + _embedding_cases()
     cases += model_cases_vlm.cases() + model_cases_text.cases() + model_cases_pooling.cases()
+    cases += model_cases_archs.cases()
     cases += [
         {"name": "qwen2 use_sliding_window false", "config": {
             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
@@ -1402,7 +1403,7 @@ def _rejected_cases() -> list[dict]:
 def oracle_all() -> list[tuple[dict, dict]]:
     if not Path(VLLM_PYTHON).exists():
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    cases = _cases() + _rejected_cases() + _attention_free_cases() + _bypass_cases()
+    cases = _cases() + _rejected_cases() + model_cases_archs.rejected_cases() + _attention_free_cases() + _bypass_cases()
     proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -1539,5 +1540,6 @@ def test_attention_modules_match(oracle, tmp_path):
                 continue
             assert a.head_size_v == layer["head_size_v"] and a.has_sink == layer["has_sink"], case["name"]
             assert (a.logits_soft_cap or 0) == (layer["logits_soft_cap"] or 0), case["name"]
+            assert a.use_alibi == layer["alibi"], (case["name"], layer)  # ALiBi: FA2 only
             if layer["attn_type"] == "decoder":  # other layer classes keep the window out of selection
                 assert a.sliding_window == layer["sliding_window"], (case["name"], layer)
