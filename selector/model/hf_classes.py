@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
 from attn_select.selector.errors import UserError
+from attn_select.selector.model.hf_dtype import config_dtype
 from attn_select.selector.model.hf_types import check_declared
 
 
@@ -869,9 +870,11 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
     check_declared(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)
     _check_layer_counts(given, where)
+    # PreTrainedConfig.__post_init__ (every class): torch_dtype folds into dtype
+    given = {**{k: v for k, v in given.items() if k != "torch_dtype"}, "dtype": config_dtype(given, where)}
     if cls is None:
         _check_layer_lists(given, model_type, where, kinds_known=False)
-        return HFView(model_type, dict(given), set(), "PreTrainedConfig")
+        return HFView(model_type, given, set(), "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
     defaulted = set(cls.defaults) - set(given)
     for alias, target in cls.attribute_map.items():

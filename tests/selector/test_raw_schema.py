@@ -74,7 +74,7 @@ LAX_SHAPE = [
     # LlamaConfig: "32" and 4096.0 refused (int fields), null head_dim accepted (int | None)
     {"num_attention_heads": "32", "hidden_size": 4096.0, "head_dim": None},
     # Qwen3Config refuses "true" (bool field), Gemma2Config the integer 30 (float field);
-    # is_causal no class declares: kept as written
+    # raw.py leaves both as written (only some classes declare them)
     {"use_sliding_window": "true", "is_causal": 0, "attn_logit_softcapping": 30},
     # Gemma4TextConfig accepts "all" (Literal["all", "vision"]), Gemma2Config refuses it;
     # FalconConfig refuses "no" (bool | None)
@@ -88,6 +88,20 @@ LAX_SHAPE = [
 ]
 
 
+# Fields only some classes declare: never typed here, whatever the model
+# (the declaring class checks them; vLLM reads them only through those
+# classes, getattr or truthiness: tests/selector/test_undeclared_fields.py)
+UNTYPED = ["use_sliding_window", "max_window_layers", "torch_dtype", "dtype", "attn_logit_softcapping",
+           "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"]
+
+
+@pytest.mark.parametrize("field", UNTYPED)
+def test_fields_only_some_classes_declare_are_kept_as_written(field):
+    for value in ([], {}, "x", 7, 32.0, True):
+        assert parse_raw({field: value, "text_config": {field: value}}, "x") == {
+            field: value, "text_config": {field: value}}
+
+
 @pytest.mark.parametrize("config", LAX_SHAPE)
 def test_lax_shape_matches_the_base_model(config):
     assert parse_raw(config, "x") == _reference(config)
@@ -99,9 +113,9 @@ INVALID = [
     {"hidden_size": [4096]},
     {"architectures": "LlamaForCausalLM"},
     {"layer_types": ["full", 3]},
-    {"use_sliding_window": "maybe"},
+    {"sliding_window": "maybe"},
     {"use_bidirectional_attention": 3},
-    {"attn_logit_softcapping": "soft"},
+    {"is_causal": "soft"},
     {"text_config": {"head_dim": "x"}},
     {"text_config": [1]},
     {"quantization_config": "fp8"},
