@@ -24,7 +24,8 @@ never read it (``use_sliding_window`` on SeedOss, ``kv_lora_rank`` on Llama,
 ``torch_dtype: 7``). They reach the class views as written; the declaring
 classes check them strictly (``hf_types``) and each reader follows vLLM's
 code: ``use_sliding_window`` and ``max_window_layers`` (Qwen2's family,
-declared; FlintConfig's truthiness), ``dtype`` / ``torch_dtype`` (``hf_dtype``), the MLA dims
+declared; FlintConfig's truthiness), ``sliding_window_pattern`` (the
+Gemma-3 / Cohere2 / EmbeddingGemma2 ``__post_init__`` arithmetic), ``dtype`` / ``torch_dtype`` (``hf_dtype``), the MLA dims
 (``kv_lora_rank is not None`` and arithmetic, ``model_level`` / ``layers``)
 and ``attn_logit_softcapping`` (a truthiness and a float, ``layers``).
 """
@@ -60,7 +61,6 @@ FIELDS: dict[str, str] = {
     "layer_types": "list[str]",
     "layers_block_type": "list[str]",  # Jamba-style hybrids
     "hybrid_override_pattern": "str",  # Nemotron-H: one character per layer
-    "sliding_window_pattern": "int|str",  # EXAONE-4 writes the pattern as letters ("LLLG")
     "full_attention_interval": "int",
     "use_bidirectional_attention": "bool|str",
     "is_causal": "bool",
@@ -104,8 +104,6 @@ def _kind_schema(kind: str) -> cs.CoreSchema:
         return cs.float_schema()
     if kind == "bool|str":
         return cs.union_schema([cs.bool_schema(), cs.str_schema()])
-    if kind == "int|str":
-        return cs.union_schema([cs.int_schema(), cs.str_schema()])
     if kind == "list[str]":
         return cs.list_schema(cs.str_schema())
     if kind == "dict":

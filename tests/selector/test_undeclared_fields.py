@@ -56,6 +56,9 @@ MISTRAL = _with(_load_yaml(MODELS_DIR / "mistral-7b.yaml")["config"], num_hidden
 GEMMA2 = _with(_load_yaml(MODELS_DIR / "gemma-2-9b.yaml")["config"], num_hidden_layers=2)
 PHI3 = _with(_load_yaml(MODELS_DIR / "phi-3-mini.yaml")["config"], num_hidden_layers=2)
 QWEN3 = _with(_load_yaml(MODELS_DIR / "qwen3-8b.yaml")["config"], num_hidden_layers=2)
+_G3 = _fixture("gemma-3-27b-it")["text_config"]
+GEMMA3_TEXT = _with(_G3, drop=("layer_types",), architectures=["Gemma3ForCausalLM"], model_type="gemma3_text",
+                    num_hidden_layers=6, torch_dtype="bfloat16", vocab_size=1000)
 # Jais2ForCausalLM: served through vLLM's Transformers backend
 JAIS2 = {"architectures": ["Jais2ForCausalLM"], "model_type": "jais2", "hidden_size": 3328, "intermediate_size": 8192,
          "num_attention_heads": 26, "num_key_value_heads": 26, "head_dim": 128, "num_hidden_layers": 2,
@@ -74,6 +77,18 @@ def _facts(config: dict, cap: Capability = H100, **kw):
 def test_use_sliding_window_junk_is_ignored_where_undeclared(config):
     plain = _facts({k: v for k, v in config.items() if k not in ("use_sliding_window", "max_window_layers")})
     assert _facts(config).groups == plain.groups
+
+
+@pytest.mark.parametrize("value", [[], "x", None, 32.0])
+def test_sliding_window_pattern_junk_is_ignored_where_unread(value):
+    assert _facts(_with(LLAMA, sliding_window_pattern=value)).groups == _facts(LLAMA).groups
+
+
+@pytest.mark.parametrize("value", [0, None, [], "x"])
+def test_sliding_window_pattern_gemma3_computes_with_is_refused_as_transformers_fails(value):
+    # Gemma3TextConfig: (i + 1) % kwargs.get("sliding_window_pattern", 6) when layer_types is absent
+    with pytest.raises(UserError):
+        _facts(_with(GEMMA3_TEXT, sliding_window_pattern=value))
 
 
 def test_use_sliding_window_stays_strict_where_declared():
@@ -182,6 +197,9 @@ _VLLM_CASES = [
     ("jais2 kv_lora_rank 1", _with(JAIS2, kv_lora_rank=1), H100, None),
     ("jais2 kv_lora_rank 0, qk dims 32 + 32", _with(JAIS2, kv_lora_rank=0, qk_nope_head_dim=32, qk_rope_head_dim=32),
      H100, None),
+    ("llama sliding_window_pattern []", _with(LLAMA, sliding_window_pattern=[]), H100, None),
+    ("gemma3 sliding_window_pattern 0", _with(GEMMA3_TEXT, sliding_window_pattern=0), H100, "ZeroDivisionError"),
+    ("gemma3 sliding_window_pattern 3", _with(GEMMA3_TEXT, sliding_window_pattern=3), H100, None),
     ("phi3 attn_logit_softcapping {}", _with(PHI3, attn_logit_softcapping={}), H100, None),
     ("jais2 attn_logit_softcapping 1", _with(JAIS2, attn_logit_softcapping=1), H100, None),
     ("llama -32 heads", _with(LLAMA, num_attention_heads=-32), H100, "RuntimeError"),
