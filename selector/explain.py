@@ -219,14 +219,12 @@ def _mla_context(model: ModelFacts) -> dict[str, object]:
     """The hf_text_config attributes MLA backends' checks read: index_topk,
     and the MLA dims when the model has MLA layers (else left absent)."""
     facts: dict[str, object] = {"mla_index_topk": model.index_topk}
-    mla = next((g.attn for g in model.groups if g.attn.use_mla), None)
-    if mla is not None:
-        facts.update(
-            mla_qk_nope_head_dim=mla.qk_nope_head_dim,
-            mla_qk_rope_head_dim=mla.qk_rope_head_dim,
-            mla_v_head_dim=mla.v_head_dim,
-            mla_kv_lora_rank=mla.kv_lora_rank,
-        )
+    if any(g.attn.use_mla for g in model.groups):
+        # hf_text_config's own attributes, not the layer's (which reads an
+        # absent one as 0): FlashInfer MLA's getattr default is 1
+        nope, rope, v_head, rank = model.mla_config_dims
+        facts.update(mla_qk_nope_head_dim=nope, mla_qk_rope_head_dim=rope, mla_v_head_dim=v_head,
+                     mla_kv_lora_rank=rank)
     return facts
 
 

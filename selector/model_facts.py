@@ -95,6 +95,10 @@ class ModelFacts(NamedTuple):
     config_dtype: str | None = None  # dtype read from config.json / weights, before "auto" resolution
     runner: str = "generate"  # vLLM runner type ("generate" / "pooling"); pooling prefers float16 under auto
     index_topk: int | None = None  # hf_text_config.index_topk (sparse MLA, DeepSeek-V3.2); None = absent
+    # hf_text_config's qk_nope_head_dim, qk_rope_head_dim, v_head_dim and
+    # kv_lora_rank, as MLA backends' checks read them (None = absent: each
+    # check applies its own getattr default, FlashInfer MLA's 1 for qk_nope)
+    mla_config_dims: tuple[int | None, int | None, int | None, int | None] = (None, None, None, None)
     source: str | None = None  # where the config came from: HF repo of a profile, or the file read
     # Added for the SGLang engine (selector/sglang/model.py): SGLang keys its
     # model-specific rules on the full architectures list and reads a few raw

@@ -6,6 +6,7 @@ from __future__ import annotations
 from attn_select.selector.config import Capability
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.hf_classes import HFView
+from attn_select.selector.model.hf_dtype import NotADtype, config_dtype
 
 
 # torch dtype names a config may carry -> our names (float64 stays, and only
@@ -66,31 +67,33 @@ def resolve_dtype(
     return dtype, f"dtype: config {config_dtype} {how} to {dtype} ({requested}{on})"
 
 
-def _config_dtype_name(value: str, where: str) -> str:
-    name = value.strip().lower().removeprefix("torch.")
-    if name not in _CONFIG_DTYPES:
-        raise UserError(
-            f"{where}: torch_dtype {value!r} is not a torch dtype vLLM can run; use bfloat16, float16 or float32"
-        )
-    return _CONFIG_DTYPES[name]
-
+def _config_dtype_name(value: object, where: str) -> str:
+    """Our name for a config object's dtype (hf_dtype.config_dtype's answer,
+    or a weights dtype): a float type's, another torch dtype's own name
+    (int8, float8_e4m3fn: vLLM runs none, so --dtype auto falls back), or a
+    non-dtype as written."""
+    if isinstance(value, str) and not isinstance(value, NotADtype):
+        return _CONFIG_DTYPES.get(value, value)
+    if isinstance(value, NotADtype):
+        return f"{value} (no dtype)"
+    raise UserError(f"{where}: dtype {value!r} is not a torch dtype")
 
 
 def _find_config_dtype(hf: HFView, text: HFView, where: str, weights: str | None) -> tuple[str, str | None]:
-    """ModelArchConfigConvertorBase.get_torch_dtype: the config's dtype, then
-    its text, vision and encoder configs', then the weights', else float32."""
+    """ModelArchConfigConvertorBase.get_torch_dtype: the config object's
+    dtype (hf_view folded torch_dtype into it), then its text, vision and
+    encoder configs', then the weights', else float32. Any value but null
+    counts (a 7 or a false too: vLLM reads it and falls back from it)."""
     for view in (hf, text):
-        for key in ("dtype", "torch_dtype"):
-            value = view.get(key)
-            if value is not None:
-                return _config_dtype_name(value, where), None
+        value = view.get("dtype")
+        if value is not None:
+            return _config_dtype_name(value, where), None
     for sub in ("vision_config", "encoder_config"):
         cfg = hf.get(sub)
         if isinstance(cfg, dict):
-            value = cfg.get("dtype") or cfg.get("torch_dtype")
-            if isinstance(value, str):
+            value = config_dtype(cfg, f"{where} {sub}")
+            if value is not None:
                 return _config_dtype_name(value, f"{where} {sub}"), None
     if weights is not None:
         return _config_dtype_name(weights, "weights"), f"dtype: config names none; weights are {weights}"
     return "float32", "dtype: neither config nor weights name one; vLLM's fallback float32 assumed"
-

@@ -12,7 +12,7 @@ from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
 from attn_select.selector.model.hf_types import check_declared
-from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack
+from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack, soft_cap_value
 from attn_select.selector.model.model_level import (
     is_deepseek_mla,
     is_mm_prefix_lm,
@@ -256,9 +256,10 @@ def _model_facts(
         notes.append(f"sliding_window {cache_window} with no layer_types: cache_config.sliding_window "
                      "applies it to every layer")
 
-    # ModelConfig.use_mla: on the Transformers modeling backend a kv_lora_rank
-    # alone makes the layers MLAAttention (any model type, is_causal not read);
-    # vLLM's own model files go by the MLA model-type list, causal only
+    # ModelConfig.use_mla: on the Transformers modeling backend any
+    # kv_lora_rank but null (is_causal not read; whether the layers are then
+    # MLAAttention is the modeling code's: layers._generic); vLLM's own model
+    # files go by the MLA model-type list, causal only
     if transformers_backend(arch):
         use_mla = text.get("kv_lora_rank") is not None
     else:
@@ -342,7 +343,7 @@ def _model_facts(
         num_layers=model_num_layers(text, hf.model_type), tp=tp, groups=groups, other_layers=others,
         head_size=head_size, num_heads=total_heads // tp, num_kv_heads=num_kv,
         model_use_mla=use_mla, total_num_heads=total_heads, total_num_kv_heads=total_kv,
-        attn_logit_softcapping=text.get("attn_logit_softcapping"),
+        attn_logit_softcapping=soft_cap_value(text.get("attn_logit_softcapping")),
         is_mm_prefix_lm=ctx.mm_prefix,
         rswa_window=int(hf.get("rswa_window")) if hf.get("rswa_window") is not None else None,
         is_diffusion=hf.get("canvas_length") is not None,
@@ -350,9 +351,19 @@ def _model_facts(
         checkpoint_quant=checkpoint_quant(quant),
         notes=tuple(notes), config_dtype=config_dtype, runner=runner,
         index_topk=text.get("index_topk"), source=source,
+        mla_config_dims=tuple(_int_or_none(text.get(k)) for k in _MLA_DIMS),
         architectures=tuple(str(a) for a in archs),
         config_attrs=_engine_attrs(hf), text_config_attrs=_engine_attrs(text),
     )
+
+
+_MLA_DIMS = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank")
+
+
+def _int_or_none(value: object) -> int | None:
+    """An MLA dim as the backends' checks compare it; a non-integer (an MLA
+    layer refused it already, or no MLA layer reads it) as absent."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _engine_attrs(view: HFView) -> tuple[tuple[str, object], ...]:

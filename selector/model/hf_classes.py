@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
 from attn_select.selector.errors import UserError
+from attn_select.selector.model.hf_dtype import config_dtype
 from attn_select.selector.model.hf_types import check_declared
 
 
@@ -101,7 +102,8 @@ def _post_gemma3_text(a: dict[str, Any]) -> None:
     if a.get("use_bidirectional_attention") and a.get("sliding_window") is not None:
         a["sliding_window"] = a["sliding_window"] // 2 + 1  # transformers: exclusive bound for FA
     if a.get("layer_types") is None:
-        every = a.get("sliding_window_pattern") or 6
+        # kwargs.get("sliding_window_pattern", 6): a 0, null or list fails as in transformers
+        every = a.get("sliding_window_pattern", 6)
         a["layer_types"] = _alternating(a["num_hidden_layers"], every, "sliding_attention", "full_attention")
 
 
@@ -155,7 +157,7 @@ def _post_cohere2(a: dict[str, Any]) -> None:
     _post_kv(a)
     a["head_dim"] = a["hidden_size"] // a["num_attention_heads"]
     if a.get("layer_types") is None:
-        every = a.pop("sliding_window_pattern", None) or 4
+        every = a.pop("sliding_window_pattern", 4)  # kwargs.pop(..., 4)
         a["layer_types"] = _alternating(a["num_hidden_layers"], every, "sliding_attention", "full_attention")
 
 
@@ -265,7 +267,7 @@ def _post_cohere2_moe(a: dict[str, Any]) -> None:
     if a.get("layer_types") is None:
         dense = a.pop("first_k_dense_replace", 0) or 0
         prefix_every = a.get("prefix_dense_sliding_window_pattern") or 1
-        every = a.get("sliding_window_pattern") or 4
+        every = a.get("sliding_window_pattern", 4)
         a["layer_types"] = (_alternating(dense, prefix_every, "sliding_attention", "full_attention")
                             + _alternating(a["num_hidden_layers"] - dense, every, "sliding_attention",
                                            "full_attention"))
@@ -814,7 +816,11 @@ def _post_embedding_gemma2_text(a: dict[str, Any]) -> None:
     sliding_window_pattern-th (default 6) layer full, the last forced full;
     per_layer_config gives full layers global_head_dim (default 512) and
     num_global_key_value_heads (default 1) KV heads; the window is kept as given."""
-    _last_full_layer_types(a, a.pop("sliding_window_pattern", None) or 6)
+    every = a.pop("sliding_window_pattern", 6)
+    if every < 1:
+        raise UserError(f"sliding_window_pattern is {every!r}; EmbeddingGemma2TextConfig needs a positive integer "
+                        "(transformers raises ValueError, so vLLM cannot load the config)")
+    _last_full_layer_types(a, every)
     global_head = a.pop("global_head_dim", None)
     global_kv = a.pop("num_global_key_value_heads", None)
     _full_layer_table(a, {"head_dim": 512 if global_head is None else global_head,
@@ -881,9 +887,11 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
     check_declared(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)
     _check_layer_counts(given, where)
+    # PreTrainedConfig.__post_init__ (every class): torch_dtype folds into dtype
+    given = {**{k: v for k, v in given.items() if k != "torch_dtype"}, "dtype": config_dtype(given, where)}
     if cls is None:
         _check_layer_lists(given, model_type, where, kinds_known=False)
-        return HFView(model_type, dict(given), set(), "PreTrainedConfig")
+        return HFView(model_type, given, set(), "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
     defaulted = set(cls.defaults) - set(given)
     for alias, target in cls.attribute_map.items():

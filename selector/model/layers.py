@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from attn_select.selector.engines import VLLM_VERSION
-from attn_select.selector.errors import UserError
-from attn_select.selector.model.hf_classes import HFView, check_layer_count
+from attn_select.selector.errors import UserError, shown
+from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, check_layer_count
+from attn_select.selector.model.hf_types import declared
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
 from attn_select.selector.model.vllm_registry import REGISTERED, TRANSFORMERS_BACKEND, transformers_backend
 from attn_select.selector.model_facts import LayerAttention
@@ -44,7 +45,10 @@ class _Stack(NamedTuple):
 def _per_rank(total: int, tp: int, what: str) -> int:
     # vLLM asserts total_num_heads % tp_size == 0 in every attention module
     if not isinstance(total, int) or total <= 0:
-        raise UserError(f"the config gives {total!r} {what}; it needs a positive head count")
+        # vLLM's engine config takes it; its layers do not (a negative-size
+        # projection, a query-group assert, a division by zero)
+        raise UserError(f"the config gives {total!r} {what}; it needs a positive head count (vLLM {VLLM_VERSION} "
+                        "fails building the attention layers with it)")
     if total % tp:
         raise UserError(f"tensor parallel size {tp} does not divide the {total} {what}; pick a divisor")
     return total // tp
@@ -70,10 +74,40 @@ def _hidden_over(t: HFView, heads: int) -> int:
     return hidden // heads
 
 
+def soft_cap_value(value: object) -> float | None:
+    """attn_logit_softcapping as vLLM uses it (no class but Gemma-2's and
+    Gemma-3's declares it): a truthiness (FA version selection), a layer's
+    logits_soft_cap, and ``float(value or 0)`` (FlashAttention's warm-up).
+    A number (or a bool) is that number; an empty value ("", [], {}) reads
+    as none; any other value is one vLLM cannot compute with."""
+    if value is None or isinstance(value, (int, float)):
+        return None if value is None else float(value)
+    if not value:
+        return None
+    try:
+        number = float(value) if isinstance(value, str) else None
+    except ValueError:
+        number = None
+    if number:
+        return number
+    raise UserError(f"attn_logit_softcapping is {shown(value)}; vLLM {VLLM_VERSION} reads it as a number "
+                    "(float(attn_logit_softcapping or 0)) and fails on this value: write a number or null")
+
+
 def _check_head_size(head: int, where: str) -> int:
     if head <= 0:
         raise UserError(f"{where}: head size is {head}; set head_dim (or hidden_size and num_attention_heads)")
     return head
+
+
+def _check_query_groups(heads: int, kv: int) -> None:
+    """Attention.__init__ (EncoderOnlyAttention and CrossAttention are
+    Attention): ``assert num_heads % num_kv_heads == 0`` on one rank's
+    heads, before it asks get_attn_backend."""
+    if kv and heads % kv:
+        raise UserError(f"vLLM {VLLM_VERSION} fails building the attention layers: Attention.__init__ asserts that "
+                        f"num_heads ({heads}) is divisible by num_kv_heads ({kv}) (per tensor-parallel rank); fix "
+                        "num_attention_heads or num_key_value_heads")
 
 
 def _attention(ctx: _Ctx, heads: int, kv: int, head: int, *, window: int | None = None,
@@ -82,6 +116,7 @@ def _attention(ctx: _Ctx, heads: int, kv: int, head: int, *, window: int | None 
     """vllm ``Attention``: the per-layer window wins, else the model-level
     cache_config.sliding_window; sinks, mm-prefix and per-head scales as
     Attention.__init__ passes them to get_attn_backend."""
+    _check_query_groups(heads, kv)
     return LayerAttention(
         head_size=head, head_size_v=head_v or head, num_heads=heads, num_kv_heads=kv,
         attn_type=attn_type, has_sink=sinks,
@@ -95,6 +130,7 @@ def _bare(heads: int, kv: int, head: int, attn_type: str, soft_cap: float | None
     """``EncoderOnlyAttention`` / ``CrossAttention``: they call
     get_attn_backend with head size, dtype, cache dtype and attn_type only,
     so no window, sinks, mm-prefix or per-head scales reach the selection."""
+    _check_query_groups(heads, kv)
     return LayerAttention(head_size=head, head_size_v=head, num_heads=heads, num_kv_heads=kv,
                           attn_type=attn_type, logits_soft_cap=soft_cap)
 
@@ -158,8 +194,11 @@ def _n_layers(ctx: _Ctx) -> int:
 
 def _heads(ctx: _Ctx) -> int:
     heads = ctx.text.get("num_attention_heads")
-    if not heads:
+    if heads is None:
         raise UserError("the config has no num_attention_heads; add the model's query head count")
+    if not heads:
+        raise UserError(f"num_attention_heads is {heads!r}; it needs a positive head count (vLLM {VLLM_VERSION} "
+                        "fails building the attention layers with it: a division by zero)")
     return heads
 
 
@@ -255,7 +294,7 @@ def _gemma(ctx: _Ctx, soft_cap_from_config: bool, reads_is_causal: bool) -> _Sta
     types = t.get("layer_types")
     if not types or len(types) < n:
         raise UserError(f"layer_types must list all {n} layers for {ctx.arch}")
-    soft_cap = t.get("attn_logit_softcapping") if soft_cap_from_config else None
+    soft_cap = soft_cap_value(t.get("attn_logit_softcapping")) if soft_cap_from_config else None
     causal = not reads_is_causal or t.get("is_causal", True) is not False
     return _Stack([
         (i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i),
@@ -285,7 +324,7 @@ def _gemma4(ctx: _Ctx) -> _Stack:
     heads, types, table = _per_layer_geometry(ctx, n)
     shared = t.get("num_kv_shared_layers") or 0
     first_shared = n - shared
-    soft_cap = t.get("attn_logit_softcapping")
+    soft_cap = soft_cap_value(t.get("attn_logit_softcapping"))
     stack = _Stack([])
     for i in range(n):
         layer = table.get(i, {})
@@ -944,6 +983,60 @@ def _whisper(ctx: _Ctx) -> tuple[_Stack, _Stack]:
     return decoder, encoder
 
 
+# transformers 5.20's model types whose attention module has MLA's
+# projections (kv_a_proj_with_mqa, kv_b_proj): the only ones the Transformers
+# backend's MLAFuser matches, so the only ones it builds MLAAttention for
+TRANSFORMERS_MLA_MODEL_TYPES = frozenset({
+    "axk1", "axk2", "bailing_hybrid", "deepseek_v2", "deepseek_v3", "deepseek_v32", "glm4_moe_lite", "glm5_next",
+    "glm5_next_text", "glm_moe_dsa", "hy_v4", "kimi_linear", "longcat_flash", "minicpm3", "mistral4", "youtu"})
+
+
+# transformers 5.20's model types of the architectures vLLM 0.33.0 serves
+# through the Transformers backend (registry.py), none with MLA projections
+_TRANSFORMERS_BACKEND_TYPES = frozenset({
+    "arcee", "cwm", "flex_olmo", "glm", "gpt_bigcode", "gpt_neox", "hunyuan_v1_dense", "hunyuan_v1_moe", "jais2",
+    "kolibri1", "mellum", "olmo", "olmo2", "olmo3", "phi", "seed_oss", "smollm3", "starcoder2", "vaultgemma"})
+
+
+def _modeling_may_have_mla(model_type: str) -> bool:
+    """Whether the Transformers backend's MLAFuser can match the model's
+    attention: transformers' MLA model types do; the other transformers
+    classes known here do not; a model type transformers does not have is
+    remote code, assumed MLA-shaped when its config carries a kv_lora_rank."""
+    known = declared(model_type) or model_type in _HF_CLASSES or model_type in _TRANSFORMERS_BACKEND_TYPES
+    return model_type in TRANSFORMERS_MLA_MODEL_TYPES or not known
+
+
+def _mla_fallback_head_size(ctx: _Ctx) -> int:
+    """TransformersBase._create_attention_instances when model_config.use_mla
+    (any kv_lora_rank) but no module fused as MLA: _get_attn_cls warns, sets
+    VLLM_MLA_DISABLE=1 and returns Attention; the head size becomes
+    qk_nope_head_dim + qk_rope_head_dim (getattr default 0) when that sum is
+    non-zero, else stays the model's."""
+    t = ctx.text
+    nope, rope = t.get("qk_nope_head_dim", 0), t.get("qk_rope_head_dim", 0)
+    if not all(isinstance(v, int) for v in (nope, rope)):
+        raise UserError(f"qk_nope_head_dim {nope!r} + qk_rope_head_dim {rope!r}: vLLM {VLLM_VERSION}'s Transformers "
+                        f"backend adds them for its head size (the config has a kv_lora_rank, "
+                        f"{t.get('kv_lora_rank')!r}, and {ctx.arch} no MLA layers) and fails on these values; "
+                        "remove kv_lora_rank or fix them")
+    _note(ctx, f"kv_lora_rank {t.get('kv_lora_rank')!r} makes model_config.use_mla true on the Transformers backend, "
+               f"but {t.model_type}'s attention has no MLA projections: vLLM falls back to Attention "
+               "(and sets VLLM_MLA_DISABLE=1)")
+    return _check_head_size(nope + rope or model_head_size(t, ctx.hf.model_type), "head size")
+
+
+def _check_backend_head_dim(t: HFView) -> None:
+    """transformers' modeling code sizes q_proj as heads x head_dim from the
+    config's head_dim: a negative one fails building the module (vLLM's
+    head size, hidden // heads for a head_dim <= 0, is never reached)."""
+    head_dim = t.get("head_dim")
+    if isinstance(head_dim, int) and not isinstance(head_dim, bool) and head_dim < 0:
+        raise UserError(f"head_dim is {head_dim}; transformers builds the model's projections with it, which fails "
+                        f"(a negative tensor size), so vLLM {VLLM_VERSION}'s Transformers backend cannot build "
+                        "the model: fix head_dim")
+
+
 def _generic(ctx: _Ctx) -> _Stack:
     """Architectures without a dedicated mirror: MLA by model type, else
     Llama-style attention from the config fields, non-attention layer_types
@@ -970,18 +1063,24 @@ def _generic(ctx: _Ctx) -> _Stack:
         _note(ctx, f"attention_chunk_size {t.get('attention_chunk_size')}: RoPE layers run chunked local "
                    "attention (vLLM wraps the selected backend; its selection inputs carry no window, "
                    "sinks or mm-prefix)")
-    if ctx.use_mla:
+    backend = transformers_backend(ctx.arch)
+    if ctx.use_mla and (not backend or _modeling_may_have_mla(t.model_type)):
         # the Transformers backend's MLAAttention gets no indexer: never sparse
-        layer = _mla(ctx, _heads(ctx), sparse=t.has("index_topk") and not transformers_backend(ctx.arch))
+        layer = _mla(ctx, _heads(ctx), sparse=t.has("index_topk") and not backend)
         return _Stack([(i, layer) for i in range(n)])
     total = _heads(ctx)
     heads = _per_rank(total, ctx.tp, "attention heads")
     kv = _kv_per_rank(total_kv_heads(t, ctx.hf.model_type), ctx.tp)
-    head = _check_head_size(model_head_size(t, ctx.hf.model_type), "head size")
+    if backend:
+        _check_backend_head_dim(t)
+    if ctx.use_mla:  # a kv_lora_rank on a model whose modeling code has no MLA
+        head = _mla_fallback_head_size(ctx)
+    else:
+        head = _check_head_size(model_head_size(t, ctx.hf.model_type), "head size")
     causal = t.get("is_causal", True) is not False
     # the Transformers backend passes every layer attn_logit_softcapping;
     # elsewhere none (Llama-style model files read no soft cap)
-    soft_cap = t.get("attn_logit_softcapping") if transformers_backend(ctx.arch) else None
+    soft_cap = soft_cap_value(t.get("attn_logit_softcapping")) if transformers_backend(ctx.arch) else None
     # which layers attend: Jamba's layers_block_type, Nemotron-H's pattern
     # string (one character per layer), else layer_types
     kinds: list[str] | None = None

@@ -16,6 +16,18 @@ its annotation allows it): ``hf_types.check_declared`` refuses those values
 on the mapping as written, per class, when ``hf_view`` builds the class
 view. A field the class does not declare (``sliding_window`` on Llama) is
 kept by transformers as written and read by vLLM as the mirror reads it.
+
+Fields that only some classes declare and that vLLM reads only for those
+classes, or only through ``getattr`` and truthiness, are not listed at all:
+a value of the wrong kind must not refuse a model whose class and model file
+never read it (``use_sliding_window`` on SeedOss, ``kv_lora_rank`` on Llama,
+``torch_dtype: 7``). They reach the class views as written; the declaring
+classes check them strictly (``hf_types``) and each reader follows vLLM's
+code: ``use_sliding_window`` and ``max_window_layers`` (Qwen2's family,
+declared; FlintConfig's truthiness), ``sliding_window_pattern`` (the
+Gemma-3 / Cohere2 / EmbeddingGemma2 ``__post_init__`` arithmetic), ``dtype`` / ``torch_dtype`` (``hf_dtype``), the MLA dims
+(``kv_lora_rank is not None`` and arithmetic, ``model_level`` / ``layers``)
+and ``attn_logit_softcapping`` (a truthiness and a float, ``layers``).
 """
 
 from __future__ import annotations
@@ -33,8 +45,6 @@ from attn_select.selector.validation_errors import dotted, first_problem
 FIELDS: dict[str, str] = {
     "architectures": "list[str]",
     "model_type": "str",
-    "torch_dtype": "str",
-    "dtype": "str",
     # sizes
     "num_hidden_layers": "int",
     "num_attention_heads": "int",
@@ -48,23 +58,14 @@ FIELDS: dict[str, str] = {
     "hidden_size_per_head": "int",
     # windows and layer kinds
     "sliding_window": "int",
-    "use_sliding_window": "bool",
-    "max_window_layers": "int",
     "layer_types": "list[str]",
     "layers_block_type": "list[str]",  # Jamba-style hybrids
     "hybrid_override_pattern": "str",  # Nemotron-H: one character per layer
-    "sliding_window_pattern": "int|str",  # EXAONE-4 writes the pattern as letters ("LLLG")
     "full_attention_interval": "int",
     "use_bidirectional_attention": "bool|str",
     "is_causal": "bool",
-    "attn_logit_softcapping": "float",
     "attn_output_gate": "bool",
-    # MLA (DeepSeek)
-    "kv_lora_rank": "int",
-    "q_lora_rank": "int",
-    "qk_rope_head_dim": "int",
-    "qk_nope_head_dim": "int",
-    "v_head_dim": "int",
+    # sparse MLA (DeepSeek-V3.2)
     "index_topk": "int",
     # encoder-decoder (Whisper)
     "d_model": "int",
@@ -103,8 +104,6 @@ def _kind_schema(kind: str) -> cs.CoreSchema:
         return cs.float_schema()
     if kind == "bool|str":
         return cs.union_schema([cs.bool_schema(), cs.str_schema()])
-    if kind == "int|str":
-        return cs.union_schema([cs.int_schema(), cs.str_schema()])
     if kind == "list[str]":
         return cs.list_schema(cs.str_schema())
     if kind == "dict":

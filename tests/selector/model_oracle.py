@@ -217,6 +217,9 @@ def main() -> None:
                 (folder / "model.safetensors").write_bytes(len(blob).to_bytes(8, "little") + blob + b"\0")
             platform_cls.capability = DeviceCapability(*case.get("capability", [9, 0]))
             calls.clear()
+            # each case is its own `vllm serve`: the Transformers backend's MLA
+            # fallback sets VLLM_MLA_DISABLE=1 for the process it runs in
+            os.environ.pop("VLLM_MLA_DISABLE", None)
             try:
                 # a case that ships a tokenizer (a processor a model's init loads needs it) gets it read
                 with_tokenizer = "tokenizer.json" in case.get("files", {})

@@ -466,7 +466,7 @@ def test_negative_llama_head_dim():
 
 
 def test_unknown_torch_dtype():
-    expect_error("torch_dtype 'bf16'", model_facts, {**LLAMA, "torch_dtype": "bf16"}, name="x")
+    expect_error("torch_dtype is 'bf16', which names no torch dtype", model_facts, {**LLAMA, "torch_dtype": "bf16"}, name="x")
 
 
 def test_unknown_requested_dtype():

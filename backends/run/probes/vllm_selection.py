@@ -167,6 +167,7 @@ class Selector:
         self._install_platform(platform)
         self._import_backends()
         self._install_kernel_switches(artifactory)
+        self._no_retry_delay()
         if self.no_driver:
             self._triton_works()
         self._install_warning_capture()
@@ -288,6 +289,31 @@ class Selector:
             self._fa4_real = (fai.FA4_AVAILABLE, fai.FA4_UNAVAILABLE_REASON)
             if switches is not None and not switches["fa4"]:
                 self.stand_ins.append("FA4_AVAILABLE -> False (--kernels)")
+
+    def _no_retry_delay(self):
+        """get_config parses config.json through repo_utils.with_retry, which
+        sleeps 2 s after any failure before its one retry ("a concurrent HF
+        cache refresh"): every config transformers refuses cost 2 s idle. A
+        local folder does not change between the two attempts, so the retry
+        runs at once: the same calls and the same answer, without the wait."""
+        try:
+            import vllm.transformers_utils.repo_utils as repo_utils
+        except ImportError:
+            return
+        real = getattr(repo_utils, "with_retry", None)
+        if real is None or "retry_delay" not in inspect.signature(real).parameters:
+            return
+
+        @functools.wraps(real)
+        def with_retry_now(*args, **kwargs):
+            kwargs["retry_delay"] = 0
+            return real(*args, **kwargs)
+
+        for mod_name, mod in list(sys.modules.items()):
+            if mod is not None and mod_name.startswith("vllm") and getattr(mod, "with_retry", None) is real:
+                setattr(mod, "with_retry", with_retry_now)
+        self.stand_ins.append("repo_utils.with_retry: its retry after a failed config parse runs without the "
+                              "2 s delay (a local model folder)")
 
     def _triton_works(self):
         """Without a driver Triton finds no GPU and vLLM's HAS_TRITON is

@@ -1,0 +1,242 @@
+"""Fields a model's transformers config class does not declare are kept as
+written and read only where vLLM 0.33.0's code reads them: a value of the
+wrong kind there must not make attn-select refuse a model vLLM serves, and
+where vLLM's code does compute with it, attn-select computes the same.
+Found by a hostile-config campaign (40 configs vLLM built, the mirror refused).
+
+- use_sliding_window / max_window_layers: declared (strict) by the Qwen2
+  family only; no other class or model file reads them.
+- dtype / torch_dtype: PreTrainedConfig.__post_init__, unchecked: a string
+  is getattr(torch, it) (an unknown name fails to load, a list too); any
+  other value stays and --dtype auto falls back to the preferred dtype.
+- MLA dims on a non-MLA model: ignored by vLLM's own model files; on the
+  Transformers backend any kv_lora_rank but null makes use_mla true, and a
+  model whose modeling code has no MLA projections falls back to Attention
+  (head size qk_nope + qk_rope when non-zero, else the model's).
+- attn_logit_softcapping: a truthiness and float(value or 0) in vLLM.
+- non-positive head counts, heads not a multiple of KV heads, a negative
+  head_dim on the Transformers backend: vLLM builds the engine config but
+  fails building the layers, so these stay refused (exit 2).
+
+The last test runs the same configs through vLLM itself (model_oracle.py:
+the engine config, then the model built on meta); skipped without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from attn_select.selector.config import Capability, Kernels
+from attn_select.selector.errors import UserError
+from attn_select.selector.explain import explain
+from attn_select.selector.model.facts import model_facts
+from attn_select.selector.overrides import Overrides
+from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_device
+
+HERE = Path(__file__).resolve().parent
+VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
+T4, H100 = Capability(7, 5), Capability(9, 0)
+
+
+def _fixture(name: str) -> dict:
+    return json.loads((HERE.parent / "fixtures" / "configs" / name / "config.json").read_text())
+
+
+def _with(base: dict, drop: tuple = (), **fields) -> dict:
+    return {**{k: v for k, v in base.items() if k not in drop}, **fields}
+
+
+LLAMA = _with(_fixture("llama-3.1-8b"), num_hidden_layers=2)
+MISTRAL = _with(_load_yaml(MODELS_DIR / "mistral-7b.yaml")["config"], num_hidden_layers=2)
+GEMMA2 = _with(_load_yaml(MODELS_DIR / "gemma-2-9b.yaml")["config"], num_hidden_layers=2)
+PHI3 = _with(_load_yaml(MODELS_DIR / "phi-3-mini.yaml")["config"], num_hidden_layers=2)
+QWEN3 = _with(_load_yaml(MODELS_DIR / "qwen3-8b.yaml")["config"], num_hidden_layers=2)
+_G3 = _fixture("gemma-3-27b-it")["text_config"]
+GEMMA3_TEXT = _with(_G3, drop=("layer_types",), architectures=["Gemma3ForCausalLM"], model_type="gemma3_text",
+                    num_hidden_layers=6, torch_dtype="bfloat16", vocab_size=1000)
+# Jais2ForCausalLM: served through vLLM's Transformers backend
+JAIS2 = {"architectures": ["Jais2ForCausalLM"], "model_type": "jais2", "hidden_size": 3328, "intermediate_size": 8192,
+         "num_attention_heads": 26, "num_key_value_heads": 26, "head_dim": 128, "num_hidden_layers": 2,
+         "vocab_size": 1000, "torch_dtype": "bfloat16"}
+
+
+def _facts(config: dict, cap: Capability = H100, **kw):
+    return model_facts(config, name="m", capability=cap, **kw)
+
+
+@pytest.mark.parametrize("config", [
+    _with(LLAMA, use_sliding_window=[]), _with(LLAMA, use_sliding_window="x"), _with(MISTRAL, use_sliding_window=7),
+    _with(MISTRAL, max_window_layers=[]), _with(LLAMA, max_window_layers="x"), _with(JAIS2, use_sliding_window={}),
+], ids=["llama []", "llama 'x'", "mistral 7", "mistral max_window_layers []", "llama max_window_layers 'x'",
+        "jais2 {}"])
+def test_use_sliding_window_junk_is_ignored_where_undeclared(config):
+    plain = _facts({k: v for k, v in config.items() if k not in ("use_sliding_window", "max_window_layers")})
+    assert _facts(config).groups == plain.groups
+
+
+@pytest.mark.parametrize("value", [[], "x", None, 32.0])
+def test_sliding_window_pattern_junk_is_ignored_where_unread(value):
+    assert _facts(_with(LLAMA, sliding_window_pattern=value)).groups == _facts(LLAMA).groups
+
+
+@pytest.mark.parametrize("value", [0, None, [], "x"])
+def test_sliding_window_pattern_gemma3_computes_with_is_refused_as_transformers_fails(value):
+    # Gemma3TextConfig: (i + 1) % kwargs.get("sliding_window_pattern", 6) when layer_types is absent
+    with pytest.raises(UserError):
+        _facts(_with(GEMMA3_TEXT, sliding_window_pattern=value))
+
+
+def test_use_sliding_window_stays_strict_where_declared():
+    with pytest.raises(UserError, match="use_sliding_window is the integer 7"):
+        _facts(_with(QWEN3, use_sliding_window=7))
+
+
+@pytest.mark.parametrize("value,cap,model,want", [
+    (7, H100, MISTRAL, "bfloat16"), (7, T4, MISTRAL, "float16"), (False, H100, MISTRAL, "bfloat16"),
+    ({}, T4, LLAMA, "float16"), (32.0, H100, LLAMA, "bfloat16"), ("int8", H100, QWEN3, "bfloat16"),
+    ("uint8", T4, LLAMA, "float16"), ("half", H100, LLAMA, "float16"),
+    (-1, T4, GEMMA2, "float32"),  # Gemma-2 may not run float16: T4's only other dtype is float32
+], ids=["7 h100", "7 t4", "false", "{} t4", "32.0", "int8", "uint8 t4", "half", "gemma2 -1 t4"])
+def test_config_dtype_that_is_no_runnable_dtype_falls_back(value, cap, model, want):
+    assert _facts(_with(model, drop=("dtype",), torch_dtype=value), cap).dtype == want
+
+
+@pytest.mark.parametrize("field,value", [
+    ("torch_dtype", "x"), ("torch_dtype", "fp8"), ("torch_dtype", "torch.float16"), ("torch_dtype", "FLOAT16"),
+    ("torch_dtype", []), ("dtype", ["float16"]), ("dtype", "auto"),
+])
+def test_config_dtype_transformers_cannot_load_is_refused(field, value):
+    with pytest.raises(UserError, match=field):
+        _facts(_with(LLAMA, drop=("torch_dtype", "dtype"), **{field: value}))
+
+
+def test_dtype_wins_over_torch_dtype_and_torch_dtype_is_then_not_read():
+    assert _facts(_with(LLAMA, dtype="float16", torch_dtype="x")).dtype == "float16"
+    assert _facts(_with(LLAMA, dtype=None, torch_dtype="float16")).dtype == "float16"
+
+
+@pytest.mark.parametrize("fields", [
+    {"kv_lora_rank": {}}, {"q_lora_rank": "x"}, {"qk_rope_head_dim": []}, {"qk_nope_head_dim": "x"},
+    {"v_head_dim": []}, {"kv_lora_rank": -1, "qk_rope_head_dim": -1},
+], ids=str)
+def test_mla_dims_on_a_vllm_native_non_mla_model_are_ignored(fields):
+    f = _facts(_with(LLAMA, **fields))
+    assert not f.model_use_mla and [g.attn.head_size for g in f.groups] == [128]
+
+
+@pytest.mark.parametrize("fields,head", [
+    ({"kv_lora_rank": 1}, 128), ({"kv_lora_rank": -1}, 128), ({"kv_lora_rank": False}, 128),
+    ({"kv_lora_rank": "x"}, 128), ({"kv_lora_rank": 0, "qk_nope_head_dim": 32, "qk_rope_head_dim": 32}, 64),
+], ids=str)
+def test_kv_lora_rank_on_the_transformers_backend_falls_back_to_attention(fields, head):
+    f = _facts(_with(JAIS2, **fields))
+    # model_config.use_mla (engine config: one KV head); the layers are Attention
+    assert f.model_use_mla and f.num_kv_heads == 1 and f.head_size == 128
+    assert [(g.attn.use_mla, g.attn.head_size, g.attn.num_kv_heads) for g in f.groups] == [(False, head, 26)]
+
+
+def test_mla_fallback_refuses_dims_it_cannot_add():
+    with pytest.raises(UserError, match="qk_nope_head_dim"):
+        _facts(_with(JAIS2, kv_lora_rank=512, qk_nope_head_dim=[]))
+
+
+@pytest.mark.parametrize("value,model_cap,layer_cap", [
+    ({}, None, None), ([], None, None), ("", None, None), (1, 1.0, 1.0), ("32", 32.0, 32.0), (True, 1.0, 1.0),
+], ids=str)
+def test_attn_logit_softcapping_as_vllm_reads_it(value, model_cap, layer_cap):
+    # the Transformers backend passes it to every layer; Phi-3's model file never does
+    backend = _facts(_with(JAIS2, attn_logit_softcapping=value))
+    assert backend.attn_logit_softcapping == model_cap
+    assert [g.attn.logits_soft_cap for g in backend.groups] == [layer_cap]
+    assert [g.attn.logits_soft_cap for g in _facts(_with(PHI3, attn_logit_softcapping=value)).groups] == [None]
+
+
+def test_attn_logit_softcapping_vllm_cannot_compute_with_is_refused():
+    with pytest.raises(UserError, match="attn_logit_softcapping"):
+        _facts(_with(PHI3, attn_logit_softcapping="x"))
+
+
+@pytest.mark.parametrize("config,match", [
+    (_with(LLAMA, num_attention_heads=-32), "-32 attention heads"),
+    (_with(JAIS2, num_attention_heads=0), "num_attention_heads is 0"),
+    (_with(LLAMA, num_attention_heads=17, hidden_size=17 * 128, num_key_value_heads=16), "divisible by num_kv_heads"),
+    (_with(JAIS2, head_dim=-128), "head_dim is -128"),
+], ids=["negative heads", "zero heads", "17 heads 16 kv", "backend negative head_dim"])
+def test_layers_vllm_cannot_build_are_refused(config, match):
+    with pytest.raises(UserError, match=match):
+        _facts(config)
+
+
+def test_flashinfer_mla_reads_an_absent_qk_nope_head_dim_as_1():
+    # FlashInferMLABackend.supports_combination: getattr(hf_text_config,
+    # "qk_nope_head_dim", 1); the MLA layer itself reads it as 0
+    config = _with(_fixture("deepseek-v3"), drop=("quantization_config", "qk_nope_head_dim"),
+                   model_type="kimi_k2", num_hidden_layers=2, first_k_dense_replace=1)
+    r = explain(_facts(config, Capability(10, 0)), load_device("b200"), Kernels(), Overrides())
+    mla = next(g for g in r.groups if g.cfg.use_mla)
+    reasons = {c.name: c.reasons for c in mla.selection.candidates}
+    assert reasons["FLASHINFER_MLA"] == ("FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], "
+                                         "but got 1",)
+
+
+# -- against vLLM 0.33.0 itself -------------------------------------------------
+
+_VLLM_CASES = [
+    ("mistral torch_dtype 7", _with(MISTRAL, torch_dtype=7), H100, None),
+    ("gemma2 torch_dtype -1 on T4", _with(GEMMA2, torch_dtype=-1), T4, None),
+    ("qwen3 torch_dtype int8", _with(QWEN3, torch_dtype="int8"), H100, None),
+    ("llama torch_dtype fp8", _with(LLAMA, torch_dtype="fp8"), H100, "no attribute 'fp8'"),
+    ("llama use_sliding_window []", _with(LLAMA, use_sliding_window=[]), H100, None),
+    ("jais2 use_sliding_window 'x'", _with(JAIS2, use_sliding_window="x"), H100, None),
+    ("llama qk_nope_head_dim []", _with(LLAMA, qk_nope_head_dim=[], kv_lora_rank="x"), H100, None),
+    ("jais2 kv_lora_rank 1", _with(JAIS2, kv_lora_rank=1), H100, None),
+    ("jais2 kv_lora_rank 0, qk dims 32 + 32", _with(JAIS2, kv_lora_rank=0, qk_nope_head_dim=32, qk_rope_head_dim=32),
+     H100, None),
+    ("llama sliding_window_pattern []", _with(LLAMA, sliding_window_pattern=[]), H100, None),
+    ("gemma3 sliding_window_pattern 0", _with(GEMMA3_TEXT, sliding_window_pattern=0), H100, "ZeroDivisionError"),
+    ("gemma3 sliding_window_pattern 3", _with(GEMMA3_TEXT, sliding_window_pattern=3), H100, None),
+    ("phi3 attn_logit_softcapping {}", _with(PHI3, attn_logit_softcapping={}), H100, None),
+    ("jais2 attn_logit_softcapping 1", _with(JAIS2, attn_logit_softcapping=1), H100, None),
+    ("llama -32 heads", _with(LLAMA, num_attention_heads=-32), H100, "RuntimeError"),
+    ("llama 17 heads 16 kv", _with(LLAMA, num_attention_heads=17, hidden_size=17 * 128, num_key_value_heads=16),
+     H100, "not divisible by num_kv_heads"),
+    ("jais2 head_dim -128", _with(JAIS2, head_dim=-128), H100, "negative dimension"),
+]
+
+
+@pytest.fixture(scope="module")
+def vllm_answers() -> list[dict]:
+    if not Path(VLLM_PYTHON).exists():
+        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
+    cases = [{"config": c, "capability": [cap.major, cap.minor]} for _, c, cap, _ in _VLLM_CASES]
+    proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(_VLLM_CASES)), ids=[c[0] for c in _VLLM_CASES])
+def test_against_vllm(vllm_answers, index):
+    name, config, cap, refusal = _VLLM_CASES[index]
+    res = vllm_answers[index]
+    if refusal is not None:
+        assert res["error"] and refusal in res["error"], res["error"]
+        with pytest.raises(UserError):
+            _facts(config, cap)
+        return
+    assert res["error"] is None, res["error"]
+    f = _facts(config, cap)
+    model = res["model"]
+    assert (f.dtype, f.head_size, f.model_use_mla, f.num_kv_heads) == (
+        model["dtype"], model["head_size"], model["use_mla"], model["num_kv_heads"])
+    theirs = {(c["head_size"], c["use_mla"]) for c in res["calls"]}
+    assert {(g.attn.head_size, g.attn.use_mla) for g in f.groups} == theirs
+    caps = {layer.get("logits_soft_cap") or None for layer in res["layers"]}
+    assert {g.attn.logits_soft_cap for g in f.groups} == caps
