@@ -192,11 +192,11 @@ def test_device_profile_bad_values(profile_dirs):
 def test_profile_config_errors_name_the_profile(profile_dirs):
     models, _ = profile_dirs
     cfg = json.loads((CONFIGS / "llama-3.1-8b" / "config.json").read_text())
-    cfg["torch_dtype"] = "int3"
+    cfg["torch_dtype"] = "fp8"  # no torch dtype of that name: transformers cannot load it
     import yaml
 
     (models / "odd.yaml").write_text(yaml.safe_dump({"source": "a/b", "config": cfg}))
-    with pytest.raises(UserError, match="profile odd: torch_dtype 'int3'"):
+    with pytest.raises(UserError, match="profile odd: .*fp8"):
         load_model("odd")
 
 
