@@ -4,9 +4,9 @@ measured, beside the fastest peer.
 
     python3 benchmarks/decode_grid_table.py benchmarks/results/h200/grid/decode_grid.run1.auto.json
 
-The table's launch is recomputed here (``plan_work`` on the point's shape, no
-GPU) and matched to the measured row with the same work list, merge and
-register cap; a point where no measured row launched what the table launches
+The table's launch is recomputed here (``TritonAttnAdapter.build`` on the
+point's shape, on the CPU) and matched to the measured row with the same work
+list, merge and kernel (``kernel_key``); a point where no measured row launched what the table launches
 now is reported as not measured, never estimated. Also printed: the
 two-launch row (the split policy before the decode grid, merge as a second
 launch) for comparison, and the summary against the issue's 95 % target.
@@ -18,7 +18,7 @@ import argparse
 import json
 import statistics
 import sys
-from dataclasses import fields, replace
+from dataclasses import fields
 from pathlib import Path
 
 OURS = "TRITON_ATTN"
@@ -34,46 +34,46 @@ def _config(d: dict):
     return KernelConfig(**{k: v for k, v in d.items() if k in names})
 
 
-def _work(cfg, point: dict):
-    from attn_select.backends.run.triton_attn import _next_pow2, plan_work
+class _Launches:
+    """TritonAttnAdapter.build on the CPU for one point's shape: the work list,
+    merge and config a launch gets from a config (the table's when None), as
+    ``attn-select run`` would build them there."""
 
-    g_pad = _next_pow2(point["q"] // point["kv"])
-    small_q = max(1, max(cfg.small_m, g_pad, 16) // g_pad)
-    n = point["batch"]
-    work, _, _, splits = plan_work([1] * n, [point["context"] + 1] * n, 0, small_q, point["kv"], cfg,
-                                   head_v=point["head"])
-    return work, splits
+    def __init__(self, point: dict, fp8: bool):
+        import torch
 
+        from attn_select.backends.run.adapter import RunEnv
+        from attn_select.backends.run.batch import make_batch
+        from attn_select.backends.run.reference import AttnParams
+        from attn_select.backends.run.triton_attn import TritonAttnAdapter
+        from attn_select.selector.run_plan import Shape
 
-def table_launch(point: dict, fp8: bool):
-    """(work list, max splits, merges in-kernel, config) of the table's launch on this point."""
-    from attn_select.backends.run.triton_attn import DECODE_CONFIG, FP8_DECODE_CONFIG, merges_in_kernel
+        head = point["head"]
+        env = RunEnv(torch.device("cpu"), None, torch.bfloat16, "fp8" if fp8 else "auto")
+        self.adapter = TritonAttnAdapter(env, AttnParams(point["q"], point["kv"], head, head, head ** -0.5))
+        self.batch = make_batch(Shape("decode", decodes=point["batch"], decode_context=point["context"]),
+                                point["page"], "cpu", seed=3, spare_pages=64)
 
-    cfg = FP8_DECODE_CONFIG if fp8 else DECODE_CONFIG
-    if point["head"] > 128:  # as TritonAttnAdapter.build clamps the tiles
-        cfg = replace(cfg, block_n=min(cfg.block_n, 32), small_n=min(cfg.small_n, 32))
-    work, splits = _work(cfg, point)
-    return work, splits, merges_in_kernel(cfg, splits, point["head"]), cfg
-
-
-def _tiles(cfg, fused: bool):
-    return (cfg.small_m, cfg.small_n, cfg.small_stages, cfg.num_warps, cfg.fp8_dot, cfg.max_registers,
-            cfg.page_vector, cfg.merge_chunk if fused else 1)
+    def plan(self, cfg=None):
+        return self.adapter.build(self.batch, cfg)
 
 
-def measured_row(point: dict, fp8: bool) -> dict | None:
-    """The measured row that launched what the table launches now, or None."""
+def measured_row(point: dict, table, launches: _Launches) -> dict | None:
+    """The measured row that launched what the table launches now (``table``:
+    its plan on this point), or None."""
     import torch
 
-    work, _, fused, cfg = table_launch(point, fp8)
+    from attn_select.backends.run.triton_attn import kernel_key
+
+    fused = table.counters is not None
     for r in point["rows"]:
         if not r["row"].startswith(OURS) or "us" not in r or "cfg" not in r:
             continue
         rc = _config(r["cfg"])
-        if ("merged in-kernel" in r["kernel"]) != fused or _tiles(rc, fused) != _tiles(cfg, fused):
+        if ("merged in-kernel" in r["kernel"]) != fused or kernel_key(rc, fused) != kernel_key(table.cfg, fused):
             continue
-        w, _ = _work(rc, point)
-        if w.shape == work.shape and torch.equal(w, work):
+        w = launches.plan(rc).work
+        if w.shape == table.work.shape and torch.equal(w, table.work):
             return r
     return None
 
@@ -85,10 +85,11 @@ def rows_of(doc: dict) -> list[dict]:
         timed = {r["row"]: r for r in p["rows"] if "us" in r}
         peers = {k: timed[k]["us"] for k in PEERS if k in timed}
         fast = min(peers.items(), key=lambda kv: kv[1]) if peers else None
-        ours = measured_row(p, fp8)
-        _, splits, fused, _ = table_launch(p, fp8)
+        launches = _Launches(p, fp8)
+        table = launches.plan()
+        ours = measured_row(p, table, launches)
         out.append(dict(q=p["q"], kv=p["kv"], head=p["head"], page=p["page"], batch=p["batch"], context=p["context"],
-                        splits=splits, fused=fused, ours=ours["us"] if ours else None,
+                        splits=table.max_splits, fused=table.counters is not None, ours=ours["us"] if ours else None,
                         ours_row=ours["row"] if ours else None, two=_two_launch_us(p), peers=peers,
                         fastest=fast[0] if fast else None, fastest_us=fast[1] if fast else None))
     return out

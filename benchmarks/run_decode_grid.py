@@ -143,6 +143,7 @@ class Point:
         from attn_select.backends.run.batch import fill_random_
         from attn_select.backends.run.harness import time_device
         from attn_select.backends.run.reference import relative_error, tolerance
+        from attn_select.backends.run.runner import _sync
 
         b, kind, env, dev = self.batch, self.kind, self.env, self.env.device
         gen = torch.Generator().manual_seed(self.seed)
@@ -181,32 +182,10 @@ class Point:
         return row
 
 
-def _sync(dev) -> None:
-    import torch
-
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-
-
-def _free(dev) -> None:
-    import gc
-
-    import torch
-
-    gc.collect()
-    if dev.type == "cuda":
-        torch.cuda.empty_cache()
-
-
-def _one_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}"[:240]
-
-
 def run_point(rows, g, batch, env, seconds: float, seed: int, ours: bool = True, peers: bool = True) -> list[dict]:
     """Every row of one point: the table's entry and the variants (deduplicated
     by their launches), then the peers."""
-    from attn_select.backends.run.runner import load_adapter
+    from attn_select.backends.run.runner import _free, load_adapter, one_line
 
     pt = Point(g, batch, env, seconds, seed)
     out, launched = [], []
@@ -222,7 +201,7 @@ def run_point(rows, g, batch, env, seconds: float, seed: int, ours: bool = True,
             ad = load_adapter(r, env, pt.kind.p)
             missing = ad.unavailable()
         except Exception as e:
-            out.append(dict(row=label, reason=f"adapter failed to load: {_one_line(e)}"))
+            out.append(dict(row=label, reason=f"adapter failed to load: {one_line(e)}"))
             continue
         if missing:
             out.append(dict(row=label, reason=missing))
@@ -247,7 +226,7 @@ def run_point(rows, g, batch, env, seconds: float, seed: int, ours: bool = True,
                     res.update(pt.measure(ad, lambda: ad.build(batch), settle))
                 settle = 0.05
             except Exception as e:
-                res["error"] = _one_line(e)
+                res["error"] = one_line(e)
             out.append(res)
         ad.close()
         _free(env.device)
@@ -257,9 +236,10 @@ def run_point(rows, g, batch, env, seconds: float, seed: int, ours: bool = True,
 def _same_launch(plan, work, fused, cfg) -> bool:
     import torch
 
-    tiles = lambda c: (c.small_m, c.small_n, c.small_stages, c.num_warps, c.fp8_dot, c.max_registers,  # noqa: E731
-                       c.page_vector, c.merge_chunk if plan.counters is not None else 1)
-    return (tiles(plan.cfg) == tiles(cfg) and (plan.counters is not None) == fused
+    from attn_select.backends.run.triton_attn import kernel_key
+
+    mine = plan.counters is not None
+    return (mine == fused and kernel_key(plan.cfg, mine) == kernel_key(cfg, fused)
             and plan.work.shape == work.shape and bool(torch.equal(plan.work, work)))
 
 
@@ -346,7 +326,7 @@ def phase_warm(part: int, parts: int, device: str, heads=HEADS, kv_dtypes=("auto
     import torch
 
     from attn_select.backends.run.batch import fill_random_, make_batch
-    from attn_select.backends.run.runner import RunOptions, load_adapter, make_env
+    from attn_select.backends.run.runner import RunOptions, _free, _sync, load_adapter, make_env, one_line
     from attn_select.selector.run_plan import Shape
 
     dev = torch.device(device)
@@ -384,7 +364,7 @@ def phase_warm(part: int, parts: int, device: str, heads=HEADS, kv_dtypes=("auto
                 _free(dev)
             log(f"warm {job} {time.time() - t0:.1f} s")
         except Exception as e:
-            log(f"warm FAILED {job}: {_one_line(e)}")
+            log(f"warm FAILED {job}: {one_line(e)}")
 
 
 def main() -> None:

@@ -200,12 +200,12 @@ def _one_line(e: BaseException) -> str:
 def phase_compile(part: int, parts: int, dev) -> None:
     """Build and run every variant once (no check, no timing): fills Triton's
     on-disk cache so the timing process finds each kernel compiled."""
+    from attn_select.backends.run.triton_attn import kernel_key
+
     jobs = [(case, cfg) for case in CASES for cfg in case_configs(case)]
     seen, mine = set(), []
-    for case, cfg in jobs:  # splits do not change the compiled kernel
-        key = (case[1], case[0] == "mixed", cfg.small_n, cfg.small_stages, cfg.block_m, cfg.block_n,
-               cfg.num_stages, cfg.num_warps, cfg.small_m, cfg.fp8_dot, cfg.fused_merge_max, cfg.max_registers,
-               cfg.page_vector)
+    for case, cfg in jobs:  # splits do not change the compiled kernel; whether they merge in-kernel does
+        key = (case[1], case[0] == "mixed", cfg.fused_merge_max, kernel_key(cfg, bool(cfg.fused_merge_max)))
         if key not in seen:
             seen.add(key)
             mine.append((case, cfg))

@@ -59,6 +59,14 @@ def merges_in_kernel(cfg: KernelConfig, max_splits: int, head_v: int) -> bool:
     return max_splits > 1 and max_splits * head_v <= cfg.fused_merge_max
 
 
+def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
+    """The config fields that pick the compiled kernel and its launch options,
+    for a plan that does (``fused``) or does not merge in-kernel; the split
+    policy's fields show in the plan's work list instead."""
+    return (cfg.block_m, cfg.block_n, cfg.num_stages, cfg.small_m, cfg.small_n, cfg.small_stages, cfg.num_warps,
+            cfg.fp8_dot, cfg.page_vector, cfg.max_registers, cfg.merge_chunk if fused else 0)
+
+
 # The table, from the sweep in benchmarks/run_triton_sweep.py on an H200
 # (Llama-3.1-8B heads, page 16; BENCHMARKS.md "Triton sweep"). What it rests on:
 # - Triton 3.6 pipelines the block-table load ahead of the K/V loads it
