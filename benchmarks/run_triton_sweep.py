@@ -52,12 +52,14 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
-def _decode_cfg(n: int, stages: int, splits: int, warps: int = 4, base: int = 32 * 8, fp8_dot: int = 0):
+def _decode_cfg(n: int, stages: int, splits: int, warps: int = 4, base: int = 32 * 8, fp8_dot: int = 0,
+                **extra):
     """A decode-only config cutting each of the 32 x 8 (request, KV head) rows into ``splits``."""
     from attn_select.backends.run.triton_attn import KernelConfig
 
     return KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=n, small_stages=stages,
-                        num_warps=warps, target_programs=base * splits, min_split_tokens=256, fp8_dot=fp8_dot)
+                        num_warps=warps, target_programs=base * splits, min_split_tokens=256, fp8_dot=fp8_dot,
+                        **extra)
 
 
 def configs(kind: str, fp8: bool = False) -> list:
@@ -73,6 +75,12 @@ def configs(kind: str, fp8: bool = False) -> list:
         if fp8:  # the fp8 dots (Q.K, then P.V too): no widening, e4m3 tensor-core MMAs
             out += [_decode_cfg(n, st, sp, w, fp8_dot=dot) for dot in (1, 2)
                     for n, st, w in [(128, 5, 4), (64, 5, 4), (128, 3, 4), (256, 3, 4)] for sp in (1, 2)]
+            # V widened where it is loaded (no byte-wise gather into the P.V operand): the sm_90 key loop
+            # 1358 -> 853 instructions a 128-key tile, but 107 KB of shared memory at 5 stages (2 an SM);
+            # with and without the table's register cap
+            out += [_decode_cfg(n, st, sp, w, widen_v=True, max_registers=cap)
+                    for n, st, w in [(128, 5, 4), (128, 4, 4), (64, 5, 4), (64, 4, 4)] for sp in (1, 2)
+                    for cap in (0, 168)]
         else:  # around the table's 64-key, 5-stage entry
             out += [_decode_cfg(n, st, sp, w) for n, st, w in [(64, 4, 4), (64, 6, 4), (64, 5, 8)] for sp in (1, 2)]
         return out

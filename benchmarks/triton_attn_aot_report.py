@@ -2,7 +2,9 @@
 (no GPU needed) and report, per launch config: shared memory, the K/V
 buffers Triton's pipeliner made, the copy groups each key loop leaves in
 flight at its wait (0: every copy is waited on right after it is issued, no
-overlap), wgmma or mma.sync, and ptxas's registers / spills.
+overlap), wgmma or mma.sync, ptxas's registers / spills, and the shared-memory
+loads that gather a tile byte by byte against the 16-bit transposing ones
+(``widen_v``).
 
     python3 benchmarks/triton_attn_aot_report.py                # the table's configs, Llama-3.1-8B heads
     python3 benchmarks/triton_attn_aot_report.py --sweep        # and run_triton_sweep.py's variants
@@ -28,8 +30,10 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16, fused: bool = False):
-    """The kernel of one launch config; ``fused``: as a split plan that merges in-kernel compiles it."""
+def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16, fused: bool = False,
+                   e5m2: bool = False):
+    """The kernel of one launch config; ``fused``: as a split plan that merges in-kernel compiles it;
+    ``e5m2``: an fp8 cache in e5m2 (else e4m3)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -38,7 +42,7 @@ def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16, 
 
     g = heads[0] // heads[1]
     g_pad = 1 << (g - 1).bit_length()
-    kv = "*fp8e4nv" if fp8 else "*bf16"
+    kv = ("*fp8e5" if e5m2 else "*fp8e4nv") if fp8 else "*bf16"
     ptrs = dict(q_ptr="*bf16", k_ptr=kv, v_ptr=kv, out_ptr="*bf16", part_acc_ptr="*fp32", part_m_ptr="*fp32",
                 part_l_ptr="*fp32", counter_ptr="*i32", block_table_ptr="*i32", sinks_ptr="*bf16",
                 k_scale_ptr="*fp32", v_scale_ptr="*fp32", work_ptr="*i32")
@@ -55,7 +59,7 @@ def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16, 
                  BLOCK_Q=bq, BLOCK_N=cfg.block_n if bq else 0, NUM_STAGES=cfg.num_stages if bq else 0,
                  SMALL_Q=sq, SMALL_N=cfg.small_n if sq else 0, SMALL_STAGES=cfg.small_stages if sq else 0,
                  FP8_KV=fp8, DOT_F32=False, FP8_DOT=cfg.fp8_dot, FUSED_MERGE=cfg.merge_chunk if fused else 0,
-                 PAGE_VEC=cfg.page_vector)
+                 PAGE_VEC=cfg.page_vector, WIDEN_V=cfg.widen_v and fp8)
     sig.update({k: "constexpr" for k in const})
     names = list(sig)
     # what the launcher specialises on real tensors: 16-byte aligned pointers, strides divisible by 16
@@ -67,6 +71,32 @@ def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16, 
     if cfg.max_registers:
         options["maxnreg"] = cfg.max_registers
     return triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
+
+
+def disassemble(kernel) -> str:
+    """The kernel's SASS, from the nvdisasm that ships in Triton's NVIDIA backend."""
+    import subprocess
+    import tempfile
+
+    import triton
+
+    nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(kernel.asm["cubin"])
+        f.flush()
+        return subprocess.run([str(nvdisasm), "-c", f.name], capture_output=True, text=True, check=True).stdout
+
+
+def shared_loads(sass: str) -> dict[str, int]:
+    """Shared-memory loads by kind: ``byte`` (LDS.U8: an 8-bit tile gathered a
+    value at a time), ``transposing`` (16-bit ldmatrix.trans, LDSM.16.MT88),
+    ``matrix`` (ldmatrix), ``other`` (LDS of 16-128 bits)."""
+    ops = re.findall(r"\b(LDSM\.16\.MT88|LDSM|LDS\.U8|LDS)\b", sass)
+    kinds = {"LDSM.16.MT88": "transposing", "LDSM": "matrix", "LDS.U8": "byte", "LDS": "other"}
+    out = dict.fromkeys(kinds.values(), 0)
+    for op in ops:
+        out[kinds[op]] += 1
+    return out
 
 
 def report(label: str, cfg, fp8: bool, path: str, heads=(32, 8), head=128) -> str:
@@ -87,8 +117,10 @@ def report(label: str, cfg, fp8: bool, path: str, heads=(32, 8), head=128) -> st
     mma = "wgmma" if "warp_group_dot" in g else "mma.sync"
     waits = re.findall(r"async_wait .*?\{num = (\d+)", g)
     per_sm = 228 * 1024 // max(1, k.metadata.shared + 1024)  # 1 KB reserved per block
+    loads = shared_loads(disassemble(k))
     return (f"{label}: shared {k.metadata.shared} B ({per_sm}/SM by smem), buffers {bufs or 'none'}, "
-            f"waits leave {waits or '-'} in flight, {mma}, {ptxas_report(k.asm['ptx'])}")
+            f"waits leave {waits or '-'} in flight, {mma}, {ptxas_report(k.asm['ptx'])}, "
+            f"shared loads {loads['byte']} byte / {loads['transposing']} transposing")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     from attn_select.backends.run import triton_attn as ta
 
     table = [("decode", ta.DECODE_CONFIG, False, "decode"), ("fp8 decode", ta.FP8_DECODE_CONFIG, True, "decode"),
+             ("fp8 decode, V widened", replace(ta.FP8_DECODE_CONFIG, widen_v=True), True, "decode"),
              ("prefill", ta.PREFILL_CONFIG, False, "prefill"), ("fp8 prefill", ta.PREFILL_CONFIG, True, "prefill"),
              ("mixed: decode", ta.MIXED_CONFIG, False, "decode"), ("mixed: prefill", ta.MIXED_CONFIG, False, "prefill")]
     # Llama-3.1-8B, gpt-oss-20b (head 64, 8 heads a KV head), Gemma-2-9B (head 256)
@@ -110,8 +143,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs += [(f"sweep {kind}", c, fp8, kind, (32, 8), 128) for c in sw.configs(kind, fp8)]
     seen = set()
     for label, cfg, fp8, path, heads, head in jobs:
-        key = (cfg.small_m, cfg.small_n, cfg.small_stages, cfg.block_m, cfg.block_n, cfg.num_stages,
-               cfg.num_warps, fp8, path, heads, head)
+        key = (ta.kernel_key(cfg, False), fp8, path, heads, head)
         if key in seen:
             continue
         seen.add(key)

@@ -52,6 +52,9 @@ class KernelConfig:
     merge_chunk: int = 1  # an in-kernel merge takes this many splits a step (a power of two)
     page_vector: bool = False  # block table read once a page (or tile) instead of once a key
     max_registers: int = 0  # ptxas's register cap a thread (0: Triton's choice); GPU launches only
+    # an fp8 cache with fp16 P.V dots: each value tile widened to fp16 where it is loaded, so the
+    # dot takes it through shared memory as 16-bit data (triton_kernel._widen_fp8_here); sm_89+ only
+    widen_v: bool = False
 
 
 def merges_in_kernel(cfg: KernelConfig, max_splits: int, head_v: int) -> bool:
@@ -59,12 +62,22 @@ def merges_in_kernel(cfg: KernelConfig, max_splits: int, head_v: int) -> bool:
     return max_splits > 1 and max_splits * head_v <= cfg.fused_merge_max
 
 
+def widens_v(cfg: KernelConfig, fp8_dot: int, kv_element_bytes: int, capability: tuple[int, int] | None,
+             on_gpu: bool) -> bool:
+    """Whether a launch widens its fp8 value tiles where they are loaded
+    (``widen_v``): on a GPU of sm_89 or later (the cvt instructions it uses),
+    with an fp8 cache whose P.V dot runs in fp16 (``fp8_dot`` 2 keeps V in fp8).
+    The interpreter runs the plain widening: it has no PTX."""
+    return (cfg.widen_v and kv_element_bytes == 1 and fp8_dot < 2 and on_gpu
+            and capability is not None and tuple(capability) >= (8, 9))
+
+
 def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
     """The config fields that pick the compiled kernel and its launch options,
     for a plan that does (``fused``) or does not merge in-kernel; the split
     policy's fields show in the plan's work list instead."""
     return (cfg.block_m, cfg.block_n, cfg.num_stages, cfg.small_m, cfg.small_n, cfg.small_stages, cfg.num_warps,
-            cfg.fp8_dot, cfg.page_vector, cfg.max_registers, cfg.merge_chunk if fused else 0)
+            cfg.fp8_dot, cfg.page_vector, cfg.max_registers, cfg.widen_v, cfg.merge_chunk if fused else 0)
 
 
 # The table, from the sweep in benchmarks/run_triton_sweep.py on an H200
@@ -304,6 +317,9 @@ class TritonAttnAdapter(Adapter):
         fp8 = k.element_size() == 1
         scales = self._scales(q.device) if fp8 else dummy
         fused = plan.counters is not None
+        # e5m2 keeps the fp16 dots: two mantissa bits are too few for a rounded query
+        fp8_dot = cfg.fp8_dot if k.dtype == torch.float8_e4m3fn else 0
+        widen_v = widens_v(cfg, fp8_dot, k.element_size(), self.env.capability, q.is_cuda)
         tk.paged_attention_kernel[(plan.num_items, p.num_kv_heads)](
             q, k, v, out, pa, pm, pl, plan.counters if fused else dummy,
             b.block_table, sinks if sinks is not None else dummy,
@@ -323,9 +339,8 @@ class TritonAttnAdapter(Adapter):
             BLOCK_Q=plan.block_q, BLOCK_N=cfg.block_n, NUM_STAGES=cfg.num_stages,
             SMALL_Q=plan.small_q, SMALL_N=cfg.small_n, SMALL_STAGES=cfg.small_stages,
             FP8_KV=fp8, DOT_F32=not q.is_cuda,
-            # e5m2 keeps the fp16 dots: two mantissa bits are too few for a rounded query
-            FP8_DOT=cfg.fp8_dot if k.dtype == torch.float8_e4m3fn else 0,
-            FUSED_MERGE=cfg.merge_chunk if fused else 0, PAGE_VEC=cfg.page_vector,
+            FP8_DOT=fp8_dot,
+            FUSED_MERGE=cfg.merge_chunk if fused else 0, PAGE_VEC=cfg.page_vector, WIDEN_V=widen_v,
             num_warps=cfg.num_warps, num_stages=max(cfg.num_stages, cfg.small_stages),
             **({"maxnreg": cfg.max_registers} if cfg.max_registers and q.is_cuda else {}),
         )

@@ -39,7 +39,11 @@ pipeliner issues both ahead together. Sliding window, soft cap and sinks
   fp8 cache *slower* than a bf16 one on the H200). The query is scaled by a
   power of two into fp16's range (exact; its inverse joins the score scale);
   k_scale joins the softmax scale and v_scale the output, as vLLM's kernels
-  fold them, so dequantisation costs no multiply per element.
+  fold them, so dequantisation costs no multiply per element. Triton widens
+  the value tile only after loading it into the P.V dot's operand layout,
+  one shared-memory byte load per value on sm_90 (the operand pairs
+  consecutive keys, which lie a row apart); ``WIDEN_V`` widens it where it
+  is loaded instead (``_widen_fp8_here``).
 
 Only ``attn_select.backends.run.triton_attn`` imports this module.
 """
@@ -76,15 +80,36 @@ def _pow2_into_range(q, TOP: tl.constexpr):
 
 
 @triton.jit
+def _widen_fp8_here(x):
+    """An fp8 tensor widened to fp16 (exact), four values an instruction pair,
+    at this point of the program. The asm is declared impure, which is what
+    keeps it here: Triton's layout passes move a pure widening (``.to``, or
+    pure asm) past the shared-memory round trip that brings a value tile into
+    the P.V dot's operand layout, and then gather that tile byte by byte
+    (sm_90 has no transposing shared-memory load for 8-bit data). Widened
+    first, the tile takes the 16-bit transposing load (``ldmatrix.trans``).
+    ``cvt.*x2`` needs sm_89."""
+    if x.dtype == tl.float8e4nv:
+        asm: tl.constexpr = ("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, $2; "
+                             "cvt.rn.f16x2.e4m3x2 $0, lo; cvt.rn.f16x2.e4m3x2 $1, hi; }")
+    else:
+        asm: tl.constexpr = ("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, $2; "
+                             "cvt.rn.f16x2.e5m2x2 $0, lo; cvt.rn.f16x2.e5m2x2 $1, hi; }")
+    return tl.inline_asm_elementwise(asm, "=r,=r,r", [x], dtype=tl.float16, is_pure=False, pack=4)
+
+
+@triton.jit
 def _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
              stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
              HEAD: tl.constexpr, HEAD_V: tl.constexpr, PAGE: tl.constexpr,
-             k_dtype: tl.constexpr, v_dtype: tl.constexpr, BLOCK_N: tl.constexpr, PAGE_VEC: tl.constexpr):
+             k_dtype: tl.constexpr, v_dtype: tl.constexpr, BLOCK_N: tl.constexpr, PAGE_VEC: tl.constexpr,
+             WIDEN_V: tl.constexpr):
     """K [BLOCK_N, HEAD_PAD] and V [BLOCK_N, HEAD_V_PAD] of the keys n0 + n_off,
     in their dots' dtypes (fp8 kept as fp8 for an fp8 dot, or widened exactly
     to fp16). Keys at or past ``end`` read as 0 (a stale page may hold NaN,
     and 0 * NaN would reach the output). ``PAGE_VEC``: the tile's pages read
-    once a page or a tile (``key_pages``), not once a key."""
+    once a page or a tile (``key_pages``), not once a key. ``WIDEN_V``: an fp8
+    V tile widened to fp16 where it is loaded (``_widen_fp8_here``)."""
     pos = n0 + n_off
     in_seq = pos < end
     if PAGE_VEC:
@@ -96,6 +121,8 @@ def _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
     slot_v = page * stride_vp + in_page * stride_vt + kvh * stride_vh
     k = tl.load(k_ptr + slot_k[:, None] + d[None, :], mask=in_seq[:, None] & (d[None, :] < HEAD), other=0.0)
     v = tl.load(v_ptr + slot_v[:, None] + dv[None, :], mask=in_seq[:, None] & (dv[None, :] < HEAD_V), other=0.0)
+    if WIDEN_V and v_dtype == tl.float16 and v.dtype.is_fp8():
+        v = _widen_fp8_here(v)
     return pos, k.to(k_dtype), v.to(v_dtype)
 
 
@@ -145,7 +172,7 @@ def _attend_block(
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SINK: tl.constexpr,
     NUM_STAGES: tl.constexpr, FP8_KV: tl.constexpr, DOT_F32: tl.constexpr, FP8_DOT: tl.constexpr,
-    FUSED_MERGE: tl.constexpr, PAGE_VEC: tl.constexpr,
+    FUSED_MERGE: tl.constexpr, PAGE_VEC: tl.constexpr, WIDEN_V: tl.constexpr,
 ):
     """One (query block, KV split, KV head): the whole attention of that tile."""
     BLOCK_M: tl.constexpr = BLOCK_Q * G_PAD
@@ -222,13 +249,13 @@ def _attend_block(
     for n0 in tl.range(start, full_end, BLOCK_N, num_stages=NUM_STAGES):
         pos, k, v = _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
                              stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
-                             HEAD, HEAD_V, PAGE, k_dt, v_dt, BLOCK_N, PAGE_VEC)
+                             HEAD, HEAD_V, PAGE, k_dt, v_dt, BLOCK_N, PAGE_VEC, WIDEN_V)
         m_i, l_i, acc = _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_cap, window,
                                       HAS_SOFTCAP, HAS_WINDOW, False, P_SCALE, cache_dt)
     for n0 in tl.range(full_end, end, BLOCK_N, num_stages=NUM_STAGES):
         pos, k, v = _load_kv(k_ptr, v_ptr, bt_row, n0, n_off, end, d, dv, kvh,
                              stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh,
-                             HEAD, HEAD_V, PAGE, k_dt, v_dt, BLOCK_N, PAGE_VEC)
+                             HEAD, HEAD_V, PAGE, k_dt, v_dt, BLOCK_N, PAGE_VEC, WIDEN_V)
         m_i, l_i, acc = _softmax_step(q, k, v, pos, end, row_pos, m_i, l_i, acc, score_scale, soft_cap, window,
                                       HAS_SOFTCAP, HAS_WINDOW, True, P_SCALE, cache_dt)
     if FP8_KV:
@@ -340,6 +367,7 @@ def paged_attention_kernel(
     # > 0: the last split merges, this many splits a step (counter_ptr: [partial rows, KV heads] int32, 0)
     FUSED_MERGE: tl.constexpr = 0,
     PAGE_VEC: tl.constexpr = False,  # read the block table once a page (or tile), not once a key
+    WIDEN_V: tl.constexpr = False,  # fp8 cache, fp16 P.V dot: widen V where it is loaded (GPU, sm_89+)
 ):
     """Grid (work items, KV heads). A request with at most SMALL_Q new tokens
     takes the small-tile path (few rows, long context, split-KV); the others
@@ -366,7 +394,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V)
     elif BLOCK_Q == 0:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
@@ -376,7 +404,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V)
     elif q_len <= SMALL_Q:  # runtime: this request is a decode
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
@@ -386,7 +414,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V)
     else:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
@@ -396,7 +424,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V)
 
 
 @triton.jit

@@ -1,0 +1,95 @@
+"""What our Triton paged kernel compiles to for sm_90 (the H200), from the
+installed Triton's own compiler on the CPU: no GPU, no launch. It checks the
+code property a launch choice exists for; the speed it buys is measured on
+the device (benchmarks/, BENCHMARKS.md), never here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from attn_select.backends.run.triton_attn import DECODE_CONFIG, FP8_DECODE_CONFIG, KernelConfig, widens_v
+from tests.backends.run.conftest import BENCHMARKS, load_benchmark
+
+
+def _nvidia_tools() -> bool:
+    try:
+        import triton
+    except Exception:
+        return False
+    bindir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+    return (bindir / "nvdisasm").exists() and (bindir / "ptxas").exists()
+
+
+needs_nvidia_tools = pytest.mark.skipif(not _nvidia_tools(), reason="Triton without its NVIDIA backend tools")
+
+
+# Compiled in a child process: this directory's tests run Triton's interpreter (TRITON_INTERPRET=1,
+# conftest), under which triton.jit gives functions the compiler cannot take.
+_COMPILE = """
+import json, sys
+from dataclasses import replace
+sys.path.insert(0, sys.argv[1])
+import triton_attn_aot_report as aot
+from attn_select.backends.run.triton_attn import FP8_DECODE_CONFIG
+out = {}
+for heads, head, e5m2 in json.loads(sys.argv[2]):
+    k = aot.compile_config(replace(FP8_DECODE_CONFIG, widen_v=True), True, "decode", tuple(heads), head, e5m2=e5m2)
+    out[f"{heads[0]}/{heads[1]}x{head}{' e5m2' if e5m2 else ''}"] = aot.shared_loads(aot.disassemble(k))
+print(json.dumps(out))
+"""
+CASES = [((32, 8), 128, False), ((32, 8), 128, True), ((64, 8), 64, False)]
+
+
+@pytest.fixture(scope="module")
+def widened_loads():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    r = subprocess.run([sys.executable, "-c", _COMPILE, str(BENCHMARKS), json.dumps(CASES)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+@needs_nvidia_tools
+def test_widened_fp8_values_reach_the_dot_without_byte_loads(widened_loads):
+    """widen_v: the value tile reaches the fp16 P.V dot through 16-bit
+    transposing shared-memory loads (ldmatrix.trans), not one byte load a
+    value, as Triton lowers the plain widening on sm_90 (e4m3 and e5m2,
+    heads 128 and 64)."""
+    assert len(widened_loads) == len(CASES)
+    for case, loads in widened_loads.items():
+        assert loads["byte"] == 0, (case, loads)
+        assert loads["transposing"] > 0, (case, loads)
+
+
+def test_shared_loads_sorts_the_disassembly_by_kind():
+    aot = load_benchmark("triton_attn_aot_report")
+    sass = """
+        /*0100*/ LDS.U8 R4, [R2+0x80] ;
+        /*0110*/ LDSM.16.MT88.4 R8, [R3] ;
+        /*0120*/ LDSM.16.M88.4 R12, [R5] ;
+        /*0130*/ LDS.64 R16, [R6] ;
+        /*0140*/ LDS R18, [R6+0x4] ;
+        /*0150*/ LDS.U8 R19, [R2+0x100] ;
+    """
+    assert aot.shared_loads(sass) == {"transposing": 1, "matrix": 1, "byte": 2, "other": 2}
+
+
+@pytest.mark.parametrize("cfg,fp8_dot,nbytes,cap,gpu,want", [
+    (replace(FP8_DECODE_CONFIG, widen_v=True), 0, 1, (9, 0), True, True),
+    (replace(FP8_DECODE_CONFIG, widen_v=True), 1, 1, (8, 9), True, True),  # Q.K in fp8, P.V still fp16
+    (replace(FP8_DECODE_CONFIG, widen_v=True), 2, 1, (9, 0), True, False),  # P.V in fp8: V stays fp8
+    (replace(FP8_DECODE_CONFIG, widen_v=True), 0, 1, (8, 0), True, False),  # A100: no cvt.f16x2.e4m3x2
+    (replace(FP8_DECODE_CONFIG, widen_v=True), 0, 1, None, False, False),  # the interpreter: no PTX
+    (replace(DECODE_CONFIG, widen_v=True), 0, 2, (9, 0), True, False),  # a bf16 cache widens nothing
+    (FP8_DECODE_CONFIG, 0, 1, (9, 0), True, FP8_DECODE_CONFIG.widen_v),
+])
+def test_widens_v_only_where_the_instructions_and_an_fp16_dot_are(cfg: KernelConfig, fp8_dot, nbytes, cap, gpu,
+                                                                   want):
+    assert widens_v(cfg, fp8_dot, nbytes, cap, gpu) is want
