@@ -97,7 +97,11 @@ def variants(fp8: bool = False, head: int = 128):
         # sm_90 key loop 35-40 % shorter at heads 64-256; more shared memory: 64-key tiles keep 4 an SM)
         *([("widened V", replace(T, widen_v=True)),
            ("widened V, 64-key tiles", replace(T, widen_v=True, small_n=64)),
-           ("widened V, 4 stages", replace(T, widen_v=True, small_stages=4))] if fp8 else []),
+           ("widened V, 4 stages", replace(T, widen_v=True, small_stages=4)),
+           # with the page vector too: 743 instructions a 128-key tile, 425 a 64-key one
+           ("widened V, page vector", replace(T, widen_v=True, page_vector=True)),
+           ("widened V, page vector, 64-key tiles", replace(T, widen_v=True, page_vector=True, small_n=64))]
+          if fp8 else []),
     ]
 
 

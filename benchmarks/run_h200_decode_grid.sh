@@ -6,7 +6,8 @@
 # .gpu (FlashInfer) and .gpu-vllm (vLLM's FA3 build); the results come back in $OUT/grid.tar.gz.
 #   CALL_S=560 SWEEP_S=300 bash benchmarks/run_h200_decode_grid.sh [TAG]
 # The whole grid with every variant takes about 380 s of timing: past one call beside the warm-up.
-# GRID_ARGS (e.g. "--heads 256") limits the grid; SKIP_EXTRA=1 leaves out the fp8 and prefill parts.
+# GRID_ARGS (e.g. "--heads 256") limits the grid; SKIP_EXTRA=1 leaves out the fp8 and prefill parts; FP8_S
+# (default 80) bounds the fp8 part's timing.
 set -u
 tag=${1:-run1}
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
@@ -30,7 +31,8 @@ grep -h "FAILED" $R/warm-*.log | cut -c1-250 | head -20
 timeout $(( ${SWEEP_S:-300} + 60 )) python3 $S --phase sweep --tag $tag --out $R --max-seconds ${SWEEP_S:-300} \
   ${GRID_ARGS:-} > $R/sweep-$tag.log 2>&1; el "sweep bf16 exit $?"
 if [ -z "${SKIP_EXTRA:-}" ]; then
-  timeout 70 python3 $S --phase sweep --tag $tag --out $R $FP8 --max-seconds 50 > $R/sweep-fp8-$tag.log 2>&1
+  timeout $(( ${FP8_S:-80} + 20 )) python3 $S --phase sweep --tag $tag --out $R $FP8 --max-seconds ${FP8_S:-80} \
+    > $R/sweep-fp8-$tag.log 2>&1
   el "sweep fp8 exit $?"
   mkdir -p $R/mixed-$tag
   timeout 80 python3 benchmarks/run_triton_sweep.py --phase sweep --cases $PM --out $R/mixed-$tag \

@@ -78,9 +78,9 @@ def configs(kind: str, fp8: bool = False) -> list:
             # V widened where it is loaded (no byte-wise gather into the P.V operand): the sm_90 key loop
             # 1358 -> 853 instructions a 128-key tile, but 107 KB of shared memory at 5 stages (2 an SM);
             # with and without the table's register cap
-            out += [_decode_cfg(n, st, sp, w, widen_v=True, max_registers=cap)
+            out += [_decode_cfg(n, st, sp, w, widen_v=True, max_registers=cap, page_vector=pv)
                     for n, st, w in [(128, 5, 4), (128, 4, 4), (64, 5, 4), (64, 4, 4)] for sp in (1, 2)
-                    for cap in (0, 168)]
+                    for cap in (0, 168) for pv in (False, True)]
         else:  # around the table's 64-key, 5-stage entry
             out += [_decode_cfg(n, st, sp, w) for n, st, w in [(64, 4, 4), (64, 6, 4), (64, 5, 8)] for sp in (1, 2)]
         return out
