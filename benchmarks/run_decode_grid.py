@@ -68,6 +68,13 @@ def points(heads=HEADS, gqa=GQA, pages=PAGES, batches=BATCHES, contexts=CONTEXTS
 SLOTS_PER_SM = {64: 5, 128: 3, 256: 2}
 
 
+def _one_warp(T, head: int, split_tokens: int):
+    """The decode entry as programs of one warp (two at head 256), 32-key tiles, 3 stages, up to 8 an SM,
+    cut into ``split_tokens``-key splits, merged by the merge kernel (tens of splits)."""
+    return replace(T, num_warps=2 if head > 128 else 1, small_n=32, small_stages=3, target_programs=132 * 8,
+                   min_split_tokens=split_tokens, fused_merge_max=0, short_split_tokens=0, max_registers=0)
+
+
 def variants(fp8: bool = False, head: int = 128):
     """Our split policy and merge around the table's decode entry: (label, config)."""
     from attn_select.backends.run.triton_attn import DECODE_CONFIG, FP8_DECODE_CONFIG
@@ -93,6 +100,13 @@ def variants(fp8: bool = False, head: int = 128):
         # fp8: the register cap on and off, whichever the table has
         *([(f"in-kernel, {'no' if T.max_registers else '168'} register cap",
             replace(always, max_registers=0 if T.max_registers else 168))] if fp8 else []),
+        # programs of one warp (two at head 256, where one spills): a tile's keys and its softmax in one
+        # warp, so no barrier between warps in the key loop (9 -> 2 a tile in the sm_90 compile) and 25-30 %
+        # fewer instructions a key over the program, each program slower: for the batches that leave SMs idle,
+        # cut into up to 8 programs an SM (215 registers, 21 KB at 32-key tiles and 3 stages)
+        ("one-warp programs", _one_warp(T, head, 64)),
+        ("one-warp programs, 128-key splits", _one_warp(T, head, 128)),
+        *([("one-warp programs, widened V", replace(_one_warp(T, head, 64), widen_v=True))] if fp8 else []),
         # fp8: V widened to fp16 where it is loaded, so the P.V operand is not gathered byte by byte (the
         # sm_90 key loop 35-40 % shorter at heads 64-256; more shared memory: 64-key tiles keep 4 an SM)
         *([("widened V", replace(T, widen_v=True)),
