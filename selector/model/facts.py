@@ -11,7 +11,8 @@ from attn_select.selector.errors import WRONG_KIND, UserError, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
-from attn_select.selector.model.hf_types import check_declared
+from attn_select.selector.engines import VLLM_VERSION
+from attn_select.selector.model.hf_types import check_declared, declared
 from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack, soft_cap_value
 from attn_select.selector.model.model_level import (
     is_deepseek_mla,
@@ -22,7 +23,7 @@ from attn_select.selector.model.model_level import (
     total_kv_heads,
     uses_alibi,
 )
-from attn_select.selector.model.quant import _kv_cache_facts, _quant_config
+from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, model_hook_quant
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import parse_raw
 from attn_select.selector.model.vllm_registry import dropped_note, dropped_refusal, transformers_backend
@@ -243,6 +244,13 @@ def _model_facts(
         text.attrs["sliding_window"] = None
         notes.append("sliding_window 0 in config: vLLM treats it as no sliding window")
     if disable_sliding_window and text.get("sliding_window") is not None:
+        # ModelConfig.__post_init__ assigns hf_text_config.sliding_window = None
+        # (config/model.py:917); a class whose strict dataclass declares the
+        # field a plain int refuses the assignment, so vLLM fails there
+        if declared(text.model_type).get("sliding_window") == ("int", False):
+            raise UserError(f"{where}: --disable-sliding-window: vLLM {VLLM_VERSION} sets "
+                            f"hf_text_config.sliding_window to None, which {text.hf_class} refuses (its "
+                            "sliding_window must be an int: StrictDataclassFieldValidationError); drop the flag")
         text.attrs["sliding_window"] = None
         notes.append("--disable-sliding-window: hf_text_config.sliding_window set to None")
 
@@ -264,7 +272,7 @@ def _model_facts(
         use_mla = text.get("kv_lora_rank") is not None
     else:
         use_mla = is_deepseek_mla(text) and text.get("is_causal", True) is not False
-    quant = _quant_config(hf, text, where)
+    quant = model_hook_quant(_quant_config(hf, text, where), arch)
     kv_scheme, per_head = _kv_cache_facts(quant)
 
     # registry: a multimodal wrapper (even one named *Model) builds a generative model
@@ -279,6 +287,14 @@ def _model_facts(
         runner = _runner_by_suffix(arch)
     if pooling_config:
         runner = "pooling"
+    # VllmConfig: model_config.verify_with_parallel_config refuses, before any
+    # layer is built, a tensor-parallel size that does not divide the model's
+    # total attention heads (config/model.py:1557-1563)
+    heads = total_attention_heads(text)
+    if engine != "sglang" and tp > 1 and isinstance(heads, int) and heads > 0 and heads % tp:
+        raise UserError(f"tensor parallel size {tp} does not divide the {heads} attention heads; pick a divisor "
+                        f"(vLLM {VLLM_VERSION}: Total number of attention heads ({heads}) must be divisible by "
+                        f"tensor parallel size ({tp}).)")
     ctx = _Ctx(arch=built_arch, hf=hf, text=text, tp=tp, cache_window=cache_window,
                mm_prefix=is_mm_prefix_lm(hf, text, mm_inputs), per_head_scales=per_head, use_mla=use_mla,
                alibi=uses_alibi(text, archs), notes=notes)

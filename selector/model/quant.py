@@ -59,6 +59,22 @@ def _quant_config(hf: HFView, text: HFView, where: str = "config.json") -> dict[
     return None
 
 
+# architectures whose MODELS_CONFIG_MAP hook (verify_and_update_model_config,
+# run by ModelConfig.__post_init__ before _verify_quantization) rewrites the
+# checkpoint's quant_method: KimiK3ForConditionalGenerationConfig sends
+# compressed-tensors mxfp4-pack-quantized experts to Mxfp4Config
+# (vllm/model_executor/models/config.py:492-522)
+_MXFP4_PACK_TO_MXFP4 = frozenset({"KimiK3ForConditionalGeneration", "KimiK3MTPModel"})
+
+
+def model_hook_quant(q: dict[str, Any] | None, architecture: str) -> dict[str, Any] | None:
+    """The quantization config as the architecture's model hook leaves it."""
+    if (q is not None and architecture in _MXFP4_PACK_TO_MXFP4 and q.get("quant_method") == "compressed-tensors"
+            and q.get("format") == "mxfp4-pack-quantized"):
+        return {**q, "quant_method": "mxfp4"}
+    return q
+
+
 def _kv_cache_facts(q: dict[str, Any] | None) -> tuple[str | None, bool]:
     """(the cache dtype "auto" becomes, per-head scales) from the checkpoint's
     quantization config: ModelOpt via get_kv_cache_quant_algo_string,

@@ -127,6 +127,7 @@ def main() -> None:
             return func(*args, **kwargs)
     from vllm.engine.arg_utils import EngineArgs
     from vllm.model_executor.layers.attention import Attention, MLAAttention
+    from vllm.model_executor.layers.attention_layer_base import AttentionLayerBase
     from vllm.model_executor.model_loader.utils import get_model_architecture, initialize_model
     from vllm.utils.torch_utils import set_default_torch_dtype
     from vllm.v1.attention.backends.registry import AttentionBackendEnum
@@ -281,6 +282,16 @@ def main() -> None:
                         out["layers"].append({
                             "prefix": m.layer_name, "num_heads": m.num_heads, "num_kv_heads": m.num_kv_heads,
                             "head_size": m.head_size, "mla": True, "kv_lora_rank": m.kv_lora_rank,
+                            "qk_rope_head_dim": m.qk_rope_head_dim, "qk_nope_head_dim": m.qk_nope_head_dim,
+                            "v_head_dim": m.v_head_dim,
+                        })
+                    elif (isinstance(m, AttentionLayerBase) and hasattr(m, "kv_lora_rank")
+                          and hasattr(m, "attn_backend")):
+                        # a model's own MLA layer class that selects its backend itself
+                        # (Kimi-K3's MultiHeadLatentAttention): one latent KV head, as its KV spec says
+                        out["layers"].append({
+                            "prefix": m.layer_name, "num_heads": getattr(m, "num_local_heads", m.num_heads),
+                            "num_kv_heads": 1, "head_size": m.head_size, "mla": True, "kv_lora_rank": m.kv_lora_rank,
                             "qk_rope_head_dim": m.qk_rope_head_dim, "qk_nope_head_dim": m.qk_nope_head_dim,
                             "v_head_dim": m.v_head_dim,
                         })

@@ -23,6 +23,9 @@ from attn_select.selector.engine_config import engine_config
 from attn_select.selector.explain import Overrides
 from attn_select.selector.profiles import load_model
 
+from . import model_cases_published
+from .test_model_published import kimi_k3
+
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
 HERE = Path(__file__).resolve().parent
@@ -147,6 +150,10 @@ QUANT_CASES: dict[str, tuple[dict, tuple[int, int]]] = {
        for name, q in QUANT_CONFIGS.items() for a, b in QUANT_CAPS},
     **{f"{fixture} sm{a}{b}": (json.loads((_FIXTURE / fixture / "config.json").read_text()), (a, b))
        for fixture in ("gpt-oss-20b", "deepseek-v3") for a, b in QUANT_CAPS},
+    # Kimi-K3's model hook makes compressed-tensors mxfp4-pack-quantized mxfp4 (minimum capability 80,
+    # bfloat16 only) before the quantization is verified
+    **{f"kimi-k3 mxfp4-pack {dtype} sm{a}{b}": (kimi_k3(dtype=dtype), (a, b))
+       for dtype in ("bfloat16", "float16") for a, b in ((7, 5), (8, 0), (9, 0))},
     # the activation-dtype check after the capability one: the config's dtype
     # under "auto" against get_supported_act_dtypes()
     **{f"{name} {dtype} sm{a}{b}": ({**_SMALL_LLAMA, "torch_dtype": dtype, "quantization_config": QUANT_CONFIGS[name]},
@@ -408,3 +415,48 @@ def test_float_kv_cache_dtype_matches_vllm(name, vllm_float_kv_answers, tmp_path
     error = engine_config(model, ov, Capability(9, 0), Kernels()).error
     assert (error.split(": ", 1)[1] if error else None) == (refusal_message(theirs["error"]) if theirs["error"] else None)
     assert any(a["error"] for a in vllm_float_kv_answers.values())
+
+
+# --- published checkpoints x GPUs x KV-cache dtype ----------------------------------
+# Every verbatim published config.json (model_cases_published.FIXTURES, with its
+# hf_quant_config.json where the checkpoint ships one) on the device profiles'
+# capabilities: the quantization refusals (a method's minimum capability, a
+# model hook's rewrite such as Kimi-K3's compressed-tensors mxfp4 -> mxfp4),
+# the checkpoint's KV-cache scheme, and --kv-cache-dtype fp8 where most
+# deployments pass it.
+_PUBLISHED = {case["name"]: case for case in model_cases_published.cases() if not case.get("bypass")}
+_PUBLISHED_RUNS = [((7, 5), None), ((8, 0), None), ((8, 9), None), ((8, 9), "fp8"), ((9, 0), None), ((9, 0), "fp8"),
+                   ((10, 0), None), ((10, 0), "fp8"), ((12, 0), None)]
+PUBLISHED_CASES: dict[str, tuple[str, tuple[int, int], str | None]] = {
+    f"{name} sm{a}{b} kv {kv or 'auto'}": (name, (a, b), kv) for name in _PUBLISHED for (a, b), kv in _PUBLISHED_RUNS
+}
+
+
+@pytest.fixture(scope="module")
+def vllm_published_answers() -> dict[str, dict]:
+    inputs = [{"config": _PUBLISHED[name]["config"], "files": _PUBLISHED[name].get("files"),
+               "capability": list(cap), "kv_cache_dtype": kv} for name, cap, kv in PUBLISHED_CASES.values()]
+    return _oracle(PUBLISHED_CASES, inputs, 1800)
+
+
+@pytest.mark.parametrize("name", list(PUBLISHED_CASES))
+def test_published_engine_config_matches_vllm(name, vllm_published_answers, tmp_path):
+    """published: vLLM's exact refusal text, or agreement on the selection inputs."""
+    from attn_select.selector.vllm_installed import refusal_message
+
+    theirs = vllm_published_answers[name]
+    model_name, cap, kv = PUBLISHED_CASES[name]
+    case = _PUBLISHED[model_name]
+    (tmp_path / "config.json").write_text(json.dumps(case["config"]))
+    for file, content in case.get("files", {}).items():
+        (tmp_path / file).write_text(json.dumps(content))
+    capability = Capability(*cap)
+    model = load_model(str(tmp_path), capability=capability)
+    ec = engine_config(model, Overrides(kv_cache_dtype=kv), capability, Kernels())
+    mine = ec.error.split(": ", 1)[1] if ec.error else None
+    assert mine == (refusal_message(theirs["error"]) if theirs["error"] else None)
+    if mine is None:
+        ours = {"backend": ec.backend, "flash_attn_version": ec.flash_attn_version,
+                "use_non_causal": ec.use_non_causal, "cache_dtype": ec.cache_dtype,
+                "skip_layers": list(ec.kv_skip_layers)}
+        assert ours == {k: theirs[k] for k in ours}

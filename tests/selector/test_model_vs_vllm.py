@@ -4,7 +4,9 @@ that has vllm==0.33.0, on CPU); every ``get_attn_backend`` call vLLM's layers
 make, every attention module's sizes and the model-level facts must match.
 
 Needs a venv with vLLM (ATTN_SELECT_VLLM_PYTHON, default /tmp/vllm-venv/bin/python);
-skipped otherwise. About a minute on two cores.
+skipped otherwise. Several minutes on two cores; ATTN_SELECT_MODEL_CASES=TEXT
+runs only the cases whose name holds TEXT (e.g. "published " for
+model_cases_published's).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from attn_select.selector.config import Capability
 from attn_select.selector.errors import UserError
 from attn_select.selector.model import facts_from_path, model_facts
 
-from . import model_cases_archs, model_cases_pooling, model_cases_text, model_cases_vlm
+from . import model_cases_archs, model_cases_pooling, model_cases_published, model_cases_text, model_cases_vlm
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
@@ -66,6 +68,8 @@ def _cases() -> list[dict]:
     cases += _transformers_backend_cases() + _multimodal_wrapper_cases() + _encoder_cases() + _embedding_cases()
     cases += model_cases_vlm.cases() + model_cases_text.cases() + model_cases_pooling.cases()
     cases += model_cases_archs.cases()
+    cases += model_cases_published.cases()  # verbatim published config.json files (DeepSeek-V4's is a bypass case)
+    cases += model_cases_published.variant_cases()
     cases += [
         {"name": "qwen2 use_sliding_window false", "config": {
             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584, "head_dim": 64,
@@ -1389,6 +1393,9 @@ def _rejected_cases() -> list[dict]:
          "rejects": "Sliding window for some but all layers is not supported"},
         {"name": "bailing_hybrid v3 without no_kda_lora", "config": _bailing_v3(no_kda_lora=False, num_hidden_layers=6),
          "rejects": "BailingMoeV3 KDA currently expects no_kda_lora=True"},
+        # ModelConfig sets hf_text_config.sliding_window = None; Gemma4TextConfig declares it an int
+        {"name": "gemma4 --disable-sliding-window", "config": {**_gemma4_text(), "architectures": ["Gemma4ForCausalLM"]},
+         "disable_sliding_window": True, "rejects": "Validation error for field 'sliding_window'"},
         # JambaConfig.layers_block_type is a read-only property (period / offset)
         {"name": "jamba with an explicit layers_block_type", "config": _dense(
             "JambaForCausalLM", "jamba", hidden_size=1024, num_attention_heads=16, num_key_value_heads=8,
@@ -1404,8 +1411,12 @@ def oracle_all() -> list[tuple[dict, dict]]:
     if not Path(VLLM_PYTHON).exists():
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
     cases = _cases() + _rejected_cases() + model_cases_archs.rejected_cases() + _attention_free_cases() + _bypass_cases()
+    cases += model_cases_published.rejected_cases()
+    only = os.environ.get("ATTN_SELECT_MODEL_CASES")  # a name substring: run just those cases (a subset to iterate on)
+    if only:
+        cases = [c for c in cases if only in c["name"]]
     proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
-                          capture_output=True, text=True, timeout=1500)
+                          capture_output=True, text=True, timeout=3000)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return list(zip(cases, json.loads(proc.stdout)))
 

@@ -1,0 +1,117 @@
+"""What the vLLM differentials found on published config.json files
+(model_cases_published), kept as plain tests without vLLM: each on a small
+config of our own with the fields that decide it, plus, where the published
+files are in the workspace, a parse of every one of them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attn_select.selector.config import Capability, Kernels
+from attn_select.selector.engine_config import engine_config
+from attn_select.selector.errors import UserError
+from attn_select.selector.explain import Overrides
+from attn_select.selector.model import facts_from_path, model_facts
+from attn_select.selector.model.quant import model_hook_quant
+from attn_select.selector.profiles import load_model
+
+from .model_cases_published import FIXTURES, available, cases
+
+# compressed-tensors MXFP4 experts as Kimi-K3 checkpoints store them (attention left unquantized)
+MXFP4_PACK = {"quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized",
+              "config_groups": {"group_0": {"format": "mxfp4-pack-quantized", "targets": ["Linear"],
+                                            "weights": {"num_bits": 4, "type": "float", "strategy": "group",
+                                                        "group_size": 32, "symmetric": True, "dynamic": False}}},
+              "ignore": ["re:.*self_attn.*", "re:.*lm_head.*"]}
+
+
+def kimi_k3(quantization_config: dict | None = MXFP4_PACK, dtype: str = "bfloat16") -> dict:
+    """A small KimiK3ForConditionalGeneration: a Kimi-Linear text model (three
+    KDA layers, one MLA layer) with its quantization in text_config."""
+    text = {"architectures": ["KimiLinearForCausalLM"], "model_type": "kimi_linear", "hidden_size": 1024,
+            "num_attention_heads": 16, "num_key_value_heads": 16, "num_hidden_layers": 4, "kv_lora_rank": 256,
+            "q_lora_rank": 384, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64,
+            "mla_use_nope": True, "first_k_dense_replace": 1, "num_experts": 8, "num_experts_per_token": 2,
+            "moe_intermediate_size": 256, "intermediate_size": 2048, "vocab_size": 1000, "dtype": dtype,
+            "linear_attn_config": {"full_attn_layers": [4], "kda_layers": [1, 2, 3], "head_dim": 64,
+                                   "num_heads": 16, "short_conv_kernel_size": 4}}
+    if quantization_config is not None:
+        text["quantization_config"] = quantization_config
+    return {"architectures": ["KimiK3ForConditionalGeneration"], "model_type": "kimi_k3", "dtype": dtype,
+            "text_config": text, "vision_config": {}}
+
+
+def _write(tmp_path, config: dict):
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    return tmp_path
+
+
+@pytest.mark.skipif(not available(), reason=f"no published configs at {FIXTURES}")
+def test_every_published_config_parses():
+    """Each published folder gives model facts at its capability (or, for
+    DeepSeek-V4, the refusal that its layers never call get_attn_backend)."""
+    for case, (folder, _source) in zip(cases(), available()):
+        capability = Capability(*case.get("capability", [9, 0]))
+        if case.get("bypass"):
+            with pytest.raises(UserError, match="never calls get_attn_backend"):
+                facts_from_path(FIXTURES / folder, name=folder, capability=capability)
+            continue
+        facts = facts_from_path(FIXTURES / folder, name=folder, capability=capability)
+        assert facts.groups, folder
+
+
+def test_kimi_k3_hook_makes_its_mxfp4_pack_experts_mxfp4(tmp_path):
+    """KimiK3ForConditionalGenerationConfig.verify_and_update_model_config
+    rewrites compressed-tensors mxfp4-pack-quantized to mxfp4 before
+    _verify_quantization, so Mxfp4Config's minimum capability (80) applies."""
+    folder = _write(tmp_path, kimi_k3())
+    assert facts_from_path(folder, name="k3", capability=Capability(9, 0)).quantization == "mxfp4"
+    t4 = Capability(7, 5)
+    error = engine_config(load_model(str(folder), capability=t4), Overrides(), t4, Kernels()).error
+    assert error is not None and "quantization method mxfp4 is not supported for the current GPU. " \
+        "Minimum capability: 80. Current capability: 75." in error
+
+
+def test_the_mxfp4_pack_rewrite_is_kimi_k3s_alone():
+    assert model_hook_quant(MXFP4_PACK, "KimiK3ForConditionalGeneration")["quant_method"] == "mxfp4"
+    assert model_hook_quant(MXFP4_PACK, "DeepseekV3ForCausalLM") == MXFP4_PACK
+    other = {**MXFP4_PACK, "format": "pack-quantized"}  # int4 packs stay compressed-tensors
+    assert model_hook_quant(other, "KimiK3ForConditionalGeneration") == other
+    assert model_hook_quant(None, "KimiK3ForConditionalGeneration") is None
+
+
+GEMMA4_TEXT = {"architectures": ["Gemma4ForCausalLM"], "model_type": "gemma4_text", "hidden_size": 1024,
+               "intermediate_size": 2048, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 4,
+               "head_dim": 256, "global_head_dim": 512, "sliding_window": 1024, "vocab_size": 1000,
+               "vocab_size_per_layer_input": 1000, "hidden_size_per_layer_input": 0, "torch_dtype": "bfloat16",
+               "layer_types": ["sliding_attention"] * 3 + ["full_attention"]}
+
+
+def test_disable_sliding_window_is_refused_where_the_class_declares_an_int():
+    """Gemma4TextConfig declares sliding_window an int: vLLM's
+    hf_text_config.sliding_window = None fails there."""
+    with pytest.raises(UserError, match="disable-sliding-window.*Gemma4TextConfig"):
+        model_facts(GEMMA4_TEXT, name="gemma4", capability=Capability(9, 0), disable_sliding_window=True)
+    assert model_facts(GEMMA4_TEXT, name="gemma4", capability=Capability(9, 0)).groups
+
+
+def test_disable_sliding_window_still_drops_a_nullable_window():
+    """Mistral's class declares sliding_window Optional: the flag takes the window away."""
+    config = {"architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 1024,
+              "num_attention_heads": 8, "num_key_value_heads": 2, "num_hidden_layers": 2, "sliding_window": 4096,
+              "vocab_size": 1000, "torch_dtype": "bfloat16"}
+    facts = model_facts(config, name="mistral", capability=Capability(9, 0), disable_sliding_window=True)
+    assert all(g.attn.sliding_window is None for g in facts.groups)
+
+
+def test_tp_that_does_not_divide_the_heads_quotes_vllms_refusal():
+    """28 query heads (Qwen2.5-7B's) under -tp 8: verify_with_parallel_config's text."""
+    config = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 3584,
+              "num_attention_heads": 28, "num_key_value_heads": 4, "num_hidden_layers": 2, "vocab_size": 1000,
+              "torch_dtype": "bfloat16"}
+    with pytest.raises(UserError, match=r"Total number of attention heads \(28\) must be divisible by tensor "
+                                        r"parallel size \(8\)\."):
+        model_facts(config, name="qwen2", tp=8, capability=Capability(9, 0))
+    assert model_facts(config, name="qwen2", tp=4, capability=Capability(9, 0)).groups
