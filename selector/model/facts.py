@@ -291,7 +291,7 @@ def _model_facts(
     # layer is built, a tensor-parallel size that does not divide the model's
     # total attention heads (config/model.py:1557-1563)
     heads = total_attention_heads(text)
-    if engine != "sglang" and tp > 1 and isinstance(heads, int) and heads > 0 and heads % tp:
+    if engine != "sglang" and tp > 1 and isinstance(heads, int) and heads % tp:
         raise UserError(f"tensor parallel size {tp} does not divide the {heads} attention heads; pick a divisor "
                         f"(vLLM {VLLM_VERSION}: Total number of attention heads ({heads}) must be divisible by "
                         f"tensor parallel size ({tp}).)")
