@@ -22,7 +22,7 @@ from attn_select.selector.model.model_level import (
     total_kv_heads,
     uses_alibi,
 )
-from attn_select.selector.model.quant import _kv_cache_facts, _quant_config
+from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, check_kv_cache_scheme
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import parse_raw
 from attn_select.selector.model.vllm_registry import dropped_note, dropped_refusal, transformers_backend
@@ -263,7 +263,7 @@ def _model_facts(
     if transformers_backend(arch):
         use_mla = text.get("kv_lora_rank") is not None
     else:
-        use_mla = is_deepseek_mla(text) and text.get("is_causal", True) is not False
+        use_mla = is_deepseek_mla(text) and bool(text.get("is_causal", True))
     quant = _quant_config(hf, text, where)
     kv_scheme, per_head = _kv_cache_facts(quant)
 
@@ -300,6 +300,7 @@ def _model_facts(
         what = f" (its layers are {', '.join(kinds)})" if kinds else ""
         raise UserError(f"{where}: no attention layers found for {arch}{what}; vLLM builds no attention layer "
                         "and calls no attention backend for it, so there is nothing to select")
+    check_kv_cache_scheme(quant, groups, where)
 
     # model-level facts the selector's predicates read from model_config
     head_size = model_head_size(text, hf.model_type)
