@@ -780,7 +780,9 @@ def _post_jetmoe(a: dict[str, Any]) -> None:
 _HF_CLASSES["jetmoe"] = _HFClass("JetMoeConfig", {
     "num_hidden_layers": 12, "hidden_size": 2048, "num_key_value_heads": 16, "kv_channels": 128,
     "num_experts_per_tok": 2}, _post_jetmoe, attribute_map={"head_dim": "kv_channels"})
-# flat config.json: the text fields sit at the top level (text = hf_config view)
+# flat config.json: the text fields sit at the top level (text = hf_config view);
+# Qwen2VLConfig / Qwen2_5_VLConfig.__post_init__ pop them into the text class
+_POPS_FLAT_TEXT = {"qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text"}
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")
 _HF_CLASSES["qwen2_vl"] = _HFClass("Qwen2VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
@@ -899,6 +901,10 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
         )
     check_declared(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)
+    if model_type in _POPS_FLAT_TEXT and isinstance(raw, Mapping) and raw.get("text_config") is None:
+        # the class pops a flat (hub-style) config's text fields into its
+        # text class, which checks them as its own
+        check_declared(raw, _POPS_FLAT_TEXT[model_type], where)
     _check_layer_counts(given, where)
     # PreTrainedConfig.__post_init__ (every class): torch_dtype folds into dtype
     given = {**{k: v for k, v in given.items() if k != "torch_dtype"}, "dtype": config_dtype(given, where)}

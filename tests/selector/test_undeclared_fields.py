@@ -46,6 +46,8 @@ from attn_select.selector.model.facts import model_facts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_device
 
+from . import model_cases_vlm
+
 HERE = Path(__file__).resolve().parent
 VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
 T4, H100 = Capability(7, 5), Capability(9, 0)
@@ -287,6 +289,15 @@ _VLLM_CASES = [
         LLAMA, architectures=["SeedOssForCausalLM"], model_type="seed_oss", drop=("rope_scaling",), is_causal=[]),
      H100, None),
     ("llama yarn without factor", _with(LLAMA, drop=("rope_scaling",), rope_parameters={"rope_type": "yarn"}), H100, "Missing required keys"),
+]
+_VLM = {c["config"]["model_type"]: c["config"] for c in model_cases_vlm.cases()}
+_QWEN2_VL_FLAT = next(c["config"] for c in model_cases_vlm.cases()
+                      if c["config"]["model_type"] == "qwen2_vl" and "text_config" not in c["config"])
+_VLLM_CASES += [
+    # Qwen2VLConfig pops a flat config's text fields into Qwen2VLTextConfig, which checks them
+    ("qwen2_vl flat sliding_window '4096'", _with(_QWEN2_VL_FLAT, sliding_window="4096"), H100, "sliding_window"),
+    ("gemma3n text_config hidden_size '2048'", {**_VLM["gemma3n"], "text_config": {
+        **_VLM["gemma3n"]["text_config"], "hidden_size": "2048"}}, H100, "hidden_size"),
 ]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
