@@ -376,6 +376,13 @@ def _quantization_config(s: _State, model: ModelFacts, flag: str | None, cap: Ca
         except (ValueError, TypeError) as exc:
             s.error = f"{QUANT_CONFIG_HOOK}: {exc}"
             return
+    ck = model.checkpoint_quant
+    if cls is None and ck is not None and ck.modelopt_missing and method in ("modelopt_fp4", "modelopt_mxfp8"):
+        # from_config, before the capability and dtype checks
+        name, *missing = ck.modelopt_missing
+        s.error = (f"{QUANT_CONFIG_HOOK}: {name} quantization requires the following fields in "
+                   f"hf_quant_config.json: {missing}")
+        return
     s.quant_config_class = (cls or METHODS[method]).config_class
     error = (capability_error(method, cap.to_int(), cls)
              or quant_dtype_error(method, model.dtype, cls))

@@ -154,6 +154,15 @@ QUANT_CASES: dict[str, tuple[dict, tuple[int, int]]] = {
        for name, dtype in (("mxfp4 (not gpt-oss)", "float16"), ("modelopt mxfp8", "float16"), ("gptq", "float32"),
                            ("compressed-tensors fp8", "float32"), ("fp8", "float32"))
        for a, b in ((7, 5), (9, 0))},
+    # ModelOpt NVFP4 / MXFP8 _from_config: required fields of the "quantization"
+    # section (found by the hostile-config campaign)
+    **{f"{name} sm{a}{b}": ({**_SMALL_LLAMA, "quantization_config": {"quant_method": "modelopt", "quantization": q}},
+                            (a, b))
+       for name, q in (("modelopt nvfp4 no exclude_modules", {"quant_algo": "NVFP4", "group_size": 16,
+                                                              "kv_cache_quant_algo": None}),
+                       ("modelopt nvfp4 only quant_algo", {"quant_algo": "NVFP4"}),
+                       ("modelopt mxfp8 no kv_cache_quant_algo", {"quant_algo": "MXFP8", "exclude_modules": []}))
+       for a, b in ((7, 5), (10, 0))},
 }
 
 
