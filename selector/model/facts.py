@@ -14,6 +14,7 @@ from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
 from attn_select.selector.model.hf_types import check_declared
 from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack, soft_cap_value
 from attn_select.selector.model.model_level import (
+    check_expert_counts,
     is_deepseek_mla,
     is_mm_prefix_lm,
     model_head_size,
@@ -303,6 +304,7 @@ def _model_facts(
     check_kv_cache_scheme(quant, groups, where)
 
     # model-level facts the selector's predicates read from model_config
+    check_expert_counts(text, where)
     head_size = model_head_size(text, hf.model_type)
     total_heads = total_attention_heads(text)
     total_kv = total_kv_heads(text, hf.model_type)

@@ -288,6 +288,10 @@ _VLLM_CASES = [
     ("seed_oss is_causal [] (the Transformers backend's module is causal)", _with(
         LLAMA, architectures=["SeedOssForCausalLM"], model_type="seed_oss", drop=("rope_scaling",), is_causal=[]),
      H100, None),
+    # ModelArchitectureConfig's lax int fields (the first expert-count alias the config has)
+    ("llama num_experts 1.5", _with(LLAMA, num_experts=1.5), H100, "num_experts"),
+    ("llama num_experts '8'", _with(LLAMA, num_experts="8"), H100, None),
+    ("llama num_experts_per_tok 'x'", _with(LLAMA, num_experts_per_tok="x"), H100, "num_experts_per_token"),
     ("llama yarn without factor", _with(LLAMA, drop=("rope_scaling",), rope_parameters={"rope_type": "yarn"}), H100, "Missing required keys"),
 ]
 _VLM = {c["config"]["model_type"]: c["config"] for c in model_cases_vlm.cases()}
