@@ -913,7 +913,7 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
         # the class is not modelled here, its validate_architecture still runs
         # (on config.json's sizes; a size left to the class default is not checked)
         _check_architecture(given, model_type, f"the {model_type} config class's validate_architecture", where)
-        check_rope(raw, given, model_type, where)
+        check_rope(raw, given, model_type, where, wrapper=isinstance(given.get("text_config"), dict))
         return HFView(model_type, given, set(), "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
     defaulted = set(cls.defaults) - set(given)
@@ -941,6 +941,7 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
             defaulted.add("sliding_window_dropped")
     _check_layer_lists(attrs, model_type, where)
     _check_architecture(attrs, model_type, f"{cls.name}.validate_architecture", where)
-    check_rope(raw, attrs, model_type, where)
+    check_rope(raw, attrs, model_type, where, wrapper=bool(cls.text_config_type or cls.text_default_type)
+               and model_type not in _POPS_FLAT_TEXT)
     return HFView(model_type, attrs, defaulted, cls.name)
 

@@ -72,8 +72,10 @@ def _times(head_dim: Any, factor: Any) -> Any:
         raise ValueError(cut(str(e))) from None
 
 
-def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_type: str, where: str) -> None:
-    """A user error for a config transformers' validate_rope refuses."""
+def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_type: str, where: str,
+               wrapper: bool = False) -> None:
+    """A user error for a config transformers' validate_rope refuses;
+    ``wrapper``: the class holds a text_config (a multimodal wrapper)."""
     from attn_select.selector.engines import VLLM_VERSION
 
     if raw is None or model_type in _NOT_REACHED:
@@ -93,6 +95,8 @@ def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_ty
     dicts = _rope_dicts(raw, attrs)
     if dicts is None:
         return
+    if not mixin and wrapper:
+        _check_wrapper_rope(raw, dicts, where, fail)
     top = raw.get("partial_rotary_factor", _DEFAULT_FACTOR.get(model_type))
     head_dim = raw.get("head_dim")
     if head_dim is None:  # null or absent: what the class derives (LlamaConfig: hidden // heads)
@@ -120,6 +124,21 @@ def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_ty
         _check_even(head_dim, factor, layer_type, where, fail)
     if model_type in ("phi3", "phimoe"):
         _check_phi(dicts[0][1] if dicts else {}, attrs, model_type, where, fail)
+
+
+def _check_wrapper_rope(raw: Mapping[str, Any], dicts: list[tuple[str, dict]], where: str, fail: str) -> None:
+    """A multimodal wrapper's own top-level rope dict: standardize_rope_params
+    fills a llama3 / yarn / longrope dict's original_max_position_embeddings
+    from self.max_position_embeddings (evaluated even when the key is there),
+    which a wrapper class without the field does not have."""
+    if "max_position_embeddings" in raw or "original_max_position_embeddings" in raw or len(dicts) != 1:
+        return
+    rope_type = dicts[0][1].get("rope_type", dicts[0][1].get("type", "default"))
+    if rope_type in ("llama3", "yarn", "longrope"):
+        raise UserError(f"{where}: the top-level rope_parameters (rope_type {rope_type!r}) make transformers' "
+                        "standardize_rope_params read max_position_embeddings, which this wrapper config has not "
+                        f"(AttributeError), so vLLM {fail.rsplit('vLLM ', 1)[1]}; move rope_parameters into "
+                        "text_config")
 
 
 def _check_even(head_dim: Any, factor: Any, layer_type: str, where: str, fail: str) -> None:

@@ -303,6 +303,15 @@ _VLLM_CASES += [
     ("gemma3n text_config hidden_size '2048'", {**_VLM["gemma3n"], "text_config": {
         **_VLM["gemma3n"]["text_config"], "hidden_size": "2048"}}, H100, "hidden_size"),
 ]
+_LLAVA_FLAT = next(c["config"] for c in model_cases_vlm.cases()
+                   if c["config"]["model_type"] == "llava" and "text_config" not in c["config"])
+_VLLM_CASES += [
+    # a wrapper's own rope dict: standardize_rope_params reads self.max_position_embeddings
+    ("llava flat yarn rope_parameters", _with(_LLAVA_FLAT, rope_parameters={
+        "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}), H100,
+     "no attribute 'max_position_embeddings'"),
+    ("llava flat default rope_parameters", _with(_LLAVA_FLAT, rope_parameters={"rope_type": "default"}), H100, None),
+]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
 
