@@ -10,7 +10,8 @@ longrope computes ``int(head_dim * partial_rotary_factor)``), then a fully
 rotated odd ``head_dim`` above 4 is refused (``int(head_dim *
 partial_rotary_factor) == head_dim``). The factor is the rope dict's own,
 else the config's top-level ``partial_rotary_factor``, else the class's
-default (a few classes set one), else 1.0. Phi-3 and PhiMoE add their own
+default (a few classes set one; MiniMax-M2 derives it from rotary_dim),
+else 1.0. Phi-3 and PhiMoE add their own
 checks. validate_rope is a PreTrainedConfig validator, so it also runs on
 classes without a rope field (multimodal wrappers): there it reads a
 rope_parameters / rope_scaling config.json gives, unstandardized.
@@ -101,6 +102,12 @@ def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_ty
     head_dim = raw.get("head_dim")
     if head_dim is None:  # null or absent: what the class derives (LlamaConfig: hidden // heads)
         head_dim = attrs.get("head_dim")
+    rotary_dim = raw.get("rotary_dim")
+    if model_type == "minimax_m2" and "partial_rotary_factor" not in raw and rotary_dim is not None:
+        # MiniMaxM2Config: a legacy rotary_dim gives the factor, rotary_dim / head_dim
+        if not (isinstance(rotary_dim, (int, float)) and isinstance(head_dim, (int, float)) and head_dim):
+            return  # a failure of its own in __post_init__, not mirrored here
+        top = rotary_dim / head_dim
     for layer_type, rope in dicts:
         if top is not None:
             rope.setdefault("partial_rotary_factor", top)

@@ -46,7 +46,7 @@ from attn_select.selector.model.facts import model_facts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_device
 
-from . import model_cases_vlm
+from . import model_cases_text, model_cases_vlm
 
 HERE = Path(__file__).resolve().parent
 VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
@@ -311,6 +311,13 @@ _VLLM_CASES += [
         "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}), H100,
      "no attribute 'max_position_embeddings'"),
     ("llava flat default rope_parameters", _with(_LLAVA_FLAT, rope_parameters={"rope_type": "default"}), H100, None),
+]
+_MINIMAX_M2 = next(c["config"] for c in model_cases_text.cases() if c["config"].get("model_type") == "minimax_m2")
+_VLLM_CASES += [
+    # MiniMaxM2Config: partial_rotary_factor = rotary_dim / head_dim, so an odd head_dim is partly rotated
+    ("minimax_m2 head_dim 129 with rotary_dim", _with(_MINIMAX_M2, head_dim=129), H100, None),
+    ("minimax_m2 head_dim 129 fully rotated", _with(_MINIMAX_M2, drop=("rotary_dim",), head_dim=129), H100,
+     "even rotary dimension"),
 ]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
