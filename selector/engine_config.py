@@ -40,6 +40,7 @@ QUANT_CONFIG_HOOK = "VllmConfig._get_quantization_config"
 PARALLEL_HOOK = "ParallelConfig._validate_parallel_config"
 MODEL_PARALLEL_HOOK = "ModelConfig.verify_with_parallel_config"
 FLOAT_KV_HOOK = "VllmConfig._reject_mismatched_float_kv_cache"
+NVFP4_MLA_HOOK = "VllmConfig.validate_nvfp4_kv_cache_with_mla"
 
 # MODELS_CONFIG_MAP keys whose hook can change a selection input, by the
 # hook class vLLM maps them to.
@@ -159,6 +160,8 @@ def engine_config(
         if s.error is None:
             _quantization_config(s, model, ov.quantization, cap)
         if s.error is None:
+            _nvfp4_kv_cache_with_mla(s, model)
+        if s.error is None:
             _layer_kv_scheme(s, model)
     return EngineConfig(
         cache_dtype=s.cache_dtype,
@@ -229,6 +232,15 @@ def _validate_parallel(s: _State, ov: Overrides) -> None:
         s.error = (f"{PARALLEL_HOOK}: When PCP is enabled, DCP must be disabled, span the PCP axis, or span the "
                    f"full TP x PCP axis. Got TP={tp}, PCP={pcp}, DCP={dcp}; valid DCP sizes are "
                    f"{sorted({1, pcp, tp * pcp})}.")
+
+
+def _nvfp4_kv_cache_with_mla(s: _State, model: ModelFacts) -> None:
+    """VllmConfig.validate_nvfp4_kv_cache_with_mla, a model validator that
+    runs after __post_init__: the plain nvfp4 cache layout is not MLA's."""
+    if s.cache_dtype.startswith("nvfp4") and not s.cache_dtype.endswith("_ds_mla") and model.model_use_mla:
+        s.error = (f"{NVFP4_MLA_HOOK}: nvfp4 KV cache is not supported with MLA (Multi-head Latent Attention) "
+                   "backends. Please use a different --kv-cache-dtype (e.g., 'fp8', 'auto', or 'nvfp4_ds_mla' with a "
+                   "sparse MLA backend) for MLA models such as DeepSeek.")
 
 
 def _reject_mismatched_float_kv_cache(s: _State, model: ModelFacts, ov: Overrides) -> None:
@@ -364,6 +376,13 @@ def _quantization_config(s: _State, model: ModelFacts, flag: str | None, cap: Ca
         except (ValueError, TypeError) as exc:
             s.error = f"{QUANT_CONFIG_HOOK}: {exc}"
             return
+    ck = model.checkpoint_quant
+    if cls is None and ck is not None and ck.modelopt_missing and method in ("modelopt_fp4", "modelopt_mxfp8"):
+        # from_config, before the capability and dtype checks
+        name, *missing = ck.modelopt_missing
+        s.error = (f"{QUANT_CONFIG_HOOK}: {name} quantization requires the following fields in "
+                   f"hf_quant_config.json: {missing}")
+        return
     s.quant_config_class = (cls or METHODS[method]).config_class
     error = (capability_error(method, cap.to_int(), cls)
              or quant_dtype_error(method, model.dtype, cls))

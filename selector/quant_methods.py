@@ -184,6 +184,10 @@ class CheckpointQuant(NamedTuple):
     # (compressed_tensors.py:267), ModelOpt's kv_cache_quant_method is set
     # (ModelOptQuantConfigBase.from_config, modelopt.py:326-377).
     kv_quant_declared: bool = False
+    # ModelOptNvFp4Config / ModelOptMxFp8Config._from_config: the fields a
+    # nested "quantization" section must have, that it lacks (the format's
+    # name first: ("NVFP4", "exclude_modules")); () when none is missing
+    modelopt_missing: tuple[str, ...] = ()
 
 
 def _gptq_act_order_ok(q: dict[str, Any]) -> bool:
@@ -217,15 +221,34 @@ def _kv_quant_declared(q: dict[str, Any], method: str) -> bool:
     return isinstance(scheme, dict) and scheme.get("type") == "float" and scheme.get("num_bits") == 8
 
 
+def _modelopt_missing(q: dict[str, Any], algo: str | None) -> tuple[str, ...]:
+    """The required fields an NVFP4 / MXFP8 ModelOpt config's "quantization"
+    section lacks (modelopt.py: NVFP4 group_size, kv_cache_quant_algo,
+    exclude_modules; MXFP8 the last two), after the format's name."""
+    inner = q.get("quantization")
+    if algo is None or not isinstance(inner, dict):
+        return ()
+    if "NVFP4" in algo:
+        name, need = "NVFP4", ("group_size", "kv_cache_quant_algo", "exclude_modules")
+    elif "MXFP8" in algo:
+        name, need = "MXFP8", ("kv_cache_quant_algo", "exclude_modules")
+    else:
+        return ()
+    missing = tuple(k for k in need if k not in inner)
+    return (name, *missing) if missing else ()
+
+
 def checkpoint_quant(q: dict[str, Any] | None) -> CheckpointQuant | None:
     if q is None:
         return None
     method = str(q.get("quant_method", ""))
+    algo = _modelopt_algo(q)
     return CheckpointQuant(
-        quant_method=method, modelopt_algo=_modelopt_algo(q),
+        quant_method=method, modelopt_algo=algo,
         wna16_gptq=method.lower() == "gptq" and q.get("bits") in (4, 8) and _gptq_act_order_ok(q),
         wna16_awq_bits=method.lower() == "awq" and q.get("bits") == 4,
         kv_quant_declared=_kv_quant_declared(q, method),
+        modelopt_missing=_modelopt_missing(q, algo),
     )
 
 

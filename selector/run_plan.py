@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from attn_select.backends import registry
 from attn_select.selector.config import Capability, Query
+from attn_select.selector.errors import UserError, shown
 from attn_select.selector.fa_version import resolve_fa_version
 from attn_select.selector.flashinfer_dispatch import (
     DEFAULT_WORKSPACE_BYTES,
@@ -374,6 +375,12 @@ def plan_run(exp: Explanation, dtype: str, kv_cache_dtype: str, shapes: list[Sha
              only: tuple[str, ...] | None = None) -> RunPlan:
     """Every group of ``exp`` (a model's explanation) on every shape."""
     assert exp.model is not None, "run plans are made for a model"
+    for g in exp.groups:
+        cap = g.group.attn.logits_soft_cap if g.group is not None else None
+        if cap is not None and not isinstance(cap, float):
+            # explain mirrors vLLM, which only tests its truthiness; the kernels compute with it
+            raise UserError(f"{g.group.name}: attn_logit_softcapping is {shown(cap)}, not a number: the attention "
+                            "kernels cannot run with it; write a number or null")
     return RunPlan(
         model=exp.model.name, dtype=dtype, kv_cache_dtype=kv_cache_dtype, page_size=page_size,
         groups=tuple(plan_group(g, shapes, page_size, only, fa_layer_windows(exp, g)) for g in exp.groups))

@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from attn_select.cli.color import use_color
+from attn_select.selector.errors import shown
 from attn_select.selector.explain import Explanation, GroupExplanation
 from attn_select.cli.formats import by_report_type
 
@@ -366,7 +367,9 @@ def _group(console: Console, r: Explanation, g: GroupExplanation) -> None:
         if a.has_sink:
             extras.append("sinks")
         if a.logits_soft_cap:
-            extras.append(f"soft cap {a.logits_soft_cap:g}")
+            # a config's non-numeric soft cap is kept as written (vLLM only tests its truthiness)
+            cap = a.logits_soft_cap
+            extras.append(f"soft cap {cap:g}" if isinstance(cap, float) else f"soft cap {shown(cap)}")
         if a.attn_type != "decoder":
             extras.append(a.attn_type)
         if extras:

@@ -15,6 +15,7 @@ from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_types import check_declared, declared
 from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack, soft_cap_value
 from attn_select.selector.model.model_level import (
+    check_expert_counts,
     is_deepseek_mla,
     is_mm_prefix_lm,
     model_head_size,
@@ -23,7 +24,7 @@ from attn_select.selector.model.model_level import (
     total_kv_heads,
     uses_alibi,
 )
-from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, model_hook_quant
+from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, check_kv_cache_scheme, model_hook_quant
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import parse_raw
 from attn_select.selector.model.vllm_registry import dropped_note, dropped_refusal, transformers_backend
@@ -271,7 +272,7 @@ def _model_facts(
     if transformers_backend(arch):
         use_mla = text.get("kv_lora_rank") is not None
     else:
-        use_mla = is_deepseek_mla(text) and text.get("is_causal", True) is not False
+        use_mla = is_deepseek_mla(text) and bool(text.get("is_causal", True))
     quant = model_hook_quant(_quant_config(hf, text, where), arch)
     kv_scheme, per_head = _kv_cache_facts(quant)
 
@@ -316,8 +317,10 @@ def _model_facts(
         what = f" (its layers are {', '.join(kinds)})" if kinds else ""
         raise UserError(f"{where}: no attention layers found for {arch}{what}; vLLM builds no attention layer "
                         "and calls no attention backend for it, so there is nothing to select")
+    check_kv_cache_scheme(quant, groups, where)
 
     # model-level facts the selector's predicates read from model_config
+    check_expert_counts(text, where)
     head_size = model_head_size(text, hf.model_type)
     total_heads = total_attention_heads(text)
     total_kv = total_kv_heads(text, hf.model_type)

@@ -9,6 +9,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.hf_dtype import config_dtype
+from attn_select.selector.model.hf_rope import check_rope
 from attn_select.selector.model.hf_types import check_declared
 
 
@@ -152,10 +153,13 @@ def _full_layer_table(a: dict[str, Any], override: dict[str, Any]) -> None:
 
 
 def _post_cohere2(a: dict[str, Any]) -> None:
-    # Cohere2Config: head_dim always hidden // heads; layer_types from the
+    # Cohere2Config: head_dim hidden // heads, unless config.json gives one:
+    # head_dim is no field of the class, so the given value is set after
+    # __post_init__ (PreTrainedConfig's kwargs); layer_types from the
     # legacy sliding_window_pattern (default 4, every 4th layer full)
     _post_kv(a)
-    a["head_dim"] = a["hidden_size"] // a["num_attention_heads"]
+    if "head_dim" not in a:
+        a["head_dim"] = a["hidden_size"] // a["num_attention_heads"]
     if a.get("layer_types") is None:
         every = a.pop("sliding_window_pattern", 4)  # kwargs.pop(..., 4)
         a["layer_types"] = _alternating(a["num_hidden_layers"], every, "sliding_attention", "full_attention")
@@ -397,12 +401,17 @@ def _check_layer_lists(attrs: Mapping[str, Any], model_type: str, where: str, ki
 
 # Classes whose validate_architecture (run by transformers' strict dataclass
 # after __post_init__) refuses a hidden size that is not a multiple of the
-# query heads, whatever head_dim says: LlamaConfig and the classes listed.
-_HIDDEN_OVER_HEADS = frozenset({"llama", "gemma2", "gemma3_text", "deepseek_v2", "eurobert", "clip_text_model",
-                                "hrm_text", "minicpm3", "muse_glimmer_text"})
+# query heads, whatever head_dim says (transformers 5.20: every config class
+# whose own validate_architecture tests hidden_size % num_attention_heads).
+_HIDDEN_OVER_HEADS = frozenset({
+    "llama", "gemma2", "gemma3_text", "gemma3n_text", "deepseek_v2", "eurobert", "clip_text_model", "hrm_text",
+    "minicpm3", "muse_glimmer_text", "muse_spark_text", "arcee", "aria_text", "cwm", "jais2", "gpt_neox",
+    "hyperclovax", "vaultgemma", "higgs_audio_v2", "deepseek_ocr2_text", "cosmos3_edge_text", "canary_decoder",
+    "t5_gemma_module", "t5gemma2_text", "t5gemma2_decoder", "unlimited_ocr_text", "esmc", "ultrabert",
+    "altclip_text_model", "chinese_clip_text_model", "clipseg_text_model", "metaclip_2_text_model"})
 
 
-def _check_architecture(attrs: Mapping[str, Any], model_type: str, cls_name: str, where: str) -> None:
+def _check_architecture(attrs: Mapping[str, Any], model_type: str, rule: str, where: str) -> None:
     """The validate_architecture rules of the classes modelled here that
     read attention sizes; a config that fails one never loads in vLLM."""
     from attn_select.selector.engines import VLLM_VERSION
@@ -415,7 +424,7 @@ def _check_architecture(attrs: Mapping[str, Any], model_type: str, cls_name: str
     if heads == 0 or hidden % heads:
         why = ("num_attention_heads is 0" if heads == 0 else
                f"the hidden size ({hidden}) is not a multiple of the number of attention heads ({heads})")
-        raise UserError(f"{where}: {why} ({cls_name}.validate_architecture), so vLLM {VLLM_VERSION} cannot load "
+        raise UserError(f"{where}: {why} ({rule}), so vLLM {VLLM_VERSION} cannot load "
                         "the config; fix hidden_size or num_attention_heads")
 
 
@@ -634,6 +643,10 @@ _HF_CLASSES["bamba"] = _HFClass("BambaConfig", {"num_hidden_layers": 32, "num_at
                                     "attention" if i in (a.get("attn_layer_indices") or ()) else "mamba"
                                     for i in range(a["num_hidden_layers"])]))
 _HF_CLASSES["deepseek_v32"] = _HF_CLASSES["deepseek_v3"]
+# Jais2Config: LlamaConfig's __post_init__ (head_dim, KV heads), its own sizes
+_HF_CLASSES["jais2"] = _HFClass("Jais2Config", {"num_hidden_layers": 32, "num_attention_heads": 26,
+                                                "hidden_size": 3328, "num_key_value_heads": None, "head_dim": None},
+                                _post_head_dim_and_kv)
 # BailingHybridConfig (Ring/Ling-2.5): MLA sizes and layer_group_size
 # default in the class; KV heads default to the query heads
 _HF_CLASSES["bailing_hybrid"] = _HFClass("BailingHybridConfig", {
@@ -767,7 +780,9 @@ def _post_jetmoe(a: dict[str, Any]) -> None:
 _HF_CLASSES["jetmoe"] = _HFClass("JetMoeConfig", {
     "num_hidden_layers": 12, "hidden_size": 2048, "num_key_value_heads": 16, "kv_channels": 128,
     "num_experts_per_tok": 2}, _post_jetmoe, attribute_map={"head_dim": "kv_channels"})
-# flat config.json: the text fields sit at the top level (text = hf_config view)
+# flat config.json: the text fields sit at the top level (text = hf_config view);
+# Qwen2VLConfig / Qwen2_5_VLConfig.__post_init__ pop them into the text class
+_POPS_FLAT_TEXT = {"qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text"}
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")
 _HF_CLASSES["qwen2_vl"] = _HFClass("Qwen2VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
@@ -886,11 +901,19 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
         )
     check_declared(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)
+    if model_type in _POPS_FLAT_TEXT and isinstance(raw, Mapping) and raw.get("text_config") is None:
+        # the class pops a flat (hub-style) config's text fields into its
+        # text class, which checks them as its own
+        check_declared(raw, _POPS_FLAT_TEXT[model_type], where)
     _check_layer_counts(given, where)
     # PreTrainedConfig.__post_init__ (every class): torch_dtype folds into dtype
     given = {**{k: v for k, v in given.items() if k != "torch_dtype"}, "dtype": config_dtype(given, where)}
     if cls is None:
         _check_layer_lists(given, model_type, where, kinds_known=False)
+        # the class is not modelled here, its validate_architecture still runs
+        # (on config.json's sizes; a size left to the class default is not checked)
+        _check_architecture(given, model_type, f"the {model_type} config class's validate_architecture", where)
+        check_rope(raw, given, model_type, where, wrapper=isinstance(given.get("text_config"), dict))
         return HFView(model_type, given, set(), "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
     defaulted = set(cls.defaults) - set(given)
@@ -917,6 +940,8 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
         if given.get("sliding_window") is not None and attrs.get("sliding_window") is None:
             defaulted.add("sliding_window_dropped")
     _check_layer_lists(attrs, model_type, where)
-    _check_architecture(attrs, model_type, cls.name, where)
+    _check_architecture(attrs, model_type, f"{cls.name}.validate_architecture", where)
+    check_rope(raw, attrs, model_type, where, wrapper=bool(cls.text_config_type or cls.text_default_type)
+               and model_type not in _POPS_FLAT_TEXT)
     return HFView(model_type, attrs, defaulted, cls.name)
 

@@ -54,7 +54,7 @@ _declare(f"{_SIZES} num_key_value_heads head_dim", "llama4_text", "qwen3_5_moe_t
 _declare(f"{_SIZES} num_key_value_heads head_dim use_bidirectional_attention:bool?", "gemma")
 _declare(f"{_SIZES} num_key_value_heads head_dim sliding_window? attn_logit_softcapping:float? "
          "use_bidirectional_attention:bool?", "gemma2", "gemma3_text")
-_declare(f"{_SIZES} num_key_value_heads head_dim sliding_window", "embedding_gemma2_text")
+_declare(f"{_SIZES} num_key_value_heads head_dim sliding_window", "embedding_gemma2_text", "gemma3n_text")
 _declare(f"{_SIZES} num_key_value_heads head_dim sliding_window use_bidirectional_attention:all|vision?",
          "gemma4_text", "gemma4_unified_text")
 _declare(f"{_SIZES} num_key_value_heads head_dim sliding_window?", "gpt_oss", "kolibri1", "muse_glimmer_text",

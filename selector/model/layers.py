@@ -56,9 +56,17 @@ def _per_rank(total: int, tp: int, what: str) -> int:
 
 def _kv_per_rank(total: int, tp: int) -> int:
     """KV heads per rank: partitioned when >= tp (must divide), replicated
-    when fewer (tp must be a multiple); at least one (QKVParallelLinear)."""
-    if not isinstance(total, int) or total <= 0:
+    when fewer (tp must be a multiple); at least one (QKVParallelLinear).
+    A negative count is "fewer": QKVParallelLinear's divide(tp, total)
+    asserts with Python's modulo, which -1 (and -n when n divides tp)
+    passes, and both it and the attention layer then take max(1, total // tp),
+    one KV head. Zero is a division by zero there."""
+    if not isinstance(total, int) or isinstance(total, bool) or total == 0:
         raise UserError(f"the config gives {total!r} key/value heads; it needs a positive count")
+    if total < 0 and tp % total:
+        raise UserError(f"the config gives {total} key/value heads; vLLM {VLLM_VERSION}'s QKVParallelLinear asserts "
+                        f"that tensor parallel size {tp} is a multiple of it ({tp} % {total} is {tp % total} in "
+                        "Python), so it fails building the attention layers: fix num_key_value_heads")
     if total >= tp and total % tp:
         raise UserError(f"tensor parallel size {tp} does not divide the {total} KV heads; pick a divisor")
     if total < tp and tp % total:
@@ -74,24 +82,19 @@ def _hidden_over(t: HFView, heads: int) -> int:
     return hidden // heads
 
 
-def soft_cap_value(value: object) -> float | None:
+def soft_cap_value(value: object) -> object:
     """attn_logit_softcapping as vLLM uses it (no class but Gemma-2's and
-    Gemma-3's declares it): a truthiness (FA version selection), a layer's
-    logits_soft_cap, and ``float(value or 0)`` (FlashAttention's warm-up).
-    A number (or a bool) is that number; an empty value ("", [], {}) reads
-    as none; any other value is one vLLM cannot compute with."""
-    if value is None or isinstance(value, (int, float)):
-        return None if value is None else float(value)
+    Gemma-3's declares it): a truthiness (FA version selection, FlashInfer's
+    dispatch) and, for the layers that pass it, a layer's logits_soft_cap.
+    A number (or a bool) is that number; an empty value (0, "", [], {})
+    reads as none; any other value (a string, "0" too) is kept as it is:
+    truthy, and nothing on the selection path computes with it (the only
+    float() of it is FA4's JIT warm-up for Gemma-4, after selection)."""
     if not value:
         return None
-    try:
-        number = float(value) if isinstance(value, str) else None
-    except ValueError:
-        number = None
-    if number:
-        return number
-    raise UserError(f"attn_logit_softcapping is {shown(value)}; vLLM {VLLM_VERSION} reads it as a number "
-                    "(float(attn_logit_softcapping or 0)) and fails on this value: write a number or null")
+    if isinstance(value, (int, float)):
+        return float(value)
+    return value
 
 
 def _check_head_size(head: int, where: str) -> int:
@@ -187,8 +190,15 @@ def _mla(ctx: _Ctx, heads_total: int, sparse: bool) -> LayerAttention:
 
 def _n_layers(ctx: _Ctx) -> int:
     n = ctx.text.get("num_hidden_layers")
-    if not isinstance(n, int) or n <= 0:
-        raise UserError(f"num_hidden_layers is {n!r}; the config needs a positive layer count")
+    if not isinstance(n, int):
+        raise UserError(f"num_hidden_layers is {shown(n)}; the config needs a positive layer count")
+    if n <= 0:
+        # make_layers / range(n) build no decoder layer from it: vLLM loads the
+        # model with no attention layer and never calls get_attn_backend (the
+        # MoE model files that look for an expert layer raise instead)
+        raise UserError(f"num_hidden_layers is {n}: vLLM {VLLM_VERSION} builds no decoder layers from it, so no "
+                        "attention layer and no backend selection (some MoE model files raise: no MoE layer "
+                        "found); give the model's layer count")
     return n
 
 
@@ -210,7 +220,7 @@ def _llama(ctx: _Ctx) -> _Stack:
     total = _heads(ctx)
     heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
     head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
-    types, causal = _layer_types(ctx, n), t.get("is_causal", True) is not False
+    types, causal = _layer_types(ctx, n), bool(t.get("is_causal", True))
     stack = _Stack([])
     for i in range(n):
         stack.add(i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i)))
@@ -268,7 +278,7 @@ def _plain(ctx: _Ctx, *, head_rule: str, reads_is_causal: bool) -> _Stack:
     else:  # qwen3 / qwen3_moe: head_dim or hidden // heads
         head = t.get("head_dim") or _hidden_over(t, total)
     _check_head_size(head, "head_dim")
-    causal = not reads_is_causal or t.get("is_causal", True) is not False
+    causal = not reads_is_causal or bool(t.get("is_causal", True))
     return _Stack([(i, _self_attention(ctx, causal, heads, kv, head)) for i in range(n)])
 
 
@@ -295,7 +305,7 @@ def _gemma(ctx: _Ctx, soft_cap_from_config: bool, reads_is_causal: bool) -> _Sta
     if not types or len(types) < n:
         raise UserError(f"layer_types must list all {n} layers for {ctx.arch}")
     soft_cap = soft_cap_value(t.get("attn_logit_softcapping")) if soft_cap_from_config else None
-    causal = not reads_is_causal or t.get("is_causal", True) is not False
+    causal = not reads_is_causal or bool(t.get("is_causal", True))
     return _Stack([
         (i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i),
                             soft_cap=soft_cap))
@@ -394,7 +404,7 @@ def _qwen3_next(ctx: _Ctx) -> _Stack:
     # head_dim or hidden_size // (heads per rank): vLLM divides by the per-rank count
     head = _check_head_size(t.get("head_dim") or _hidden_over(t, heads), "head_dim")
     types = _layer_types(ctx, n) or []
-    causal = t.get("is_causal", True) is not False
+    causal = bool(t.get("is_causal", True))
     stack = _Stack([])
     for i in range(n):
         kind = types[i] if i < len(types) else None
@@ -537,7 +547,7 @@ def _deepseek(ctx: _Ctx) -> _Stack:
         layer = _mla(ctx, total, sparse=t.has("index_topk"))
     else:
         heads = _per_rank(total, tp, "attention heads")
-        causal = t.get("is_causal", True) is not False
+        causal = bool(t.get("is_causal", True))
         layer = _self_attention(ctx, causal, heads, heads, _check_head_size(nope + rope, "qk_nope + qk_rope"))
     for i in range(n):
         stack.add(i, layer)
@@ -1026,15 +1036,17 @@ def _mla_fallback_head_size(ctx: _Ctx) -> int:
     return _check_head_size(nope + rope or model_head_size(t, ctx.hf.model_type), "head size")
 
 
-def _check_backend_head_dim(t: HFView) -> None:
-    """transformers' modeling code sizes q_proj as heads x head_dim from the
-    config's head_dim: a negative one fails building the module (vLLM's
-    head size, hidden // heads for a head_dim <= 0, is never reached)."""
-    head_dim = t.get("head_dim")
-    if isinstance(head_dim, int) and not isinstance(head_dim, bool) and head_dim < 0:
-        raise UserError(f"head_dim is {head_dim}; transformers builds the model's projections with it, which fails "
-                        f"(a negative tensor size), so vLLM {VLLM_VERSION}'s Transformers backend cannot build "
-                        "the model: fix head_dim")
+def _check_backend_sizes(t: HFView) -> None:
+    """transformers' modeling code sizes q_proj / k_proj as heads x head_dim
+    from the config's head_dim and num_key_value_heads: a negative one fails
+    building the module (vLLM's head size, hidden // heads for a head_dim
+    <= 0, and its max(1, kv // tp) KV heads are never reached)."""
+    for field in ("head_dim", "num_key_value_heads"):
+        value = t.get(field)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            raise UserError(f"{field} is {value}; transformers builds the model's projections with it, which fails "
+                            f"(a negative tensor size), so vLLM {VLLM_VERSION}'s Transformers backend cannot build "
+                            f"the model: fix {field}")
 
 
 def _generic(ctx: _Ctx) -> _Stack:
@@ -1070,14 +1082,18 @@ def _generic(ctx: _Ctx) -> _Stack:
         return _Stack([(i, layer) for i in range(n)])
     total = _heads(ctx)
     heads = _per_rank(total, ctx.tp, "attention heads")
-    kv = _kv_per_rank(total_kv_heads(t, ctx.hf.model_type), ctx.tp)
     if backend:
-        _check_backend_head_dim(t)
+        _check_backend_sizes(t)
+    kv = _kv_per_rank(total_kv_heads(t, ctx.hf.model_type), ctx.tp)
     if ctx.use_mla:  # a kv_lora_rank on a model whose modeling code has no MLA
         head = _mla_fallback_head_size(ctx)
     else:
         head = _check_head_size(model_head_size(t, ctx.hf.model_type), "head size")
-    causal = t.get("is_causal", True) is not False
+    # vLLM's model files test getattr(config, "is_causal", True)'s truthiness;
+    # the Transformers backend reads the modeling code's module.is_causal,
+    # which the published modeling files set True (a config's literal false
+    # is kept as the encoder-only switch it is meant to be)
+    causal = t.get("is_causal", True) is not False if backend else bool(t.get("is_causal", True))
     # the Transformers backend passes every layer attn_logit_softcapping;
     # elsewhere none (Llama-style model files read no soft cap)
     soft_cap = soft_cap_value(t.get("attn_logit_softcapping")) if transformers_backend(ctx.arch) else None

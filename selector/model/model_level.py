@@ -3,7 +3,7 @@ model_arch_config_convertor.py): MLA, head size, KV heads, mm-prefix, ALiBi."""
 
 from __future__ import annotations
 
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_classes import HFView
 
 
@@ -161,3 +161,56 @@ def uses_alibi(text: HFView, architectures: list[str]) -> bool:
         or (isinstance(attn_config, dict) and attn_config.get("alibi", False))
     )
 
+
+
+# CONFIG_FIELD_ALIASES (transformers_utils/config.py), in getattr_iter's order;
+# its last experts-per-token alias, top_k, is a generation parameter that
+# PreTrainedConfig.__post_init__ pops, so no loaded config has it
+_EXPERT_NAMES = ("num_experts", "moe_num_experts", "n_routed_experts", "num_local_experts")
+_EXPERTS_PER_TOKEN_NAMES = ("num_experts_per_tok", "num_experts_per_token", "top_k_experts", "moe_topk",
+                            "moe_top_k")
+
+
+def _first_given(text: HFView, names: tuple[str, ...]) -> tuple[str | None, object]:
+    """getattr_iter: the first of ``names`` the config has, even if null."""
+    for name in names:
+        if text.has(name):
+            return name, text.get(name)
+    return None, None
+
+
+def check_expert_counts(text: HFView, where: str) -> None:
+    """ModelArchitectureConfig (a pydantic dataclass: lax int fields) takes
+    num_experts and num_experts_per_token from the convertor's
+    get_num_experts (the first alias; a list's first entry; a falsy value
+    is 0) and get_num_experts_per_token (a list's max; falsy is 0); a value
+    pydantic cannot read as an integer refuses the model config."""
+    from pydantic_core import SchemaValidator, ValidationError
+    from pydantic_core import core_schema as cs
+
+    from attn_select.selector.engines import VLLM_VERSION
+
+    checks = []
+    name, value = _first_given(text, _EXPERT_NAMES)
+    if isinstance(value, list):
+        if not value:
+            raise UserError(f"{where}: {name} is an empty list; vLLM {VLLM_VERSION} reads its first entry "
+                            "(IndexError): give the expert count")
+        value = value[0]
+    checks.append((name, value or 0))
+    name2, value2 = _first_given(text, _EXPERTS_PER_TOKEN_NAMES)
+    if isinstance(value2, list):
+        try:
+            value2 = max(value2, default=0)
+        except TypeError:
+            raise UserError(f"{where}: {name2} mixes values vLLM {VLLM_VERSION} cannot compare (max of the list); "
+                            "give a number") from None
+    checks.append((name2, value2 or 0))
+    validator = SchemaValidator(cs.int_schema())
+    for field, v in checks:
+        try:
+            validator.validate_python(v)
+        except ValidationError as e:
+            why = e.errors()[0]["msg"]
+            raise UserError(f"{where}: {field} is {shown(v)}; vLLM {VLLM_VERSION}'s model architecture config "
+                            f"needs an integer ({why}): fix {field}") from None

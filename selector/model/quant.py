@@ -102,3 +102,36 @@ def _kv_cache_facts(q: dict[str, Any] | None) -> tuple[str | None, bool]:
             return "fp8", scheme.get("strategy") == "attn_head"
     return None, False
 
+
+
+# CompressedTensorsKVCacheMethod.validate_kv_cache_scheme: the strategies it takes
+_CT_KV_STRATEGIES = ("tensor", "attn_head")
+
+
+def check_kv_cache_scheme(q: dict[str, Any] | None, groups: tuple, where: str) -> None:
+    """A compressed-tensors kv_cache_scheme vLLM cannot build attention
+    layers with: every ``Attention`` (not MLAAttention) gets a
+    CompressedTensorsKVCacheMethod, whose __init__ validates the scheme
+    (a mapping; type float, 8 bits; strategy tensor or attn_head;
+    symmetric). The engine config takes any scheme that is not null."""
+    from attn_select.selector.engines import VLLM_VERSION
+
+    if not q or q.get("quant_method") != "compressed-tensors" or q.get("kv_cache_scheme") is None:
+        return
+    if not any(not g.attn.use_mla for g in groups):
+        return
+    scheme = q["kv_cache_scheme"]
+    fail = (f"so vLLM {VLLM_VERSION} fails building the attention layers "
+            "(CompressedTensorsKVCacheMethod.validate_kv_cache_scheme)")
+    if not isinstance(scheme, dict):
+        why = f"kv_cache_scheme is {shown(scheme)}, not a mapping"
+    elif scheme.get("type") != "float" or scheme.get("num_bits") != 8:
+        why = (f"kv_cache_scheme has type {shown(scheme.get('type'))} and num_bits {shown(scheme.get('num_bits'))}; "
+               "only type float with 8 bits is supported")
+    elif scheme.get("strategy") not in _CT_KV_STRATEGIES:
+        why = f"kv_cache_scheme strategy is {shown(scheme.get('strategy'))}; only tensor or attn_head is supported"
+    elif not scheme.get("symmetric"):
+        why = f"kv_cache_scheme symmetric is {shown(scheme.get('symmetric'))}; only a symmetric scale is supported"
+    else:
+        return
+    raise UserError(f"{where}: quantization_config {why}, {fail}; fix the checkpoint's kv_cache_scheme")

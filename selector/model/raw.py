@@ -26,8 +26,9 @@ classes check them strictly (``hf_types``) and each reader follows vLLM's
 code: ``use_sliding_window`` and ``max_window_layers`` (Qwen2's family,
 declared; FlintConfig's truthiness), ``sliding_window_pattern`` (the
 Gemma-3 / Cohere2 / EmbeddingGemma2 ``__post_init__`` arithmetic), ``dtype`` / ``torch_dtype`` (``hf_dtype``), the MLA dims
-(``kv_lora_rank is not None`` and arithmetic, ``model_level`` / ``layers``)
-and ``attn_logit_softcapping`` (a truthiness and a float, ``layers``).
+(``kv_lora_rank is not None`` and arithmetic, ``model_level`` / ``layers``),
+``attn_logit_softcapping`` (a truthiness, ``layers``) and ``is_causal`` (a
+truthiness in every vLLM model file that reads it).
 """
 
 from __future__ import annotations
@@ -63,7 +64,6 @@ FIELDS: dict[str, str] = {
     "hybrid_override_pattern": "str",  # Nemotron-H: one character per layer
     "full_attention_interval": "int",
     "use_bidirectional_attention": "bool|str",
-    "is_causal": "bool",
     "attn_output_gate": "bool",
     # sparse MLA (DeepSeek-V3.2)
     "index_topk": "int",

@@ -161,6 +161,15 @@ QUANT_CASES: dict[str, tuple[dict, tuple[int, int]]] = {
        for name, dtype in (("mxfp4 (not gpt-oss)", "float16"), ("modelopt mxfp8", "float16"), ("gptq", "float32"),
                            ("compressed-tensors fp8", "float32"), ("fp8", "float32"))
        for a, b in ((7, 5), (9, 0))},
+    # ModelOpt NVFP4 / MXFP8 _from_config: required fields of the "quantization"
+    # section (found by the hostile-config campaign)
+    **{f"{name} sm{a}{b}": ({**_SMALL_LLAMA, "quantization_config": {"quant_method": "modelopt", "quantization": q}},
+                            (a, b))
+       for name, q in (("modelopt nvfp4 no exclude_modules", {"quant_algo": "NVFP4", "group_size": 16,
+                                                              "kv_cache_quant_algo": None}),
+                       ("modelopt nvfp4 only quant_algo", {"quant_algo": "NVFP4"}),
+                       ("modelopt mxfp8 no kv_cache_quant_algo", {"quant_algo": "MXFP8", "exclude_modules": []}))
+       for a, b in ((7, 5), (10, 0))},
 }
 
 
@@ -460,3 +469,33 @@ def test_published_engine_config_matches_vllm(name, vllm_published_answers, tmp_
                 "use_non_causal": ec.use_non_causal, "cache_dtype": ec.cache_dtype,
                 "skip_layers": list(ec.kv_skip_layers)}
         assert ours == {k: theirs[k] for k in ours}
+
+
+# --- an nvfp4 KV cache on an MLA model ----------------------------------------------
+# VllmConfig.validate_nvfp4_kv_cache_with_mla (a model validator, after __post_init__).
+# Found by the hostile-config campaign: the mirror answered Kimi-K2.5 with nvfp4.
+NVFP4_MLA_CASES: dict[str, tuple[dict, dict]] = {
+    "dsv32 kv nvfp4": (_DSV32, {"kv_cache_dtype": "nvfp4"}),
+    "dsv32 kv nvfp4_ds_mla": (_DSV32, {"kv_cache_dtype": "nvfp4_ds_mla"}),
+    "llama kv nvfp4": (_SMALL_LLAMA, {"kv_cache_dtype": "nvfp4"}),
+}
+
+
+@pytest.fixture(scope="module")
+def vllm_nvfp4_mla_answers() -> dict[str, dict]:
+    return _oracle(NVFP4_MLA_CASES, [{"config": c, "capability": [10, 0], **flags}
+                                     for c, flags in NVFP4_MLA_CASES.values()], 900)
+
+
+@pytest.mark.parametrize("name", list(NVFP4_MLA_CASES))
+def test_nvfp4_kv_cache_with_mla_matches_vllm(name, vllm_nvfp4_mla_answers, tmp_path):
+    from attn_select.selector.vllm_installed import refusal_message
+
+    theirs = vllm_nvfp4_mla_answers[name]
+    config, flags = NVFP4_MLA_CASES[name]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    model = load_model(str(path), capability=Capability(10, 0))
+    error = engine_config(model, Overrides(kv_cache_dtype=flags["kv_cache_dtype"]), Capability(10, 0), Kernels()).error
+    assert (error.split(": ", 1)[1] if error else None) == (refusal_message(theirs["error"]) if theirs["error"] else None)
+    assert vllm_nvfp4_mla_answers["dsv32 kv nvfp4"]["error"]

@@ -322,9 +322,24 @@ def test_sliding_window_zero_means_none():
 
 def test_compressed_tensors_kv_scheme_per_head_scales():
     q = {"quant_method": "compressed-tensors",
-         "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "attn_head", "dynamic": False}}
+         "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "attn_head", "dynamic": False,
+                             "symmetric": True}}
     f = model_facts({**LLAMA, "quantization_config": q}, name="x")
     assert f.kv_cache_scheme == "fp8" and f.groups[0].attn.use_per_head_quant_scales
+
+
+@pytest.mark.parametrize("scheme,match", [
+    ("fp8", "kv_cache_scheme is 'fp8', not a mapping"),
+    ({"type": "int", "num_bits": 8, "strategy": "tensor", "symmetric": True}, "type 'int' and num_bits 8"),
+    ({"type": "float", "num_bits": 4, "strategy": "tensor", "symmetric": True}, "type 'float' and num_bits 4"),
+    ({"type": "float", "num_bits": 8, "strategy": "channel", "symmetric": True}, "strategy is 'channel'"),
+    ({"type": "float", "num_bits": 8, "strategy": "tensor"}, "symmetric is null"),
+], ids=["string", "int", "4 bits", "channel", "no symmetric"])
+def test_compressed_tensors_kv_schemes_vllm_cannot_build_attention_with(scheme, match):
+    # CompressedTensorsKVCacheMethod.validate_kv_cache_scheme, in every Attention's __init__
+    q = {"quant_method": "compressed-tensors", "kv_cache_scheme": scheme}
+    with pytest.raises(UserError, match=match):
+        model_facts({**LLAMA, "quantization_config": q}, name="x")
 
 
 def test_modelopt_fp8_kv_cache():

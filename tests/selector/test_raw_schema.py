@@ -92,7 +92,7 @@ LAX_SHAPE = [
 # classes, getattr or truthiness: tests/selector/test_undeclared_fields.py)
 UNTYPED = ["use_sliding_window", "max_window_layers", "torch_dtype", "dtype", "attn_logit_softcapping",
            "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
-           "sliding_window_pattern"]
+           "sliding_window_pattern", "is_causal"]
 
 
 @pytest.mark.parametrize("field", UNTYPED)
@@ -115,7 +115,6 @@ INVALID = [
     {"layer_types": ["full", 3]},
     {"sliding_window": "maybe"},
     {"use_bidirectional_attention": 3},
-    {"is_causal": "soft"},
     {"text_config": {"head_dim": "x"}},
     {"text_config": [1]},
     {"quantization_config": "fp8"},

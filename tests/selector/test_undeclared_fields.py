@@ -13,10 +13,18 @@ Found by a hostile-config campaign (40 configs vLLM built, the mirror refused).
   Transformers backend any kv_lora_rank but null makes use_mla true, and a
   model whose modeling code has no MLA projections falls back to Attention
   (head size qk_nope + qk_rope when non-zero, else the model's).
-- attn_logit_softcapping: a truthiness and float(value or 0) in vLLM.
-- non-positive head counts, heads not a multiple of KV heads, a negative
-  head_dim on the Transformers backend: vLLM builds the engine config but
-  fails building the layers, so these stay refused (exit 2).
+- attn_logit_softcapping: a truthiness in vLLM's selection (its one
+  float(value or 0) is FA4's JIT warm-up for Gemma-4): a string is kept.
+- non-positive query head counts, heads not a multiple of KV heads, a
+  negative head_dim or KV head count on the Transformers backend: vLLM
+  builds the engine config but fails building the layers, so these stay
+  refused (exit 2). A negative KV head count on vLLM's own model files is
+  one KV head where QKVParallelLinear's divide(tp, total) passes.
+- num_hidden_layers <= 0: no decoder layer, so no selection (refused as
+  attention-free models are).
+- transformers' validate_architecture (hidden_size % num_attention_heads)
+  and validate_rope (an odd fully rotated head_dim, a non-numeric
+  partial_rotary_factor, a rope type's missing keys) refuse the config.
 
 The last test runs the same configs through vLLM itself (model_oracle.py:
 the engine config, then the model built on meta); skipped without it.
@@ -37,6 +45,8 @@ from attn_select.selector.explain import explain
 from attn_select.selector.model.facts import model_facts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_device
+
+from . import model_cases_text, model_cases_vlm
 
 HERE = Path(__file__).resolve().parent
 VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
@@ -146,7 +156,10 @@ def test_mla_fallback_refuses_dims_it_cannot_add():
 
 
 @pytest.mark.parametrize("value,model_cap,layer_cap", [
-    ({}, None, None), ([], None, None), ("", None, None), (1, 1.0, 1.0), ("32", 32.0, 32.0), (True, 1.0, 1.0),
+    ({}, None, None), ([], None, None), ("", None, None), (1, 1.0, 1.0), (True, 1.0, 1.0),
+    # a string is truthy and passed on as written: vLLM never float()s it on
+    # the selection path (only FA4's JIT warm-up does, for Gemma-4)
+    ("32", "32", "32"), ("x", "x", "x"), ("0", "0", "0"),
 ], ids=str)
 def test_attn_logit_softcapping_as_vllm_reads_it(value, model_cap, layer_cap):
     # the Transformers backend passes it to every layer; Phi-3's model file never does
@@ -156,9 +169,36 @@ def test_attn_logit_softcapping_as_vllm_reads_it(value, model_cap, layer_cap):
     assert [g.attn.logits_soft_cap for g in _facts(_with(PHI3, attn_logit_softcapping=value)).groups] == [None]
 
 
-def test_attn_logit_softcapping_vllm_cannot_compute_with_is_refused():
-    with pytest.raises(UserError, match="attn_logit_softcapping"):
-        _facts(_with(PHI3, attn_logit_softcapping="x"))
+def test_a_string_soft_cap_counts_as_soft_capping_and_run_refuses_it():
+    from attn_select.selector.run_plan import plan_run
+
+    f = _facts(_with(JAIS2, attn_logit_softcapping="x"), Capability(10, 0))
+    r = explain(f, load_device("b200"), Kernels(), Overrides())
+    assert r.model.attn_logit_softcapping == "x"
+    with pytest.raises(UserError, match="attn_logit_softcapping is 'x', not a number"):
+        plan_run(r, "bfloat16", "auto", [], 16)
+
+
+@pytest.mark.parametrize("config,tp,kv", [
+    (_with(LLAMA, num_key_value_heads=-1), 1, 1), (_with(LLAMA, num_key_value_heads=-1), 8, 1),
+    (_with(LLAMA, num_key_value_heads=-4), 8, 1), (_with(LLAMA, num_key_value_heads=-4), 4, 1),
+], ids=["-1 tp1", "-1 tp8", "-4 tp8", "-4 tp4"])
+def test_negative_kv_heads_vllm_builds_as_one_kv_head(config, tp, kv):
+    # QKVParallelLinear: tp < total -> divide(tp, total) passes where Python's
+    # tp % total is 0; Attention then takes max(1, total // tp)
+    f = model_facts(config, name="m", capability=H100, tp=tp)
+    assert f.num_kv_heads == 1 and [g.attn.num_kv_heads for g in f.groups] == [kv]
+
+
+@pytest.mark.parametrize("n", [0, -1, -4])
+def test_no_layers_is_no_selection(n):
+    with pytest.raises(UserError, match=f"num_hidden_layers is {n}: vLLM 0.33.0 builds no decoder layers"):
+        _facts(_with(JAIS2, num_hidden_layers=n))
+
+
+def test_jais2_without_hidden_size_takes_the_class_default():
+    f = _facts(_with(JAIS2, drop=("hidden_size", "head_dim")))
+    assert (f.head_size, [g.attn.head_size for g in f.groups]) == (128, [128])  # Jais2Config: 3328 // 26
 
 
 @pytest.mark.parametrize("config,match", [
@@ -166,7 +206,20 @@ def test_attn_logit_softcapping_vllm_cannot_compute_with_is_refused():
     (_with(JAIS2, num_attention_heads=0), "num_attention_heads is 0"),
     (_with(LLAMA, num_attention_heads=17, hidden_size=17 * 128, num_key_value_heads=16), "divisible by num_kv_heads"),
     (_with(JAIS2, head_dim=-128), "head_dim is -128"),
-], ids=["negative heads", "zero heads", "17 heads 16 kv", "backend negative head_dim"])
+    (_with(JAIS2, num_key_value_heads=-1), "num_key_value_heads is -1"),
+    (_with(LLAMA, num_key_value_heads=-8), "1 % -8 is -7"),
+    (_with(JAIS2, hidden_size=-1), r"\(Jais2Config.validate_architecture\)"),
+    (_with(LLAMA, architectures=["ArceeForCausalLM"], model_type="arcee", hidden_size=-1),
+     r"\(the arcee config class's validate_architecture\)"),
+    (_with(LLAMA, head_dim=7), "head_dim 7 is odd and fully rotated"),
+    (_with(JAIS2, head_dim="32"), 'head_dim is the string "32"'),
+    (_with(LLAMA, architectures=["FlexOlmoForCausalLM"], model_type="flex_olmo", head_dim="32"),
+     "head_dim is '32'; transformers compares it with 4"),
+    (_with(LLAMA, head_dim=129, partial_rotary_factor="x"), "partial_rotary_factor is 'x'"),
+    (_with(LLAMA, drop=("rope_scaling",), rope_parameters={"rope_type": "yarn"}), "has no 'factor'"),
+], ids=["negative heads", "zero heads", "17 heads 16 kv", "backend negative head_dim", "backend negative kv",
+        "kv -8 tp 1", "jais2 hidden -1", "arcee hidden -1", "odd head_dim", "jais2 string head_dim",
+        "flex_olmo string head_dim", "string rotary factor", "yarn no factor"])
 def test_layers_vllm_cannot_build_are_refused(config, match):
     with pytest.raises(UserError, match=match):
         _facts(config)
@@ -206,7 +259,68 @@ _VLLM_CASES = [
     ("llama 17 heads 16 kv", _with(LLAMA, num_attention_heads=17, hidden_size=17 * 128, num_key_value_heads=16),
      H100, "not divisible by num_kv_heads"),
     ("jais2 head_dim -128", _with(JAIS2, head_dim=-128), H100, "negative dimension"),
+    ("jais2 attn_logit_softcapping 'x'", _with(JAIS2, attn_logit_softcapping="x"), H100, None),
+    ("phi3 attn_logit_softcapping 'x'", _with(PHI3, attn_logit_softcapping="x"), H100, None),
+    ("llama num_key_value_heads -1", _with(LLAMA, num_key_value_heads=-1), H100, None),
+    ("llama num_key_value_heads -8", _with(LLAMA, num_key_value_heads=-8), H100, "AssertionError"),
+    ("jais2 num_key_value_heads -1", _with(JAIS2, num_key_value_heads=-1), H100, "negative dimension"),
+    ("jais2 without hidden_size", _with(JAIS2, drop=("hidden_size", "head_dim")), H100, None),
+    ("jais2 hidden_size -1", _with(JAIS2, hidden_size=-1), H100, "validate_architecture"),
+    ("llama head_dim 7", _with(LLAMA, head_dim=7), H100, "RoPE requires an even rotary dimension"),
+    ("flex_olmo head_dim '32'", _with(LLAMA, architectures=["FlexOlmoForCausalLM"], model_type="flex_olmo",
+                                      head_dim="32"), H100, "validate_rope"),
+    ("arcee hidden_size -1", _with(LLAMA, architectures=["ArceeForCausalLM"], model_type="arcee", hidden_size=-1),
+     H100, "validate_architecture"),
+    ("llama head_dim 129 partial_rotary_factor 'x'", _with(LLAMA, head_dim=129, partial_rotary_factor="x"), H100,
+     "invalid literal for int()"),
+    ("llama compressed-tensors kv_cache_scheme 'fp8'", _with(LLAMA, quantization_config={
+        "quant_method": "compressed-tensors", "kv_cache_scheme": "fp8"}), H100, "AttributeError"),
+    ("llama compressed-tensors kv_cache_scheme without symmetric", _with(LLAMA, quantization_config={
+        "quant_method": "compressed-tensors", "kv_cache_scheme": {"type": "float", "num_bits": 8, "strategy": "tensor"}}),
+     H100, "symmetric"),
+    ("llama compressed-tensors kv_cache_scheme int8", _with(LLAMA, quantization_config={
+        "quant_method": "compressed-tensors", "kv_cache_scheme": {"type": "int", "num_bits": 8, "strategy": "tensor",
+                                                                  "symmetric": True}}), H100, "type=int"),
+    ("cohere2 head_dim given", _with(LLAMA, architectures=["Cohere2ForCausalLM"], model_type="cohere2",
+                                     drop=("rope_scaling",), head_dim=64), H100, None),
+    ("llama is_causal 'false' (truthy)", _with(LLAMA, is_causal="false"), H100, None),
+    ("llama is_causal [] (falsy)", _with(LLAMA, is_causal=[]), H100, None),
+    ("seed_oss is_causal [] (the Transformers backend's module is causal)", _with(
+        LLAMA, architectures=["SeedOssForCausalLM"], model_type="seed_oss", drop=("rope_scaling",), is_causal=[]),
+     H100, None),
+    # ModelArchitectureConfig's lax int fields (the first expert-count alias the config has)
+    ("llama num_experts 1.5", _with(LLAMA, num_experts=1.5), H100, "num_experts"),
+    ("llama num_experts '8'", _with(LLAMA, num_experts="8"), H100, None),
+    ("llama num_experts_per_tok 'x'", _with(LLAMA, num_experts_per_tok="x"), H100, "num_experts_per_token"),
+    ("llama yarn without factor", _with(LLAMA, drop=("rope_scaling",), rope_parameters={"rope_type": "yarn"}), H100, "Missing required keys"),
 ]
+_VLM = {c["config"]["model_type"]: c["config"] for c in model_cases_vlm.cases()}
+_QWEN2_VL_FLAT = next(c["config"] for c in model_cases_vlm.cases()
+                      if c["config"]["model_type"] == "qwen2_vl" and "text_config" not in c["config"])
+_VLLM_CASES += [
+    # Qwen2VLConfig pops a flat config's text fields into Qwen2VLTextConfig, which checks them
+    ("qwen2_vl flat sliding_window '4096'", _with(_QWEN2_VL_FLAT, sliding_window="4096"), H100, "sliding_window"),
+    ("gemma3n text_config hidden_size '2048'", {**_VLM["gemma3n"], "text_config": {
+        **_VLM["gemma3n"]["text_config"], "hidden_size": "2048"}}, H100, "hidden_size"),
+]
+_LLAVA_FLAT = next(c["config"] for c in model_cases_vlm.cases()
+                   if c["config"]["model_type"] == "llava" and "text_config" not in c["config"])
+_VLLM_CASES += [
+    # a wrapper's own rope dict: standardize_rope_params reads self.max_position_embeddings
+    ("llava flat yarn rope_parameters", _with(_LLAVA_FLAT, rope_parameters={
+        "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}), H100,
+     "no attribute 'max_position_embeddings'"),
+    ("llava flat default rope_parameters", _with(_LLAVA_FLAT, rope_parameters={"rope_type": "default"}), H100, None),
+]
+_MINIMAX_M2 = next(c["config"] for c in model_cases_text.cases() if c["config"].get("model_type") == "minimax_m2")
+_VLLM_CASES += [
+    # MiniMaxM2Config: partial_rotary_factor = rotary_dim / head_dim, so an odd head_dim is partly rotated
+    ("minimax_m2 head_dim 129 with rotary_dim", _with(_MINIMAX_M2, head_dim=129), H100, None),
+    ("minimax_m2 head_dim 129 fully rotated", _with(_MINIMAX_M2, drop=("rotary_dim",), head_dim=129), H100,
+     "even rotary dimension"),
+]
+# vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
+_NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
 
 
 @pytest.fixture(scope="module")
@@ -214,6 +328,7 @@ def vllm_answers() -> list[dict]:
     if not Path(VLLM_PYTHON).exists():
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
     cases = [{"config": c, "capability": [cap.major, cap.minor]} for _, c, cap, _ in _VLLM_CASES]
+    cases += [{"config": c, "capability": [9, 0]} for c in _NO_LAYER_CASES]
     proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -236,7 +351,16 @@ def test_against_vllm(vllm_answers, index):
     model = res["model"]
     assert (f.dtype, f.head_size, f.model_use_mla, f.num_kv_heads) == (
         model["dtype"], model["head_size"], model["use_mla"], model["num_kv_heads"])
-    theirs = {(c["head_size"], c["use_mla"]) for c in res["calls"]}
-    assert {(g.attn.head_size, g.attn.use_mla) for g in f.groups} == theirs
+    theirs = {(c["head_size"], c["use_mla"], c["attn_type"]) for c in res["calls"]}
+    assert {(g.attn.head_size, g.attn.use_mla, g.attn.attn_type) for g in f.groups} == theirs
     caps = {layer.get("logits_soft_cap") or None for layer in res["layers"]}
     assert {g.attn.logits_soft_cap for g in f.groups} == caps
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_no_layers_against_vllm(vllm_answers):
+    for config, res in zip(_NO_LAYER_CASES, vllm_answers[len(_VLLM_CASES):]):
+        assert res["error"] is None and not res["calls"] and not res["layers"], res["error"]
+        with pytest.raises(UserError, match="builds no decoder layers"):
+            _facts(config)

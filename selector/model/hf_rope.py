@@ -1,0 +1,208 @@
+"""transformers' RoPE validation (``RotaryEmbeddingConfigMixin.validate_rope``,
+transformers 5.20, run by the strict dataclass on every load, so on every
+config vLLM 0.33.0 reads), reduced to the rules a config's attention sizes
+and rope fields reach. A config that breaks one never loads in vLLM.
+
+What transformers does, in order, for each rope dict (the flat
+``rope_parameters`` / ``rope_scaling``, or one per layer type when nested):
+the rope type's own validator (required keys: a missing one is a KeyError;
+longrope computes ``int(head_dim * partial_rotary_factor)``), then a fully
+rotated odd ``head_dim`` above 4 is refused (``int(head_dim *
+partial_rotary_factor) == head_dim``). The factor is the rope dict's own,
+else the config's top-level ``partial_rotary_factor``, else the class's
+default (a few classes set one; MiniMax-M2 derives it from rotary_dim),
+else 1.0. Phi-3 and PhiMoE add their own
+checks. validate_rope is a PreTrainedConfig validator, so it also runs on
+classes without a rope field (multimodal wrappers): there it reads a
+rope_parameters / rope_scaling config.json gives, unstandardized.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from attn_select.selector.errors import UserError, cut, shown
+from attn_select.selector.model.hf_types import declared
+
+# classes whose __post_init__ sets a partial_rotary_factor default
+# (kwargs.setdefault: the config's top-level value still wins)
+_DEFAULT_FACTOR = {"glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "glm4v_moe_text": 0.5, "nemotron": 0.5,
+                   "persimmon": 0.5, "phi": 0.5, "recurrent_gemma": 0.5, "stablelm": 0.25, "qwen3_next": 0.25,
+                   "qwen3_5_text": 0.25, "qwen3_5_moe_text": 0.25}
+# mixin classes the even-dimension rule does not reach with config.json's
+# head_dim: __post_init__ replaces it (DeepSeek-V2, Mistral-4, MiniCPM3), the
+# config is heterogeneous or its rope dicts are per-layer (Gemma-4), or the
+# class has no head_dim field at all (established by loading head_dim 7
+# through transformers 5.20.2 for every class attn-select declares)
+_NOT_REACHED = frozenset({"bailing_hybrid", "clip_text_model", "deepseek_v2", "deepseek_v32", "embedding_gemma2_text",
+                          "falcon", "gemma4_text", "gemma4_unified_text", "mimo_v2_flash", "minicpm3", "mistral4",
+                          "siglip_text_model", "step3p5"})
+# required keys of each rope type's validator, beyond rope_type (which
+# validate_rope sets) and original_max_position_embeddings (which
+# standardize_rope_params fills from max_position_embeddings)
+_REQUIRED = {"linear": ("factor",), "dynamic": ("factor",), "yarn": ("factor",),
+             "longrope": ("short_factor", "long_factor"), "llama3": ("factor", "low_freq_factor", "high_freq_factor")}
+# a string factor is repeated head_dim times before int() reads it
+_MAX_REPEAT = 10_000_000
+
+
+def _rope_dicts(raw: Mapping[str, Any], attrs: Mapping[str, Any]) -> list[tuple[str, dict]] | None:
+    """(layer type, rope dict) as validate_rope walks them; None where the
+    shape is one this mirror does not follow."""
+    rope = raw.get("rope_scaling") or raw.get("rope_parameters")
+    if rope is None:
+        rope = {}
+    if not isinstance(rope, dict):
+        return None  # the declared types refuse it (or it is not a mixin class)
+    labels = attrs.get("layer_types")
+    nested = [k for k in rope if isinstance(labels, (list, tuple)) and k in labels]
+    if not nested:
+        return [("full_attention", dict(rope))]
+    if not all(rope[k] is None or isinstance(rope[k], dict) for k in nested):
+        return None
+    return [(k, dict(rope[k])) for k in nested if rope[k] is not None]
+
+
+def _times(head_dim: Any, factor: Any) -> Any:
+    """``int(head_dim * factor)`` as Python computes it, or the reason it fails."""
+    if isinstance(factor, (str, list, tuple)) and isinstance(head_dim, int) and head_dim * len(factor) > _MAX_REPEAT:
+        raise ValueError(f"a {head_dim:,}-fold repeat of {shown(factor)}")
+    try:
+        return int(head_dim * factor)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ValueError(cut(str(e))) from None
+
+
+def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_type: str, where: str,
+               wrapper: bool = False) -> None:
+    """A user error for a config transformers' validate_rope refuses;
+    ``wrapper``: the class holds a text_config (a multimodal wrapper)."""
+    from attn_select.selector.engines import VLLM_VERSION
+
+    if raw is None or model_type in _NOT_REACHED:
+        return
+    mixin = "rope_parameters" in declared(model_type)
+    if not mixin and raw.get("rope_scaling") is None and raw.get("rope_parameters") is None:
+        return  # validate_rope runs on every class, but finds no rope dict here
+    if raw.get("per_layer_config") is not None:
+        return  # heterogeneous: transformers skips the even-dimension check
+    fail = f"(transformers' validate_rope), so vLLM {VLLM_VERSION} cannot load the config"
+    rope = raw.get("rope_scaling") or raw.get("rope_parameters")
+    if rope and not isinstance(rope, dict):
+        # a truthy rope_scaling replaces rope_parameters (and is type-checked
+        # as it); validate_rope iterates it as a mapping
+        field = "rope_scaling" if raw.get("rope_scaling") else "rope_parameters"
+        raise UserError(f"{where}: {field} is {shown(rope)}, not a mapping {fail}; write a mapping or null")
+    dicts = _rope_dicts(raw, attrs)
+    if dicts is None:
+        return
+    if not mixin and wrapper:
+        _check_wrapper_rope(raw, dicts, where, fail)
+    top = raw.get("partial_rotary_factor", _DEFAULT_FACTOR.get(model_type))
+    head_dim = raw.get("head_dim")
+    if head_dim is None:  # null or absent: what the class derives (LlamaConfig: hidden // heads)
+        head_dim = attrs.get("head_dim")
+    rotary_dim = raw.get("rotary_dim")
+    if model_type == "minimax_m2" and "partial_rotary_factor" not in raw and rotary_dim is not None:
+        # MiniMaxM2Config: a legacy rotary_dim gives the factor, rotary_dim / head_dim
+        if not (isinstance(rotary_dim, (int, float)) and isinstance(head_dim, (int, float)) and head_dim):
+            return  # a failure of its own in __post_init__, not mirrored here
+        top = rotary_dim / head_dim
+    for layer_type, rope in dicts:
+        if top is not None:
+            rope.setdefault("partial_rotary_factor", top)
+        rope_type = rope.get("rope_type", rope.get("type", "default"))
+        if model_type == "phi3" and rope_type in ("su", "yarn"):
+            rope_type = "longrope"  # Phi3Config renames them before validating
+        missing = [k for k in _REQUIRED.get(rope_type, ()) if k not in rope] if isinstance(rope_type, str) else []
+        if missing:
+            raise UserError(f"{where}: rope_parameters (rope_type {rope_type!r}) has no {missing[0]!r} {fail}; "
+                            f"add {missing[0]}")
+        factor = rope.get("partial_rotary_factor", 1.0)
+        if rope_type == "longrope":
+            dim_of = head_dim if head_dim is not None else _hidden_over_heads(attrs)
+            if isinstance(dim_of, int):
+                try:
+                    _times(dim_of, factor)
+                except ValueError as e:
+                    raise UserError(f"{where}: partial_rotary_factor is {shown(factor)}; longrope computes "
+                                    f"int(head_dim * partial_rotary_factor), which fails ({e}) {fail}: write a "
+                                    "number") from None
+        _check_even(head_dim, factor, layer_type, where, fail)
+    if model_type in ("phi3", "phimoe"):
+        _check_phi(dicts[0][1] if dicts else {}, attrs, model_type, where, fail)
+
+
+def _check_wrapper_rope(raw: Mapping[str, Any], dicts: list[tuple[str, dict]], where: str, fail: str) -> None:
+    """A multimodal wrapper's own top-level rope dict: standardize_rope_params
+    fills a llama3 / yarn / longrope dict's original_max_position_embeddings
+    from self.max_position_embeddings (evaluated even when the key is there),
+    which a wrapper class without the field does not have."""
+    if "max_position_embeddings" in raw or "original_max_position_embeddings" in raw or len(dicts) != 1:
+        return
+    rope_type = dicts[0][1].get("rope_type", dicts[0][1].get("type", "default"))
+    if rope_type in ("llama3", "yarn", "longrope"):
+        raise UserError(f"{where}: the top-level rope_parameters (rope_type {rope_type!r}) make transformers' "
+                        "standardize_rope_params read max_position_embeddings, which this wrapper config has not "
+                        f"(AttributeError), so vLLM {fail.rsplit('vLLM ', 1)[1]}; move rope_parameters into "
+                        "text_config")
+
+
+def _check_even(head_dim: Any, factor: Any, layer_type: str, where: str, fail: str) -> None:
+    """``head_dim > 4 and head_dim % 2 and int(head_dim * factor) ==
+    head_dim`` refuses, with Python's semantics for whatever config.json
+    holds (a string head_dim fails the comparison, a float one is compared
+    as a number)."""
+    if head_dim is None:
+        return
+    try:
+        reached = head_dim > 4 and head_dim % 2
+    except TypeError:
+        raise UserError(f"{where}: head_dim is {shown(head_dim)}; transformers compares it with 4, which fails (not "
+                        f"a number) {fail}: write an integer") from None
+    if not reached:
+        return
+    try:
+        rotary = _times(head_dim, factor)
+    except ValueError as e:
+        raise UserError(f"{where}: partial_rotary_factor is {shown(factor)}; transformers computes "
+                        f"int(head_dim * partial_rotary_factor) for the odd head_dim {shown(head_dim)}, which fails "
+                        f"({e}) {fail}: write a number") from None
+    if rotary == head_dim:
+        raise UserError(f"{where}: head_dim {shown(head_dim)} is odd and fully rotated (partial_rotary_factor "
+                        f"{shown(factor)}, {layer_type}): RoPE needs an even rotary dimension {fail}; fix head_dim")
+
+
+def _hidden_over_heads(attrs: Mapping[str, Any]) -> int | None:
+    hidden, heads = attrs.get("hidden_size"), attrs.get("num_attention_heads")
+    if isinstance(hidden, int) and isinstance(heads, int) and heads:
+        return hidden // heads
+    return None
+
+
+def _check_phi(rope: dict, attrs: Mapping[str, Any], model_type: str, where: str, fail: str) -> None:
+    """Phi3Config.validate_rope (rotary dims from the factor; default or
+    longrope only, "su" and "yarn" read as longrope) and
+    PhimoeConfig.validate_rope (numeric short / long mscale off default)."""
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    if model_type == "phi3":
+        if rope_type in ("su", "yarn"):
+            rope_type = "longrope"
+        per_head = _hidden_over_heads(attrs)
+        factor = rope.get("partial_rotary_factor", 1.0)
+        if per_head is not None:
+            try:
+                _times(per_head, factor)
+            except ValueError as e:
+                raise UserError(f"{where}: partial_rotary_factor is {shown(factor)}; Phi3Config computes the rotary "
+                                f"dimensions from it, which fails ({e}) {fail}: write a number") from None
+        if rope_type not in ("default", "longrope"):
+            raise UserError(f"{where}: rope_type {shown(rope_type)} is not one Phi3Config takes (default, longrope) "
+                            f"{fail}; fix rope_parameters")
+        return
+    if rope_type != "default":
+        for key in ("short_mscale", "long_mscale"):
+            value = rope.get(key)
+            if not isinstance(value, (int, float)):
+                raise UserError(f"{where}: rope_parameters {key} is {shown(value)}; PhimoeConfig needs a number for "
+                                f"rope_type {rope_type!r} {fail}; add it")
