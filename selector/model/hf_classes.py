@@ -878,6 +878,17 @@ for _type, _cls, _text in (
         ("aya_vision", "AyaVisionConfig", "cohere2")):
     _HF_CLASSES.setdefault(_type, _HFClass(_cls, {}, None, text_default_type=_text, text_from_defaults=True,
                                            text_init=MappingProxyType(_TEXT_INIT.get(_type, {}))))
+# AriaConfig / Glm4vConfig: a text_config that is null, {} or missing is
+# their fixed text class built from its defaults alone (the top-level fields
+# unread); AriaTextConfig derives head_dim and the KV heads as Llama does,
+# Glm4vTextConfig only the KV heads (head_dim stays unset: vLLM takes
+# hidden_size // num_attention_heads)
+_HF_CLASSES["aria"] = _HFClass("AriaConfig", {}, None, text_config_type="aria_text", text_from_defaults=True)
+_HF_CLASSES["aria_text"] = _HFClass("AriaTextConfig", {**_LLAMA_SIZES, "num_key_value_heads": None,
+                                                       "head_dim": None}, _post_head_dim_and_kv)
+_HF_CLASSES["glm4v"] = _HFClass("Glm4vConfig", {}, None, text_config_type="glm4v_text", text_from_defaults=True)
+_HF_CLASSES["glm4v_text"] = _HFClass("Glm4vTextConfig", {
+    "num_hidden_layers": 40, "num_attention_heads": 32, "hidden_size": 4096, "num_key_value_heads": 2}, _post_kv)
 # Kimi_K25Config: text_config is a DeepseekV3Config (its "kimi_k2" model_type renamed)
 _HF_CLASSES["kimi_k25"] = _HFClass("Kimi_K25Config", {}, None, text_config_type="deepseek_v3")
 # the Omni thinkers' text configs (facts.py reads thinker_config.text_config):
