@@ -65,8 +65,6 @@ FIELDS: dict[str, str] = {
     "full_attention_interval": "int",
     "use_bidirectional_attention": "bool|str",
     "attn_output_gate": "bool",
-    # sparse MLA (DeepSeek-V3.2)
-    "index_topk": "int",
     # encoder-decoder (Whisper)
     "d_model": "int",
     "encoder_layers": "int",
