@@ -164,3 +164,12 @@ def test_a_huge_value_is_cut_short_in_the_error():
 def test_not_a_mapping():
     with pytest.raises(UserError, match="expected a JSON object"):
         parse_raw([1, 2], "cfg.json")
+
+
+def test_a_wrappers_top_level_text_fields_are_kept_as_written():
+    # vLLM reads a wrapper's text sizes off hf_text_config; the top-level
+    # copies beside a text_config mapping stay as written, the nested ones are typed
+    config = {"num_hidden_layers": 1.5, "head_dim": "x", "text_config": {"num_hidden_layers": "4"}}
+    assert parse_raw(config, "x") == {**config, "text_config": {"num_hidden_layers": 4}}
+    with pytest.raises(UserError, match="field 'num_hidden_layers'"):
+        parse_raw({"num_hidden_layers": 1.5, "text_config": None}, "x")

@@ -319,6 +319,15 @@ _VLLM_CASES += [
     ("minimax_m2 head_dim 129 fully rotated", _with(_MINIMAX_M2, drop=("rotary_dim",), head_dim=129), H100,
      "even rotary dimension"),
 ]
+_GEMMA3_MM = _fixture("gemma-3-27b-it")
+_GEMMA3_MM = {**_GEMMA3_MM, "text_config": {**_GEMMA3_MM["text_config"], "num_hidden_layers": 6}}
+_VLLM_CASES += [
+    # a wrapper's top-level copy of a text field: vLLM reads hf_text_config's
+    ("gemma3 wrapper top-level num_hidden_layers 1.5", _with(_GEMMA3_MM, num_hidden_layers=1.5), H100, None),
+    # index_topk where no sparse MLA layer reads it (Qwen2Config keeps it as written)
+    ("qwen2_audio text_config index_topk 1.5", {**_VLM["qwen2_audio"], "text_config": {
+        **_VLM["qwen2_audio"]["text_config"], "index_topk": 1.5}}, H100, None),
+]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
 
