@@ -14,6 +14,7 @@ from attn_select.selector.errors import WRONG_KIND, UserError, shown, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
+from attn_select.selector.model.hf_rope import check_max_len_factor
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_types import check_declared, declared
 from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack, soft_cap_value
@@ -243,6 +244,7 @@ def _model_facts(
     notes: list[str] = []
     text = _text_view(given, hf, where, notes, data)
     _verify_and_update(arch, text, notes, hf)
+    check_max_len_factor(text.attrs, text.model_type, where)
 
     # ModelConfig.__post_init__: sliding_window 0 means none; --disable-sliding-window
     if text.get("sliding_window") == 0:

@@ -328,6 +328,21 @@ _VLLM_CASES += [
     ("qwen2_audio text_config index_topk 1.5", {**_VLM["qwen2_audio"], "text_config": {
         **_VLM["qwen2_audio"]["text_config"], "index_topk": 1.5}}, H100, None),
 ]
+_LLAMA_NO_ROPE = _with(LLAMA, drop=("rope_scaling",))
+_VLLM_CASES += [
+    # _get_and_verify_max_len multiplies the max length by a rope factor of a
+    # type that is not already scaled (config/model.py:2600-2634)
+    ("llama default rope factor 'x'", _with(_LLAMA_NO_ROPE, rope_scaling={"rope_type": "default", "factor": "x"}),
+     H100, "can't multiply sequence"),
+    ("llama linear rope factor [2]", _with(_LLAMA_NO_ROPE, rope_parameters={"rope_type": "linear", "factor": [2]}),
+     H100, "can't multiply sequence"),
+    ("llama legacy type linear factor {}", _with(_LLAMA_NO_ROPE, rope_scaling={"type": "linear", "factor": {}}),
+     H100, "unsupported operand"),
+    ("llama dynamic rope factor true", _with(_LLAMA_NO_ROPE, rope_scaling={"rope_type": "dynamic", "factor": True}),
+     H100, None),
+    ("gemma3 default rope factor 'x' (its max length is not scaled)", _with(
+        GEMMA3_TEXT, rope_scaling={"rope_type": "default", "factor": "x"}), H100, None),
+]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
 
