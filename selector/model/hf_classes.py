@@ -928,11 +928,15 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
         return HFView(model_type, given, set(), "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
     defaulted = set(cls.defaults) - set(given)
+    # attribute_map routes both writes and reads of an alias to its target.
+    # The aliases are written after the declared fields, in config.json's
+    # order, so an alias wins over the target's own value and the last of two
+    # aliases of one target wins (WhisperConfig(encoder_attention_heads=20,
+    # num_attention_heads=8) has 8 encoder heads, transformers 5.20)
+    for alias in [k for k in given if k in cls.attribute_map]:
+        attrs[cls.attribute_map[alias]] = given[alias]
+        defaulted.discard(cls.attribute_map[alias])
     for alias, target in cls.attribute_map.items():
-        # attribute_map routes both writes and reads of the alias to the target
-        if alias in given and target not in given:
-            attrs[target] = given[alias]
-            defaulted.discard(target)
         attrs[alias] = attrs[target]
         if target in defaulted:
             defaulted.add(alias)

@@ -46,7 +46,7 @@ from attn_select.selector.model.facts import model_facts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_device
 
-from . import model_cases_text, model_cases_vlm
+from . import model_cases_pooling, model_cases_text, model_cases_vlm
 
 HERE = Path(__file__).resolve().parent
 VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
@@ -342,6 +342,13 @@ _VLLM_CASES += [
      H100, None),
     ("gemma3 default rope factor 'x' (its max length is not scaled)", _with(
         GEMMA3_TEXT, rope_scaling={"rope_type": "default", "factor": "x"}), H100, None),
+]
+_WHISPER = next(c["config"] for c in model_cases_pooling.cases() if c["config"].get("model_type") == "whisper")
+_VLLM_CASES += [
+    # WhisperConfig's attribute_map: num_attention_heads is written after, so over, encoder_attention_heads
+    ("whisper num_attention_heads 2 (its alias wins)", _with(_WHISPER, num_attention_heads=2), H100, None),
+    ("whisper num_attention_heads true", _with(_WHISPER, num_attention_heads=True), H100, None),
+    ("whisper num_attention_heads null", _with(_WHISPER, num_attention_heads=None), H100, "unsupported operand"),
 ]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
