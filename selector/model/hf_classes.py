@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_dtype import config_dtype
 from attn_select.selector.model.hf_rope import check_rope
 from attn_select.selector.model.hf_types import check_declared
@@ -901,6 +901,41 @@ _HF_CLASSES["qwen3_omni_moe_text"] = _HFClass("Qwen3OmniMoeTextConfig", {
     "sliding_window": None})
 
 
+# Per-layer lists these classes derive in a read-only property (transformers
+# 5.20): a config.json that sets one, even to null, fails with
+# AttributeError ("property ... has no setter"). BambaConfig and
+# FalconH1Config alias layer_types to layers_block_type.
+_READ_ONLY = {"jamba": ("layer_types", "layers_block_type"), "bamba": ("layer_types", "layers_block_type"),
+              "falcon_h1": ("layer_types", "layers_block_type"), "recurrent_gemma": ("layers_block_type",),
+              "mamba": ("layer_types",), "mamba2": ("layer_types",), "falcon_mamba": ("layer_types",)}
+
+
+def _check_read_only(raw: Mapping[str, Any] | None, model_type: str, where: str) -> None:
+    from attn_select.selector.engines import VLLM_VERSION
+
+    field = next((f for f in _READ_ONLY.get(model_type, ()) if isinstance(raw, Mapping) and f in raw), None)
+    if field is not None:
+        raise UserError(f"{where}: config.json sets {field}, which the {model_type} config class derives itself (a "
+                        f"property with no setter: AttributeError), so vLLM {VLLM_VERSION} cannot load the config; "
+                        "remove it")
+
+
+def _check_num_labels(raw: Mapping[str, Any] | None, where: str) -> None:
+    """PreTrainedConfig's num_labels setter (every class, transformers 5.20)
+    builds id2label from range(num_labels) unless id2label already has that
+    many entries: a value range() refuses (null, 2.0, "2") fails the load."""
+    from attn_select.selector.engines import VLLM_VERSION
+
+    if not isinstance(raw, Mapping) or "num_labels" not in raw:
+        return
+    n, labels = raw["num_labels"], raw.get("id2label")
+    if isinstance(n, int) or (isinstance(labels, Mapping) and len(labels) == n):
+        return
+    raise UserError(f"{where}: num_labels is {shown(n)}; transformers builds id2label from range(num_labels) "
+                    f"(TypeError: {type(n).__name__!r} object cannot be interpreted as an integer), so vLLM "
+                    f"{VLLM_VERSION} cannot load the config: write a whole number")
+
+
 def hf_view(given: dict[str, Any], model_type: str | None, where: str,
             raw: Mapping[str, Any] | None = None) -> HFView:
     """The transformers config object vLLM would get for these fields.
@@ -911,6 +946,8 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
             f"{where}: no 'model_type'; transformers (and so vLLM) needs it to pick the config class"
         )
     check_declared(raw, model_type, where)
+    _check_num_labels(raw, where)
+    _check_read_only(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)
     if model_type in _POPS_FLAT_TEXT and isinstance(raw, Mapping) and raw.get("text_config") is None:
         # the class pops a flat (hub-style) config's text fields into its

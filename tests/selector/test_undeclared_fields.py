@@ -350,6 +350,21 @@ _VLLM_CASES += [
     ("whisper num_attention_heads true", _with(_WHISPER, num_attention_heads=True), H100, None),
     ("whisper num_attention_heads null", _with(_WHISPER, num_attention_heads=None), H100, "unsupported operand"),
 ]
+_JAMBA = {"architectures": ["JambaForCausalLM"], "model_type": "jamba", "hidden_size": 1024, "num_attention_heads": 16,
+          "num_key_value_heads": 8, "num_hidden_layers": 4, "attn_layer_period": 4, "attn_layer_offset": 2,
+          "num_experts": 1, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": 64,
+          "vocab_size": 1000, "intermediate_size": 2048, "torch_dtype": "bfloat16"}
+_VLLM_CASES += [
+    # PreTrainedConfig's num_labels setter: id2label from range(num_labels)
+    ("llama num_labels 'x'", _with(LLAMA, num_labels="x"), H100, "cannot be interpreted as an integer"),
+    ("llama num_labels null", _with(LLAMA, num_labels=None), H100, "cannot be interpreted as an integer"),
+    ("llama num_labels true", _with(LLAMA, num_labels=True), H100, None),
+    ("llama num_labels 2.0 beside two id2label entries", _with(LLAMA, num_labels=2.0, id2label={"0": "a", "1": "b"}),
+     H100, None),
+    # JambaConfig derives layer_types in a property without a setter
+    ("jamba layer_types given", _with(_JAMBA, layer_types=["mamba"] * 4), H100, "has no setter"),
+    ("jamba layer_types null", _with(_JAMBA, layer_types=None), H100, "has no setter"),
+]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
 
