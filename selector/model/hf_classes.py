@@ -209,7 +209,7 @@ def _post_jamba(a: dict[str, Any]) -> None:
     # JambaConfig.layers_block_type is a property of the period and offset,
     # with no setter: transformers refuses a config.json that sets it
     # (AttributeError), so vLLM cannot load one
-    if a.get("layers_block_type") is not None:
+    if "layers_block_type" in a:  # even null: any assignment fails
         raise UserError("config.json sets layers_block_type, which JambaConfig derives from attn_layer_period "
                         "and attn_layer_offset (transformers cannot load such a config, so vLLM cannot); "
                         "remove it and set those two instead")
@@ -904,8 +904,9 @@ _HF_CLASSES["qwen3_omni_moe_text"] = _HFClass("Qwen3OmniMoeTextConfig", {
 # Per-layer lists these classes derive in a read-only property (transformers
 # 5.20): a config.json that sets one, even to null, fails with
 # AttributeError ("property ... has no setter"). BambaConfig and
-# FalconH1Config alias layer_types to layers_block_type.
-_READ_ONLY = {"jamba": ("layer_types", "layers_block_type"), "bamba": ("layer_types", "layers_block_type"),
+# FalconH1Config alias layer_types to layers_block_type. (JambaConfig's
+# layers_block_type: _post_jamba says how to set it instead.)
+_READ_ONLY = {"jamba": ("layer_types",), "bamba": ("layer_types", "layers_block_type"),
               "falcon_h1": ("layer_types", "layers_block_type"), "recurrent_gemma": ("layers_block_type",),
               "mamba": ("layer_types",), "mamba2": ("layer_types",), "falcon_mamba": ("layer_types",)}
 
