@@ -410,3 +410,34 @@ def test_no_layers_against_vllm(vllm_answers):
         assert res["error"] is None and not res["calls"] and not res["layers"], res["error"]
         with pytest.raises(UserError, match="builds no decoder layers"):
             _facts(config)
+
+
+# A Sentence-Transformers config's max_seq_length becomes the max model
+# length, read with int() and required positive (config/model.py:2636-2649, 1070)
+_ST_MAX_LEN = [(0, "positive integer"), ("x", "invalid literal for int()"), ("512", None), (512.5, None)]
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_sentence_transformers_max_seq_length_against_vllm(tmp_path):
+    if not Path(VLLM_PYTHON).exists():
+        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
+    from attn_select.selector.model import facts_from_path
+
+    files = [{"sentence_bert_config.json": json.dumps({"max_seq_length": v})} for v, _ in _ST_MAX_LEN]
+    cases = [{"config": QWEN3, "capability": [9, 0], "files": f} for f in files]
+    proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for i, ((value, refusal), res, f) in enumerate(zip(_ST_MAX_LEN, json.loads(proc.stdout), files)):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(QWEN3))
+        (folder / "sentence_bert_config.json").write_text(f["sentence_bert_config.json"])
+        if refusal is None:
+            assert res["error"] is None, res["error"]
+            facts_from_path(folder, name="m")
+        else:
+            assert res["error"] and refusal in res["error"], res["error"]
+            with pytest.raises(UserError, match="max_seq_length"):
+                facts_from_path(folder, name="m")
