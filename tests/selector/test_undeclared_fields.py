@@ -365,6 +365,15 @@ _VLLM_CASES += [
     ("jamba layer_types given", _with(_JAMBA, layer_types=["mamba"] * 4), H100, "has no setter"),
     ("jamba layer_types null", _with(_JAMBA, layer_types=None), H100, "has no setter"),
 ]
+_VLLM_CASES += [
+    # declared int fields the strict classes check (transformers 5.20.2)
+    ("llama max_position_embeddings 4096.0", _with(LLAMA, max_position_embeddings=4096.0), H100,
+     "max_position_embeddings"),
+    ("qwen3 max_position_embeddings null", _with(QWEN3, max_position_embeddings=None), H100,
+     "max_position_embeddings"),
+    ("whisper num_mel_bins 80.0", _with(_WHISPER, num_mel_bins=80.0), H100, "num_mel_bins"),
+    ("whisper is_encoder_decoder 1", _with(_WHISPER, is_encoder_decoder=1), H100, "is_encoder_decoder"),
+]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
 
