@@ -374,6 +374,12 @@ _VLLM_CASES += [
     ("whisper num_mel_bins 80.0", _with(_WHISPER, num_mel_bins=80.0), H100, "num_mel_bins"),
     ("whisper is_encoder_decoder 1", _with(_WHISPER, is_encoder_decoder=1), H100, "is_encoder_decoder"),
 ]
+_VLLM_CASES += [
+    # layers_block_type / hybrid_override_pattern: read only by the hybrid
+    # model files (Jamba, Zamba2, Nemotron-H, ...), an unread extra elsewhere
+    ("llama layers_block_type (unread)", _with(LLAMA, layers_block_type=["mamba", "mamba"]), H100, None),
+    ("qwen3 hybrid_override_pattern (unread)", _with(QWEN3, hybrid_override_pattern="M-"), H100, None),
+]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
 
