@@ -27,8 +27,10 @@ code: ``use_sliding_window`` and ``max_window_layers`` (Qwen2's family,
 declared; FlintConfig's truthiness), ``sliding_window_pattern`` (the
 Gemma-3 / Cohere2 / EmbeddingGemma2 ``__post_init__`` arithmetic), ``dtype`` / ``torch_dtype`` (``hf_dtype``), the MLA dims
 (``kv_lora_rank is not None`` and arithmetic, ``model_level`` / ``layers``),
-``attn_logit_softcapping`` (a truthiness, ``layers``) and ``is_causal`` (a
-truthiness in every vLLM model file that reads it).
+``attn_logit_softcapping`` (a truthiness, ``layers``), ``is_causal`` (a
+truthiness in every vLLM model file that reads it), ``use_bidirectional_attention``
+(a truthiness or ``== "all"``; Gemma's classes declare it) and
+``full_attention_interval`` (Qwen3-Next-style classes' ``__post_init__``).
 """
 
 from __future__ import annotations
@@ -62,8 +64,6 @@ FIELDS: dict[str, str] = {
     "layer_types": "list[str]",
     "layers_block_type": "list[str]",  # Jamba-style hybrids
     "hybrid_override_pattern": "str",  # Nemotron-H: one character per layer
-    "full_attention_interval": "int",
-    "use_bidirectional_attention": "bool|str",
     "attn_output_gate": "bool",
     # encoder-decoder (Whisper)
     "d_model": "int",
@@ -99,8 +99,7 @@ _REF = "config"
 TEXT_FIELDS = frozenset({
     "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "num_kv_heads", "n_head_kv",
     "multi_query_group_num", "num_attention_groups", "hidden_size", "head_dim", "hidden_size_per_head",
-    "sliding_window", "layer_types", "layers_block_type", "hybrid_override_pattern", "full_attention_interval",
-    "use_bidirectional_attention", "attn_output_gate"})
+    "sliding_window", "layer_types", "layers_block_type", "hybrid_override_pattern", "attn_output_gate"})
 
 
 def _kind_schema(kind: str) -> cs.CoreSchema:
@@ -112,8 +111,6 @@ def _kind_schema(kind: str) -> cs.CoreSchema:
         return cs.bool_schema()
     if kind == "float":
         return cs.float_schema()
-    if kind == "bool|str":
-        return cs.union_schema([cs.bool_schema(), cs.str_schema()])
     if kind == "list[str]":
         return cs.list_schema(cs.str_schema())
     if kind == "dict":

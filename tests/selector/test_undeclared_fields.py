@@ -379,6 +379,9 @@ _VLLM_CASES += [
     # model files (Jamba, Zamba2, Nemotron-H, ...), an unread extra elsewhere
     ("llama layers_block_type (unread)", _with(LLAMA, layers_block_type=["mamba", "mamba"]), H100, None),
     ("qwen3 hybrid_override_pattern (unread)", _with(QWEN3, hybrid_override_pattern="M-"), H100, None),
+    # declared (and so checked) only by Gemma's / Qwen3-Next's classes
+    ("qwen3 use_bidirectional_attention -1 (undeclared)", _with(QWEN3, use_bidirectional_attention=-1), H100, None),
+    ("llama full_attention_interval 'x' (unread)", _with(LLAMA, full_attention_interval="x"), H100, None),
 ]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
