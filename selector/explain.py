@@ -216,16 +216,15 @@ def engine_context(
 
 
 def _mla_context(model: ModelFacts) -> dict[str, object]:
-    """The hf_text_config attributes MLA backends' checks read: index_topk,
-    and the MLA dims when the model has MLA layers (else left absent)."""
-    facts: dict[str, object] = {"mla_index_topk": model.index_topk}
-    if any(g.attn.use_mla for g in model.groups):
-        # hf_text_config's own attributes, not the layer's (which reads an
-        # absent one as 0): FlashInfer MLA's getattr default is 1
-        nope, rope, v_head, rank = model.mla_config_dims
-        facts.update(mla_qk_nope_head_dim=nope, mla_qk_rope_head_dim=rope, mla_v_head_dim=v_head,
-                     mla_kv_lora_rank=rank)
-    return facts
+    """The hf_text_config attributes MLA backends' checks read: index_topk
+    and the MLA dims, as the config object holds them. A forced MLA backend
+    reads them off a non-MLA model's config too, where they may be any value
+    (FlashInfer MLA: "but got []")."""
+    # hf_text_config's own attributes, not the layer's (which reads an absent
+    # one as 0): FlashInfer MLA's getattr default is 1
+    nope, rope, v_head, rank = model.mla_config_dims
+    return {"mla_index_topk": model.index_topk, "mla_qk_nope_head_dim": nope, "mla_qk_rope_head_dim": rope,
+            "mla_v_head_dim": v_head, "mla_kv_lora_rank": rank}
 
 
 def selector_config(

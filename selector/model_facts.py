@@ -97,8 +97,10 @@ class ModelFacts(NamedTuple):
     index_topk: int | None = None  # hf_text_config.index_topk (sparse MLA, DeepSeek-V3.2); None = absent
     # hf_text_config's qk_nope_head_dim, qk_rope_head_dim, v_head_dim and
     # kv_lora_rank, as MLA backends' checks read them (None = absent: each
-    # check applies its own getattr default, FlashInfer MLA's 1 for qk_nope)
-    mla_config_dims: tuple[int | None, int | None, int | None, int | None] = (None, None, None, None)
+    # check applies its own getattr default, FlashInfer MLA's 1 for qk_nope).
+    # Values as the config object holds them: a forced MLA backend compares
+    # and prints them on a non-MLA model too, whatever kind they are
+    mla_config_dims: tuple[object, object, object, object] = (None, None, None, None)
     source: str | None = None  # where the config came from: HF repo of a profile, or the file read
     # Added for the SGLang engine (selector/sglang/model.py): SGLang keys its
     # model-specific rules on the full architectures list and reads a few raw
@@ -142,3 +144,33 @@ def freeze_config_value(value: object) -> object:
     if isinstance(value, dict):
         return tuple((str(k), freeze_config_value(v)) for k, v in value.items())
     return value
+
+
+class Unhashable:
+    """A list or mapping config value carried into the (hashed, cached)
+    selection context: compares equal only to an equal value, as the engine's
+    ``==`` and ``in`` do, and prints as Python prints the value (vLLM's
+    f-string reasons: "but got []")."""
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        self._key = freeze_config_value(value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Unhashable) and (type(self.value), self._key) == (type(other.value), other._key)
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    __repr__ = __str__
+
+
+def as_hashable(value: object) -> object:
+    """A config value as read, hashable (lists and mappings wrapped)."""
+    return Unhashable(value) if isinstance(value, (list, dict)) else value
+

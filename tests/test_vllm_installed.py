@@ -137,3 +137,47 @@ def test_llm_compressor_kv_scheme_agrees_with_the_mirror(tmp_path):
         caches[name] = case["engine_config"]["cache_dtype"]
     assert not differences, "\n".join(differences)
     assert caches == {"llama-3.1-8b": "fp8", "deepseek-v3": "auto"}
+
+
+def test_forced_mla_backends_read_a_non_mla_configs_fields_as_written(tmp_path):
+    """A forced MLA backend's checks read hf_text_config's qk_nope_head_dim
+    and index_topk off a non-MLA model as written (FlashInfer MLA: "but got
+    []"); a non-integer index_topk no sparse layer reads refuses nothing."""
+    import json
+
+    from attn_select.cli import installed_engine as ie
+    from attn_select.selector import profiles
+    from attn_select.selector.explain import explain
+    from attn_select.selector.overrides import Overrides
+    from attn_select.selector.vllm_installed import case_for, installed_explanation
+
+    python = _vllm_python()
+    kernels = ie.installed_kernels(python)
+    llama = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 512,
+             "num_attention_heads": 8, "num_key_value_heads": 4, "num_hidden_layers": 2, "vocab_size": 1000,
+             "intermediate_size": 1024, "torch_dtype": "bfloat16"}
+    runs = [("qk_nope [] FLASHINFER_MLA", {**llama, "qk_nope_head_dim": []}, "b200", "FLASHINFER_MLA"),
+            ("qk_nope 128 FLASHINFER_MLA", {**llama, "qk_nope_head_dim": 128}, "b200", "FLASHINFER_MLA"),
+            ("index_topk 1.5", {**llama, "index_topk": 1.5}, "h100", None),
+            # (without qk_nope_head_dim vLLM's sparse check raises AttributeError)
+            ("index_topk 1.5 FLASHINFER_MLA_SPARSE", {**llama, "index_topk": 1.5, "qk_nope_head_dim": 128,
+                                                      "qk_rope_head_dim": 64, "kv_lora_rank": 512}, "rtx5090",
+             "FLASHINFER_MLA_SPARSE")]
+    explained, cases = [], []
+    for i, (name, config, device, backend) in enumerate(runs):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(config))
+        dev = profiles.load_device(device)
+        r = explain(profiles.load_model(str(folder), capability=dev.capability), dev, kernels,
+                    Overrides(backend=backend))
+        explained.append((name, r))
+        cases.append(case_for(r, str(folder)))
+    answer = ie.run_selection(python, cases, live=False, kernels=None, artifactory=kernels.trtllm_cubins)
+    differences = []
+    for (name, r), case in zip(explained, answer["cases"]):
+        report = installed_explanation(r, {**answer, "cases": [case]}, python)
+        differences += [f"{name}: {d}" for d in report.differences]
+    assert not differences, "\n".join(differences)
+    reasons = [c.reasons for c in explained[0][1].groups[0].selection.candidates if c.name == "FLASHINFER_MLA"]
+    assert any("but got []" in why for why in reasons[0]), reasons

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic_core import SchemaValidator, ValidationError
+from pydantic_core import core_schema as cs
+
 from attn_select.selector.config import Capability
-from attn_select.selector.errors import WRONG_KIND, UserError, wrong_kind
+from attn_select.selector.errors import WRONG_KIND, UserError, shown, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
+from attn_select.selector.model.hf_rope import check_max_len_factor
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_types import check_declared, declared
 from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack, soft_cap_value
@@ -33,6 +37,7 @@ from attn_select.selector.model_facts import (
     LayerAttention,
     ModelFacts,
     OtherLayers,
+    as_hashable,
 )
 
 
@@ -239,6 +244,7 @@ def _model_facts(
     notes: list[str] = []
     text = _text_view(given, hf, where, notes, data)
     _verify_and_update(arch, text, notes, hf)
+    check_max_len_factor(text.attrs, text.model_type, where)
 
     # ModelConfig.__post_init__: sliding_window 0 means none; --disable-sliding-window
     if text.get("sliding_window") == 0:
@@ -318,6 +324,7 @@ def _model_facts(
         raise UserError(f"{where}: no attention layers found for {arch}{what}; vLLM builds no attention layer "
                         "and calls no attention backend for it, so there is nothing to select")
     check_kv_cache_scheme(quant, groups, where)
+    index_topk = _index_topk(text.get("index_topk"), any(g.attn.use_sparse for g in groups), where)
 
     # model-level facts the selector's predicates read from model_config
     check_expert_counts(text, where)
@@ -369,20 +376,34 @@ def _model_facts(
         kv_cache_scheme=kv_scheme, quantization=resolved_method(quant, hf.model_type),
         checkpoint_quant=checkpoint_quant(quant),
         notes=tuple(notes), config_dtype=config_dtype, runner=runner,
-        index_topk=text.get("index_topk"), source=source,
-        mla_config_dims=tuple(_int_or_none(text.get(k)) for k in _MLA_DIMS),
+        index_topk=index_topk, source=source,
+        mla_config_dims=tuple(as_hashable(text.get(k)) for k in _MLA_DIMS),
         architectures=tuple(str(a) for a in archs),
         config_attrs=_engine_attrs(hf), text_config_attrs=_engine_attrs(text),
     )
 
 
+def _index_topk(value: object, sparse: bool, where: str) -> object:
+    """hf_text_config.index_topk as the selection reads it. A sparse MLA
+    layer sizes its top-k buffers with it: an integer (``"2048"`` and
+    ``2048.0`` read as 2048). Elsewhere only a forced sparse backend's checks
+    read it, with ``int(...)`` and ``% 128``: any number is kept as written
+    (vLLM never refuses a model for it); a value those would fail on is
+    refused as before."""
+    if value is None or (not sparse and isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    try:
+        return _INDEX_TOPK.validate_python(value)
+    except ValidationError as exc:
+        problem = exc.errors(include_url=False)[0]["msg"]
+        raise UserError(f"{where}: field 'index_topk': {problem} (got {shown(value)}); fix the value in the "
+                        "config") from None
+
+
+_INDEX_TOPK = SchemaValidator(cs.int_schema())
+
+
 _MLA_DIMS = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank")
-
-
-def _int_or_none(value: object) -> int | None:
-    """An MLA dim as the backends' checks compare it; a non-integer (an MLA
-    layer refused it already, or no MLA layer reads it) as absent."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _engine_attrs(view: HFView) -> tuple[tuple[str, object], ...]:

@@ -179,8 +179,46 @@ def _facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
     if isinstance(data, dict):
         data = _with_hf_quant_config(data, folder)
     weights = weights_dtype(folder) if isinstance(data, dict) and not _names_dtype(data) else None
-    return model_facts(data, name=name, where=str(file), weights=weights,
-                       pooling_config=_has_pooling_module(folder), source=str(file), **kwargs)
+    facts = model_facts(data, name=name, where=str(file), weights=weights,
+                        pooling_config=_has_pooling_module(folder), source=str(file), **kwargs)
+    _check_encoder_max_len(folder)
+    return facts
+
+
+# get_sentence_transformer_tokenizer_config's file names, in its order
+_ST_CONFIGS = ("sentence_bert_config.json", "sentence_roberta_config.json", "sentence_distilbert_config.json",
+               "sentence_camembert_config.json", "sentence_albert_config.json", "sentence_xlm-roberta_config.json",
+               "sentence_xlnet_config.json")
+
+
+def _check_encoder_max_len(folder: Path) -> None:
+    """ModelConfig's encoder_config: the first non-empty Sentence-Transformers
+    config in the folder; its max_seq_length replaces the derived max model
+    length, which vLLM then reads with int() and requires to be at least 1
+    (config/model.py:2636-2649 and 1070), whatever the model."""
+    from attn_select.selector.engines import VLLM_VERSION
+
+    for name in _ST_CONFIGS:
+        path = folder / name
+        if not path.is_file():
+            continue
+        encoder = read_config_json(path)
+        if not encoder:
+            continue
+        if not isinstance(encoder, dict) or "max_seq_length" not in encoder:
+            return
+        value = encoder["max_seq_length"]
+        try:
+            length = int(value)
+        except (TypeError, ValueError) as exc:
+            raise UserError(f"{path}: max_seq_length is {shown(value)}; vLLM {VLLM_VERSION} takes the model's "
+                            f"maximum length from it with int(), which fails ({type(exc).__name__}): write a "
+                            "positive whole number") from None
+        if length < 1:
+            raise UserError(f"{path}: max_seq_length is {shown(value)}; vLLM {VLLM_VERSION} takes the model's "
+                            "maximum length from it and requires a positive integer (max_model_len must be a "
+                            "positive integer): write a positive whole number")
+        return
 
 
 def _with_hf_quant_config(data: dict[str, Any], folder: Path) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_dtype import config_dtype
 from attn_select.selector.model.hf_rope import check_rope
 from attn_select.selector.model.hf_types import check_declared
@@ -209,7 +209,7 @@ def _post_jamba(a: dict[str, Any]) -> None:
     # JambaConfig.layers_block_type is a property of the period and offset,
     # with no setter: transformers refuses a config.json that sets it
     # (AttributeError), so vLLM cannot load one
-    if a.get("layers_block_type") is not None:
+    if "layers_block_type" in a:  # even null: any assignment fails
         raise UserError("config.json sets layers_block_type, which JambaConfig derives from attn_layer_period "
                         "and attn_layer_offset (transformers cannot load such a config, so vLLM cannot); "
                         "remove it and set those two instead")
@@ -878,6 +878,17 @@ for _type, _cls, _text in (
         ("aya_vision", "AyaVisionConfig", "cohere2")):
     _HF_CLASSES.setdefault(_type, _HFClass(_cls, {}, None, text_default_type=_text, text_from_defaults=True,
                                            text_init=MappingProxyType(_TEXT_INIT.get(_type, {}))))
+# AriaConfig / Glm4vConfig: a text_config that is null, {} or missing is
+# their fixed text class built from its defaults alone (the top-level fields
+# unread); AriaTextConfig derives head_dim and the KV heads as Llama does,
+# Glm4vTextConfig only the KV heads (head_dim stays unset: vLLM takes
+# hidden_size // num_attention_heads)
+_HF_CLASSES["aria"] = _HFClass("AriaConfig", {}, None, text_config_type="aria_text", text_from_defaults=True)
+_HF_CLASSES["aria_text"] = _HFClass("AriaTextConfig", {**_LLAMA_SIZES, "num_key_value_heads": None,
+                                                       "head_dim": None}, _post_head_dim_and_kv)
+_HF_CLASSES["glm4v"] = _HFClass("Glm4vConfig", {}, None, text_config_type="glm4v_text", text_from_defaults=True)
+_HF_CLASSES["glm4v_text"] = _HFClass("Glm4vTextConfig", {
+    "num_hidden_layers": 40, "num_attention_heads": 32, "hidden_size": 4096, "num_key_value_heads": 2}, _post_kv)
 # Kimi_K25Config: text_config is a DeepseekV3Config (its "kimi_k2" model_type renamed)
 _HF_CLASSES["kimi_k25"] = _HFClass("Kimi_K25Config", {}, None, text_config_type="deepseek_v3")
 # the Omni thinkers' text configs (facts.py reads thinker_config.text_config):
@@ -890,6 +901,42 @@ _HF_CLASSES["qwen3_omni_moe_text"] = _HFClass("Qwen3OmniMoeTextConfig", {
     "sliding_window": None})
 
 
+# Per-layer lists these classes derive in a read-only property (transformers
+# 5.20): a config.json that sets one, even to null, fails with
+# AttributeError ("property ... has no setter"). BambaConfig and
+# FalconH1Config alias layer_types to layers_block_type. (JambaConfig's
+# layers_block_type: _post_jamba says how to set it instead.)
+_READ_ONLY = {"jamba": ("layer_types",), "bamba": ("layer_types", "layers_block_type"),
+              "falcon_h1": ("layer_types", "layers_block_type"), "recurrent_gemma": ("layers_block_type",),
+              "mamba": ("layer_types",), "mamba2": ("layer_types",), "falcon_mamba": ("layer_types",)}
+
+
+def _check_read_only(raw: Mapping[str, Any] | None, model_type: str, where: str) -> None:
+    from attn_select.selector.engines import VLLM_VERSION
+
+    field = next((f for f in _READ_ONLY.get(model_type, ()) if isinstance(raw, Mapping) and f in raw), None)
+    if field is not None:
+        raise UserError(f"{where}: config.json sets {field}, which the {model_type} config class derives itself (a "
+                        f"property with no setter: AttributeError), so vLLM {VLLM_VERSION} cannot load the config; "
+                        "remove it")
+
+
+def _check_num_labels(raw: Mapping[str, Any] | None, where: str) -> None:
+    """PreTrainedConfig's num_labels setter (every class, transformers 5.20)
+    builds id2label from range(num_labels) unless id2label already has that
+    many entries: a value range() refuses (null, 2.0, "2") fails the load."""
+    from attn_select.selector.engines import VLLM_VERSION
+
+    if not isinstance(raw, Mapping) or "num_labels" not in raw:
+        return
+    n, labels = raw["num_labels"], raw.get("id2label")
+    if isinstance(n, int) or (isinstance(labels, Mapping) and len(labels) == n):
+        return
+    raise UserError(f"{where}: num_labels is {shown(n)}; transformers builds id2label from range(num_labels) "
+                    f"(TypeError: {type(n).__name__!r} object cannot be interpreted as an integer), so vLLM "
+                    f"{VLLM_VERSION} cannot load the config: write a whole number")
+
+
 def hf_view(given: dict[str, Any], model_type: str | None, where: str,
             raw: Mapping[str, Any] | None = None) -> HFView:
     """The transformers config object vLLM would get for these fields.
@@ -900,6 +947,8 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
             f"{where}: no 'model_type'; transformers (and so vLLM) needs it to pick the config class"
         )
     check_declared(raw, model_type, where)
+    _check_num_labels(raw, where)
+    _check_read_only(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)
     if model_type in _POPS_FLAT_TEXT and isinstance(raw, Mapping) and raw.get("text_config") is None:
         # the class pops a flat (hub-style) config's text fields into its
@@ -917,11 +966,15 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
         return HFView(model_type, given, set(), "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
     defaulted = set(cls.defaults) - set(given)
+    # attribute_map routes both writes and reads of an alias to its target.
+    # The aliases are written after the declared fields, in config.json's
+    # order, so an alias wins over the target's own value and the last of two
+    # aliases of one target wins (WhisperConfig(encoder_attention_heads=20,
+    # num_attention_heads=8) has 8 encoder heads, transformers 5.20)
+    for alias in [k for k in given if k in cls.attribute_map]:
+        attrs[cls.attribute_map[alias]] = given[alias]
+        defaulted.discard(cls.attribute_map[alias])
     for alias, target in cls.attribute_map.items():
-        # attribute_map routes both writes and reads of the alias to the target
-        if alias in given and target not in given:
-            attrs[target] = given[alias]
-            defaulted.discard(target)
         attrs[alias] = attrs[target]
         if target in defaulted:
             defaulted.add(alias)

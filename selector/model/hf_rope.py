@@ -206,3 +206,38 @@ def _check_phi(rope: dict, attrs: Mapping[str, Any], model_type: str, where: str
             if not isinstance(value, (int, float)):
                 raise UserError(f"{where}: rope_parameters {key} is {shown(value)}; PhimoeConfig needs a number for "
                                 f"rope_type {rope_type!r} {fail}; add it")
+
+
+# rope types whose max_position_embeddings is already scaled: vLLM's
+# _get_and_verify_max_len does not read their factor
+_SCALED_ALREADY = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"})
+
+
+def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) -> None:
+    """vLLM's _get_and_verify_max_len (config/model.py:2600-2634) multiplies
+    the derived max model length (a float) by the rope factor of
+    hf_text_config's rope dicts: the last one of a type that is not already
+    scaled, null read as 1.0. A factor that is not a number fails there, on
+    every model but Gemma-3's (whose max length is taken as scaled)."""
+    from attn_select.selector.engines import VLLM_VERSION
+
+    if "gemma3" in model_type:
+        return
+    dicts = _rope_dicts(attrs, attrs)
+    if not dicts:
+        return
+    factor: Any = 1.0
+    for _, rope in dicts:
+        if not rope:
+            continue  # iter_rope_parameters skips empty dicts
+        rope_type = rope.get("rope_type", rope.get("type", "default"))
+        if not (isinstance(rope_type, str) and rope_type in _SCALED_ALREADY):
+            factor = rope.get("factor", factor)
+    if factor is None or isinstance(factor, (int, float)):
+        return
+    try:
+        1.0 * factor  # the multiplication vLLM does
+    except TypeError as e:
+        raise UserError(f"{where}: the rope factor is {shown(factor)}; vLLM {VLLM_VERSION} multiplies the model's "
+                        f"maximum length by it (_get_and_verify_max_len), which fails (TypeError: {cut(str(e))}), "
+                        "so it cannot load the config: write a number") from None

@@ -114,6 +114,21 @@ for _type in list(_DECLARED):
         _DECLARED[_type] = {**_DECLARED[_type], "tie_word_embeddings": ("bool", False),
                             **({} if _type in _NO_ROPE else {"rope_parameters": ("dict", True)})}
 
+# max_position_embeddings, an int (not null) on every class above but these
+# (found by reading each class's annotations in transformers 5.20.2, and
+# loading a float, a bool and null into several: all refused)
+_NO_MAX_POSITIONS = frozenset({"bloom", "dbrx", "paligemma", "whisper", "step3p5"})
+for _type in list(_DECLARED):
+    if _type not in _NO_MAX_POSITIONS:
+        _DECLARED[_type] = {**_DECLARED[_type], "max_position_embeddings": ("int", False)}
+# WhisperConfig's own position and input sizes, and BERT-family token types
+_DECLARED["whisper"] = {**_DECLARED["whisper"], "max_source_positions": ("int", False),
+                        "max_target_positions": ("int", False), "num_mel_bins": ("int", False),
+                        "is_encoder_decoder": ("bool", False)}
+for _type in ("bert", "nomic_bert", "roberta", "xlm-roberta"):
+    _DECLARED[_type] = {**_DECLARED[_type], "type_vocab_size": ("int", False)}
+
+
 def declared(model_type: str) -> dict[str, tuple[str, bool]]:
     """field -> (kind, null allowed) for the fields the class checks."""
     return _DECLARED.get(model_type, {})

@@ -1101,9 +1101,9 @@ def _generic(ctx: _Ctx) -> _Stack:
     # string (one character per layer), else layer_types
     kinds: list[str] | None = None
     types = None
-    if t.get("layers_block_type"):
+    if t.get("layers_block_type") and _reads(t.model_type, _BLOCK_TYPE_READERS):
         kinds = list(t.get("layers_block_type"))
-    elif t.get("hybrid_override_pattern"):
+    elif t.get("hybrid_override_pattern") and _reads(t.model_type, _PATTERN_READERS):
         kinds = [_PATTERN_KINDS.get(ch, ch) for ch in t.get("hybrid_override_pattern")]
         n = len(kinds)
     else:
@@ -1129,6 +1129,18 @@ def _generic(ctx: _Ctx) -> _Stack:
         else:
             stack.add(i, kind)
     return stack
+
+
+# The config classes whose layers_block_type / hybrid_override_pattern
+# vLLM 0.33.0's model files read (jamba.py, zamba2.py, nemotron_h.py,
+# cosmos3_edge.py; BambaConfig derives it from attn_layer_indices, which
+# bamba.py reads): on any other model the field is an unread extra
+_BLOCK_TYPE_READERS = frozenset({"jamba", "zamba2", "nemotron_h", "bamba", "cosmos3_edge"})
+_PATTERN_READERS = frozenset({"nemotron_h", "cosmos3_edge"})
+
+
+def _reads(model_type: str | None, readers: frozenset[str]) -> bool:
+    return bool(model_type) and any(model_type == r or model_type.startswith(r + "_") for r in readers)
 
 
 # layer kinds that build an attention layer (layer_types, layers_block_type;

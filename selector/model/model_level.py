@@ -76,10 +76,13 @@ def _whole_model_head_size(text: HFView) -> int:
         return head_dim
     if text.get("hidden_size_per_head") is not None:
         return text.get("hidden_size_per_head")
-    heads = text.get("num_attention_heads") or 0
+    # getattr(..., 0) as vLLM reads them: a null head count or width is kept,
+    # and hidden_size // None fails there as here (WhisperConfig's
+    # num_attention_heads: null nulls its encoder_attention_heads)
+    heads = text.attrs.get("num_attention_heads", 0)
     if heads == 0:
         return 0
-    return (text.get("hidden_size") or 0) // heads
+    return text.attrs.get("hidden_size", 0) // heads
 
 
 def total_kv_heads(text: HFView, hf_model_type: str | None = None) -> int:

@@ -27,8 +27,10 @@ code: ``use_sliding_window`` and ``max_window_layers`` (Qwen2's family,
 declared; FlintConfig's truthiness), ``sliding_window_pattern`` (the
 Gemma-3 / Cohere2 / EmbeddingGemma2 ``__post_init__`` arithmetic), ``dtype`` / ``torch_dtype`` (``hf_dtype``), the MLA dims
 (``kv_lora_rank is not None`` and arithmetic, ``model_level`` / ``layers``),
-``attn_logit_softcapping`` (a truthiness, ``layers``) and ``is_causal`` (a
-truthiness in every vLLM model file that reads it).
+``attn_logit_softcapping`` (a truthiness, ``layers``), ``is_causal`` (a
+truthiness in every vLLM model file that reads it), ``use_bidirectional_attention``
+(a truthiness or ``== "all"``; Gemma's classes declare it) and
+``full_attention_interval`` (Qwen3-Next-style classes' ``__post_init__``).
 """
 
 from __future__ import annotations
@@ -62,11 +64,7 @@ FIELDS: dict[str, str] = {
     "layer_types": "list[str]",
     "layers_block_type": "list[str]",  # Jamba-style hybrids
     "hybrid_override_pattern": "str",  # Nemotron-H: one character per layer
-    "full_attention_interval": "int",
-    "use_bidirectional_attention": "bool|str",
     "attn_output_gate": "bool",
-    # sparse MLA (DeepSeek-V3.2)
-    "index_topk": "int",
     # encoder-decoder (Whisper)
     "d_model": "int",
     "encoder_layers": "int",
@@ -92,6 +90,17 @@ FIELDS: dict[str, str] = {
 
 _REF = "config"
 
+# The text model's own fields. A wrapper whose text model sits in a
+# text_config mapping (Gemma3Config, LlavaConfig, ...) keeps top-level copies
+# of them as written, and vLLM reads them off hf_text_config, never there:
+# at the top of such a config they are not typed (a float layer count beside
+# a text_config refuses nothing); the class still checks any it declares
+# (hf_types).
+TEXT_FIELDS = frozenset({
+    "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "num_kv_heads", "n_head_kv",
+    "multi_query_group_num", "num_attention_groups", "hidden_size", "head_dim", "hidden_size_per_head",
+    "sliding_window", "layer_types", "layers_block_type", "hybrid_override_pattern", "attn_output_gate"})
+
 
 def _kind_schema(kind: str) -> cs.CoreSchema:
     if kind == "int":
@@ -102,8 +111,6 @@ def _kind_schema(kind: str) -> cs.CoreSchema:
         return cs.bool_schema()
     if kind == "float":
         return cs.float_schema()
-    if kind == "bool|str":
-        return cs.union_schema([cs.bool_schema(), cs.str_schema()])
     if kind == "list[str]":
         return cs.list_schema(cs.str_schema())
     if kind == "dict":
@@ -113,21 +120,25 @@ def _kind_schema(kind: str) -> cs.CoreSchema:
     raise ValueError(f"unknown field kind {kind!r}")
 
 
-_validator: SchemaValidator | None = None
+_validators: dict[bool, SchemaValidator] = {}
 
 
-def _raw_validator() -> SchemaValidator:
+def _raw_validator(wrapper: bool = False) -> SchemaValidator:
     """Built on first use; every field optional and nullable, unlisted keys
-    kept untyped (``extra="allow"``), ``text_config`` the same shape again."""
-    global _validator
-    if _validator is None:
+    kept untyped (``extra="allow"``), ``text_config`` the same shape again.
+    ``wrapper``: the top level leaves TEXT_FIELDS untyped."""
+    if wrapper not in _validators:
         fields = {
             name: cs.typed_dict_field(cs.nullable_schema(_kind_schema(kind)), required=False)
             for name, kind in FIELDS.items()
         }
         config = cs.typed_dict_schema(fields, extra_behavior="allow", cls_name="RawConfig", ref=_REF)
-        _validator = SchemaValidator(cs.definitions_schema(cs.definition_reference_schema(_REF), [config]))
-    return _validator
+        top = cs.definition_reference_schema(_REF)
+        if wrapper:
+            top = cs.typed_dict_schema({k: v for k, v in fields.items() if k not in TEXT_FIELDS},
+                                       extra_behavior="allow", cls_name="RawConfig")
+        _validators[wrapper] = SchemaValidator(cs.definitions_schema(top, [config]))
+    return _validators[wrapper]
 
 
 def first_error(exc: ValidationError, data: Any) -> tuple[str, str, Any]:
@@ -144,7 +155,7 @@ def parse_raw(data: object, where: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UserError(f"{where}: expected a JSON object with the model config, got {type(data).__name__}")
     try:
-        return _raw_validator().validate_python(data)
+        return _raw_validator(isinstance(data.get("text_config"), dict)).validate_python(data)
     except ValidationError as exc:
         loc, msg, got = first_error(exc, data)
         raise UserError(f"{where}: field {loc!r}: {msg} (got {shown(got)}); fix the value in the config") from None

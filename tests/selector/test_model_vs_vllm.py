@@ -98,6 +98,17 @@ def _cases() -> list[dict]:
          "capability": [7, 5]},
         {"name": "llama float32 requested", "config": {**llama, "num_hidden_layers": 2}, "dtype": "float32"},
         {"name": "gemma3 --language-model-only", "config": {**_load("gemma-3-27b-it")}, "language_model_only": True},
+        # AriaConfig / Glm4vConfig build a null or empty text_config from their
+        # text class's defaults (32 Llama-like layers; 40 GLM layers, 2 KV heads)
+        {"name": "aria text_config null", "config": {
+            "architectures": ["AriaForConditionalGeneration"], "model_type": "aria", "torch_dtype": "bfloat16",
+            "text_config": None, "vision_config": {"model_type": "idefics3_vision", "hidden_size": 64,
+                                                   "intermediate_size": 128, "num_attention_heads": 4,
+                                                   "num_hidden_layers": 1, "patch_size": 14}}},
+        {"name": "glm4v text_config {}", "config": {
+            "architectures": ["Glm4vForConditionalGeneration"], "model_type": "glm4v", "torch_dtype": "bfloat16",
+            "text_config": {}, "vision_config": {"model_type": "glm4v", "depth": 1, "hidden_size": 64,
+                                                 "intermediate_size": 128, "num_heads": 4, "out_hidden_size": 4096}}},
         {"name": "gemma-2 --disable-sliding-window", "config": {**_profile("gemma-2-9b")[0], "num_hidden_layers": 4},
          "disable_sliding_window": True},
         {"name": "mistral --disable-sliding-window", "config": {

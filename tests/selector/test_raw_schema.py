@@ -75,11 +75,9 @@ LAX_SHAPE = [
     # Qwen3Config refuses "true" (bool field), Gemma2Config the integer 30 (float field);
     # raw.py leaves both as written (only some classes declare them)
     {"use_sliding_window": "true", "is_causal": 0, "attn_logit_softcapping": 30},
-    # Gemma4TextConfig accepts "all" (Literal["all", "vision"]), Gemma2Config refuses it;
     # FalconConfig refuses "no" (bool | None)
-    {"use_bidirectional_attention": "all", "alibi": "no"},
-    # Gemma2Config accepts; Gemma4TextConfig refuses the bool
-    {"use_bidirectional_attention": True, "layer_types": ["full_attention", "sliding_attention"]},
+    {"alibi": "no"},
+    {"layer_types": ["full_attention", "sliding_attention"]},
     # Gemma3TextConfig refuses the string (checked on text_config by its own class)
     {"text_config": {"num_key_value_heads": "8", "extra_key": [1, 2]}, "unknown": {"a": 1}},
     {"text_config": {"text_config": {"head_dim": 64}}},
@@ -92,7 +90,7 @@ LAX_SHAPE = [
 # classes, getattr or truthiness: tests/selector/test_undeclared_fields.py)
 UNTYPED = ["use_sliding_window", "max_window_layers", "torch_dtype", "dtype", "attn_logit_softcapping",
            "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim",
-           "sliding_window_pattern", "is_causal"]
+           "sliding_window_pattern", "is_causal", "use_bidirectional_attention", "full_attention_interval"]
 
 
 @pytest.mark.parametrize("field", UNTYPED)
@@ -114,7 +112,6 @@ INVALID = [
     {"architectures": "LlamaForCausalLM"},
     {"layer_types": ["full", 3]},
     {"sliding_window": "maybe"},
-    {"use_bidirectional_attention": 3},
     {"text_config": {"head_dim": "x"}},
     {"text_config": [1]},
     {"quantization_config": "fp8"},
@@ -141,8 +138,6 @@ def test_errors_match_the_base_model(config):
 
 @pytest.mark.parametrize("config,message", [
     # the path as written in the file, not pydantic's union branch (".bool") or item number (".1")
-    ({"use_bidirectional_attention": 3}, "field 'use_bidirectional_attention': Input should be a valid boolean "
-                                         "or a valid string (got 3)"),
     ({"layer_types": ["full", 3]}, "field 'layer_types[1]': Input should be a valid string (got 3)"),
     ({"text_config": {"layer_types": [None]}}, "field 'text_config.layer_types[0]': Input should be a valid "
                                                "string (got null)"),
@@ -164,3 +159,12 @@ def test_a_huge_value_is_cut_short_in_the_error():
 def test_not_a_mapping():
     with pytest.raises(UserError, match="expected a JSON object"):
         parse_raw([1, 2], "cfg.json")
+
+
+def test_a_wrappers_top_level_text_fields_are_kept_as_written():
+    # vLLM reads a wrapper's text sizes off hf_text_config; the top-level
+    # copies beside a text_config mapping stay as written, the nested ones are typed
+    config = {"num_hidden_layers": 1.5, "head_dim": "x", "text_config": {"num_hidden_layers": "4"}}
+    assert parse_raw(config, "x") == {**config, "text_config": {"num_hidden_layers": 4}}
+    with pytest.raises(UserError, match="field 'num_hidden_layers'"):
+        parse_raw({"num_hidden_layers": 1.5, "text_config": None}, "x")

@@ -46,7 +46,7 @@ from attn_select.selector.model.facts import model_facts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_device
 
-from . import model_cases_text, model_cases_vlm
+from . import model_cases_pooling, model_cases_text, model_cases_vlm
 
 HERE = Path(__file__).resolve().parent
 VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
@@ -319,6 +319,70 @@ _VLLM_CASES += [
     ("minimax_m2 head_dim 129 fully rotated", _with(_MINIMAX_M2, drop=("rotary_dim",), head_dim=129), H100,
      "even rotary dimension"),
 ]
+_GEMMA3_MM = _fixture("gemma-3-27b-it")
+_GEMMA3_MM = {**_GEMMA3_MM, "text_config": {**_GEMMA3_MM["text_config"], "num_hidden_layers": 6}}
+_VLLM_CASES += [
+    # a wrapper's top-level copy of a text field: vLLM reads hf_text_config's
+    ("gemma3 wrapper top-level num_hidden_layers 1.5", _with(_GEMMA3_MM, num_hidden_layers=1.5), H100, None),
+    # index_topk where no sparse MLA layer reads it (Qwen2Config keeps it as written)
+    ("qwen2_audio text_config index_topk 1.5", {**_VLM["qwen2_audio"], "text_config": {
+        **_VLM["qwen2_audio"]["text_config"], "index_topk": 1.5}}, H100, None),
+]
+_LLAMA_NO_ROPE = _with(LLAMA, drop=("rope_scaling",))
+_VLLM_CASES += [
+    # _get_and_verify_max_len multiplies the max length by a rope factor of a
+    # type that is not already scaled (config/model.py:2600-2634)
+    ("llama default rope factor 'x'", _with(_LLAMA_NO_ROPE, rope_scaling={"rope_type": "default", "factor": "x"}),
+     H100, "can't multiply sequence"),
+    ("llama linear rope factor [2]", _with(_LLAMA_NO_ROPE, rope_parameters={"rope_type": "linear", "factor": [2]}),
+     H100, "can't multiply sequence"),
+    ("llama legacy type linear factor {}", _with(_LLAMA_NO_ROPE, rope_scaling={"type": "linear", "factor": {}}),
+     H100, "unsupported operand"),
+    ("llama dynamic rope factor true", _with(_LLAMA_NO_ROPE, rope_scaling={"rope_type": "dynamic", "factor": True}),
+     H100, None),
+    ("gemma3 default rope factor 'x' (its max length is not scaled)", _with(
+        GEMMA3_TEXT, rope_scaling={"rope_type": "default", "factor": "x"}), H100, None),
+]
+_WHISPER = next(c["config"] for c in model_cases_pooling.cases() if c["config"].get("model_type") == "whisper")
+_VLLM_CASES += [
+    # WhisperConfig's attribute_map: num_attention_heads is written after, so over, encoder_attention_heads
+    ("whisper num_attention_heads 2 (its alias wins)", _with(_WHISPER, num_attention_heads=2), H100, None),
+    ("whisper num_attention_heads true", _with(_WHISPER, num_attention_heads=True), H100, None),
+    ("whisper num_attention_heads null", _with(_WHISPER, num_attention_heads=None), H100, "unsupported operand"),
+]
+_JAMBA = {"architectures": ["JambaForCausalLM"], "model_type": "jamba", "hidden_size": 1024, "num_attention_heads": 16,
+          "num_key_value_heads": 8, "num_hidden_layers": 4, "attn_layer_period": 4, "attn_layer_offset": 2,
+          "num_experts": 1, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": 64,
+          "vocab_size": 1000, "intermediate_size": 2048, "torch_dtype": "bfloat16"}
+_VLLM_CASES += [
+    # PreTrainedConfig's num_labels setter: id2label from range(num_labels)
+    ("llama num_labels 'x'", _with(LLAMA, num_labels="x"), H100, "cannot be interpreted as an integer"),
+    ("llama num_labels null", _with(LLAMA, num_labels=None), H100, "cannot be interpreted as an integer"),
+    ("llama num_labels true", _with(LLAMA, num_labels=True), H100, None),
+    ("llama num_labels 2.0 beside two id2label entries", _with(LLAMA, num_labels=2.0, id2label={"0": "a", "1": "b"}),
+     H100, None),
+    # JambaConfig derives layer_types in a property without a setter
+    ("jamba layer_types given", _with(_JAMBA, layer_types=["mamba"] * 4), H100, "has no setter"),
+    ("jamba layer_types null", _with(_JAMBA, layer_types=None), H100, "has no setter"),
+]
+_VLLM_CASES += [
+    # declared int fields the strict classes check (transformers 5.20.2)
+    ("llama max_position_embeddings 4096.0", _with(LLAMA, max_position_embeddings=4096.0), H100,
+     "max_position_embeddings"),
+    ("qwen3 max_position_embeddings null", _with(QWEN3, max_position_embeddings=None), H100,
+     "max_position_embeddings"),
+    ("whisper num_mel_bins 80.0", _with(_WHISPER, num_mel_bins=80.0), H100, "num_mel_bins"),
+    ("whisper is_encoder_decoder 1", _with(_WHISPER, is_encoder_decoder=1), H100, "is_encoder_decoder"),
+]
+_VLLM_CASES += [
+    # layers_block_type / hybrid_override_pattern: read only by the hybrid
+    # model files (Jamba, Zamba2, Nemotron-H, ...), an unread extra elsewhere
+    ("llama layers_block_type (unread)", _with(LLAMA, layers_block_type=["mamba", "mamba"]), H100, None),
+    ("qwen3 hybrid_override_pattern (unread)", _with(QWEN3, hybrid_override_pattern="M-"), H100, None),
+    # declared (and so checked) only by Gemma's / Qwen3-Next's classes
+    ("qwen3 use_bidirectional_attention -1 (undeclared)", _with(QWEN3, use_bidirectional_attention=-1), H100, None),
+    ("llama full_attention_interval 'x' (unread)", _with(LLAMA, full_attention_interval="x"), H100, None),
+]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
 
@@ -364,3 +428,34 @@ def test_no_layers_against_vllm(vllm_answers):
         assert res["error"] is None and not res["calls"] and not res["layers"], res["error"]
         with pytest.raises(UserError, match="builds no decoder layers"):
             _facts(config)
+
+
+# A Sentence-Transformers config's max_seq_length becomes the max model
+# length, read with int() and required positive (config/model.py:2636-2649, 1070)
+_ST_MAX_LEN = [(0, "positive integer"), ("x", "invalid literal for int()"), ("512", None), (512.5, None)]
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_sentence_transformers_max_seq_length_against_vllm(tmp_path):
+    if not Path(VLLM_PYTHON).exists():
+        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
+    from attn_select.selector.model import facts_from_path
+
+    files = [{"sentence_bert_config.json": json.dumps({"max_seq_length": v})} for v, _ in _ST_MAX_LEN]
+    cases = [{"config": QWEN3, "capability": [9, 0], "files": f} for f in files]
+    proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for i, ((value, refusal), res, f) in enumerate(zip(_ST_MAX_LEN, json.loads(proc.stdout), files)):
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(QWEN3))
+        (folder / "sentence_bert_config.json").write_text(f["sentence_bert_config.json"])
+        if refusal is None:
+            assert res["error"] is None, res["error"]
+            facts_from_path(folder, name="m")
+        else:
+            assert res["error"] and refusal in res["error"], res["error"]
+            with pytest.raises(UserError, match="max_seq_length"):
+                facts_from_path(folder, name="m")
