@@ -81,6 +81,14 @@ def _ours(config: dict, cap: tuple[int, int], flags: dict, tmp: Path) -> dict:
     }
 
 
+def _our_refusal(config: dict, capability: Capability, ov: Overrides, tmp: Path, dtype: str = "auto") -> str | None:
+    """Our engine config's refusal of ``config`` under ``ov`` (vLLM's words, without our prefix), or None."""
+    path = tmp / "config.json"
+    path.write_text(json.dumps(config))
+    error = engine_config(load_model(str(path), dtype=dtype, capability=capability), ov, capability, Kernels()).error
+    return error.split(": ", 1)[1] if error else None
+
+
 def _oracle(names, cases: list[dict], timeout: float) -> dict[str, dict]:
     """vLLM's own engine config for each case (engine_config_oracle.py in the vLLM python)."""
     if not Path(VLLM_PYTHON).exists():
@@ -417,12 +425,9 @@ def test_float_kv_cache_dtype_matches_vllm(name, vllm_float_kv_answers, tmp_path
 
     theirs = vllm_float_kv_answers[name]
     config, flags = FLOAT_KV_CASES[name]
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    model = load_model(str(path), dtype=flags.get("dtype", "auto"), capability=Capability(9, 0))
     ov = Overrides(kv_cache_dtype=flags["kv_cache_dtype"], dtype=flags.get("dtype"))
-    error = engine_config(model, ov, Capability(9, 0), Kernels()).error
-    assert (error.split(": ", 1)[1] if error else None) == (refusal_message(theirs["error"]) if theirs["error"] else None)
+    mine = _our_refusal(config, Capability(9, 0), ov, tmp_path, dtype=flags.get("dtype", "auto"))
+    assert mine == (refusal_message(theirs["error"]) if theirs["error"] else None)
     assert any(a["error"] for a in vllm_float_kv_answers.values())
 
 
@@ -493,9 +498,6 @@ def test_nvfp4_kv_cache_with_mla_matches_vllm(name, vllm_nvfp4_mla_answers, tmp_
 
     theirs = vllm_nvfp4_mla_answers[name]
     config, flags = NVFP4_MLA_CASES[name]
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(config))
-    model = load_model(str(path), capability=Capability(10, 0))
-    error = engine_config(model, Overrides(kv_cache_dtype=flags["kv_cache_dtype"]), Capability(10, 0), Kernels()).error
-    assert (error.split(": ", 1)[1] if error else None) == (refusal_message(theirs["error"]) if theirs["error"] else None)
+    mine = _our_refusal(config, Capability(10, 0), Overrides(kv_cache_dtype=flags["kv_cache_dtype"]), tmp_path)
+    assert mine == (refusal_message(theirs["error"]) if theirs["error"] else None)
     assert vllm_nvfp4_mla_answers["dsv32 kv nvfp4"]["error"]
