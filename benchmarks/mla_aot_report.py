@@ -59,10 +59,15 @@ def compile_tiles(t, fp8: bool, page: int = 64, rank: int = 512, rope: int = 64,
                           options=dict(num_warps=t.num_warps, num_stages=t.num_stages))
 
 
-def ptxas_report(ptx: str, arch: str = "sm_90a") -> str:
+def nvidia_tools() -> Path:
+    """The folder of the ptxas and nvdisasm that ship in Triton's NVIDIA backend."""
     import triton
 
-    bindir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+    return Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+
+
+def ptxas_report(ptx: str, arch: str = "sm_90a") -> str:
+    bindir = nvidia_tools()
     for name in ("ptxas-blackwell", "ptxas"):  # the newer one reads the newest PTX versions
         exe = bindir / name
         if not exe.exists():

@@ -78,9 +78,9 @@ def disassemble(kernel) -> str:
     import subprocess
     import tempfile
 
-    import triton
+    from mla_aot_report import nvidia_tools
 
-    nvdisasm = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "nvdisasm"
+    nvdisasm = nvidia_tools() / "nvdisasm"
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(kernel.asm["cubin"])
         f.flush()

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic_core import SchemaValidator, ValidationError
-from pydantic_core import core_schema as cs
+from pydantic_core import ValidationError
 
 from attn_select.selector.config import Capability
 from attn_select.selector.errors import WRONG_KIND, UserError, shown, wrong_kind
@@ -30,7 +29,7 @@ from attn_select.selector.model.model_level import (
 )
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, check_kv_cache_scheme, model_hook_quant
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
-from attn_select.selector.model.raw import parse_raw
+from attn_select.selector.model.raw import LAX_INT, parse_raw
 from attn_select.selector.model.vllm_registry import dropped_note, dropped_refusal, transformers_backend
 from attn_select.selector.model_facts import (
     AttentionGroup,
@@ -393,14 +392,11 @@ def _index_topk(value: object, sparse: bool, where: str) -> object:
     if value is None or (not sparse and isinstance(value, (int, float)) and not isinstance(value, bool)):
         return value
     try:
-        return _INDEX_TOPK.validate_python(value)
+        return LAX_INT.validate_python(value)
     except ValidationError as exc:
         problem = exc.errors(include_url=False)[0]["msg"]
         raise UserError(f"{where}: field 'index_topk': {problem} (got {shown(value)}); fix the value in the "
                         "config") from None
-
-
-_INDEX_TOPK = SchemaValidator(cs.int_schema())
 
 
 _MLA_DIMS = ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "kv_lora_rank")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from attn_select.selector import safe_json
+from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.facts import model_facts
 from attn_select.selector.model_facts import ModelFacts
@@ -196,8 +197,6 @@ def _check_encoder_max_len(folder: Path) -> None:
     config in the folder; its max_seq_length replaces the derived max model
     length, which vLLM then reads with int() and requires to be at least 1
     (config/model.py:2636-2649 and 1070), whatever the model."""
-    from attn_select.selector.engines import VLLM_VERSION
-
     for name in _ST_CONFIGS:
         path = folder / name
         if not path.is_file():

@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NamedTuple
 
+from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_dtype import config_dtype
 from attn_select.selector.model.hf_rope import check_rope
@@ -379,8 +380,6 @@ def _check_layer_lists(attrs: Mapping[str, Any], model_type: str, where: str, ki
     ``kinds_known``: the entries are as the class leaves them; a class not
     modelled here may fold its own names in first (vLLM's HYV4Config turns
     "sparse" into "deepseek_sparse_attention"), so only the count is checked."""
-    from attn_select.selector.engines import VLLM_VERSION
-
     if model_type in _OWN_LAYER_CHECK:
         return
     n = attrs.get("num_hidden_layers")
@@ -414,8 +413,6 @@ _HIDDEN_OVER_HEADS = frozenset({
 def _check_architecture(attrs: Mapping[str, Any], model_type: str, rule: str, where: str) -> None:
     """The validate_architecture rules of the classes modelled here that
     read attention sizes; a config that fails one never loads in vLLM."""
-    from attn_select.selector.engines import VLLM_VERSION
-
     if model_type not in _HIDDEN_OVER_HEADS:
         return
     hidden, heads = attrs.get("hidden_size"), attrs.get("num_attention_heads")
@@ -912,8 +909,6 @@ _READ_ONLY = {"jamba": ("layer_types",), "bamba": ("layer_types", "layers_block_
 
 
 def _check_read_only(raw: Mapping[str, Any] | None, model_type: str, where: str) -> None:
-    from attn_select.selector.engines import VLLM_VERSION
-
     field = next((f for f in _READ_ONLY.get(model_type, ()) if isinstance(raw, Mapping) and f in raw), None)
     if field is not None:
         raise UserError(f"{where}: config.json sets {field}, which the {model_type} config class derives itself (a "
@@ -925,8 +920,6 @@ def _check_num_labels(raw: Mapping[str, Any] | None, where: str) -> None:
     """PreTrainedConfig's num_labels setter (every class, transformers 5.20)
     builds id2label from range(num_labels) unless id2label already has that
     many entries: a value range() refuses (null, 2.0, "2") fails the load."""
-    from attn_select.selector.engines import VLLM_VERSION
-
     if not isinstance(raw, Mapping) or "num_labels" not in raw:
         return
     n, labels = raw["num_labels"], raw.get("id2label")

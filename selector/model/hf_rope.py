@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, cut, shown
 from attn_select.selector.model.hf_types import declared
 
@@ -63,6 +64,12 @@ def _rope_dicts(raw: Mapping[str, Any], attrs: Mapping[str, Any]) -> list[tuple[
     return [(k, dict(rope[k])) for k in nested if rope[k] is not None]
 
 
+def _rope_type(rope: Mapping[str, Any]) -> Any:
+    """A rope dict's type as transformers reads it: rope_type, else the
+    legacy type key, else "default"."""
+    return rope.get("rope_type", rope.get("type", "default"))
+
+
 def _times(head_dim: Any, factor: Any) -> Any:
     """``int(head_dim * factor)`` as Python computes it, or the reason it fails."""
     if isinstance(factor, (str, list, tuple)) and isinstance(head_dim, int) and head_dim * len(factor) > _MAX_REPEAT:
@@ -77,8 +84,6 @@ def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_ty
                wrapper: bool = False) -> None:
     """A user error for a config transformers' validate_rope refuses;
     ``wrapper``: the class holds a text_config (a multimodal wrapper)."""
-    from attn_select.selector.engines import VLLM_VERSION
-
     if raw is None or model_type in _NOT_REACHED:
         return
     mixin = "rope_parameters" in declared(model_type)
@@ -111,7 +116,7 @@ def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_ty
     for layer_type, rope in dicts:
         if top is not None:
             rope.setdefault("partial_rotary_factor", top)
-        rope_type = rope.get("rope_type", rope.get("type", "default"))
+        rope_type = _rope_type(rope)
         if model_type == "phi3" and rope_type in ("su", "yarn"):
             rope_type = "longrope"  # Phi3Config renames them before validating
         missing = [k for k in _REQUIRED.get(rope_type, ()) if k not in rope] if isinstance(rope_type, str) else []
@@ -140,7 +145,7 @@ def _check_wrapper_rope(raw: Mapping[str, Any], dicts: list[tuple[str, dict]], w
     which a wrapper class without the field does not have."""
     if "max_position_embeddings" in raw or "original_max_position_embeddings" in raw or len(dicts) != 1:
         return
-    rope_type = dicts[0][1].get("rope_type", dicts[0][1].get("type", "default"))
+    rope_type = _rope_type(dicts[0][1])
     if rope_type in ("llama3", "yarn", "longrope"):
         raise UserError(f"{where}: the top-level rope_parameters (rope_type {rope_type!r}) make transformers' "
                         "standardize_rope_params read max_position_embeddings, which this wrapper config has not "
@@ -184,7 +189,7 @@ def _check_phi(rope: dict, attrs: Mapping[str, Any], model_type: str, where: str
     """Phi3Config.validate_rope (rotary dims from the factor; default or
     longrope only, "su" and "yarn" read as longrope) and
     PhimoeConfig.validate_rope (numeric short / long mscale off default)."""
-    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    rope_type = _rope_type(rope)
     if model_type == "phi3":
         if rope_type in ("su", "yarn"):
             rope_type = "longrope"
@@ -219,8 +224,6 @@ def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) 
     hf_text_config's rope dicts: the last one of a type that is not already
     scaled, null read as 1.0. A factor that is not a number fails there, on
     every model but Gemma-3's (whose max length is taken as scaled)."""
-    from attn_select.selector.engines import VLLM_VERSION
-
     if "gemma3" in model_type:
         return
     dicts = _rope_dicts(attrs, attrs)
@@ -230,7 +233,7 @@ def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) 
     for _, rope in dicts:
         if not rope:
             continue  # iter_rope_parameters skips empty dicts
-        rope_type = rope.get("rope_type", rope.get("type", "default"))
+        rope_type = _rope_type(rope)
         if not (isinstance(rope_type, str) and rope_type in _SCALED_ALREADY):
             factor = rope.get("factor", factor)
     if factor is None or isinstance(factor, (int, float)):

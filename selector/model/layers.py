@@ -1096,7 +1096,7 @@ def _generic(ctx: _Ctx) -> _Stack:
     causal = t.get("is_causal", True) is not False if backend else bool(t.get("is_causal", True))
     # the Transformers backend passes every layer attn_logit_softcapping;
     # elsewhere none (Llama-style model files read no soft cap)
-    soft_cap = soft_cap_value(t.get("attn_logit_softcapping")) if transformers_backend(ctx.arch) else None
+    soft_cap = soft_cap_value(t.get("attn_logit_softcapping")) if backend else None
     # which layers attend: Jamba's layers_block_type, Nemotron-H's pattern
     # string (one character per layer), else layer_types
     kinds: list[str] | None = None

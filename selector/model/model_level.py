@@ -3,8 +3,12 @@ model_arch_config_convertor.py): MLA, head size, KV heads, mm-prefix, ALiBi."""
 
 from __future__ import annotations
 
+from pydantic_core import ValidationError
+
+from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_classes import HFView
+from attn_select.selector.model.raw import LAX_INT
 
 
 # ModelArchConfigConvertorBase.is_deepseek_mla: model types with MLA attention
@@ -188,11 +192,6 @@ def check_expert_counts(text: HFView, where: str) -> None:
     get_num_experts (the first alias; a list's first entry; a falsy value
     is 0) and get_num_experts_per_token (a list's max; falsy is 0); a value
     pydantic cannot read as an integer refuses the model config."""
-    from pydantic_core import SchemaValidator, ValidationError
-    from pydantic_core import core_schema as cs
-
-    from attn_select.selector.engines import VLLM_VERSION
-
     checks = []
     name, value = _first_given(text, _EXPERT_NAMES)
     if isinstance(value, list):
@@ -209,10 +208,9 @@ def check_expert_counts(text: HFView, where: str) -> None:
             raise UserError(f"{where}: {name2} mixes values vLLM {VLLM_VERSION} cannot compare (max of the list); "
                             "give a number") from None
     checks.append((name2, value2 or 0))
-    validator = SchemaValidator(cs.int_schema())
     for field, v in checks:
         try:
-            validator.validate_python(v)
+            LAX_INT.validate_python(v)
         except ValidationError as e:
             why = e.errors()[0]["msg"]
             raise UserError(f"{where}: {field} is {shown(v)}; vLLM {VLLM_VERSION}'s model architecture config "

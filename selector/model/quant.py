@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_classes import HFView
 
@@ -114,8 +115,6 @@ def check_kv_cache_scheme(q: dict[str, Any] | None, groups: tuple, where: str) -
     CompressedTensorsKVCacheMethod, whose __init__ validates the scheme
     (a mapping; type float, 8 bits; strategy tensor or attn_head;
     symmetric). The engine config takes any scheme that is not null."""
-    from attn_select.selector.engines import VLLM_VERSION
-
     if not q or q.get("quant_method") != "compressed-tensors" or q.get("kv_cache_scheme") is None:
         return
     if not any(not g.attn.use_mla for g in groups):

@@ -90,6 +90,10 @@ FIELDS: dict[str, str] = {
 
 _REF = "config"
 
+# pydantic's lax integer, as vLLM's pydantic dataclasses read an int field
+# ("2048" and 2048.0 are 2048; 1.5, "x" and true are refused)
+LAX_INT = SchemaValidator(cs.int_schema())
+
 # The text model's own fields. A wrapper whose text model sits in a
 # text_config mapping (Gemma3Config, LlavaConfig, ...) keeps top-level copies
 # of them as written, and vLLM reads them off hf_text_config, never there:
