@@ -43,6 +43,7 @@ CONTEXTS = (512, 4096, 32768)
 LAYER_CAP = 4 << 30
 PEERS = ("FLASH_ATTN", "FLASHINFER")
 OURS = "TRITON_ATTN"
+ONLY: frozenset[str] | None = None  # --variants: the labels timed beside the table (None: all)
 
 
 def log(msg: str) -> None:
@@ -63,8 +64,10 @@ def points(heads=HEADS, gqa=GQA, pages=PAGES, batches=BATCHES, contexts=CONTEXTS
 
 
 # programs an SM of the decode entry's kernel by head size, from its sm_90 compile with Triton 3.6
-# (benchmarks/triton_attn_aot_report.py): head 64 96 registers and 37 KB of shared memory (5), head 128
-# 160 registers and 72 KB (3), head 256 189 registers (2: the table's 3 overfills the wave)
+# (benchmarks/triton_attn_aot_report.py), before the page vector: head 64 96 registers and 37 KB of
+# shared memory (5), head 128 160 registers and 72 KB (3), head 256 189 registers (2: the table's 3
+# overfilled the wave). With the page vector head 256 takes 128-168 registers (3 fit), yet the grid of
+# 2026-12-02 measured 2 an SM (without it) faster at page 64: this variant keeps asking
 SLOTS_PER_SM = {64: 5, 128: 3, 256: 2}
 
 
@@ -75,8 +78,14 @@ def _one_warp(T, head: int, split_tokens: int):
                    min_split_tokens=split_tokens, fused_merge_max=0, short_split_tokens=0, max_registers=0)
 
 
-def variants(fp8: bool = False, head: int = 128):
-    """Our split policy and merge around the table's decode entry: (label, config)."""
+def variants(fp8: bool = False, head: int = 128, only: frozenset[str] | None = None):
+    """Our split policy and merge around the table's decode entry: (label, config); ``only``: these
+    labels alone (``--variants``)."""
+    every = _variants(fp8, head)
+    return every if only is None else [(label, c) for label, c in every if label in only]
+
+
+def _variants(fp8: bool, head: int):
     from attn_select.backends.run.triton_attn import DECODE_CONFIG, FP8_DECODE_CONFIG
 
     T = FP8_DECODE_CONFIG if fp8 else DECODE_CONFIG
@@ -95,6 +104,7 @@ def variants(fp8: bool = False, head: int = 128):
         ("slots by occupancy", replace(T, target_programs=132 * SLOTS_PER_SM.get(head, 3))),
         # block table read once a page, not once a key: the key loop's sm_90 code 650 -> 420
         # instructions a 64-key tile (bf16, page 16), 1358 -> 1139 (fp8, 128 keys)
+        # (on in the table since the grid of 2026-12-02: these two are then the table's launches, timed once)
         ("page vector", replace(T, page_vector=True)),
         ("page vector, 4 splits a step", replace(T, page_vector=True, fused_merge_max=1 << 30, merge_chunk=4)),
         # fp8: the register cap on and off, whichever the table has
@@ -229,7 +239,7 @@ def run_point(rows, g, batch, env, seconds: float, seed: int, ours: bool = True,
         if missing:
             out.append(dict(row=label, reason=missing))
             continue
-        cfgs = [("table", None)] + (variants(env.kv_cache_dtype != "auto", pt.kind.p.head_size)
+        cfgs = [("table", None)] + (variants(env.kv_cache_dtype != "auto", pt.kind.p.head_size, ONLY)
                                     if r.backend == OURS else [])
         for name, cfg in cfgs:
             lab = label if cfg is None else f"{OURS} [{name}]"
@@ -375,7 +385,7 @@ def phase_warm(part: int, parts: int, device: str, heads=HEADS, kv_dtypes=("auto
                 ad = load_adapter(r, env, pt.kind.p)
                 if ad.unavailable():
                     continue
-                cfgs = [None] + ([c for _, c in variants(kv_dtype != "auto", head)] if r.backend == OURS else [])
+                cfgs = [None] + ([c for _, c in variants(kv_dtype != "auto", head, ONLY)] if r.backend == OURS else [])
                 inp = pt.kind.inputs(batch, env.dtype, None)
                 cache = fill_random_(ad.alloc_cache(batch.num_pages, batch.page_size))
                 for cfg in cfgs:
@@ -403,7 +413,11 @@ def main() -> None:
     ap.add_argument("--kv-cache-dtypes", default="auto", help="comma list: auto, fp8")
     ap.add_argument("--gqa", default=None, help="comma list of q/kv heads, e.g. 32/8 (default: 32/8,8/1)")
     ap.add_argument("--pages", default=None, help="comma list of page sizes (default: 16,64)")
+    ap.add_argument("--variants", default=None,
+                    help="comma list of variant labels to time beside the table ('none': the table alone)")
     a = ap.parse_args()
+    global ONLY
+    ONLY = None if a.variants is None else frozenset(v.strip() for v in a.variants.split(",")) - {"none"}
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     heads = tuple(int(x) for x in a.heads.split(",")) if a.heads else HEADS

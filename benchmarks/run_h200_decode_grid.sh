@@ -4,12 +4,14 @@
 # bf16 grid in one process (head 128, 64, 256 x GQA 4, 8 x page 16, 64 x batch x context), an fp8
 # subset (head 128, GQA 4, page 16), and the prefill and mixed variants (run_triton_sweep.py). Carry .whl,
 # .gpu (FlashInfer) and .gpu-vllm (vLLM's FA3 build); the results come back in $OUT/grid.tar.gz.
-#   CALL_S=560 SWEEP_S=300 bash benchmarks/run_h200_decode_grid.sh [TAG]
+#   CALL_S=560 SWEEP_S=300 bash benchmarks/run_h200_decode_grid.sh [TAG ...]
 # The whole grid with every variant takes about 380 s of timing: past one call beside the warm-up.
 # GRID_ARGS (e.g. "--heads 256") limits the grid; SKIP_EXTRA=1 leaves out the fp8 and prefill parts; FP8_S
-# (default 80) bounds the fp8 part's timing.
+# (default 80) bounds the fp8 part's timing. VARIANTS (labels of run_decode_grid.variants, comma separated,
+# "none" for the table alone) limits what is timed beside the table; with several TAGs every part is
+# measured once a tag, one after the other, on the one warm-up (repeat runs: "run3 run3r").
 set -u
-tag=${1:-run1}
+tags=${*:-run1}
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 left() { echo $(( ${CALL_S:-560} - ($(date +%s) - t0) )); }
 source benchmarks/run_h200_setup.sh
@@ -20,23 +22,25 @@ S=benchmarks/run_decode_grid.py
 FP8="--heads 128 --gqa 32/8 --pages 16 --kv-cache-dtypes fp8"
 PM=prefill/auto,prefill8k/auto,mixed/auto
 if [ ! -f $R/.warm ]; then
-  for i in $(seq 0 15); do timeout ${WARM_S:-170} python3 $S --phase warm --part $i/16 ${GRID_ARGS:-} > $R/warm-$i.log 2>&1 & done
+  for i in $(seq 0 15); do timeout ${WARM_S:-170} python3 $S --phase warm --part $i/16 ${GRID_ARGS:-} ${VARIANTS:+--variants "$VARIANTS"} > $R/warm-$i.log 2>&1 & done
   wait; el "warm bf16"
-  for i in 0 1 2 3; do timeout 60 python3 $S --phase warm --part $i/4 $FP8 > $R/warm-fp8-$i.log 2>&1 & done
+  for i in 0 1 2 3; do timeout 60 python3 $S --phase warm --part $i/4 $FP8 ${VARIANTS:+--variants "$VARIANTS"} > $R/warm-fp8-$i.log 2>&1 & done
   for i in 0 1; do timeout 60 python3 benchmarks/run_triton_sweep.py --phase compile --part $i/2 --cases $PM \
     > $R/warm-mixed-$i.log 2>&1 & done
   wait; el "warm fp8, mixed"; touch $R/.warm
 fi
 grep -h "FAILED" $R/warm-*.log | cut -c1-250 | head -20
-timeout $(( ${SWEEP_S:-300} + 60 )) python3 $S --phase sweep --tag $tag --out $R --max-seconds ${SWEEP_S:-300} \
-  ${GRID_ARGS:-} > $R/sweep-$tag.log 2>&1; el "sweep bf16 exit $?"
-if [ -z "${SKIP_EXTRA:-}" ]; then
-  timeout $(( ${FP8_S:-80} + 20 )) python3 $S --phase sweep --tag $tag --out $R $FP8 --max-seconds ${FP8_S:-80} \
-    > $R/sweep-fp8-$tag.log 2>&1
-  el "sweep fp8 exit $?"
-  mkdir -p $R/mixed-$tag
-  timeout 80 python3 benchmarks/run_triton_sweep.py --phase sweep --cases $PM --out $R/mixed-$tag \
-    > $R/mixed-$tag.log 2>&1; el "prefill, mixed exit $?"
-fi
-tail -n 3 $R/sweep-$tag.log $R/sweep-fp8-$tag.log | cut -c1-250
-grep -h "best " $R/mixed-$tag.log | cut -c1-250
+for tag in $tags; do
+  timeout $(( ${SWEEP_S:-300} + 60 )) python3 $S --phase sweep --tag $tag --out $R --max-seconds ${SWEEP_S:-300} ${VARIANTS:+--variants "$VARIANTS"} \
+    ${GRID_ARGS:-} > $R/sweep-$tag.log 2>&1; el "sweep bf16 exit $?"
+  if [ -z "${SKIP_EXTRA:-}" ]; then
+    timeout $(( ${FP8_S:-80} + 20 )) python3 $S --phase sweep --tag $tag --out $R $FP8 --max-seconds ${FP8_S:-80} ${VARIANTS:+--variants "$VARIANTS"} \
+      > $R/sweep-fp8-$tag.log 2>&1
+    el "sweep fp8 exit $?"
+    mkdir -p $R/mixed-$tag
+    timeout 80 python3 benchmarks/run_triton_sweep.py --phase sweep --cases $PM --out $R/mixed-$tag \
+      > $R/mixed-$tag.log 2>&1; el "prefill, mixed exit $?"
+  fi
+  tail -n 3 $R/sweep-$tag.log $R/sweep-fp8-$tag.log | cut -c1-250
+  grep -h "best " $R/mixed-$tag.log | cut -c1-250
+done

@@ -119,16 +119,26 @@ def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
 #   in-kernel merge, which alone takes the kernel to 218 registers) 192
 #   against 272 us; fp8's 6-split plans merge in-kernel too (fused_merge_max
 #   768, measured only with the cap).
+# - The block table read once a page (or a tile) instead of once a key
+#   (page_vector; the grid of 2026-12-02, BENCHMARKS.md "The decode grid, page
+#   vector"): decode's median ratio to the fastest peer over 115 points 0.90
+#   -> 1.00 (at 1 x 512, head 128: 10.6 -> 8.5 us), fp8 decode 0.67 -> 0.72,
+#   prefill 4 x 512 on 1024 155 -> 140 us, 1 x 8192 1572 -> 1398 us, mixed
+#   301 -> 252 us. The sm_90 compile has fewer registers too (decode, head
+#   128: 160 -> 109-145), so it is on in every entry. With it, prefill's
+#   128x128 tiles at 5 stages lead (two runs: 135.7 us on 4 x 512 on 1024,
+#   1347-1358 us on 1 x 8192, against 139.5 and 1434 for 128x64).
 DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=5,
                              num_warps=4, target_programs=132 * 3, min_split_tokens=256,
-                             fused_merge_max=640, short_split_tokens=128, short_programs=132)
+                             fused_merge_max=640, short_split_tokens=128, short_programs=132, page_vector=True)
 FP8_DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=128, small_stages=5,
                                  num_warps=4, target_programs=132 * 3, min_split_tokens=256,
-                                 fused_merge_max=768, short_split_tokens=128, short_programs=132, max_registers=168)
-PREFILL_CONFIG = KernelConfig(block_m=128, block_n=64, num_stages=5, small_m=0, small_n=0, small_stages=0,
-                              num_warps=8, target_programs=132 * 4, min_split_tokens=512)
+                                 fused_merge_max=768, short_split_tokens=128, short_programs=132, max_registers=168,
+                                 page_vector=True)
+PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=5, small_m=0, small_n=0, small_stages=0,
+                              num_warps=8, target_programs=132 * 4, min_split_tokens=512, page_vector=True)
 MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=5, small_m=16, small_n=64, small_stages=5,
-                            num_warps=4, target_programs=256 * 3, min_split_tokens=256)
+                            num_warps=4, target_programs=256 * 3, min_split_tokens=256, page_vector=True)
 
 
 @dataclass
