@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -37,6 +38,9 @@ from attn_select.backends.run.adapter import Adapter, Unsupported, cache_dtype
 from attn_select.backends.run.batch import Batch
 from attn_select.backends.run.mla_reference import MLAParams
 from attn_select.backends.run.mla_routing import require_all_decodes
+
+if TYPE_CHECKING:  # mla_gluon imports Gluon: only where the rule takes it
+    from attn_select.backends.run.mla_gluon import GluonTiles
 
 # The cache dtypes our kernel stores: 16-bit, or fp8 e4m3 widened in registers.
 # (vLLM's TritonMLABackend accepts the same list; the run plan has already
