@@ -41,7 +41,7 @@ def compile_tiles(t, page: int = 64, rank: int = 512, rope: int = 64, direct: bo
                block_table_ptr="*i32", seq_lens_ptr="*i32", num_heads="i32", num_splits="i32", qk_scale="fp32",
                stride_bt="i32", stride_ot="i32", stride_oh="i32", stride_lt="i32")
     const = dict(RANK=rank, ROPE=rope, PAGE=page, BLOCK_H=t.block_h, BLOCK_N=t.block_n, STAGES=t.stages,
-                 DIRECT=direct, HAS_LSE=False)
+                 DIRECT=direct, HAS_LSE=False, OVERLAP=t.overlap)
     sig.update({k: "constexpr" for k in const})
     names = list(sig)
     ptrs = ["out_ptr", "lse_ptr", "part_o_ptr", "part_lse_ptr", "block_table_ptr", "seq_lens_ptr",
@@ -82,7 +82,7 @@ def sass_counts(cubin: bytes) -> dict:
 def report(t, page: int) -> dict:
     from attn_select.backends.run.mla_gluon import gluon_smem_bytes
 
-    row = dict(block_n=t.block_n, stages=t.stages, page=page, smem_model=gluon_smem_bytes(t))
+    row = dict(block_n=t.block_n, stages=t.stages, overlap=t.overlap, page=page, smem_model=gluon_smem_bytes(t))
     try:
         k = compile_tiles(t, page)
     except Exception as e:

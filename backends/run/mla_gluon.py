@@ -79,6 +79,11 @@ class GluonTiles:
 
     block_n: int  # keys a tile (both warpgroups together)
     stages: int  # shared key buffers (TMA ring)
+    # True: tile j+1's score dot is issued before tile j's output dot and its softmax runs
+    # while that dot does, but a buffer is held for two steps (with 2 buffers the next copy
+    # starts only when the step that needs it does). False: one tile at a time, and the
+    # other buffers' copies run during the whole step.
+    overlap: bool = True
     block_h: int = BLOCK_H
     num_warps: int = NUM_WARPS
     ctas_per_sm: int = 1
@@ -97,9 +102,12 @@ def gluon_smem_bytes(t: GluonTiles, rank: int = 512, rope: int = 64, elem: int =
 # the adapter's default until a measurement says otherwise. 64-key tiles fit
 # two buffers (224 KiB with the query and P); 32-key tiles three or four.
 GLUON_VARIANTS: tuple[GluonTiles, ...] = (
+    GluonTiles(64, 2, overlap=False),
+    GluonTiles(32, 4),
     GluonTiles(64, 2),
     GluonTiles(32, 3),
-    GluonTiles(32, 4),
+    GluonTiles(32, 4, overlap=False),
+    GluonTiles(32, 3, overlap=False),
 )
 DEFAULT_GLUON_TILES = GLUON_VARIANTS[0]
 
@@ -172,6 +180,7 @@ def mla_gluon_decode_kernel(
     RANK: gl.constexpr, ROPE: gl.constexpr, PAGE: gl.constexpr,
     BLOCK_H: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
     DIRECT: gl.constexpr, HAS_LSE: gl.constexpr,
+    OVERLAP: gl.constexpr,  # the next tile's score dot overlaps this tile's output dot
 ):
     """Grid (head groups, splits, requests). Partials: part_o [B, H, splits,
     RANK] float32, part_lse [B, H, splits] (log2 domain), as ``mla_kernel``'s."""
@@ -221,38 +230,59 @@ def mla_gluon_decode_kernel(
     l_acc = gl.zeros([BLOCK_H, BLOCK_N], gl.float32, S_LAYOUT)
     acc = gl.zeros([BLOCK_H, RANK], gl.float32, O_LAYOUT)
 
-    # the first tile: its scores and P, no output dot yet
     mbarrier.wait(q_bar, 0)
-    mbarrier.wait(ready.index(0), 0)
-    _zero_tail(kn_s.index(0), t_begin * BLOCK_N, end, BLOCK_N, RANK)
-    s = _scores(q_nope_s, q_pe_s, kn_s.index(0), kp_s.index(0), S_LAYOUT, BLOCK_H, BLOCK_N)
-    s = warpgroup_mma_wait(0, deps=[s])
-    m_i, alpha, p, l_acc = _softmax(s, t_begin * BLOCK_N, end, m_i, l_acc, qk_scale, cols)
-    p_s.store(p.to(dt))
-    fence_async_shared()
-    gl.thread_barrier()
-
-    for j in range(0, n - 1):
-        cur = j % STAGES
-        nxt = (j + 1) % STAGES
-        t_next = (t_begin + j + 1) * BLOCK_N
-        mbarrier.wait(ready.index(nxt), ((j + 1) // STAGES) & 1)
-        _zero_tail(kn_s.index(nxt), t_next, end, BLOCK_N, RANK)
-        s = _scores(q_nope_s, q_pe_s, kn_s.index(nxt), kp_s.index(nxt), S_LAYOUT, BLOCK_H, BLOCK_N)
-        acc = warpgroup_mma(p_s, kn_s.index(cur), acc, is_async=True)  # O += P_j V_j, this warpgroup's 256 dims
-        s = warpgroup_mma_wait(1, deps=[s])  # the score dot done; the output dot may still run
-        m_i, alpha, p, l_acc = _softmax(s, t_next, end, m_i, l_acc, qk_scale, cols)
-        acc = warpgroup_mma_wait(0, deps=[acc])
-        gl.thread_barrier()  # both warpgroups' output dots are done: P's tile and buffer ``cur`` are free
-        _issue_tile(kn_desc, kp_desc, kn_s.index(cur), kp_s.index(cur), ready.index(cur), bt_row,
-                    t_begin + j + STAGES, last_key, j + STAGES < n, PAGE, BLOCK_N)
-        acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, O_LAYOUT))[:, None]
+    if OVERLAP:
+        # the first tile: its scores and P, no output dot yet
+        mbarrier.wait(ready.index(0), 0)
+        _zero_tail(kn_s.index(0), t_begin * BLOCK_N, end, BLOCK_N, RANK)
+        s = _scores(q_nope_s, q_pe_s, kn_s.index(0), kp_s.index(0), S_LAYOUT, BLOCK_H, BLOCK_N)
+        s = warpgroup_mma_wait(0, deps=[s])
+        m_i, alpha, p, l_acc = _softmax(s, t_begin * BLOCK_N, end, m_i, l_acc, qk_scale, cols)
         p_s.store(p.to(dt))
         fence_async_shared()
         gl.thread_barrier()
 
-    acc = warpgroup_mma(p_s, kn_s.index((n - 1) % STAGES), acc, is_async=True)
-    acc = warpgroup_mma_wait(0, deps=[acc])
+        for j in range(0, n - 1):
+            cur = j % STAGES
+            nxt = (j + 1) % STAGES
+            t_next = (t_begin + j + 1) * BLOCK_N
+            mbarrier.wait(ready.index(nxt), ((j + 1) // STAGES) & 1)
+            _zero_tail(kn_s.index(nxt), t_next, end, BLOCK_N, RANK)
+            s = _scores(q_nope_s, q_pe_s, kn_s.index(nxt), kp_s.index(nxt), S_LAYOUT, BLOCK_H, BLOCK_N)
+            acc = warpgroup_mma(p_s, kn_s.index(cur), acc, is_async=True)  # O += P_j V_j, this warpgroup's 256 dims
+            s = warpgroup_mma_wait(1, deps=[s])  # the score dot done; the output dot may still run
+            m_i, alpha, p, l_acc = _softmax(s, t_next, end, m_i, l_acc, qk_scale, cols)
+            acc = warpgroup_mma_wait(0, deps=[acc])
+            gl.thread_barrier()  # both warpgroups' output dots are done: P's tile and buffer ``cur`` are free
+            _issue_tile(kn_desc, kp_desc, kn_s.index(cur), kp_s.index(cur), ready.index(cur), bt_row,
+                        t_begin + j + STAGES, last_key, j + STAGES < n, PAGE, BLOCK_N)
+            acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, O_LAYOUT))[:, None]
+            p_s.store(p.to(dt))
+            fence_async_shared()
+            gl.thread_barrier()
+
+        acc = warpgroup_mma(p_s, kn_s.index((n - 1) % STAGES), acc, is_async=True)
+        acc = warpgroup_mma_wait(0, deps=[acc])
+    else:
+        # one tile at a time: S_j, softmax, O += P_j V_j, then buffer j refilled with
+        # tile j + STAGES; the other STAGES - 1 buffers load during the whole step
+        for j in range(0, n):
+            b = j % STAGES
+            t0 = (t_begin + j) * BLOCK_N
+            mbarrier.wait(ready.index(b), (j // STAGES) & 1)
+            _zero_tail(kn_s.index(b), t0, end, BLOCK_N, RANK)
+            s = _scores(q_nope_s, q_pe_s, kn_s.index(b), kp_s.index(b), S_LAYOUT, BLOCK_H, BLOCK_N)
+            s = warpgroup_mma_wait(0, deps=[s])
+            m_i, alpha, p, l_acc = _softmax(s, t0, end, m_i, l_acc, qk_scale, cols)
+            acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, O_LAYOUT))[:, None]
+            p_s.store(p.to(dt))
+            fence_async_shared()
+            gl.thread_barrier()  # P complete (both halves); the last step's output dots are done
+            acc = warpgroup_mma(p_s, kn_s.index(b), acc, is_async=True)
+            acc = warpgroup_mma_wait(0, deps=[acc])
+            gl.thread_barrier()  # both warpgroups are done with buffer b and P
+            _issue_tile(kn_desc, kp_desc, kn_s.index(b), kp_s.index(b), ready.index(b), bt_row,
+                        t_begin + j + STAGES, last_key, j + STAGES < n, PAGE, BLOCK_N)
 
     mbarrier.invalidate(q_bar)
     for i in gl.static_range(STAGES):
@@ -320,7 +350,7 @@ def launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, num_heads:
         num_heads, num_splits, sm_scale * 1.4426950408889634,
         block_table.stride(0), out.stride(0), out.stride(1), lse.stride(0) if lse is not None else 0,
         RANK=rank, ROPE=lat.shape[-1] - rank, PAGE=page, BLOCK_H=tiles.block_h, BLOCK_N=tiles.block_n,
-        STAGES=tiles.stages, DIRECT=direct, HAS_LSE=lse is not None,
+        STAGES=tiles.stages, DIRECT=direct, HAS_LSE=lse is not None, OVERLAP=tiles.overlap,
         num_warps=tiles.num_warps,
     )
 

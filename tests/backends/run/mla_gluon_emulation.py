@@ -17,8 +17,8 @@ What it reproduces, as the kernel does it:
   its own partial row sums, P is rounded to the cache dtype in one shared
   tile, and warpgroup w accumulates output dims [w * rank / 2, (w + 1) *
   rank / 2) over all the tile's keys;
-- the deferred rescale: tile j+1's softmax before tile j's output dot has
-  landed, the accumulator rescaled after it;
+- ``overlap``: tile j+1's softmax before tile j's output dot has landed,
+  the accumulator rescaled after it; without it, one tile at a time;
 - the epilogue: lse in log2, partials [B, H, splits, rank] or the output.
 """
 
@@ -111,23 +111,30 @@ def _program(q_rows, c2, bt_row, seq_len, split, num_splits, qk_scale, page, ran
         p_shared = torch.cat(p_wg, 1).to(p_dtype).float()  # the one P tile both warpgroups read
         return m_new, alpha, p_shared, l_acc
 
-    kv = landed(0)
-    m_i, _, p_s, l_acc = softmax(kv, 0, m_i, l_acc)
-    for j in range(n - 1):
-        kv_next = landed(j + 1)
-        # issued: S_{j+1}, then PV_j (reads P_j and tile j's buffer)
-        v = ring.data[j % stages]  # not refilled before this output dot is done
-        pv = [p_s @ v[:, w * half_d:(w + 1) * half_d].float() for w in range(2)]
-        m_i, alpha, p_next, l_acc = softmax(kv_next, j + 1, m_i, l_acc)
-        acc = [a + x for a, x in zip(acc, pv)]  # PV_j lands on the un-rescaled accumulator
-        b = j % stages
-        ring.issue(b, t_begin + j + stages, _load_tile(c2, bt_row, t_begin + j + stages, last_key, page, bn),
-                   j + stages < n)
-        acc = [a * alpha[:, None] for a in acc]
-        p_s = p_next
-    v = landed(n - 1)
-    acc = [a + p_s @ v[:, w * half_d:(w + 1) * half_d].float() for w, a in enumerate(acc)]
-
+    if tiles.overlap:
+        kv = landed(0)
+        m_i, _, p_s, l_acc = softmax(kv, 0, m_i, l_acc)
+        for j in range(n - 1):
+            kv_next = landed(j + 1)
+            # issued: S_{j+1}, then PV_j (reads P_j and tile j's buffer)
+            v = ring.data[j % stages]  # not refilled before this output dot is done
+            pv = [p_s @ v[:, w * half_d:(w + 1) * half_d].float() for w in range(2)]
+            m_i, alpha, p_next, l_acc = softmax(kv_next, j + 1, m_i, l_acc)
+            acc = [a + x for a, x in zip(acc, pv)]  # PV_j lands on the un-rescaled accumulator
+            b = j % stages
+            ring.issue(b, t_begin + j + stages, _load_tile(c2, bt_row, t_begin + j + stages, last_key, page, bn),
+                       j + stages < n)
+            acc = [a * alpha[:, None] for a in acc]
+            p_s = p_next
+        v = landed(n - 1)
+        acc = [a + p_s @ v[:, w * half_d:(w + 1) * half_d].float() for w, a in enumerate(acc)]
+    else:  # one tile at a time: rescale, P_j, O += P_j V_j, refill buffer j
+        for j in range(n):
+            kv = landed(j)
+            m_i, alpha, p_s, l_acc = softmax(kv, j, m_i, l_acc)
+            acc = [a * alpha[:, None] + p_s @ kv[:, w * half_d:(w + 1) * half_d].float() for w, a in enumerate(acc)]
+            ring.issue(j % stages, t_begin + j + stages,
+                       _load_tile(c2, bt_row, t_begin + j + stages, last_key, page, bn), j + stages < n)
     l_i = l_acc[0].sum(1) + l_acc[1].sum(1)
     lse2 = torch.where(l_i > 0, m_i + torch.log2(torch.where(l_i > 0, l_i, 1.0)), float("-inf"))
     o = torch.cat(acc, 1) / torch.where(l_i == 0, 1.0, l_i)[:, None]

@@ -45,6 +45,10 @@ CASES = {
         MLAParams(64, 512, 64, DEEPSEEK_SCALE), [260, 5, 70], 64, GluonTiles(32, 3), 4),
     "128 heads, page 8 under 32-key tiles, 4 buffers (the ring wraps), 2 splits": (
         MLAParams(128, 512, 64, DEEPSEEK_SCALE), [333, 31], 8, GluonTiles(32, 4), 2),
+    "one tile at a time, 128 heads, page 64, 64-key tiles, 2 buffers, 3 splits (one empty)": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [300, 100], 64, GluonTiles(64, 2, overlap=False), 3),
+    "one tile at a time, 64 heads, page 16, 32-key tiles, 3 buffers, 2 splits": (
+        MLAParams(64, 512, 64, DEEPSEEK_SCALE), [250, 33], 16, GluonTiles(32, 3, overlap=False), 2),
 }
 
 
