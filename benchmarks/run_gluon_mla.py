@@ -215,22 +215,42 @@ def main(argv=None) -> int:
 
     # 1. checks (and compiles), one process per (kind, page)
     t0 = time.time()
-    jobs = [(k, pg, deadline - 25) for pg in a.pages for k in kinds]
-    with concurrent.futures.ProcessPoolExecutor(max_workers=min(a.workers, len(jobs)),
-                                                mp_context=multiprocessing.get_context("spawn")) as ex:
-        for res in ex.map(check_job, jobs):
+    jobs = [(k, pg, deadline - 30) for pg in a.pages for k in kinds]
+    ex = concurrent.futures.ProcessPoolExecutor(max_workers=min(a.workers, len(jobs)),
+                                                mp_context=multiprocessing.get_context("spawn"))
+    futures = {ex.submit(check_job, j): j for j in jobs}
+    # a kernel that never finishes (a barrier waited on forever) must not eat the call: the
+    # checks get until ``deadline - 20``, then their processes are killed
+    try:
+        for fut in concurrent.futures.as_completed(futures, timeout=max(5.0, deadline - 20 - time.time())):
+            try:
+                res = fut.result()
+            except Exception as e:
+                kind, pg, _ = futures[fut]
+                res = dict(kind=kind, page=pg, checks=[dict(check="process", heads=0, error=_first_lines(e))],
+                           all_ok=False)
             result["checks"].append(res)
             for c in res["checks"]:
                 msg = (f"err {c['err']:.2e} {'ok' if c.get('ok') else 'WRONG'}" if "err" in c
                        else f"FAIL {c.get('error')}")
                 print(f"check {res['kind']:>7} page {res['page']:>2} {c['heads']:>3} heads {c['check']}: {msg}",
                       flush=True)
+    except concurrent.futures.TimeoutError:
+        for fut, (kind, pg, _) in futures.items():
+            if not fut.done():
+                print(f"check {kind:>7} page {pg:>2}: FAIL not finished in time (a hang?); its process killed",
+                      flush=True)
+                result["checks"].append(dict(kind=kind, page=pg, all_ok=False,
+                                             checks=[dict(check="process", heads=0, error="timed out")]))
+        for proc in list(getattr(ex, "_processes", {}).values()):  # the workers this script started
+            proc.kill()
+    ex.shutdown(wait=False, cancel_futures=True)
     print(f"checks done in {time.time() - t0:.1f} s", flush=True)
     save()
     good = {(r["kind"], r["page"]) for r in result["checks"] if r["all_ok"]}
     # a kind whose 32 x 4096 checks passed may still be timed where a small check failed: marked
     big_ok = {(r["kind"], r["page"]) for r in result["checks"]
-              if all(c.get("ok") for c in r["checks"] if c["check"] == "32 x 4096")}
+              if [c.get("ok") for c in r["checks"] if c["check"] == "32 x 4096"] == [True, True]}
 
     # 2. timing
     try:
@@ -246,52 +266,51 @@ def main(argv=None) -> int:
     order = [(pg, h) for h in (128, 64) for pg in a.pages] + [(pg, 16) for pg in a.pages]
     order.sort(key=lambda ph: (ph[1] == 16, a.pages.index(ph[0]), -ph[1]))
     for pg, h in order:
-        if True:
+        if time.time() > deadline:
+            print(f"out of budget: page {pg} {h} heads not timed", flush=True)
+            continue
+        p = _params(h)
+        batch = make_batch(Shape("decode", decodes=32, decode_context=4096), pg, dev, seed=3, spare_pages=64)
+        timed = (batch, p, "auto", dev, ceiling, a.seconds)
+        rows = []
+        if pg == 64 and not flashmla_missing:
+            rows.append(("FlashMLA", lambda: rt.time_flashmla(*timed)))
+        # the rule's row is the default Gluon shape's (named in its kernel column): not timed twice
+        ours = ["rule"] if h == 16 else [k for k in kinds if (k, pg) in big_ok and k not in (
+            "tl", _kind(mla_gluon.DEFAULT_GLUON_TILES))]
+        for k in ours:
+            rows.append((k, lambda k=k: rt.time_ours(*timed, tiles=_tiles_of(k, h))))
+        if h >= 64 and (_kind(GLUON_VARIANTS[0]), pg) in big_ok:
+            t = GLUON_VARIANTS[0]
+            ns = 2 * choose_splits(32, -(-h // 64), 4097, t, sms)
+            rows.append((f"{_kind(t)} splits {ns}",
+                         lambda t=t, ns=ns: rt.time_ours(*timed, tiles=t, num_splits=ns)))
+        rows.append(("FA3-MLA", lambda: rt.time_fa_mla(*timed)))
+        if h >= 64 and ("tl", pg) in big_ok:
+            rows.append(("tl", lambda: rt.time_ours(*timed, tiles=_tiles_of("tl", h))))
+        ref_us = None
+        for label, fn in rows:
             if time.time() > deadline:
-                print(f"out of budget: page {pg} {h} heads not timed", flush=True)
-                continue
-            p = _params(h)
-            batch = make_batch(Shape("decode", decodes=32, decode_context=4096), pg, dev, seed=3, spare_pages=64)
-            timed = (batch, p, "auto", dev, ceiling, a.seconds)
-            rows = []
-            if pg == 64 and not flashmla_missing:
-                rows.append(("FlashMLA", lambda: rt.time_flashmla(*timed)))
-            # the rule's row is the default Gluon shape's (named in its kernel column): not timed twice
-            ours = ["rule"] if h == 16 else [k for k in kinds if (k, pg) in big_ok and k not in (
-                "tl", _kind(mla_gluon.DEFAULT_GLUON_TILES))]
-            for k in ours:
-                rows.append((k, lambda k=k: rt.time_ours(*timed, tiles=_tiles_of(k, h))))
-            if h >= 64 and (_kind(GLUON_VARIANTS[0]), pg) in big_ok:
-                t = GLUON_VARIANTS[0]
-                ns = 2 * choose_splits(32, -(-h // 64), 4097, t, sms)
-                rows.append((f"{_kind(t)} splits {ns}",
-                             lambda t=t, ns=ns: rt.time_ours(*timed, tiles=t, num_splits=ns)))
-            rows.append(("FA3-MLA", lambda: rt.time_fa_mla(*timed)))
-            if h >= 64 and ("tl", pg) in big_ok:
-                rows.append(("tl", lambda: rt.time_ours(*timed, tiles=_tiles_of("tl", h))))
-            ref_us = None
-            for label, fn in rows:
-                if time.time() > deadline:
-                    print(f"out of budget: page {pg} {h} heads {label} not timed", flush=True)
-                    break
-                try:
-                    r = fn()
-                except Exception as e:
-                    r = dict(error=_first_lines(e))
-                r = dict(page=pg, heads=h, label=label, all_checks_ok=(label, pg) in good if label in kinds else None,
-                         **r)
-                if label == "FlashMLA" and "us" in r:
-                    ref_us = r["us"]
-                if ref_us and "us" in r:
-                    r["of_flashmla_speed"] = round(ref_us / r["us"], 3)
-                result["timings"].append(r)
-                save()
-                print(f"time page {pg} {h:>3} heads {label:>16}: "
-                      + (f"{r['us']:8.2f} us {r['tflops']:6.1f} TFLOP/s {r['tbs']:5.2f} TB/s err {r['err']:.1e}"
-                         f"{' of FlashMLA ' + str(r.get('of_flashmla_speed')) if r.get('of_flashmla_speed') else ''}"
-                         f"  [{r.get('kernel', '')}]" if "us" in r else f"FAIL {r.get('error')}"), flush=True)
-            del batch
-            torch.cuda.empty_cache()
+                print(f"out of budget: page {pg} {h} heads {label} not timed", flush=True)
+                break
+            try:
+                r = fn()
+            except Exception as e:
+                r = dict(error=_first_lines(e))
+            r = dict(page=pg, heads=h, label=label, all_checks_ok=(label, pg) in good if label in kinds else None,
+                     **r)
+            if label == "FlashMLA" and "us" in r:
+                ref_us = r["us"]
+            if ref_us and "us" in r:
+                r["of_flashmla_speed"] = round(ref_us / r["us"], 3)
+            result["timings"].append(r)
+            save()
+            print(f"time page {pg} {h:>3} heads {label:>16}: "
+                  + (f"{r['us']:8.2f} us {r['tflops']:6.1f} TFLOP/s {r['tbs']:5.2f} TB/s err {r['err']:.1e}"
+                     f"{' of FlashMLA ' + str(r.get('of_flashmla_speed')) if r.get('of_flashmla_speed') else ''}"
+                     f"  [{r.get('kernel', '')}]" if "us" in r else f"FAIL {r.get('error')}"), flush=True)
+        del batch
+        torch.cuda.empty_cache()
 
     # 3. summary
     lines = ["", "== Gluon MLA decode, 32 x 4096, bf16 (us; x = FlashMLA us / ours) =="]
