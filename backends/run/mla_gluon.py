@@ -28,12 +28,25 @@ The schedule (the idea of FlashMLA's dense sm90 decode; our own code):
   the [4, 2] layout); row sums stay per warpgroup as a [64, BLOCK_N]
   running sum, reduced once at the end. P (bf16) goes to one shared tile,
   which both warpgroups read as the output dot's A operand.
-- **Overlap.** The next tile's score dot is issued before this tile's
-  output dot, both asynchronous (wgmma); the softmax of the next tile runs
-  while the output dot is on the tensor cores (wait for all but one group),
-  then the accumulator is rescaled. A buffer is refilled (TMA) as soon as
-  both warpgroups have finished the output dot that read it (a CTA barrier,
-  which also guards the single P tile).
+- **Two step orders** (``OVERLAP``). Overlapped: the next tile's score dot
+  is issued before this tile's output dot, both asynchronous (wgmma); the
+  next tile's softmax runs while the output dot is on the tensor cores
+  (wait for all but one group), then the accumulator is rescaled; but a
+  buffer is then held for two steps, so with two buffers the next copy
+  starts only when the step that needs it does. One tile at a time: score
+  dot, softmax, output dot, and the other buffers' copies run during the
+  whole step. A buffer is refilled (TMA) as soon as both warpgroups have
+  finished the output dot that read it (a CTA barrier, which also guards
+  the single P tile). Which wins is the H200's call (the driver times both).
+- **Why 64-key tiles at most.** The query (72 KiB), two 64-key tiles (144
+  KiB) and P (8 KiB) are 224 KiB of the 227 a block may have; 128-key tiles
+  (each warpgroup's score instructions 64 wide, as FlashMLA's) would leave
+  no buffer to load into while computing. With 64-key tiles each
+  warpgroup's score instructions are 64 x 32 x 16 and re-read the query
+  from shared memory twice as often per key as 64-wide ones: the score dot
+  is shared-memory bound (FlashMLA avoids it with one 64-key block per
+  warpgroup and the two warpgroups half a step apart, which needs
+  warp-specialised control flow: the next step here).
 - **Paged cache.** The cache [num_pages, PAGE, 576] is viewed as rows
   [num_pages * PAGE, 576]; a tile is ``BLOCK_N / PAGE`` row copies of
   ``PAGE`` keys (page 16 under 64-key tiles: 4) or one copy of ``BLOCK_N``
