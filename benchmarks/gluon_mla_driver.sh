@@ -3,7 +3,9 @@
 # the checkout the device gets, after `source benchmarks/run_h200_setup.sh`, with this driver's folder
 # (proj/ = the worktree's project files) carried:
 #   source benchmarks/run_h200_setup.sh && bash .gpu-drv/gluonmla/run.sh
-# carry: [".whl", ".gpu-vllm", ".gpu-drv/gluonmla"]. Ends within ~140 s; results under $OUT.
+# carry: [".whl", ".gpu-vllm", ".gpu-drv/gluonmla"]. Timing stops GLUON_BUDGET (95) s after this script starts,
+# the python part is killed at GLUON_TIMEOUT (118) s; extra flags for run_gluon_mla.py in GLUON_ARGS.
+# Results: $OUT/gluon_mla.json, $OUT/gluon_mla_summary.txt, $OUT/driver_stderr.log.
 set -u
 export GLUON_DRV_T0=$(date +%s)
 D=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,7 +18,7 @@ unset TRITON_INTERPRET
 python3 -c "import attn_select.backends.run.mla_gluon as m, triton; print('attn_select from', m.__file__, 'triton', triton.__version__)"
 echo "setup done in $(( $(date +%s) - GLUON_DRV_T0 )) s"
 # the timer of the python part leaves room for the summary; stderr (progress lines) goes to the log only
-timeout -k 5 128 python3 "$D/proj/benchmarks/run_gluon_mla.py" --out "$OUT" --budget ${GLUON_BUDGET:-112} ${GLUON_ARGS:-} \
+timeout -k 5 ${GLUON_TIMEOUT:-118} python3 "$D/proj/benchmarks/run_gluon_mla.py" --out "$OUT" --budget ${GLUON_BUDGET:-95} ${GLUON_ARGS:-} \
   2> "$OUT/driver_stderr.log"
 rc=$?
 echo "run_gluon_mla.py rc=$rc; stderr tail:"; tail -n 8 "$OUT/driver_stderr.log"

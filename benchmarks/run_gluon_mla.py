@@ -183,7 +183,7 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=125.0, help="seconds from the driver's start to stop timing")
     ap.add_argument("--seconds", type=float, default=0.4, help="device time per timed row")
     ap.add_argument("--workers", type=int, default=16)
-    ap.add_argument("--check-cap", type=float, default=80.0,
+    ap.add_argument("--check-cap", type=float, default=70.0,
                     help="seconds from the start after which unfinished checks are killed (a hang)")
     ap.add_argument("--pages", type=int, nargs="+", default=[64, 16])
     a = ap.parse_args(argv)
