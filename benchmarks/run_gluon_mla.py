@@ -233,11 +233,15 @@ def main(argv=None) -> int:
                 res = dict(kind=kind, page=pg, checks=[dict(check="process", heads=0, error=_first_lines(e))],
                            all_ok=False)
             result["checks"].append(res)
+            # stdout stays short (the device returns its tail): one line a job, failures in full
+            errs = [c["err"] for c in res["checks"] if "err" in c]
+            print(f"check {res['kind']:>7} page {res['page']:>2}: "
+                  f"{sum(bool(c.get('ok')) for c in res['checks'])}/{len(res['checks'])} ok, "
+                  f"max err {max(errs) if errs else float('nan'):.2e}, {res.get('seconds')} s", flush=True)
             for c in res["checks"]:
-                msg = (f"err {c['err']:.2e} {'ok' if c.get('ok') else 'WRONG'}" if "err" in c
-                       else f"FAIL {c.get('error')}")
-                print(f"check {res['kind']:>7} page {res['page']:>2} {c['heads']:>3} heads {c['check']}: {msg}",
-                      flush=True)
+                if not c.get("ok"):
+                    msg = f"err {c['err']:.2e} WRONG" if "err" in c else f"FAIL {c.get('error')}"
+                    print(f"    {c['heads']:>3} heads {c['check']}: {msg}", flush=True)
     except concurrent.futures.TimeoutError:
         for fut, (kind, pg, _) in futures.items():
             if not fut.done():
@@ -312,7 +316,8 @@ def main(argv=None) -> int:
             print(f"time page {pg} {h:>3} heads {label:>16}: "
                   + (f"{r['us']:8.2f} us {r['tflops']:6.1f} TFLOP/s {r['tbs']:5.2f} TB/s err {r['err']:.1e}"
                      f"{' of FlashMLA ' + str(r.get('of_flashmla_speed')) if r.get('of_flashmla_speed') else ''}"
-                     f"  [{r.get('kernel', '')}]" if "us" in r else f"FAIL {r.get('error')}"), flush=True)
+                     + (f"  [{r.get('kernel', '')}]" if label == "rule" else "")  # the others: in the JSON
+                     if "us" in r else f"FAIL {r.get('error')}"), flush=True)
         del batch
         torch.cuda.empty_cache()
 
