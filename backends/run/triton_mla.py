@@ -11,9 +11,14 @@ keeps them), the split count, and the partial buffers (vLLM: its workspace);
 no host-to-device copy. ``run`` launches the split pass and, with more than
 one split, the merge; both are reused by every layer of the step.
 
-Launch choices come from a small table (``TILES``) keyed by the head-group
-size and the cache element size, and the split count from the occupancy rule
-in ``choose_splits``: nothing is tuned on the user's machine.
+Two kernels: on an sm_90 GPU with Triton 3.6's Gluon API, a 16-bit cache,
+a head count that is a multiple of 64 and a page of 8k slots, the Gluon
+kernel (``mla_gluon.py``: both warpgroups share the dots, which ``tl``
+cannot express); otherwise the ``tl`` kernel (``mla_kernel.py``). The rule is
+``gluon_unavailable``; the row's kernel name says which ran and why.
+``tl`` launch choices come from a small table (``TILES``) keyed by the
+head-group size and the cache element size, and the split count from the
+occupancy rule in ``choose_splits``: nothing is tuned on the user's machine.
 
 Only decode rows (one new token per request) run here: vLLM's TritonMLA
 builder (reorder_batch_threshold 1) sends every other request to its MLA
@@ -25,6 +30,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -32,6 +38,9 @@ from attn_select.backends.run.adapter import Adapter, Unsupported, cache_dtype
 from attn_select.backends.run.batch import Batch
 from attn_select.backends.run.mla_reference import MLAParams
 from attn_select.backends.run.mla_routing import require_all_decodes
+
+if TYPE_CHECKING:  # mla_gluon imports Gluon: only where the rule takes it
+    from attn_select.backends.run.mla_gluon import GluonTiles
 
 # The cache dtypes our kernel stores: 16-bit, or fp8 e4m3 widened in registers.
 # (vLLM's TritonMLABackend accepts the same list; the run plan has already
@@ -171,6 +180,43 @@ def choose_tiles(num_heads: int, kv_elem: int) -> MLATiles:
     return TILES[(group, 1 if kv_elem == 1 else 2)]
 
 
+# The Triton release whose Gluon API mla_gluon.py is written against (the H200 image's);
+# Gluon's API changes between releases, so another one takes the tl kernel.
+GLUON_TRITON = ("3.6.",)
+
+
+def gluon_unavailable(is_cuda: bool, capability, kv_elem: int, num_heads: int, page_size: int, rank: int,
+                      rope: int) -> str | None:
+    """Why the Gluon kernel does not take this shape (None: it does). Its
+    program is 64 heads of one request on two Hopper warpgroups (wgmma, TMA),
+    so: an sm_90 GPU, Triton 3.6's Gluon, a 16-bit cache, heads a multiple
+    of 64, power-of-two rank and rope, and pages of a multiple of 8 slots (a
+    TMA copy lands on whole 8-row swizzle atoms)."""
+    if os.environ.get("ATTN_SELECT_MLA_KERNEL", "") == "tl":
+        return "ATTN_SELECT_MLA_KERNEL=tl"
+    if not is_cuda:
+        return "no GPU (Gluon has no interpreter)"
+    if capability is None or tuple(capability)[0] != 9:
+        return f"compute capability {capability}: the Gluon kernel is Hopper's (sm_90)"
+    try:
+        import triton
+
+        if not triton.__version__.startswith(GLUON_TRITON):
+            return f"Triton {triton.__version__}: the Gluon kernel is written for {'/'.join(GLUON_TRITON)}x's API"
+        from attn_select.backends.run import mla_gluon  # noqa: F401
+    except Exception as e:
+        return f"Gluon Hopper API not importable: {type(e).__name__}: {e}"
+    if kv_elem != 2:
+        return "fp8 cache (the Gluon kernel takes 16-bit caches)"
+    if num_heads % 64:
+        return f"{num_heads} heads (the Gluon kernel takes multiples of 64)"
+    if rank & (rank - 1) or rope & (rope - 1) or rope < 8:
+        return f"rank {rank} / rope {rope} (the Gluon kernel needs powers of two)"
+    if page_size % 8:
+        return f"page {page_size} (the Gluon kernel needs a multiple of 8)"
+    return None
+
+
 def choose_splits(batch_size: int, head_groups: int, max_seq_len: int, tiles: MLATiles, sm_count: int,
                   max_splits: int = MAX_SPLITS) -> int:
     """Split count: the fewest splits that fill the GPU's program slots about as
@@ -203,7 +249,7 @@ class MLAPlan:
     adapter's partial workspace)."""
 
     batch: Batch
-    tiles: MLATiles
+    tiles: "MLATiles | GluonTiles"  # a GluonTiles: the Gluon kernel runs
     num_rows: int  # decode rows (= requests)
     head_groups: int
     num_splits: int
@@ -211,6 +257,7 @@ class MLAPlan:
     seq_lens: torch.Tensor  # int32 [B]
     part_o: torch.Tensor | None  # float32 [B, H, num_splits, RANK_PAD]
     part_lse: torch.Tensor | None  # float32 [B, H, num_splits]
+    tiles_given: bool = False  # the caller's tiles, not the rule's: a failure is raised, not fallen back from
 
 
 class TritonMLAAdapter(Adapter):
@@ -223,6 +270,8 @@ class TritonMLAAdapter(Adapter):
         self._workspace: torch.Tensor | None = None
         self._q_stage: torch.Tensor | None = None
         self._fallback: dict[MLATiles, MLATiles] = {}  # tiles that did not fit -> what ran
+        self._gluon_failed: str | None = None  # why the rule's Gluon launch failed (then tl runs)
+        self.why_not_gluon: str | None = None  # the rule's reason of the last build (None: Gluon)
 
     @property
     def sm_count(self) -> int:
@@ -271,8 +320,10 @@ class TritonMLAAdapter(Adapter):
 
     # -- per step ------------------------------------------------------------
 
-    def build(self, batch: Batch, tiles: MLATiles | None = None, num_splits: int | None = None) -> MLAPlan:
-        """``tiles`` / ``num_splits`` override the table (tests, the benchmark sweep)."""
+    def build(self, batch: Batch, tiles=None, num_splits: int | None = None) -> MLAPlan:
+        """``tiles`` / ``num_splits`` override the rule and the table (tests,
+        the benchmark sweep): an ``MLATiles`` runs the tl kernel, a
+        ``GluonTiles`` the Gluon one."""
         p = self.p
         rows = batch.num_requests
         require_all_decodes(batch, "TRITON_MLA", threshold=1, require_uniform=True)
@@ -280,7 +331,17 @@ class TritonMLAAdapter(Adapter):
             raise Unsupported("TRITON_MLA's decode kernel takes one new token per request")
         if self.kv_scale is None:  # a device scalar, as vLLM's layer._k_scale: read by the kernel, no recompile
             self.kv_scale = torch.tensor([float(p.kv_scale)], dtype=torch.float32, device=self.env.device)
-        tiles = tiles or choose_tiles(p.num_heads, self.kv_elem())
+        given = tiles is not None
+        if tiles is None:
+            self.why_not_gluon = self._gluon_failed or gluon_unavailable(
+                self.env.is_cuda, self.env.capability, self.kv_elem(), p.num_heads, batch.page_size,
+                p.kv_lora_rank, p.qk_rope_head_dim)
+            if self.why_not_gluon is None:
+                from attn_select.backends.run.mla_gluon import DEFAULT_GLUON_TILES
+
+                tiles = DEFAULT_GLUON_TILES
+            else:
+                tiles = choose_tiles(p.num_heads, self.kv_elem())
         groups = -(-p.num_heads // tiles.block_h)
         ns = num_splits or choose_splits(rows, groups, batch.max_seq_len, tiles, self.sm_count)
         part_o = part_lse = None
@@ -292,7 +353,7 @@ class TritonMLAAdapter(Adapter):
             part_o = ws[:n_o].view(rows, p.num_heads, ns, rank_pad)
             part_lse = ws[n_o:n_o + n_lse].view(rows, p.num_heads, ns)
         return MLAPlan(batch, tiles, rows, groups, ns, batch.block_table[:rows], batch.seq_lens[:rows],
-                       part_o, part_lse)
+                       part_o, part_lse, tiles_given=given)
 
     def _query_stage(self, n: int, dtype: torch.dtype) -> torch.Tensor:
         """Grow-only buffer for the kernel's scaled query (``STAGE_Q``), in the
@@ -316,6 +377,19 @@ class TritonMLAAdapter(Adapter):
         ``out`` [T, H, rank]; ``lse`` float32 [T, H] (natural log) when given."""
         if sinks is not None:
             raise Unsupported("MLA attention has no sinks")
+        if not isinstance(plan.tiles, MLATiles):
+            try:
+                self._launch_gluon(plan, q, cache, out, lse)
+                return
+            except Exception as e:
+                if plan.tiles_given:
+                    raise
+                # the rule chose Gluon and it does not compile or launch here:
+                # this plan and every later build take the tl kernel
+                text = str(e).strip().splitlines()
+                self._gluon_failed = f"its launch failed ({type(e).__name__}: {text[0][:160] if text else ''})"
+                self.why_not_gluon = self._gluon_failed
+                plan.tiles = choose_tiles(self.p.num_heads, self.kv_elem())
         tiles = self._fallback.get(plan.tiles, plan.tiles)
         try:
             self._launch(plan, tiles, q, cache, out, lse)
@@ -376,26 +450,58 @@ class TritonMLAAdapter(Adapter):
             num_warps=tiles.num_warps, num_stages=tiles.num_stages,
         )
         if not direct:
-            # GPU: 4 heads per program (hundreds of programs, each one round
-            # trip per chunk of splits); interpreter: 16 (its cost is per program)
-            merge_h = 4 if q.is_cuda else 16
-            split_block = min(16 if q.is_cuda else 64, _next_pow2(plan.num_splits))
-            mk.mla_merge_kernel[(-(-p.num_heads // merge_h), plan.num_rows)](
-                out, lse_t, part_o, part_lse,
-                p.num_heads, plan.num_splits,
-                out.stride(0), out.stride(1), lse.stride(0) if lse is not None else 0,
-                RANK=rank, RANK_PAD=rank_pad, MERGE_H=merge_h, SPLIT_BLOCK=split_block,
-                HAS_LSE=lse is not None,
-                num_warps=4,
-            )
+            self._merge(plan, out, lse)
+
+    def _merge(self, plan: MLAPlan, out: torch.Tensor, lse: torch.Tensor | None) -> None:
+        from attn_select.backends.run import mla_kernel as mk
+
+        p = self.p
+        dummy = out
+        lse_t = lse if lse is not None else dummy
+        # GPU: 4 heads per program (hundreds of programs, each one round
+        # trip per chunk of splits); interpreter: 16 (its cost is per program)
+        merge_h = 4 if out.is_cuda else 16
+        split_block = min(16 if out.is_cuda else 64, _next_pow2(plan.num_splits))
+        mk.mla_merge_kernel[(-(-p.num_heads // merge_h), plan.num_rows)](
+            out, lse_t, plan.part_o, plan.part_lse,
+            p.num_heads, plan.num_splits,
+            out.stride(0), out.stride(1), lse.stride(0) if lse is not None else 0,
+            RANK=p.kv_lora_rank, RANK_PAD=_next_pow2(p.kv_lora_rank), MERGE_H=merge_h, SPLIT_BLOCK=split_block,
+            HAS_LSE=lse is not None,
+            num_warps=4,
+        )
+
+    def _launch_gluon(self, plan: MLAPlan, q: torch.Tensor, cache: torch.Tensor, out: torch.Tensor,
+                      lse: torch.Tensor | None) -> None:
+        from attn_select.backends.run import mla_gluon
+
+        p = self.p
+        lat = cache.reshape(cache.shape[0], cache.shape[1], -1) if cache.dim() == 4 else cache
+        if lat.shape[-1] != p.latent_dim or not lat.is_contiguous():
+            raise ValueError(f"latent cache must be a contiguous [pages, page_size, {p.latent_dim}]")
+        if q.stride(-1) != 1 or out.stride(-1) != 1:
+            raise ValueError("q and out need a contiguous last dim")
+        if q.stride(0) != q.shape[1] * q.stride(1) or q.stride(1) % 8:
+            q = q.contiguous()  # the query's TMA view is rows of T * H heads
+        mla_gluon.launch(q, lat, out, lse, plan.part_o, plan.part_lse, plan.block_table, plan.seq_lens,
+                         p.num_heads, plan.num_splits, p.scale, plan.batch.page_size, p.kv_lora_rank, plan.tiles)
+        if plan.num_splits > 1:
+            self._merge(plan, out, lse)
 
     def kernel_name(self, plan: MLAPlan) -> str:
+        splits = f"split-KV {plan.num_splits} + merge" if plan.num_splits > 1 else "one split"
+        if not isinstance(plan.tiles, MLATiles):
+            t = plan.tiles
+            return (f"attn-select Gluon MLA decode kernel (sm_90: {t.block_h} heads x {t.block_n} keys per tile, "
+                    f"{t.stages} TMA buffers, 2 warpgroups, {splits}, 16-bit cache, page {plan.batch.page_size})")
+        why = f"; Gluon not used: {self.why_not_gluon}" if self.why_not_gluon else ""
         t = self._fallback.get(plan.tiles, plan.tiles)
         splits = f"split-KV {plan.num_splits} + merge" if plan.num_splits > 1 else "one split"
         cache = "fp8 cache" if self.kv_elem() == 1 else "16-bit cache"
         how = ", value loaded apart" if t.split_v else ""
         return (f"attn-select MLA decode kernel ({t.block_h} heads x {t.block_n} keys per tile, "
-                f"{t.num_stages} stages, {t.num_warps} warps{how}, {splits}, {cache}, page {plan.batch.page_size})")
+                f"{t.num_stages} stages, {t.num_warps} warps{how}, {splits}, {cache}, page {plan.batch.page_size}"
+                f"{why})")
 
     def close(self) -> None:
         self._workspace = None

@@ -1,0 +1,108 @@
+"""Compile the Gluon MLA decode kernel (backends/run/mla_gluon.py) ahead of
+time for sm_90 on the CPU and report per launch shape: shared memory,
+ptxas's registers and spills, and the wgmma instructions in the SASS.
+
+    PYTHONPATH=/path/to/triton-3.6 python3 benchmarks/mla_gluon_aot_report.py
+
+Needs Triton 3.6's Gluon Hopper API (the H200 image's Triton; a 3.6 wheel
+unpacked into a folder on PYTHONPATH will do on any x86-64 CPU). Uses
+Triton's compiler entry points (``triton.compile`` on a ``GluonASTSource``
+with a ``GPUTarget``), no launch, no GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+
+def compile_tiles(t, page: int = 64, rank: int = 512, rope: int = 64, direct: bool = False, arch: int = 90):
+    import torch
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+    from triton.runtime.jit import mangle_type
+
+    from attn_select.backends.run import mla_gluon as mg
+
+    # CPU tensors stand in for the device ones: only dtypes, block shapes and layouts reach the signature
+    q = torch.empty(4, 128, rank + rope, dtype=torch.bfloat16)
+    lat = torch.empty(8, page, rank + rope, dtype=torch.bfloat16)
+    descs = mg.descriptors(q, lat, t, page, rank)
+    sig = dict(zip(["q_nope_desc", "q_pe_desc", "kn_desc", "kp_desc"], [mangle_type(d) for d in descs]))
+    sig.update(out_ptr="*bf16", lse_ptr="*fp32", part_o_ptr="*fp32", part_lse_ptr="*fp32",
+               block_table_ptr="*i32", seq_lens_ptr="*i32", num_heads="i32", num_splits="i32", qk_scale="fp32",
+               stride_bt="i32", stride_ot="i32", stride_oh="i32", stride_lt="i32")
+    const = dict(RANK=rank, ROPE=rope, PAGE=page, BLOCK_H=t.block_h, BLOCK_N=t.block_n, STAGES=t.stages,
+                 DIRECT=direct, HAS_LSE=False, OVERLAP=t.overlap)
+    sig.update({k: "constexpr" for k in const})
+    names = list(sig)
+    ptrs = ["out_ptr", "lse_ptr", "part_o_ptr", "part_lse_ptr", "block_table_ptr", "seq_lens_ptr",
+            "stride_bt", "stride_ot", "stride_oh"]
+    attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in ptrs}
+    src = GluonASTSource(mg.mla_gluon_decode_kernel, sig, const, attrs)
+    return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=t.num_warps))
+
+
+def nvidia_bin() -> Path:
+    import triton
+
+    return Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+
+
+def ptxas_stats(ptx: str, arch: str = "sm_90a") -> dict:
+    exe = nvidia_bin() / "ptxas"
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(ptx)
+    r = subprocess.run([str(exe), f"-arch={arch}", "-v", f.name, "-o", os.devnull], capture_output=True, text=True)
+    os.unlink(f.name)
+    regs = re.search(r"Used (\d+) registers", r.stderr)
+    spill = re.search(r"(\d+) bytes spill stores", r.stderr)
+    return dict(regs=int(regs.group(1)) if regs else None, spill_bytes=int(spill.group(1)) if spill else None,
+                ptxas_rc=r.returncode)
+
+
+def sass_counts(cubin: bytes) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(cubin)
+    r = subprocess.run([str(nvidia_bin() / "nvdisasm"), "-c", f.name], capture_output=True, text=True)
+    os.unlink(f.name)
+    s = r.stdout
+    return dict(wgmma=len(re.findall(r"\bHGMMA\.", s)), tma_loads=len(re.findall(r"\bUTMALDG\b", s)),
+                bar_sync=len(re.findall(r"\bBAR\.SYNC", s)), local_ld_st=len(re.findall(r"\b(?:LDL|STL)\b", s)))
+
+
+def report(t, page: int) -> dict:
+    from attn_select.backends.run.mla_gluon import gluon_smem_bytes
+
+    row = dict(block_n=t.block_n, stages=t.stages, overlap=t.overlap, page=page, smem_model=gluon_smem_bytes(t))
+    try:
+        k = compile_tiles(t, page)
+    except Exception as e:
+        return dict(row, error=f"{type(e).__name__}: {' | '.join(str(e).strip().splitlines()[:6])[:600]}")
+    row.update(shared=k.metadata.shared, num_warps=k.metadata.num_warps, **ptxas_stats(k.asm["ptx"]),
+               **sass_counts(k.asm["cubin"]))
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--page", type=int, nargs="+", default=[64, 16])
+    a = ap.parse_args(argv)
+    from attn_select.backends.run.mla_gluon import GLUON_VARIANTS
+
+    for page in a.page:
+        for t in GLUON_VARIANTS:
+            print(report(t, page), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
