@@ -3,6 +3,7 @@ launch our TRITON_ATTN table makes now, found among the launches that run
 measured, beside the fastest peer.
 
     python3 benchmarks/decode_grid_table.py benchmarks/results/h200/grid/decode_grid.run1.auto.json
+    python3 benchmarks/decode_grid_table.py RUN.json --repeat REPEAT.json   # beside a repeat run
 
 The table's launch is recomputed here (``TritonAttnAdapter.build`` on the
 point's shape, on the CPU) and matched to the measured row with the same work
@@ -104,9 +105,16 @@ def _two_launch_us(point: dict) -> float | None:
     return r.get("us") if r else None
 
 
-def render(rows: list[dict]) -> str:
+def _key(r: dict) -> tuple:
+    return r["q"], r["kv"], r["head"], r["page"], r["batch"], r["context"]
+
+
+def render(rows: list[dict], again: list[dict] | None = None) -> str:
+    """The table; ``again``: a repeat run's rows, shown in place of the two-launch column."""
+    rep = {_key(r): r for r in again or []}
+    last = "repeat: ours us, vs fastest" if again is not None else "two-launch us"
     lines = ["| heads (q / kv) | head | page | batch x context | ours (table) us | splits | merge | vLLM FA3 | "
-             "FlashInfer XQA | FlashInfer native | fastest peer | ours vs fastest | two-launch us |",
+             f"FlashInfer XQA | FlashInfer native | fastest peer | ours vs fastest | {last} |",
              "|---|---:|---:|---|---:|---:|---|---:|---:|---:|---|---:|---:|"]
     for r in rows:
         p = r["peers"]
@@ -117,30 +125,48 @@ def render(rows: list[dict]) -> str:
         fastest = (r["fastest"] or "-").replace("FLASHINFER (native decode)", "native").replace(
             "FLASHINFER", "XQA").replace("FLASH_ATTN", "FA3")
         two = f"{r['two']:.1f}" if r["two"] is not None else "-"
+        if again is not None:
+            b = rep.get(_key(r))
+            two = (f"{b['ours']:.1f}, {100 * b['fastest_us'] / b['ours']:.1f}%"
+                   if b and b["ours"] and b["fastest_us"] else "not measured")
         lines.append(f"| {r['q']} / {r['kv']} | {r['head']} | {r['page']} | {r['batch']} x {r['context']} | {ours} | "
                      f"{r['splits']} | {merge} | {cell('FLASH_ATTN')} | {cell('FLASHINFER')} | "
                      f"{cell('FLASHINFER (native decode)')} | {fastest} | {pct} | {two} |")
     return "\n".join(lines)
 
 
-def summary(rows: list[dict]) -> dict:
+def summary(rows: list[dict], again: list[dict] | None = None) -> dict:
     pct = [100 * r["fastest_us"] / r["ours"] for r in rows if r["ours"] and r["fastest_us"]]
     two = [100 * r["fastest_us"] / r["two"] for r in rows if r["two"] and r["fastest_us"]]
-    return dict(points=len(rows), measured=len(pct), at_least_95=sum(p >= 95 for p in pct),
-                at_least_100=sum(p >= 100 for p in pct),
-                median=round(statistics.median(pct), 1) if pct else None, lowest=round(min(pct), 1) if pct else None,
-                two_launch_median=round(statistics.median(two), 1) if two else None,
-                two_launch_at_least_95=sum(p >= 95 for p in two))
+    out = dict(points=len(rows), measured=len(pct), at_least_95=sum(p >= 95 for p in pct),
+               at_least_100=sum(p >= 100 for p in pct),
+               median=round(statistics.median(pct), 1) if pct else None, lowest=round(min(pct), 1) if pct else None,
+               two_launch_median=round(statistics.median(two), 1) if two else None,
+               two_launch_at_least_95=sum(p >= 95 for p in two))
+    if again is not None:
+        # run-to-run difference of the same point, ours and the fastest peer, in % of the smaller
+        rep = {_key(r): r for r in again}
+        pairs = [(r, rep[_key(r)]) for r in rows if _key(r) in rep and r["ours"] and rep[_key(r)]["ours"]]
+        dev = lambda x, y: 100 * abs(x - y) / min(x, y)  # noqa: E731
+        ours = [dev(a["ours"], b["ours"]) for a, b in pairs]
+        peer = [dev(a["fastest_us"], b["fastest_us"]) for a, b in pairs if a["fastest_us"] and b["fastest_us"]]
+        out.update(repeated=len(pairs), repeat_ours_max_pct=round(max(ours), 2) if ours else None,
+                   repeat_ours_median_pct=round(statistics.median(ours), 2) if ours else None,
+                   repeat_peer_max_pct=round(max(peer), 2) if peer else None,
+                   repeat_within_3pct=sum(d <= 3 for d in ours))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("report", type=Path)
+    ap.add_argument("--repeat", type=Path, default=None, help="a repeat run of the same grid, shown beside it")
     a = ap.parse_args(argv)
     rows = rows_of(json.loads(a.report.read_text()))
-    print(render(rows))
+    again = rows_of(json.loads(a.repeat.read_text())) if a.repeat else None
+    print(render(rows, again))
     print()
-    print(json.dumps(summary(rows)))
+    print(json.dumps(summary(rows, again)))
     return 0
 
 

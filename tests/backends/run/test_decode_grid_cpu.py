@@ -95,3 +95,29 @@ def test_table_report_takes_the_measured_launch_the_table_makes_now():
     assert r["ours"] is None and "not measured" in t.render([r])
     s = t.summary(t.rows_of(dict(kv_cache_dtype="auto", points=[point])))
     assert s["measured"] == 0 and s["two_launch_median"] == round(100 * 8.4 / 11.2, 1)
+
+
+def test_table_report_beside_a_repeat_run():
+    """--repeat: the second run's figure and ratio per point in the last column,
+    and the run-to-run difference (ours and the fastest peer) in the summary;
+    a point the repeat lacks is "not measured" there, never borrowed."""
+    from dataclasses import replace
+
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG
+
+    t = load_benchmark("decode_grid_table")
+    base = replace(DECODE_CONFIG, short_split_tokens=0)
+    fused = "attn-select paged kernel (decode tiles 16x64, split-KV up to 5, merged in-kernel)"
+    cfg = replace(base, fused_merge_max=1 << 30, min_split_tokens=128)
+
+    def doc(ours_us, peer_us, context=512):
+        return dict(kv_cache_dtype="auto", points=[dict(q=32, kv=8, head=128, page=16, batch=1, context=context, rows=[
+            dict(row="FLASHINFER", us=peer_us), _row("TRITON_ATTN", ours_us, cfg, fused, 5)])])
+
+    first, again = t.rows_of(doc(10.0, 9.0)), t.rows_of(doc(10.2, 9.0))
+    table = t.render(first, again)
+    assert "repeat: ours us, vs fastest" in table and "| 10.2, 88.2% |" in table
+    s = t.summary(first, again)
+    assert (s["repeated"], s["repeat_ours_max_pct"], s["repeat_peer_max_pct"], s["repeat_within_3pct"]) == (1, 2.0, 0.0, 1)
+    elsewhere = t.rows_of(doc(10.2, 9.0, context=4096))
+    assert "not measured |" in t.render(first, elsewhere) and t.summary(first, elsewhere)["repeated"] == 0
