@@ -48,25 +48,9 @@ def _first_lines(e: BaseException, n: int = 4) -> str:
 
 def ragged_batch(ctx: list[int], page: int, dev, seed: int = 0):
     """Decode rows with the given cached lengths over a shuffled page pool."""
-    from attn_select.backends.run.batch import Batch, Shape
+    from attn_select.backends.run.batch import make_decode_batch
 
-    g = torch.Generator().manual_seed(seed)
-    seq = [c + 1 for c in ctx]
-    pages_per = [-(-s // page) for s in seq]
-    num_pages = sum(pages_per) + 9
-    perm = torch.randperm(num_pages - 1, generator=g)[:sum(pages_per)] + 1
-    bt = torch.zeros(len(seq), max(pages_per), dtype=torch.int32)
-    slots, at = [], 0
-    for i, (n, s) in enumerate(zip(pages_per, seq)):
-        pages = perm[at:at + n].to(torch.int32)
-        at += n
-        bt[i, :n] = pages
-        slots.append(int(pages[(s - 1) // page]) * page + (s - 1) % page)
-    qsl = torch.arange(len(seq) + 1, dtype=torch.int32)
-    seq_t = torch.tensor(seq, dtype=torch.int32)
-    return Batch(Shape("decode", decodes=len(seq), decode_context=max(ctx)), page, num_pages, qsl.to(dev),
-                 seq_t.to(dev), bt.to(dev), torch.tensor(slots, dtype=torch.int64).to(dev), qsl, seq_t, bt,
-                 len(seq), len(seq))
+    return make_decode_batch(ctx, page, dev, seed=seed, spare_pages=8)
 
 
 def _params(h: int):

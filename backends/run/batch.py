@@ -72,11 +72,24 @@ def make_batch(shape: Shape, page_size: int, device: torch.device | str, seed: i
     Every request gets ``ceil(seq_len / page_size)`` pages drawn from a random
     permutation of the pool; ``spare_pages`` unused pages are added to the pool
     so that the used pages are not simply the whole pool."""
+    q_lens = [1] * shape.decodes + [shape.prefill_new] * shape.prefills
+    ctx = [shape.decode_context] * shape.decodes + [shape.prefill_context] * shape.prefills
+    return _paged_batch(shape, q_lens, ctx, page_size, device, seed, spare_pages)
+
+
+def make_decode_batch(context_lens: list[int], page_size: int, device: torch.device | str, seed: int = 0,
+                      spare_pages: int = 0) -> Batch:
+    """Decode rows of the given cached lengths (one new token each, so ragged
+    lengths), laid out as ``make_batch`` lays out one length."""
+    shape = Shape("decode", decodes=len(context_lens), decode_context=max(context_lens))
+    return _paged_batch(shape, [1] * len(context_lens), list(context_lens), page_size, device, seed, spare_pages)
+
+
+def _paged_batch(shape: Shape, q_lens: list[int], ctx: list[int], page_size: int, device: torch.device | str,
+                 seed: int, spare_pages: int) -> Batch:
     if page_size <= 0:
         raise ValueError("page size must be positive")
     g = torch.Generator().manual_seed(seed)
-    q_lens = [1] * shape.decodes + [shape.prefill_new] * shape.prefills
-    ctx = [shape.decode_context] * shape.decodes + [shape.prefill_context] * shape.prefills
     seq = [c + n for c, n in zip(ctx, q_lens)]
     pages_per = [-(-s // page_size) for s in seq]
     used = sum(pages_per)

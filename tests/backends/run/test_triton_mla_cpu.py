@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from attn_select.backends.run.adapter import RunEnv, Unsupported
-from attn_select.backends.run.batch import Batch, Shape, fill_random_, make_batch
+from attn_select.backends.run.batch import Batch, Shape, fill_random_, make_batch, make_decode_batch
 from attn_select.backends.run.mla_check import check_mla_decode, random_mla_inputs, write_latents
 from attn_select.backends.run.mla_reference import MLAParams, mla_flops, mla_kv_bytes, reference_mla_attention
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error
@@ -29,24 +29,8 @@ TIGHT = 1e-5
 
 def decode_batch(context_lens: list[int], page_size: int, seed: int = 0, spare_pages: int = 5) -> Batch:
     """Decode rows with the given cached lengths (one new token each) over a
-    shuffled page pool, the layout ``make_batch`` builds for one length."""
-    g = torch.Generator().manual_seed(seed)
-    seq = [c + 1 for c in context_lens]
-    pages_per = [-(-s // page_size) for s in seq]
-    num_pages = sum(pages_per) + spare_pages + 1
-    perm = torch.randperm(num_pages - 1, generator=g)[:sum(pages_per)] + 1
-    bt = torch.zeros(len(seq), max(pages_per), dtype=torch.int32)
-    slots, at = [], 0
-    for i, (n, s) in enumerate(zip(pages_per, seq)):
-        pages = perm[at:at + n].to(torch.int32)
-        at += n
-        bt[i, :n] = pages
-        slots.append(int(pages[(s - 1) // page_size]) * page_size + (s - 1) % page_size)
-    qsl = torch.arange(len(seq) + 1, dtype=torch.int32)
-    seq_t = torch.tensor(seq, dtype=torch.int32)
-    return Batch(Shape("decode", decodes=len(seq), decode_context=max(context_lens)), page_size, num_pages,
-                 qsl, seq_t, bt, torch.tensor(slots, dtype=torch.int64), qsl.clone(), seq_t.clone(), bt.clone(),
-                 len(seq), len(seq))
+    shuffled page pool, on the CPU."""
+    return make_decode_batch(context_lens, page_size, "cpu", seed=seed, spare_pages=spare_pages)
 
 
 def _check(p, batch, kv="bfloat16", dtype=torch.float32, **kw):
