@@ -85,6 +85,16 @@ def make_decode_batch(context_lens: list[int], page_size: int, device: torch.dev
     return _paged_batch(shape, [1] * len(context_lens), list(context_lens), page_size, device, seed, spare_pages)
 
 
+def make_prefill_batch(q_lens: list[int], context_lens: list[int], page_size: int, device: torch.device | str,
+                       seed: int = 0, spare_pages: int = 0) -> Batch:
+    """Prefill rows of the given new and cached lengths (ragged chunks on
+    ragged contexts), laid out as ``make_batch`` lays out one length."""
+    if len(q_lens) != len(context_lens) or min(q_lens, default=0) < 1:
+        raise ValueError("one new-token count (>= 1) per cached length")
+    shape = Shape("prefill", prefills=len(q_lens), prefill_new=max(q_lens), prefill_context=max(context_lens))
+    return _paged_batch(shape, list(q_lens), list(context_lens), page_size, device, seed, spare_pages)
+
+
 def _paged_batch(shape: Shape, q_lens: list[int], ctx: list[int], page_size: int, device: torch.device | str,
                  seed: int, spare_pages: int) -> Batch:
     if page_size <= 0:

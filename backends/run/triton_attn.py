@@ -7,18 +7,32 @@ Cache layout: vLLM's TRITON_ATTN one, [num_pages, 2, page_size, Hkv, D].
 the attention kernel and, when some query block was split over its context
 and the config does not merge it in-kernel (``fused_merge_max``), the merge kernel.
 Both are reused by every layer of the step.
+
+Two prefill kernels: for a prefill-only batch on an sm_90 GPU with Triton
+3.6's Gluon API, a 16-bit cache, head size 64 or 128 and no soft cap, window
+or sinks, the Gluon kernel (``attn_gluon.py``: TMA ring, two wgmma
+warpgroups, FA3's schedule) over the same work list; otherwise, and for
+every decode and mixed batch, the ``tl`` kernel (``triton_kernel.py``). The
+rule is ``gluon_prefill_unavailable``; a Gluon launch that fails falls back
+to ``tl`` for this and every later step; the row's kernel name says which
+ran and why. ``ATTN_SELECT_ATTN_KERNEL=tl`` forces ``tl``.
 """
 
 from __future__ import annotations
 
+import os
 from array import array
 from dataclasses import dataclass, replace
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
 import torch
 
 from attn_select.backends.run.adapter import Adapter, HostStaging
 from attn_select.backends.run.batch import Batch
+
+if TYPE_CHECKING:  # attn_gluon imports Gluon: only where the rule takes it
+    from attn_select.backends.run.attn_gluon import PrefillTiles
 
 
 def _next_pow2(n: int) -> int:
@@ -140,6 +154,47 @@ PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=5, small_m=0,
 MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=5, small_m=16, small_n=64, small_stages=5,
                             num_warps=4, target_programs=256 * 3, min_split_tokens=256, page_vector=True)
 
+# The Triton release whose Gluon API attn_gluon.py is written against (the H200 image's); Gluon's
+# API changes between releases, so another one takes the tl kernel.
+GLUON_TRITON = ("3.6.",)
+
+
+def gluon_prefill_unavailable(is_cuda: bool, capability, kv_elem: int, p, page_size: int,
+                              block_n: int = 128, block_m: int = 128) -> str | None:
+    """Why the Gluon prefill kernel does not take this layer (None: it does).
+    Its program is a 128-row tile (tokens x the GQA heads of one KV head) on
+    two Hopper warpgroups (wgmma, TMA), so: an sm_90 GPU, Triton 3.6's Gluon,
+    a 16-bit cache, head size = value head size in {64, 128}, no soft cap,
+    sliding window or sinks (those keep the tl kernel's score path), a group
+    (padded to a power of two) within the tile, and pages of a multiple of 8
+    slots that tile the keys evenly (a TMA box is one page or one tile, on
+    whole 8-row swizzle atoms). Prefill-only batches are the caller's test."""
+    if os.environ.get("ATTN_SELECT_ATTN_KERNEL", "") == "tl":
+        return "ATTN_SELECT_ATTN_KERNEL=tl"
+    if not is_cuda:
+        return "no GPU (Gluon has no interpreter)"
+    if capability is None or tuple(capability)[0] != 9:
+        return f"compute capability {capability}: the Gluon kernel is Hopper's (sm_90)"
+    try:
+        import triton
+
+        if not triton.__version__.startswith(GLUON_TRITON):
+            return f"Triton {triton.__version__}: the Gluon kernel is written for {'/'.join(GLUON_TRITON)}x's API"
+        from attn_select.backends.run import attn_gluon  # noqa: F401
+    except Exception as e:
+        return f"Gluon Hopper API not importable: {type(e).__name__}: {e}"
+    if kv_elem != 2:
+        return "fp8 cache (the Gluon kernel takes 16-bit caches)"
+    if p.head_size != p.head_size_v or p.head_size not in (64, 128):
+        return f"head size {p.head_size}/{p.head_size_v} (the Gluon kernel takes 64 or 128)"
+    if p.soft_cap or p.sliding_window is not None or p.has_sink:
+        return "soft cap, sliding window or sinks (the tl kernel's score path)"
+    if _next_pow2(p.group) > block_m:
+        return f"{p.group} query heads a KV head (more than the Gluon tile's {block_m} rows)"
+    if page_size % 8 or (page_size % block_n and block_n % page_size):
+        return f"page {page_size} (the Gluon kernel needs a multiple of 8 that tiles {block_n} keys)"
+    return None
+
 
 @dataclass
 class TritonPlan:
@@ -167,6 +222,9 @@ class TritonPlan:
     part_m: torch.Tensor | None
     part_l: torch.Tensor | None
     counters: torch.Tensor | None = None
+    gluon: "PrefillTiles | None" = None  # the Gluon prefill kernel runs with these tiles
+    gluon_given: bool = False  # the caller's tiles, not the rule's: a failure is raised, not fallen back from
+    gluon_why: str | None = None  # why the rule's Gluon kernel does not run this plan (None: not asked, or it runs)
 
 
 def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, cfg: KernelConfig,
@@ -260,6 +318,8 @@ class TritonAttnAdapter(Adapter):
         # vLLM's kernels do, so a graph capture does not bake them in
         self.kv_scales = (1.0, 1.0)
         self._scale_t: tuple[tuple[float, float], torch.Tensor] | None = None
+        self._gluon_failed: str | None = None  # why the rule's Gluon launch failed (then tl runs)
+        self.why_not_gluon: str | None = None  # the rule's reason of the last prefill-only build (None: Gluon)
 
     def _scales(self, device: torch.device) -> torch.Tensor:
         """[k_scale, v_scale] float32 on ``device``: one tensor per device, new values copied
@@ -284,11 +344,31 @@ class TritonAttnAdapter(Adapter):
             return PREFILL_CONFIG
         return MIXED_CONFIG
 
-    def build(self, batch: Batch, cfg: KernelConfig | None = None) -> TritonPlan:
+    def build(self, batch: Batch, cfg: KernelConfig | None = None, gluon: "PrefillTiles | None" = None) -> TritonPlan:
+        """``cfg`` overrides the table (the tl kernel runs); ``gluon`` runs the
+        Gluon prefill kernel with those tiles (a prefill-only batch; ``cfg``'s
+        split policy, or the table's prefill entry)."""
         p = self.p
         g_pad = _next_pow2(p.group)
         q_lens = _q_lens(batch)  # read once: build is the timed per-step host work
-        cfg = cfg or self._config_for(q_lens)
+        tiles, why = gluon, None
+        if gluon is not None:
+            if min(q_lens) <= self._small_q():
+                raise ValueError("the Gluon prefill kernel takes prefill-only batches")
+            # its tiles make the work list's blocks; it merges split blocks with the merge kernel
+            cfg = replace(cfg or PREFILL_CONFIG, block_m=gluon.block_m, block_n=gluon.block_n, small_m=0,
+                          fused_merge_max=0)
+        elif cfg is None:
+            cfg = self._config_for(q_lens)
+            if cfg is PREFILL_CONFIG:
+                why = self.why_not_gluon = self._gluon_failed or gluon_prefill_unavailable(
+                    self.env.is_cuda, self.env.capability, torch.empty(0, dtype=self.cache_torch_dtype()).element_size(),
+                    p, batch.page_size)
+                if why is None:
+                    from attn_select.backends.run.attn_gluon import DEFAULT_PREFILL_TILES
+
+                    tiles = DEFAULT_PREFILL_TILES
+                    cfg = replace(cfg, block_m=tiles.block_m, block_n=tiles.block_n)
         if p.head_size > 128:  # keep the K/V tiles within shared memory
             cfg = replace(cfg, block_n=min(cfg.block_n, 32), small_n=min(cfg.small_n, 32))
         block_q = max(1, max(cfg.block_m, g_pad, 16) // g_pad) if cfg.block_m else 0
@@ -308,12 +388,34 @@ class TritonAttnAdapter(Adapter):
             if merges_in_kernel(cfg, max_splits, p.head_size_v):
                 counters = torch.zeros(n_red, p.num_kv_heads, dtype=torch.int32, device=batch.device)
         return TritonPlan(batch, cfg, block_q, small_q, work_d, work.shape[1], red_token_d, red_nsplit_d, n_red,
-                          max_splits, part_acc, part_m, part_l, counters)
+                          max_splits, part_acc, part_m, part_l, counters, gluon=tiles, gluon_given=gluon is not None,
+                          gluon_why=why)
+
+    def _small_q(self) -> int:
+        """The decode threshold of ``_config_for``: requests with at most this many new tokens."""
+        g_pad = _next_pow2(self.p.group)
+        return max(1, max(DECODE_CONFIG.small_m, g_pad) // g_pad)
 
     def run(self, plan: TritonPlan, q: torch.Tensor, cache: torch.Tensor, sinks: torch.Tensor | None,
             out: torch.Tensor) -> None:
         from attn_select.backends.run import triton_kernel as tk
 
+        if plan.gluon is not None:
+            try:
+                if sinks is not None:
+                    raise ValueError("the Gluon prefill kernel takes no sinks")
+                self._launch_gluon(plan, q, cache, out)
+                self._merge(plan, out)
+                return
+            except Exception as e:
+                if plan.gluon_given:
+                    raise
+                # the rule chose Gluon and it does not compile or launch here: this plan (its work
+                # list is the tl kernel's too) and every later build take the tl kernel
+                text = str(e).strip().splitlines()
+                self._gluon_failed = f"its launch failed ({type(e).__name__}: {text[0][:160] if text else ''})"
+                self.why_not_gluon = plan.gluon_why = self._gluon_failed
+                plan.gluon = None
         p, b, cfg = self.p, plan.batch, plan.cfg
         k, v = self.kv_views(cache)
         g_pad = _next_pow2(p.group)
@@ -354,16 +456,45 @@ class TritonAttnAdapter(Adapter):
             num_warps=cfg.num_warps, num_stages=max(cfg.num_stages, cfg.small_stages),
             **({"maxnreg": cfg.max_registers} if cfg.max_registers and q.is_cuda else {}),
         )
-        if plan.num_split_tokens and not fused:
-            tk.merge_splits_kernel[(plan.num_split_tokens, p.num_heads)](
-                out, pa, pm, pl, plan.red_token, plan.red_nsplit,
-                out.stride(0), out.stride(1), ps[0], ps[1], ps[2],
-                HEAD_V=p.head_size_v, HEAD_V_PAD=dvp, SPLIT_PAD=max(2, _next_pow2(plan.max_splits)),
-                num_warps=4,
-            )
+        if not fused:
+            self._merge(plan, out)
+
+    def _merge(self, plan: TritonPlan, out: torch.Tensor) -> None:
+        """The merge kernel over the split blocks' partials (none: nothing)."""
+        from attn_select.backends.run import triton_kernel as tk
+
+        if not plan.num_split_tokens:
+            return
+        ps = plan.part_acc.stride()[:3]
+        tk.merge_splits_kernel[(plan.num_split_tokens, self.p.num_heads)](
+            out, plan.part_acc, plan.part_m, plan.part_l, plan.red_token, plan.red_nsplit,
+            out.stride(0), out.stride(1), ps[0], ps[1], ps[2],
+            HEAD_V=self.p.head_size_v, HEAD_V_PAD=_next_pow2(self.p.head_size_v),
+            SPLIT_PAD=max(2, _next_pow2(plan.max_splits)), num_warps=4,
+        )
+
+    def _launch_gluon(self, plan: TritonPlan, q: torch.Tensor, cache: torch.Tensor, out: torch.Tensor) -> None:
+        from attn_select.backends.run import attn_gluon
+
+        p, b = self.p, plan.batch
+        if not cache.is_contiguous():  # its TMA view is rows of [pages * 2 * page, Hkv * D]
+            raise ValueError("the Gluon prefill kernel takes a contiguous cache")
+        if q.stride(-1) != 1 or out.stride(-1) != 1:
+            raise ValueError("q and out need a contiguous last dim")
+        attn_gluon.launch(q, cache, out, plan.part_acc, plan.part_m, plan.part_l, b.block_table, plan.work,
+                          plan.num_items, p.num_kv_heads, p.group, _next_pow2(p.group), plan.block_q, p.scale,
+                          b.page_size, plan.gluon)
 
     def kernel_name(self, plan: TritonPlan) -> str:
         c, g = plan.cfg, _next_pow2(self.p.group)
+        splits = f", split-KV up to {plan.max_splits} + merge" if plan.num_split_tokens else ""
+        if plan.gluon is not None:
+            t = plan.gluon
+            wgs = t.block_m // 64
+            return (f"attn-select Gluon paged prefill kernel (sm_90: {t.block_m} rows = {plan.block_q} tokens x {g} "
+                    f"heads x {t.block_n} keys per tile, {t.stages} TMA buffers, {wgs} warpgroup{'s' if wgs > 1 else ''}, "
+                    f"{'overlapped dots' if t.overlap else 'one tile at a time'}"
+                    f"{', producer warp' if t.warp_spec else ''}, page {plan.batch.page_size}{splits})")
         tiles = []
         if plan.small_q:
             tiles.append(f"decode tiles {plan.small_q * g}x{c.small_n}")
@@ -371,4 +502,6 @@ class TritonAttnAdapter(Adapter):
             tiles.append(f"prefill tiles {plan.block_q * g}x{c.block_n}")
         merge = ", merged in-kernel" if plan.counters is not None else ""
         splits = f", split-KV up to {plan.max_splits}{merge}" if plan.num_split_tokens else ""
-        return f"attn-select paged kernel ({', '.join(tiles)}{splits})"
+        # the rule's reason only where it was asked (a prefill-only batch under the table's config)
+        why = f"; Gluon not used: {plan.gluon_why}" if plan.gluon_why else ""
+        return f"attn-select paged kernel ({', '.join(tiles)}{splits}{why})"

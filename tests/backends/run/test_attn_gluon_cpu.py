@@ -1,0 +1,205 @@
+"""TRITON_ATTN's Gluon prefill kernel on the CPU: its schedule emulated in
+torch (``attn_gluon_emulation``) in the launcher's place, through the
+adapter's real build (the ``tl`` kernel's work list) and merge kernel (under
+the interpreter), against the float32 reference, on ragged prefills with
+context, pages 8 / 16 / 64, every launch shape, split blocks and NaN in every
+slot no request reads; the rule that picks Gluon or ``tl``; the fallback
+when a Gluon launch fails; the shared-memory model. The kernel itself is
+compiled for sm_90 by test_attn_gluon_sm90_codegen.py and timed on the H200
+(benchmarks/run_gluon_prefill.py)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+
+import pytest
+import torch
+
+from attn_select.backends.run import attn_gluon
+from attn_select.backends.run import triton_attn as ta
+from attn_select.backends.run.adapter import RunEnv
+from attn_select.backends.run.attn_gluon import PREFILL_VARIANTS, PrefillTiles, prefill_smem_bytes
+from attn_select.backends.run.batch import fill_random_, make_prefill_batch, random_inputs, write_new_tokens
+from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error, tolerance
+from attn_select.backends.run.triton_attn import PREFILL_CONFIG, TritonAttnAdapter, gluon_prefill_unavailable
+from attn_select.backends.run.triton_mla import SMEM_LIMIT
+from tests.backends.run.attn_gluon_emulation import emulate_launch
+from tests.backends.run.conftest import needs_interpreter
+
+TIGHT = 2e-5  # float32 everywhere and P kept in float32: the schedule's error is summation order
+GQA4 = AttnParams(8, 2, 64, 64, 64 ** -0.5)  # 4 query heads a KV head: 32 tokens a 128-row tile
+GQA3 = AttnParams(6, 2, 64, 64, 64 ** -0.5)  # 3 heads padded to 4: a padding row in every token
+MHA = AttnParams(2, 2, 64, 64, 64 ** -0.5)  # one head a KV head: 128 tokens a tile
+
+
+@pytest.fixture
+def emulated(monkeypatch):
+    """The launcher replaced by the schedule's emulation, P kept in float32."""
+    monkeypatch.setattr(attn_gluon, "launch", functools.partial(emulate_launch, p_dtype=torch.float32))
+
+
+def poison_unread_slots(cache: torch.Tensor, batch, adapter) -> None:
+    """NaN in every K/V slot no request reads (stale slots of a request's last
+    page, unused pages): the output must not see them."""
+    k, v = adapter.kv_views(cache)
+    keep = torch.zeros(batch.num_pages, batch.page_size, dtype=torch.bool)
+    for r in range(batch.num_requests):
+        pos = torch.arange(int(batch.seq_lens_cpu[r]))
+        keep[batch.block_table_cpu[r, pos // batch.page_size].long(), pos % batch.page_size] = True
+    k[~keep] = float("nan")
+    v[~keep] = float("nan")
+
+
+def run_case(p, q_lens, ctx, page, tiles, cfg=None, dtype=torch.float32, seed=0):
+    ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, dtype, "auto"), p)
+    batch = make_prefill_batch(q_lens, ctx, page, "cpu", seed=seed, spare_pages=3)
+    gen = torch.Generator().manual_seed(seed + 1)
+    cache = fill_random_(ad.alloc_cache(batch.num_pages, page), gen)
+    k, v = ad.kv_views(cache)
+    inp = random_inputs(batch, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, dtype, False, gen)
+    write_new_tokens(k, v, batch, inp)
+    ref = reference_attention(inp.q, k, v, batch, p)
+    poison_unread_slots(cache, batch, ad)
+    plan = ad.build(batch, cfg, gluon=tiles)
+    out = torch.full_like(inp.q, float("nan"))
+    ad.run(plan, inp.q, cache, None, out)
+    assert not torch.isnan(out).any(), "unwritten output elements (or a stale NaN slot reached them)"
+    return relative_error(out, ref), plan, ad
+
+
+V = {t.label: t for t in PREFILL_VARIANTS}
+SPLIT = replace(PREFILL_CONFIG, min_split_tokens=128)
+CASES = {
+    # name: (params, new tokens, cached tokens, page, tiles, cfg)
+    "default shape (producer warp), page 16, ragged chunks on ragged contexts": (
+        GQA4, [40, 7, 70], [100, 0, 33], 16, V["g128x128x2ow"], None),
+    "default shape, page 64 (two boxes a tile)": (GQA4, [40, 7, 70], [100, 0, 33], 64, V["g128x128x2ow"], None),
+    "64-key tiles, 3 buffers, no producer, page 16, from empty (the ring wraps)": (
+        GQA4, [200], [0], 16, V["g128x64x3o"], None),
+    "64-key tiles, 4 buffers, producer warp, page 64 (one box a tile), long context": (
+        GQA4, [45, 90], [300, 129], 64, V["g128x64x4ow"], None),
+    "one tile at a time, page 8 (sixteen boxes a tile)": (GQA4, [33, 64], [500, 17], 8, V["g128x128x2s"], None),
+    "one tile at a time, producer warp, page 16": (GQA4, [33, 64], [200, 17], 16, V["g128x128x2sw"], None),
+    "64-row tiles (one warpgroup, 16 tokens), page 16": (GQA4, [40, 7, 70], [100, 0, 33], 16, V["g64x64x3o"], None),
+    "3 heads a KV head (padding rows), page 16": (GQA3, [40, 9], [50, 200], 16, V["g128x128x2ow"], None),
+    "one head a KV head (128 tokens a tile), page 64": (MHA, [150, 20], [70, 300], 64, V["g128x64x3o"], None),
+    "a single-block request split over its context (merge kernel), page 16": (
+        GQA4, [20], [700], 16, V["g128x128x2ow"], SPLIT),
+    "split with empty splits, no producer, page 16": (
+        GQA4, [10], [250], 16, V["g128x64x3o"], replace(PREFILL_CONFIG, min_split_tokens=64)),
+}
+
+
+@needs_interpreter
+@pytest.mark.parametrize("name", list(CASES))
+def test_gluon_prefill_schedule_matches_the_reference(name, emulated):
+    p, q_lens, ctx, page, tiles, cfg = CASES[name]
+    err, plan, ad = run_case(p, q_lens, ctx, page, tiles, cfg, seed=len(name))
+    assert err < TIGHT, (name, err)
+    assert plan.gluon == tiles and plan.block_q * ta._next_pow2(p.group) == tiles.block_m
+    assert "Gluon paged prefill kernel" in ad.kernel_name(plan)
+    if cfg is not None:
+        assert plan.max_splits > 1 and plan.num_split_tokens > 0, "the case must split"
+
+
+@needs_interpreter
+def test_gluon_prefill_schedule_in_bf16_with_p_rounded_as_the_kernel(monkeypatch):
+    monkeypatch.setattr(attn_gluon, "launch", emulate_launch)  # P in the cache dtype
+    err, _, _ = run_case(GQA4, [40, 70], [100, 33], 16, V["g128x128x2ow"], dtype=torch.bfloat16, seed=2)
+    assert err < tolerance("bfloat16"), err
+
+
+def test_the_work_list_is_the_tl_kernels():
+    """The Gluon plan's work list is the one the tl kernel gets for the same blocks."""
+    batch = make_prefill_batch([40, 7, 70], [100, 0, 33], 16, "cpu", seed=1)
+    ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "auto"), GQA4)
+    g = ad.build(batch, gluon=V["g128x128x2ow"])
+    t = ad.build(batch)
+    assert t.gluon is None and t.cfg is PREFILL_CONFIG
+    assert torch.equal(g.work, t.work) and g.block_q == t.block_q == 32
+
+
+def test_gluon_tiles_refuse_a_batch_with_decodes():
+    from attn_select.backends.run.batch import make_batch
+    from attn_select.selector.run_plan import Shape
+
+    batch = make_batch(Shape("mixed", decodes=2, decode_context=21, prefills=1, prefill_new=40, prefill_context=4),
+                       16, "cpu")
+    ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "auto"), GQA4)
+    with pytest.raises(ValueError, match="prefill-only"):
+        ad.build(batch, gluon=V["g128x128x2ow"])
+
+
+
+def _rule(monkeypatch, p=GQA4, kv_elem=2, page=16, cap=(9, 0), is_cuda=True, version="3.6.0"):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "triton", type("T", (), {"__version__": version})())
+    try:
+        return gluon_prefill_unavailable(is_cuda, cap, kv_elem, p, page)
+    finally:
+        monkeypatch.undo()
+
+
+def test_rule_takes_the_llama_prefill_and_says_why_not_otherwise(monkeypatch):
+    llama = AttnParams(32, 8, 128, 128, 128 ** -0.5)
+    assert _rule(monkeypatch, llama) is None
+    assert _rule(monkeypatch, llama, page=64) is None
+    assert "no GPU" in _rule(monkeypatch, is_cuda=False)
+    assert "sm_90" in _rule(monkeypatch, cap=(10, 0))
+    assert "Triton 3.9.0" in _rule(monkeypatch, version="3.9.0")
+    assert "fp8" in _rule(monkeypatch, kv_elem=1)
+    assert "head size 256" in _rule(monkeypatch, AttnParams(8, 2, 256, 256, 0.1))
+    assert "soft cap" in _rule(monkeypatch, AttnParams(8, 2, 64, 64, 0.1, soft_cap=30.0))
+    assert "sliding window" in _rule(monkeypatch, AttnParams(8, 2, 64, 64, 0.1, sliding_window=128))
+    assert "sinks" in _rule(monkeypatch, AttnParams(8, 2, 64, 64, 0.1, has_sink=True))
+    assert "page 12" in _rule(monkeypatch, page=12)
+    assert "page 48" in _rule(monkeypatch, page=48)
+    monkeypatch.setenv("ATTN_SELECT_ATTN_KERNEL", "tl")
+    assert _rule(monkeypatch) == "ATTN_SELECT_ATTN_KERNEL=tl"
+
+
+@needs_interpreter
+def test_a_failed_gluon_launch_falls_back_to_tl_and_the_name_says_why(monkeypatch):
+    """The rule says Gluon (faked), its launch raises: the same plan runs on the
+    tl kernel, correct, and every later build takes tl with the reason."""
+    monkeypatch.setattr(ta, "gluon_prefill_unavailable", lambda *a, **k: None)
+
+    def broken(*a, **k):
+        raise RuntimeError("no sm_90 here")
+
+    monkeypatch.setattr(attn_gluon, "launch", broken)
+    p = GQA4
+    ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "auto"), p)
+    batch = make_prefill_batch([40, 7], [30, 0], 16, "cpu", seed=3)
+    gen = torch.Generator().manual_seed(4)
+    cache = fill_random_(ad.alloc_cache(batch.num_pages, 16), gen)
+    k, v = ad.kv_views(cache)
+    inp = random_inputs(batch, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, torch.float32, False, gen)
+    write_new_tokens(k, v, batch, inp)
+    plan = ad.build(batch)
+    assert plan.gluon == attn_gluon.DEFAULT_PREFILL_TILES
+    out = torch.full_like(inp.q, float("nan"))
+    ad.run(plan, inp.q, cache, None, out)
+    assert relative_error(out, reference_attention(inp.q, k, v, batch, p)) < 2e-3
+    assert plan.gluon is None and "Gluon not used: its launch failed (RuntimeError: no sm_90 here)" in ad.kernel_name(plan)
+    later = ad.build(batch)
+    assert later.gluon is None and "its launch failed" in ad.kernel_name(later)
+
+
+def test_cpu_prefill_names_the_reason_and_decode_names_none():
+    ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "auto"), GQA4)
+    plan = ad.build(make_prefill_batch([40], [10], 16, "cpu"))
+    assert plan.gluon is None and ad.kernel_name(plan).endswith("; Gluon not used: no GPU (Gluon has no interpreter))")
+    from attn_select.backends.run.batch import make_decode_batch
+
+    assert "Gluon" not in ad.kernel_name(ad.build(make_decode_batch([40, 9], 16, "cpu")))
+
+
+def test_every_launch_shape_fits_the_shared_memory_of_a_block():
+    for t in PREFILL_VARIANTS:
+        assert prefill_smem_bytes(t) + 64 * t.stages <= SMEM_LIMIT, t
+        assert t.num_warps * 16 == t.block_m
+    assert len({t.label for t in PREFILL_VARIANTS}) == len(PREFILL_VARIANTS)
+    assert PrefillTiles(128, 128, 3).block_m == 128 and prefill_smem_bytes(PrefillTiles(128, 128, 3)) == 229376
