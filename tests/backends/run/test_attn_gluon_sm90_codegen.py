@@ -1,0 +1,90 @@
+"""What TRITON_ATTN's Gluon prefill kernel (backends/run/attn_gluon.py)
+compiles to for sm_90, from the installed Triton's own compiler on the CPU:
+no GPU, no launch. It runs where the installed Triton has the Gluon API the
+kernel is written against (Triton 3.6, ``triton_attn.GLUON_TRITON``; e.g. a
+3.6 wheel unpacked first on PYTHONPATH) and skips with the reason otherwise.
+The speed is measured on the H200 (benchmarks/run_gluon_prefill.py), never
+here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from attn_select.backends.run.triton_attn import GLUON_TRITON
+from attn_select.backends.run.triton_mla import SMEM_LIMIT
+from tests.backends.run.conftest import BENCHMARKS
+
+
+def _why_not() -> str | None:
+    try:
+        import triton
+    except ImportError:
+        return "no Triton"
+    if not triton.__version__.startswith(GLUON_TRITON):
+        return (f"installed Triton {triton.__version__}; the Gluon kernel targets {'/'.join(GLUON_TRITON)}x's API "
+                f"(put a Triton 3.6 wheel's folder first on PYTHONPATH to run this)")
+    from pathlib import Path
+
+    bindir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+    if not (bindir / "ptxas").exists() or not (bindir / "nvdisasm").exists():
+        return "Triton without its NVIDIA backend tools"
+    return None
+
+
+WHY_NOT = _why_not()
+pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
+
+# compiled in a child process: this directory's tests run under TRITON_INTERPRET=1 (conftest)
+_COMPILE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import attn_gluon_aot_report as aot
+from attn_select.backends.run.attn_gluon import PREFILL_VARIANTS
+rows = [aot.report(t, page) for page in (16, 64) for t in PREFILL_VARIANTS]
+print(json.dumps(rows))
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    r = subprocess.run([sys.executable, "-c", _COMPILE, str(BENCHMARKS)], env=env, capture_output=True, text=True,
+                       timeout=1200)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def test_every_launch_shape_compiles_for_sm90_within_shared_memory_without_spills(compiled):
+    from attn_select.backends.run.attn_gluon import PREFILL_VARIANTS
+
+    assert len(compiled) == 2 * len(PREFILL_VARIANTS)
+    for row in compiled:
+        assert "error" not in row, row
+        assert row["shared"] <= SMEM_LIMIT, row
+        # the allocations the model counts, plus the mbarriers (and the producer's hand-off)
+        assert 0 <= row["shared"] - row["smem_model"] < 1024, row
+        assert row["spill_bytes"] == 0 and row["local_ld_st"] == 0, row
+        assert row["regs"] <= 255, row
+
+
+def test_both_dots_are_wgmma_and_the_keys_arrive_by_tma(compiled):
+    for row in compiled:
+        assert row["wgmma"] > 0, row
+        assert row["tma_loads"] > 0, row
+
+
+def test_the_producer_warp_shapes_hand_the_consumers_240_registers(compiled):
+    """warp_specialize: 8 consumer warps + 1 producer (launched as 12 warps),
+    the producer down to 24 registers, the consumers up to 240 (setmaxnreg),
+    their CTA barriers lowered to named barriers of their 256 threads."""
+    for row in compiled:
+        if row["warp_spec"]:
+            assert row["num_warps"] == 12 and row["setmaxnreg"] == [24, 240], row
+            assert row["named_barriers"] > 0, row
+        else:
+            assert row["num_warps"] == row["block_m"] // 16 and row["setmaxnreg"] == [], row
