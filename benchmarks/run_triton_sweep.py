@@ -107,7 +107,11 @@ def case_configs(case: tuple[str, str]) -> list:
 class Case:
     """One shape and cache dtype: the batch, the reference, the timed layer caches."""
 
-    def __init__(self, shape_name: str, kv: str, dev, check: bool = True, timed: bool = True):
+    def __init__(self, shape_name: str, kv: str, dev, check: bool = True, timed: bool = True, page: int = 16,
+                 layout=None):
+        """``layout(env, params)``: the adapter whose cache layout the caches take
+        (``alloc_cache`` / ``kv_views``; TRITON_ATTN's by default), so a peer is
+        checked and timed on the same batch."""
         import torch
 
         from attn_select.backends.run.adapter import RunEnv
@@ -122,10 +126,11 @@ class Case:
         self.p = AttnParams(32, 8, 128, 128, 128 ** -0.5)
         self.env = RunEnv(dev, torch.cuda.get_device_capability(dev) if dev.type == "cuda" else None,
                           torch.bfloat16, kv)
-        self.batch = make_batch(self.shape, 16, dev, seed=3, spare_pages=64)
-        ad = TritonAttnAdapter(self.env, self.p)
+        self.page = page
+        self.batch = make_batch(self.shape, page, dev, seed=3, spare_pages=64)
+        ad = (layout or TritonAttnAdapter)(self.env, self.p)
         gen = torch.Generator().manual_seed(5)
-        self.check_cache = ad.alloc_cache(self.batch.num_pages, 16)
+        self.check_cache = ad.alloc_cache(self.batch.num_pages, page)
         fill_random_(self.check_cache, gen)
         k, v = ad.kv_views(self.check_cache)
         self.inp = random_inputs(self.batch, 32, 8, 128, 128, torch.bfloat16, False, gen)
@@ -146,7 +151,7 @@ class Case:
         n = (max(2, math.ceil((1 << 30) / max(1, layer))) if dev.type == "cuda" else 2) if timed else 0
         self.caches = []
         for _ in range(n):
-            c = ad.alloc_cache(self.batch.num_pages, 16)
+            c = ad.alloc_cache(self.batch.num_pages, page)
             fill_random_(c)
             self.caches.append(c)
         self.out = torch.empty_like(self.inp.q)

@@ -187,3 +187,16 @@ def write_new_tokens(k_pages: torch.Tensor, v_pages: torch.Tensor, batch: Batch,
     off = batch.slot_mapping % batch.page_size
     k_pages[page, off] = inputs.k_new.to(k_pages.dtype)
     v_pages[page, off] = inputs.v_new.to(v_pages.dtype)
+
+
+def poison_unread_slots(k_pages: torch.Tensor, v_pages: torch.Tensor, batch: Batch) -> None:
+    """NaN in every K/V slot no request of ``batch`` reads (the stale slots of
+    a request's last page, unused pages), through the backend's
+    [num_pages, page_size, Hkv, D] views: a kernel's output must not see them."""
+    keep = torch.zeros(batch.num_pages, batch.page_size, dtype=torch.bool)
+    for r in range(batch.num_requests):
+        pos = torch.arange(int(batch.seq_lens_cpu[r]))
+        keep[batch.block_table_cpu[r, pos // batch.page_size].long(), pos % batch.page_size] = True
+    keep = keep.to(k_pages.device)
+    k_pages[~keep] = float("nan")
+    v_pages[~keep] = float("nan")

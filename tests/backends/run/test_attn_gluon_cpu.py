@@ -20,12 +20,14 @@ from attn_select.backends.run import attn_gluon
 from attn_select.backends.run import triton_attn as ta
 from attn_select.backends.run.adapter import RunEnv
 from attn_select.backends.run.attn_gluon import PREFILL_VARIANTS, PrefillTiles, prefill_smem_bytes
-from attn_select.backends.run.batch import fill_random_, make_prefill_batch, random_inputs, write_new_tokens
+from attn_select.backends.run.batch import (
+    fill_random_, make_prefill_batch, poison_unread_slots, random_inputs, write_new_tokens,
+)
 from attn_select.backends.run.reference import AttnParams, reference_attention, relative_error, tolerance
 from attn_select.backends.run.triton_attn import PREFILL_CONFIG, TritonAttnAdapter, gluon_prefill_unavailable
 from attn_select.backends.run.triton_mla import SMEM_LIMIT
 from tests.backends.run.attn_gluon_emulation import emulate_launch
-from tests.backends.run.conftest import needs_interpreter
+from tests.backends.run.conftest import load_benchmark, needs_interpreter
 
 TIGHT = 2e-5  # float32 everywhere and P kept in float32: the schedule's error is summation order
 GQA4 = AttnParams(8, 2, 64, 64, 64 ** -0.5)  # 4 query heads a KV head: 32 tokens a 128-row tile
@@ -39,18 +41,6 @@ def emulated(monkeypatch):
     monkeypatch.setattr(attn_gluon, "launch", functools.partial(emulate_launch, p_dtype=torch.float32))
 
 
-def poison_unread_slots(cache: torch.Tensor, batch, adapter) -> None:
-    """NaN in every K/V slot no request reads (stale slots of a request's last
-    page, unused pages): the output must not see them."""
-    k, v = adapter.kv_views(cache)
-    keep = torch.zeros(batch.num_pages, batch.page_size, dtype=torch.bool)
-    for r in range(batch.num_requests):
-        pos = torch.arange(int(batch.seq_lens_cpu[r]))
-        keep[batch.block_table_cpu[r, pos // batch.page_size].long(), pos % batch.page_size] = True
-    k[~keep] = float("nan")
-    v[~keep] = float("nan")
-
-
 def run_case(p, q_lens, ctx, page, tiles, cfg=None, dtype=torch.float32, seed=0):
     ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, dtype, "auto"), p)
     batch = make_prefill_batch(q_lens, ctx, page, "cpu", seed=seed, spare_pages=3)
@@ -60,7 +50,7 @@ def run_case(p, q_lens, ctx, page, tiles, cfg=None, dtype=torch.float32, seed=0)
     inp = random_inputs(batch, p.num_heads, p.num_kv_heads, p.head_size, p.head_size_v, dtype, False, gen)
     write_new_tokens(k, v, batch, inp)
     ref = reference_attention(inp.q, k, v, batch, p)
-    poison_unread_slots(cache, batch, ad)
+    poison_unread_slots(k, v, batch)
     plan = ad.build(batch, cfg, gluon=tiles)
     out = torch.full_like(inp.q, float("nan"))
     ad.run(plan, inp.q, cache, None, out)
@@ -203,3 +193,49 @@ def test_every_launch_shape_fits_the_shared_memory_of_a_block():
         assert t.num_warps * 16 == t.block_m
     assert len({t.label for t in PREFILL_VARIANTS}) == len(PREFILL_VARIANTS)
     assert PrefillTiles(128, 128, 3).block_m == 128 and prefill_smem_bytes(PrefillTiles(128, 128, 3)) == 229376
+
+
+@needs_interpreter
+@pytest.mark.parametrize("kind", ["tl", "g128x64x3o"])
+def test_the_h200_drivers_check_runs_each_kind(kind, emulated):
+    """run_gluon_prefill.py's check of one kind, on the CPU (the emulation in
+    the Gluon launcher's place, the tl kernel under the interpreter): its
+    adapter builds the kind's plan, and a correct kernel passes."""
+    drv = load_benchmark("run_gluon_prefill")
+    batch = make_prefill_batch([40, 7], [30, 0], 16, "cpu", seed=5)
+    row = drv._check_batch(kind, batch, torch.device("cpu"), seed=6, poison=True)
+    assert row["ok"] and row["unwritten"] == 0, row
+    assert ("Gluon paged prefill kernel" in row["kernel"]) == (kind != "tl"), row
+
+
+def test_launch_binds_every_kernel_parameter(monkeypatch):
+    """attn_gluon.launch's arguments, bound to the kernel's own parameter list
+    (the launch itself needs an sm_90 GPU): every one given once, the grid
+    the work list's items x the KV heads, the constexprs of the tiles."""
+    kernel = attn_gluon.attn_gluon_prefill_kernel
+    seen = {}
+
+    class Grid:
+        def __getitem__(self, grid):
+            def call(*args, **kwargs):
+                names = [p.name for p in kernel.params]
+                bound = dict(zip(names, args), **{k: v for k, v in kwargs.items() if k in names})
+                seen.update(grid=grid, bound=bound, extra={k: v for k, v in kwargs.items() if k not in names},
+                            missing=[n for n in names if n not in bound])
+            return call
+
+    monkeypatch.setattr(attn_gluon, "attn_gluon_prefill_kernel", Grid())
+    p = GQA4
+    ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.bfloat16, "auto"), p)
+    batch = make_prefill_batch([40, 7], [30, 0], 16, "cpu", seed=3)
+    tiles = V["g128x128x2ow"]
+    plan = ad.build(batch, gluon=tiles)
+    cache = ad.alloc_cache(batch.num_pages, 16)
+    q = torch.zeros(batch.num_tokens, p.num_heads, p.head_size, dtype=torch.bfloat16)
+    ad._launch_gluon(plan, q, cache, torch.empty_like(q))
+    assert seen["missing"] == [] and seen["extra"] == {"num_warps": 8}
+    assert seen["grid"] == (plan.num_items, p.num_kv_heads)
+    b = seen["bound"]
+    assert (b["G"], b["G_PAD"], b["BLOCK_Q"], b["HEAD"], b["PAGE"]) == (4, 4, 32, 64, 16)
+    assert (b["BLOCK_N"], b["STAGES"], b["OVERLAP"], b["WARP_SPEC"]) == (128, 2, True, True)
+    assert b["stride_w"] == plan.work.stride(0) and b["kv_desc"].block_shape == [16, 64]
