@@ -148,9 +148,9 @@ def check_job(job) -> dict:
     return res
 
 
-def fa_row(shape_name: str, page: int):
+def fa_row(shape_name: str, page: int, device: str = "cuda"):
     """FLASH_ATTN's row as ``attn-select run llama-3.1-8b`` plans it on this GPU (its FA version,
-    its builder facts)."""
+    its builder facts; ``device`` "cpu": the selection for sm_90)."""
     import run_triton_sweep as sw
     from attn_select.cli.run import run_target
     from attn_select.selector.explain import explain
@@ -158,7 +158,7 @@ def fa_row(shape_name: str, page: int):
     from attn_select.selector.profiles import load_model
     from attn_select.selector.run_plan import Shape, plan_run
 
-    sdev, _, kern = run_target("cuda", None)
+    sdev, _, kern = run_target(device, None)
     facts = load_model("llama-3.1-8b", tp=1, dtype="auto", capability=sdev.capability)
     ov = Overrides(dtype=None, kv_cache_dtype=None, block_size=page, backend=None, tp=1)
     exp = explain(facts, sdev, kern, ov)
@@ -267,7 +267,14 @@ def main(argv=None) -> int:
             fa_us = None
             # FA3 on its own layout, the same batch (seed) as ours
             try:
-                row = fa_row(shape, pg)
+                try:
+                    row = fa_row(shape, pg)
+                except Exception as e:  # the row without run's plan: vLLM's FA3 on sm_90 all the same
+                    from attn_select.selector.run_plan import RowPlan
+
+                    print(f"FA3 row as run plans it: FAIL {_first_lines(e)}; FA3 with default builder facts",
+                          flush=True)
+                    row = RowPlan("FLASH_ATTN", fa_version=3)
                 c = sw.Case(shape, "auto", dev, page=pg, layout=lambda e, q, row=row: FlashAttnAdapter(e, q, row))
                 try:
                     fa = FlashAttnAdapter(env, p, row)

@@ -239,3 +239,10 @@ def test_launch_binds_every_kernel_parameter(monkeypatch):
     assert (b["G"], b["G_PAD"], b["BLOCK_Q"], b["HEAD"], b["PAGE"]) == (4, 4, 32, 64, 16)
     assert (b["BLOCK_N"], b["STAGES"], b["OVERLAP"], b["WARP_SPEC"]) == (128, 2, True, True)
     assert b["stride_w"] == plan.work.stride(0) and b["kv_desc"].block_shape == [16, 64]
+
+
+def test_the_drivers_fa3_row_is_runs_plan_of_llama_on_sm90():
+    drv = load_benchmark("run_gluon_prefill")
+    for page in (16, 64):
+        row = drv.fa_row("prefill8k", page, device="cpu")
+        assert row.backend == "FLASH_ATTN" and row.fa_version == 3 and row.skip is None, row
