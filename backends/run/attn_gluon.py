@@ -117,7 +117,7 @@ PREFILL_VARIANTS: tuple[PrefillTiles, ...] = (
     PrefillTiles(128, 64, 3),
     PrefillTiles(128, 64, 4, warp_spec=True),
     PrefillTiles(128, 128, 2, overlap=False),
-    PrefillTiles(128, 128, 2, overlap=False, warp_spec=True),
+    PrefillTiles(128, 128, 3, warp_spec=True),
     PrefillTiles(64, 64, 3),
 )
 DEFAULT_PREFILL_TILES = PREFILL_VARIANTS[0]
@@ -138,11 +138,24 @@ def _visible_range(q_first, q_len, ctx_len, split, nsplit, BLOCK_Q: gl.constexpr
 
 
 @gluon.jit
+def _tile_pages(kv_desc, bt_row, t0, last_key, PAGE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """The physical page of each TMA box of the tile of keys [t0, t0 + BLOCK_N)
+    (a key past the request's last clamped to it), as one short vector: read
+    before the producer waits for the buffer, so the block-table latency is
+    off the copy's path."""
+    ROWS: gl.constexpr = kv_desc.block_type.shape[0]
+    COPIES: gl.constexpr = BLOCK_N // ROWS
+    PL: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    box = gl.arange(0, COPIES, layout=PL)
+    return gl.load(bt_row + gl.minimum(t0 + box * ROWS, last_key) // PAGE), box
+
+
+@gluon.jit
 def _issue_kv(kv_desc, k_buf, v_buf, k_bar, v_bar, bt_row, t0, last_key, col, pred,
               PAGE: gl.constexpr, BLOCK_N: gl.constexpr):
     """TMA boxes of the tile of keys [t0, t0 + BLOCK_N): K into ``k_buf``
     (completing ``k_bar``), V into ``v_buf`` (``v_bar``); one block-table
-    read a box."""
+    read a box, at the copy."""
     ROWS: gl.constexpr = kv_desc.block_type.shape[0]
     COPIES: gl.constexpr = BLOCK_N // ROWS
     mbarrier.expect(k_bar, COPIES * kv_desc.block_type.nbytes, pred=pred)
@@ -153,6 +166,22 @@ def _issue_kv(kv_desc, k_buf, v_buf, k_bar, v_bar, bt_row, t0, last_key, col, pr
         row = page * (2 * PAGE) + key % PAGE
         tma.async_copy_global_to_shared(kv_desc, [row, col], k_bar, k_buf.slice(i * ROWS, ROWS), pred=pred)
         tma.async_copy_global_to_shared(kv_desc, [row + PAGE, col], v_bar, v_buf.slice(i * ROWS, ROWS), pred=pred)
+
+
+@gluon.jit
+def _issue_kv_pages(kv_desc, k_buf, v_buf, k_bar, v_bar, pages, box, t0, col,
+                    PAGE: gl.constexpr, BLOCK_N: gl.constexpr):
+    """``_issue_kv`` with the boxes' pages read before (``_tile_pages``)."""
+    ROWS: gl.constexpr = kv_desc.block_type.shape[0]
+    COPIES: gl.constexpr = BLOCK_N // ROWS
+    mbarrier.expect(k_bar, COPIES * kv_desc.block_type.nbytes)
+    mbarrier.expect(v_bar, COPIES * kv_desc.block_type.nbytes)
+    for i in gl.static_range(COPIES):
+        key = t0 + i * ROWS
+        page = gl.max(gl.where(box == i, pages, 0), 0)  # box i's entry (pages are >= 0)
+        row = page * (2 * PAGE) + key % PAGE
+        tma.async_copy_global_to_shared(kv_desc, [row, col], k_bar, k_buf.slice(i * ROWS, ROWS))
+        tma.async_copy_global_to_shared(kv_desc, [row + PAGE, col], v_bar, v_buf.slice(i * ROWS, ROWS))
 
 
 @gluon.jit
@@ -331,12 +360,14 @@ def _produce(kv_desc, k_s, v_s, k_ready, v_ready, empty, bt_row, start, n, last_
              PAGE: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr):
     """The producer warp: tile j into buffer j % STAGES once the consumers
     have released it (a fresh barrier passes the wait on the phase before
-    its first, hence the ``^ 1``)."""
+    its first, hence the ``^ 1``); the tile's pages are read before the wait."""
     for j in range(0, n):
         b = j % STAGES
+        t0 = start + j * BLOCK_N
+        pages, box = _tile_pages(kv_desc, bt_row, t0, last_key, PAGE, BLOCK_N)
         mbarrier.wait(empty.index(b), ((j // STAGES) & 1) ^ 1)
-        _issue_kv(kv_desc, k_s.index(b), v_s.index(b), k_ready.index(b), v_ready.index(b), bt_row,
-                  start + j * BLOCK_N, last_key, col, True, PAGE, BLOCK_N)
+        _issue_kv_pages(kv_desc, k_s.index(b), v_s.index(b), k_ready.index(b), v_ready.index(b), pages, box, t0,
+                        col, PAGE, BLOCK_N)
 
 
 @gluon.jit(do_not_specialize=["stride_w"])

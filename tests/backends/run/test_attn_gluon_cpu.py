@@ -70,7 +70,10 @@ CASES = {
     "64-key tiles, 4 buffers, producer warp, page 64 (one box a tile), long context": (
         GQA4, [45, 90], [300, 129], 64, V["g128x64x4ow"], None),
     "one tile at a time, page 8 (sixteen boxes a tile)": (GQA4, [33, 64], [500, 17], 8, V["g128x128x2s"], None),
-    "one tile at a time, producer warp, page 16": (GQA4, [33, 64], [200, 17], 16, V["g128x128x2sw"], None),
+    "one tile at a time, producer warp, page 16 (not a driver shape)": (
+        GQA4, [33, 64], [200, 17], 16, PrefillTiles(128, 128, 2, overlap=False, warp_spec=True), None),
+    "128-key tiles, 3 buffers, producer warp, page 16 (the ring of 3 wraps)": (
+        GQA4, [300, 64], [129, 17], 16, V["g128x128x3ow"], None),
     "64-row tiles (one warpgroup, 16 tokens), page 16": (GQA4, [40, 7, 70], [100, 0, 33], 16, V["g64x64x3o"], None),
     "3 heads a KV head (padding rows), page 16": (GQA3, [40, 9], [50, 200], 16, V["g128x128x2ow"], None),
     "one head a KV head (128 tokens a tile), page 64": (MHA, [150, 20], [70, 300], 64, V["g128x64x3o"], None),
