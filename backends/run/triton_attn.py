@@ -320,6 +320,7 @@ class TritonAttnAdapter(Adapter):
         self._scale_t: tuple[tuple[float, float], torch.Tensor] | None = None
         self._gluon_failed: str | None = None  # why the rule's Gluon launch failed (then tl runs)
         self.why_not_gluon: str | None = None  # the rule's reason of the last prefill-only build (None: Gluon)
+        self._gluon_rules: dict[int, str | None] = {}  # page size -> the rule's answer
 
     def _scales(self, device: torch.device) -> torch.Tensor:
         """[k_scale, v_scale] float32 on ``device``: one tensor per device, new values copied
@@ -361,9 +362,7 @@ class TritonAttnAdapter(Adapter):
         elif cfg is None:
             cfg = self._config_for(q_lens)
             if cfg is PREFILL_CONFIG:
-                why = self.why_not_gluon = self._gluon_failed or gluon_prefill_unavailable(
-                    self.env.is_cuda, self.env.capability, torch.empty(0, dtype=self.cache_torch_dtype()).element_size(),
-                    p, batch.page_size)
+                why = self.why_not_gluon = self._gluon_failed or self._gluon_rule(batch.page_size)
                 if why is None:
                     from attn_select.backends.run.attn_gluon import DEFAULT_PREFILL_TILES
 
@@ -390,6 +389,15 @@ class TritonAttnAdapter(Adapter):
         return TritonPlan(batch, cfg, block_q, small_q, work_d, work.shape[1], red_token_d, red_nsplit_d, n_red,
                           max_splits, part_acc, part_m, part_l, counters, gluon=tiles, gluon_given=gluon is not None,
                           gluon_why=why)
+
+    def _gluon_rule(self, page_size: int) -> str | None:
+        """``gluon_prefill_unavailable`` for this layer, asked once a page size
+        (the build is per-step host work; the answer does not change)."""
+        if page_size not in self._gluon_rules:
+            elem = torch.empty(0, dtype=self.cache_torch_dtype()).element_size()
+            self._gluon_rules[page_size] = gluon_prefill_unavailable(self.env.is_cuda, self.env.capability, elem,
+                                                                     self.p, page_size)
+        return self._gluon_rules[page_size]
 
     def _small_q(self) -> int:
         """The decode threshold of ``_config_for``: requests with at most this many new tokens."""
