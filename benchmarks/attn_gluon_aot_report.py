@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from mla_gluon_aot_report import ptxas_stats, sass_counts  # noqa: E402
 
 
-def compile_tiles(t, page: int = 16, heads=(32, 8), head: int = 128, arch: int = 90):
+def compile_tiles(t, page: int = 16, heads=(32, 8), head: int = 128, arch: int = 90, dtype: str = "bfloat16"):
     import torch
     import triton
     from triton.backends.compiler import GPUTarget
@@ -35,9 +35,10 @@ def compile_tiles(t, page: int = 16, heads=(32, 8), head: int = 128, arch: int =
     g = heads[0] // heads[1]
     g_pad = 1 << (g - 1).bit_length()
     # a CPU tensor stands in for the cache: only its dtype, the box and the layout reach the signature
-    cache = torch.empty(8, 2, page, heads[1], head, dtype=torch.bfloat16)
+    cache = torch.empty(8, 2, page, heads[1], head, dtype=getattr(torch, dtype))
     desc = ag.kv_descriptor(cache, t, page, head)
-    sig = dict(q_ptr="*bf16", kv_desc=mangle_type(desc), out_ptr="*bf16", part_acc_ptr="*fp32",
+    act = {"bfloat16": "*bf16", "float16": "*fp16"}[dtype]
+    sig = dict(q_ptr=act, kv_desc=mangle_type(desc), out_ptr=act, part_acc_ptr="*fp32",
                part_m_ptr="*fp32", part_l_ptr="*fp32", block_table_ptr="*i32", work_ptr="*i32", stride_w="i32",
                stride_qt="i32", stride_qh="i32", stride_ot="i32", stride_oh="i32", stride_bt="i32",
                stride_ps="i32", stride_pt="i32", stride_ph="i32", qk_scale="fp32")
@@ -54,7 +55,7 @@ def compile_tiles(t, page: int = 16, heads=(32, 8), head: int = 128, arch: int =
     return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=t.num_warps))
 
 
-def report(t, page: int, head: int = 128) -> dict:
+def report(t, page: int, head: int = 128, dtype: str = "bfloat16") -> dict:
     import re
 
     from attn_select.backends.run.attn_gluon import prefill_smem_bytes
@@ -62,7 +63,7 @@ def report(t, page: int, head: int = 128) -> dict:
     row = dict(shape=t.label, block_m=t.block_m, block_n=t.block_n, stages=t.stages, overlap=t.overlap,
                warp_spec=t.warp_spec, page=page, smem_model=prefill_smem_bytes(t, head))
     try:
-        k = compile_tiles(t, page, head=head)
+        k = compile_tiles(t, page, head=head, dtype=dtype)
     except Exception as e:
         return dict(row, error=f"{type(e).__name__}: {' | '.join(str(e).strip().splitlines()[:8])[:900]}")
     ptx = k.asm["ptx"]

@@ -31,6 +31,11 @@ The schedule:
   ``min(PAGE, BLOCK_N)`` rows x D (page 16 under 128-key tiles: 8 boxes of
   4 KiB for K and 8 for V); each box's page is read from the block table
   when it is issued, a key past the request's last clamped to the last one.
+  Why TMA and not cp.async gathers at page 16: a 128-key tile is 32 TMA
+  instructions from one thread (each 4 KiB box goes as two 64-dim halves
+  under the 128-byte swizzle: UTMALDG in the sm_90 SASS), where cp.async
+  would be 4096 16-byte copies a tile (128 per lane of a producer warp) and
+  the consumers' registers or issue slots for their addresses.
   K and V of a tile complete on their own mbarriers, so the score dot starts
   before the value tile has landed. A ring of ``STAGES`` K/V buffers.
 - **Who issues the copies.** ``warp_spec`` False: the consumers refill a
@@ -114,10 +119,9 @@ def prefill_smem_bytes(t: PrefillTiles, head: int = 128, elem: int = 2) -> int:
 # spills 8 bytes around the loop): one tile at a time, or 64-key tiles, instead.
 PREFILL_VARIANTS: tuple[PrefillTiles, ...] = (
     PrefillTiles(128, 128, 2, warp_spec=True),
-    PrefillTiles(128, 64, 3),
-    PrefillTiles(128, 64, 4, warp_spec=True),
-    PrefillTiles(128, 128, 2, overlap=False),
     PrefillTiles(128, 128, 3, warp_spec=True),
+    PrefillTiles(128, 64, 3),
+    PrefillTiles(128, 128, 2, overlap=False),
     PrefillTiles(64, 64, 3),
 )
 DEFAULT_PREFILL_TILES = PREFILL_VARIANTS[0]

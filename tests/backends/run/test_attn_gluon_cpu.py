@@ -68,7 +68,7 @@ CASES = {
     "64-key tiles, 3 buffers, no producer, page 16, from empty (the ring wraps)": (
         GQA4, [200], [0], 16, V["g128x64x3o"], None),
     "64-key tiles, 4 buffers, producer warp, page 64 (one box a tile), long context": (
-        GQA4, [45, 90], [300, 129], 64, V["g128x64x4ow"], None),
+        GQA4, [45, 90], [300, 129], 64, PrefillTiles(128, 64, 4, warp_spec=True), None),
     "one tile at a time, page 8 (sixteen boxes a tile)": (GQA4, [33, 64], [500, 17], 8, V["g128x128x2s"], None),
     "one tile at a time, producer warp, page 16 (not a driver shape)": (
         GQA4, [33, 64], [200, 17], 16, PrefillTiles(128, 128, 2, overlap=False, warp_spec=True), None),

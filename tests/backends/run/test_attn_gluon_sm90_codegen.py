@@ -46,7 +46,9 @@ sys.path.insert(0, sys.argv[1])
 import attn_gluon_aot_report as aot
 from attn_select.backends.run.attn_gluon import DEFAULT_PREFILL_TILES, PREFILL_VARIANTS
 rows = [aot.report(t, page) for page in (16, 64) for t in PREFILL_VARIANTS]
-rows.append(dict(aot.report(DEFAULT_PREFILL_TILES, 16, head=64), head=64))  # the rule takes head 64 too
+# the rule takes head 64 and fp16 caches too
+rows.append(dict(aot.report(DEFAULT_PREFILL_TILES, 16, head=64), head=64))
+rows.append(dict(aot.report(DEFAULT_PREFILL_TILES, 64, dtype="float16"), dtype="float16"))
 print(json.dumps(rows))
 """
 
@@ -63,7 +65,7 @@ def compiled():
 def test_every_launch_shape_compiles_for_sm90_within_shared_memory_without_spills(compiled):
     from attn_select.backends.run.attn_gluon import PREFILL_VARIANTS
 
-    assert len(compiled) == 2 * len(PREFILL_VARIANTS) + 1
+    assert len(compiled) == 2 * len(PREFILL_VARIANTS) + 2
     for row in compiled:
         assert "error" not in row, row
         assert row["shared"] <= SMEM_LIMIT, row
