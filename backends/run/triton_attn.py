@@ -15,7 +15,8 @@ warpgroups, FA3's schedule) over the same work list; otherwise, and for
 every decode and mixed batch, the ``tl`` kernel (``triton_kernel.py``). The
 rule is ``gluon_prefill_unavailable``; a Gluon launch that fails falls back
 to ``tl`` for this and every later step; the row's kernel name says which
-ran and why. ``ATTN_SELECT_ATTN_KERNEL=tl`` forces ``tl``.
+ran and why. ``ATTN_SELECT_ATTN_KERNEL=tl`` forces ``tl``; until the Gluon
+kernel has run on an H200, it is taken only with ``ATTN_SELECT_ATTN_KERNEL=gluon``.
 """
 
 from __future__ import annotations
@@ -169,7 +170,8 @@ def gluon_prefill_unavailable(is_cuda: bool, capability, kv_elem: int, p, page_s
     (padded to a power of two) within the tile, and pages of a multiple of 8
     slots that tile the keys evenly (a TMA box is one page or one tile, on
     whole 8-row swizzle atoms). Prefill-only batches are the caller's test."""
-    if os.environ.get("ATTN_SELECT_ATTN_KERNEL", "") == "tl":
+    choice = os.environ.get("ATTN_SELECT_ATTN_KERNEL", "")
+    if choice == "tl":
         return "ATTN_SELECT_ATTN_KERNEL=tl"
     if not is_cuda:
         return "no GPU (Gluon has no interpreter)"
@@ -193,6 +195,10 @@ def gluon_prefill_unavailable(is_cuda: bool, capability, kv_elem: int, p, page_s
         return f"{p.group} query heads a KV head (more than the Gluon tile's {block_m} rows)"
     if page_size % 8 or (page_size % block_n and block_n % page_size):
         return f"page {page_size} (the Gluon kernel needs a multiple of 8 that tiles {block_n} keys)"
+    if choice != "gluon":
+        # written and checked on the CPU only (emulation, sm_90 compile): until an H200 run has checked
+        # and timed it (BENCHMARKS.md, "A Gluon prefill kernel"), a layer it would take still runs tl unless asked
+        return "not yet run on a GPU (ATTN_SELECT_ATTN_KERNEL=gluon opts in)"
     return None
 
 

@@ -125,10 +125,11 @@ def test_gluon_tiles_refuse_a_batch_with_decodes():
 
 
 
-def _rule(monkeypatch, p=GQA4, kv_elem=2, page=16, cap=(9, 0), is_cuda=True, version="3.6.0"):
+def _rule(monkeypatch, p=GQA4, kv_elem=2, page=16, cap=(9, 0), is_cuda=True, version="3.6.0", kernel="gluon"):
     import sys
 
     monkeypatch.setitem(sys.modules, "triton", type("T", (), {"__version__": version})())
+    monkeypatch.setenv("ATTN_SELECT_ATTN_KERNEL", kernel)
     try:
         return gluon_prefill_unavailable(is_cuda, cap, kv_elem, p, page)
     finally:
@@ -149,8 +150,10 @@ def test_rule_takes_the_llama_prefill_and_says_why_not_otherwise(monkeypatch):
     assert "sinks" in _rule(monkeypatch, AttnParams(8, 2, 64, 64, 0.1, has_sink=True))
     assert "page 12" in _rule(monkeypatch, page=12)
     assert "page 48" in _rule(monkeypatch, page=48)
-    monkeypatch.setenv("ATTN_SELECT_ATTN_KERNEL", "tl")
-    assert _rule(monkeypatch) == "ATTN_SELECT_ATTN_KERNEL=tl"
+    assert _rule(monkeypatch, kernel="tl") == "ATTN_SELECT_ATTN_KERNEL=tl"
+    # not yet run on a GPU: a layer it would take runs tl unless asked for
+    assert _rule(monkeypatch, llama, kernel="") == "not yet run on a GPU (ATTN_SELECT_ATTN_KERNEL=gluon opts in)"
+    assert "fp8" in _rule(monkeypatch, kv_elem=1, kernel="")  # a reason of the layer's own comes first
 
 
 @needs_interpreter
