@@ -47,8 +47,9 @@ default partition, either warpgroup's code spilled):
   buffer 0's low half after P0 V0_lo, buffer 1's low half and rope slot
   after P1 V1_lo; warpgroup 1 refills buffer 1's high half after P1 V1_hi,
   buffer 0's high half and rope slot after P0 V0_hi. Each half has its own
-  ``ready`` mbarrier, and a score dot starts on the first half it needs
-  before the second has landed.
+  ``ready`` mbarrier; a warpgroup's score dot starts on the half it
+  refilled itself, early in the last step (FlashMLA orders its score chunks
+  so too), and waits for the late half (and rope) only then.
 - Ragged ends, stale slots, empty splits, split-KV partials: as
   ``mla_gluon`` (the warpgroup that scores the split's last block zeroes
   its value rows past the split's end in both halves before its score dot;
@@ -127,28 +128,31 @@ def _zero_tail_half(v_buf, k0, end, HALF: gl.constexpr):
 
 
 @gluon.jit
-def _score(q_s, q_pe, kv_s, kp_s, b, bar_lo, bar_hi, phase, k0, end, S_L: gl.constexpr,
+def _score(q_s, q_pe, kv_s, kp_s, ready, b: gl.constexpr, phase, k0, end, S_L: gl.constexpr,
            HALF: gl.constexpr):
-    """S = Q K^T for one 64-key block: the part of the half that lands first
-    is issued before the other half is waited for. The split's last block
-    first has the value rows past ``end`` zeroed in both halves (here, where
-    only the accumulator is live, by the warpgroup that scores the block;
-    the other warpgroup reads its half only after this one's P is ready)."""
+    """S = Q K^T for block buffer ``b`` (scored by warpgroup ``b``): first the
+    value half this warpgroup refilled itself, early in the last step (its
+    own half, h = b), then, once it has landed, the half and rope part the
+    other warpgroup refilled after its last dot. The split's last block first
+    has the value rows past ``end`` zeroed in both halves (here, where only
+    the accumulator is live; the other warpgroup reads its half only after
+    this one's P is ready)."""
+    OWN: gl.constexpr = 2 * b + b
+    LATE: gl.constexpr = 2 * b + 1 - b
     if k0 + 64 > end:
-        mbarrier.wait(bar_lo, phase)
-        mbarrier.wait(bar_hi, phase)
-        _zero_tail_half(kv_s.index(2 * b), k0, end, HALF)
-        _zero_tail_half(kv_s.index(2 * b + 1), k0, end, HALF)
+        mbarrier.wait(ready.index(OWN), phase)
+        mbarrier.wait(ready.index(LATE), phase)
+        _zero_tail_half(kv_s.index(OWN), k0, end, HALF)
+        _zero_tail_half(kv_s.index(LATE), k0, end, HALF)
     zero = gl.zeros([64, 64], gl.float32, S_L)
-    # an opaque 0 (volatile asm): the query halves' wgmma descriptors are then
-    # computed in the loop instead of hoisted out of it into 64 registers a
-    # thread, which spilled in the second warpgroup
+    # an opaque 0 (volatile asm): the wgmma descriptors are then computed in the
+    # loop instead of hoisted out of it into 64+ registers a thread, which spilled
     z = gl.inline_asm_elementwise("mov.u32 $0, 0;", "=r", [], dtype=gl.int32, is_pure=False, pack=1)
-    mbarrier.wait(bar_lo, phase)
-    s = warpgroup_mma(q_s.index(z), kv_s.index(2 * b + z).permute((1, 0)), zero, use_acc=False, is_async=True)
-    mbarrier.wait(bar_hi, phase)
-    s = warpgroup_mma(q_s.index(z + 1), kv_s.index(2 * b + 1 + z).permute((1, 0)), s, is_async=True)
-    s = warpgroup_mma(q_pe, kp_s.index(b + z).permute((1, 0)), s, is_async=True)
+    mbarrier.wait(ready.index(OWN), phase)
+    s = warpgroup_mma(q_s.index(b + z), kv_s.index(OWN + z).permute((1, 0)), zero, use_acc=False, is_async=True)
+    mbarrier.wait(ready.index(LATE), phase)
+    s = warpgroup_mma(q_s.index(1 - b + z), kv_s.index(LATE + z).permute((1, 0)), s, is_async=True)
+    s = warpgroup_mma(q_pe, kp_s.index(b + z).permute((1, 0)), s, is_async=True)  # the rope came with LATE
     return warpgroup_mma_wait(0, deps=[s])
 
 
@@ -214,8 +218,7 @@ def _wg0(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_L
     for k in range(0, n_pairs):
         ph = k & 1
         k0 = (t_begin + 2 * k) * 64
-        s = _score(q_s, q_pe, kv_s, kp_s, 0, ready.index(0), ready.index(1),
-                   ph, k0, end, S_L, HALF)
+        s = _score(q_s, q_pe, kv_s, kp_s, ready, 0, ph, k0, end, S_L, HALF)
         s = gl.where(((k0 + cols) < end)[None, :], s * qk_scale, float("-inf"))
         m0 = gl.maximum(m_i, gl.max(s, 1))
         m0_use = gl.where(m0 == float("-inf"), 0.0, m0)
@@ -274,9 +277,8 @@ def _wg1(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_L
     for k in range(0, n_pairs):
         ph = k & 1
         k1 = (t_begin + 2 * k + 1) * 64
-        # buffer 1's low half carries its rope part (both refilled by warpgroup 0)
-        s = _score(q_s, q_pe, kv_s, kp_s, 1, ready.index(2), ready.index(3),
-                   ph, k1, end, S_L, HALF)
+        # its own (high) half first; the low half carries the rope part (both refilled by warpgroup 0)
+        s = _score(q_s, q_pe, kv_s, kp_s, ready, 1, ph, k1, end, S_L, HALF)
         s = gl.where(((k1 + cols) < end)[None, :], s * qk_scale, float("-inf"))
         mbarrier.wait(sync.index(0), ph)  # "c0 ready"
         m0 = sm_s.load(ROW)

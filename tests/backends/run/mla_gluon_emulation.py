@@ -279,8 +279,8 @@ def _ws_wg1(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out):
         ph = k & 1
         b1 = t_begin + 2 * k + 1
         k1 = b1 * 64
+        yield ("ready3", ph, k + 1)  # its own (high) half first, as the kernel
         yield ("ready2", ph, k + 1)
-        yield ("ready3", ph, k + 1)
         _ws_zero_tail(sh, 1, b1, k1, end)
         keys = torch.cat([sh.half(2, b1), sh.half(3, b1), sh.rope(1, ("rope", b1))], 1).float()
         s = q @ keys.T * qk_scale
