@@ -36,9 +36,10 @@ def compile_tiles(t, page: int = 64, rank: int = 512, rope: int = 64, direct: bo
     # CPU tensors stand in for the device ones: only dtypes, block shapes and layouts reach the signature
     q = torch.empty(4, 128, rank + rope, dtype=torch.bfloat16)
     lat = torch.empty(8, page, rank + rope, dtype=torch.bfloat16)
-    if t.schedule == "ws":
-        descs = ws.descriptors(q, lat, page, rank)
-        names = ["q_half_desc", "q_pe_desc", "kv_desc", "kp_desc"]
+    warp_specialised = t.schedule in mg.WS_SCHEDULES
+    if warp_specialised:
+        descs = ws.descriptors(q, lat, page, rank, mg.WS_SCHEDULES[t.schedule])
+        names = ["q_half_desc", "q_pe_desc", "kv_desc", "kc_desc", "kp_desc"]
     else:
         descs = mg.descriptors(q, lat, t, page, rank)
         names = ["q_nope_desc", "q_pe_desc", "kn_desc", "kp_desc"]
@@ -46,8 +47,8 @@ def compile_tiles(t, page: int = 64, rank: int = 512, rope: int = 64, direct: bo
     sig.update(out_ptr="*bf16", lse_ptr="*fp32", part_o_ptr="*fp32", part_lse_ptr="*fp32",
                block_table_ptr="*i32", seq_lens_ptr="*i32", num_heads="i32", num_splits="i32", qk_scale="fp32",
                stride_bt="i32", stride_ot="i32", stride_oh="i32", stride_lt="i32")
-    if t.schedule == "ws":
-        const = dict(RANK=rank, ROPE=rope, PAGE=page, DIRECT=direct, HAS_LSE=False)
+    if warp_specialised:
+        const = dict(RANK=rank, ROPE=rope, PAGE=page, DIRECT=direct, HAS_LSE=False, LC=mg.WS_SCHEDULES[t.schedule])
         kernel, options = ws.mla_gluon_ws_decode_kernel, dict(num_warps=int(ws.WG_WARPS), maxnreg=ws.MAXNREG)
     else:
         const = dict(RANK=rank, ROPE=rope, PAGE=page, BLOCK_H=t.block_h, BLOCK_N=t.block_n, STAGES=t.stages,

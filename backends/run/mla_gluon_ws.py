@@ -47,9 +47,13 @@ default partition, either warpgroup's code spilled):
   buffer 0's low half after P0 V0_lo, buffer 1's low half and rope slot
   after P1 V1_lo; warpgroup 1 refills buffer 1's high half after P1 V1_hi,
   buffer 0's high half and rope slot after P0 V0_hi. Each half has its own
-  ``ready`` mbarrier; a warpgroup's score dot starts on the half it
-  refilled itself, early in the last step (FlashMLA orders its score chunks
-  so too), and waits for the late half (and rope) only then.
+  mbarrier (``own[b]``, ``late[b * LC + c]``); a warpgroup's score dot starts on the half it
+  refilled itself, early in the last step (its OWN half; FlashMLA orders
+  its score chunks so too), and waits for the LATE half (and rope), which
+  the other warpgroup refilled after its last dot, only then. ``LC`` > 1
+  (``GluonTiles(..., schedule="wsc")``: 4) copies a late half in ``LC``
+  column chunks with a barrier each (the rope with the first), so the
+  score dot takes each chunk as it lands, as FlashMLA's 64-dim ones.
 - Ragged ends, stale slots, empty splits, split-KV partials: as
   ``mla_gluon`` (the warpgroup that scores the split's last block zeroes
   its value rows past the split's end in both halves before its score dot;
@@ -57,7 +61,7 @@ default partition, either warpgroup's code spilled):
   copied, clamped to the request's last key).
 
 Only bf16 / fp16 caches, rank 512 (two 256-dim halves), rope 64, 64 heads
-a program. ``GluonTiles(64, 2, schedule="ws")`` selects it.
+a program. ``GluonTiles(64, 2, schedule="ws")`` (or ``"wsc"``) selects it.
 """
 
 from __future__ import annotations
@@ -88,26 +92,46 @@ def ws_smem_bytes(rank: int = 512, rope: int = 64, elem: int = 2) -> int:
 
 
 @gluon.jit
-def _issue_half(kv_desc, kp_desc, kv_buf, kp_buf, bar, bt_row, block, last_key, half, pred,
-                WITH_ROPE: gl.constexpr, PAGE: gl.constexpr, HALF: gl.constexpr):
-    """TMA copies of one value half (dims [half * HALF, (half + 1) * HALF)) of
-    block ``block``, and its rope part when ``WITH_ROPE``, completing on
-    ``bar``: one copy per page the block spans (or one inside its page)."""
+def _issue_own(kv_desc, kv_buf, bar, bt_row, block, last_key, half, pred, PAGE: gl.constexpr, HALF: gl.constexpr):
+    """TMA copies of a buffer's OWN value half (dims [half * HALF, (half + 1) *
+    HALF), refilled by the warpgroup that scores the buffer; never the rope)
+    of block ``block``, completing on ``bar``: one copy per page the block
+    spans (or one inside its page)."""
     ROWS: gl.constexpr = kv_desc.block_type.shape[0]
     COPIES: gl.constexpr = 64 // ROWS
-    if WITH_ROPE:
-        nbytes: gl.constexpr = COPIES * (kv_desc.block_type.nbytes + kp_desc.block_type.nbytes)
-    else:
-        nbytes: gl.constexpr = COPIES * kv_desc.block_type.nbytes
-    mbarrier.expect(bar, nbytes, pred=pred)
+    mbarrier.expect(bar, COPIES * kv_desc.block_type.nbytes, pred=pred)
     k0 = block * 64
     for i in gl.static_range(COPIES):
         key = k0 + i * ROWS
         page = gl.load(bt_row + gl.minimum(key, last_key) // PAGE)
         row = page * PAGE + key % PAGE
         tma.async_copy_global_to_shared(kv_desc, [row, half * HALF], bar, kv_buf.slice(i * ROWS, ROWS), pred=pred)
-        if WITH_ROPE:
-            tma.async_copy_global_to_shared(kp_desc, [row, 0], bar, kp_buf.slice(i * ROWS, ROWS), pred=pred)
+
+
+@gluon.jit
+def _issue_late(kc_desc, kp_desc, kv_buf, kp_buf, late, b: gl.constexpr, bt_row, block, last_key, half, pred,
+                PAGE: gl.constexpr, HALF: gl.constexpr, LC: gl.constexpr):
+    """TMA copies of a buffer's LATE half (refilled by the warpgroup that does
+    not score it) and its rope part, in ``LC`` column chunks of ``HALF / LC``
+    dims, each completing on its own barrier ``late[b * LC + c]`` (the rope
+    with chunk 0), so the score dot can take each chunk as it lands."""
+    ROWS: gl.constexpr = kc_desc.block_type.shape[0]
+    CW: gl.constexpr = kc_desc.block_type.shape[1]
+    COPIES: gl.constexpr = 64 // ROWS
+    k0 = block * 64
+    for c in gl.static_range(LC):
+        bar = late.index(b * LC + c)
+        mbarrier.expect(bar, COPIES * (kc_desc.block_type.nbytes + (kp_desc.block_type.nbytes if c == 0 else 0)),
+                        pred=pred)
+        dst = kv_buf.slice(c * CW, CW, dim=1)
+        for i in gl.static_range(COPIES):
+            key = k0 + i * ROWS
+            page = gl.load(bt_row + gl.minimum(key, last_key) // PAGE)
+            row = page * PAGE + key % PAGE
+            tma.async_copy_global_to_shared(kc_desc, [row, half * HALF + c * CW], bar, dst.slice(i * ROWS, ROWS),
+                                            pred=pred)
+            if c == 0:
+                tma.async_copy_global_to_shared(kp_desc, [row, 0], bar, kp_buf.slice(i * ROWS, ROWS), pred=pred)
 
 
 @gluon.jit
@@ -128,8 +152,8 @@ def _zero_tail_half(v_buf, k0, end, HALF: gl.constexpr):
 
 
 @gluon.jit
-def _score(q_s, q_pe, kv_s, kp_s, ready, b: gl.constexpr, phase, k0, end, S_L: gl.constexpr,
-           HALF: gl.constexpr):
+def _score(q_s, q_pe, kv_s, kp_s, own, late, b: gl.constexpr, phase, k0, end, S_L: gl.constexpr,
+           HALF: gl.constexpr, LC: gl.constexpr):
     """S = Q K^T for block buffer ``b`` (scored by warpgroup ``b``): first the
     value half this warpgroup refilled itself, early in the last step (its
     own half, h = b), then, once it has landed, the half and rope part the
@@ -139,20 +163,24 @@ def _score(q_s, q_pe, kv_s, kp_s, ready, b: gl.constexpr, phase, k0, end, S_L: g
     this one's P is ready)."""
     OWN: gl.constexpr = 2 * b + b
     LATE: gl.constexpr = 2 * b + 1 - b
+    CW: gl.constexpr = HALF // LC
     if k0 + 64 > end:
-        mbarrier.wait(ready.index(OWN), phase)
-        mbarrier.wait(ready.index(LATE), phase)
+        mbarrier.wait(own.index(b), phase)
+        for c in gl.static_range(LC):
+            mbarrier.wait(late.index(b * LC + c), phase)
         _zero_tail_half(kv_s.index(OWN), k0, end, HALF)
         _zero_tail_half(kv_s.index(LATE), k0, end, HALF)
     zero = gl.zeros([64, 64], gl.float32, S_L)
     # an opaque 0 (volatile asm): the wgmma descriptors are then computed in the
     # loop instead of hoisted out of it into 64+ registers a thread, which spilled
     z = gl.inline_asm_elementwise("mov.u32 $0, 0;", "=r", [], dtype=gl.int32, is_pure=False, pack=1)
-    mbarrier.wait(ready.index(OWN), phase)
+    mbarrier.wait(own.index(b), phase)
     s = warpgroup_mma(q_s.index(b + z), kv_s.index(OWN + z).permute((1, 0)), zero, use_acc=False, is_async=True)
-    mbarrier.wait(ready.index(LATE), phase)
-    s = warpgroup_mma(q_s.index(1 - b + z), kv_s.index(LATE + z).permute((1, 0)), s, is_async=True)
-    s = warpgroup_mma(q_pe, kp_s.index(b + z).permute((1, 0)), s, is_async=True)  # the rope came with LATE
+    for c in gl.static_range(LC):  # the late half a chunk at a time, as its copies land
+        mbarrier.wait(late.index(b * LC + c), phase)
+        s = warpgroup_mma(q_s.index(1 - b + z).slice(c * CW, CW, dim=1),
+                          kv_s.index(LATE + z).slice(c * CW, CW, dim=1).permute((1, 0)), s, is_async=True)
+    s = warpgroup_mma(q_pe, kp_s.index(b + z).permute((1, 0)), s, is_async=True)  # the rope came with chunk 0
     return warpgroup_mma_wait(0, deps=[s])
 
 
@@ -197,9 +225,10 @@ def _epilogue(acc, m_i, l_own, sl_s, l_bar, me: gl.constexpr, hg, req, split, nu
 
 
 @gluon.jit
-def _wg0(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_LSE: gl.constexpr):
+def _wg0(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_LSE: gl.constexpr, LC: gl.constexpr):
     """Warpgroup 0: scores block 2k (buffer 0), accumulates output dims 0-255."""
-    (q_s, q_pe, kv_s, kp_s, sm_s, sc_s, sl_s, q_bar, ready, sync, kv_desc, kp_desc, bt_row, last_key, t_begin,
+    (q_s, q_pe, kv_s, kp_s, sm_s, sc_s, sl_s, q_bar, own, late, sync, kv_desc, kc_desc, kp_desc, bt_row, last_key,
+     t_begin,
      end, n_pairs, qk_scale, hg, req, split, num_heads, num_splits, out_ptr, lse_ptr, part_o_ptr, part_lse_ptr,
      stride_ot, stride_oh, stride_lt) = rt
     HALF: gl.constexpr = RANK // 2
@@ -218,7 +247,7 @@ def _wg0(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_L
     for k in range(0, n_pairs):
         ph = k & 1
         k0 = (t_begin + 2 * k) * 64
-        s = _score(q_s, q_pe, kv_s, kp_s, ready, 0, ph, k0, end, S_L, HALF)
+        s = _score(q_s, q_pe, kv_s, kp_s, own, late, 0, ph, k0, end, S_L, HALF, LC)
         s = gl.where(((k0 + cols) < end)[None, :], s * qk_scale, float("-inf"))
         m0 = gl.maximum(m_i, gl.max(s, 1))
         m0_use = gl.where(m0 == float("-inf"), 0.0, m0)
@@ -237,8 +266,7 @@ def _wg0(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_L
         acc = warpgroup_mma_wait(0, deps=[acc])
         gl.thread_barrier()  # every warp's part of the dot is done: buffer 0's low half is free
         nxt = k + 1 < n_pairs
-        _issue_half(kv_desc, kp_desc, kv_s.index(0), kp_s.index(0), ready.index(0), bt_row, t_begin + 2 * k + 2,
-                    last_key, 0, nxt, False, PAGE, HALF)
+        _issue_own(kv_desc, kv_s.index(0), own.index(0), bt_row, t_begin + 2 * k + 2, last_key, 0, nxt, PAGE, HALF)
         kp_s.index(0).store((p0b.to(gl.float32) * c1[:, None]).to(dt))  # P0 at m1, in block 0's (dead) rope slot
         fence_async_shared()
         _signal(sync.index(2))  # "P0 ready"
@@ -248,17 +276,18 @@ def _wg0(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_L
         acc = warpgroup_mma(kp_s.index(1), kv_s.index(2), acc, is_async=True)  # O_lo += P1 V1_lo
         acc = warpgroup_mma_wait(0, deps=[acc])
         gl.thread_barrier()  # buffer 1's low half and its rope slot (P1) are free
-        _issue_half(kv_desc, kp_desc, kv_s.index(2), kp_s.index(1), ready.index(2), bt_row, t_begin + 2 * k + 3,
-                    last_key, 0, nxt, True, PAGE, HALF)
+        _issue_late(kc_desc, kp_desc, kv_s.index(2), kp_s.index(1), late, 1, bt_row, t_begin + 2 * k + 3, last_key, 0,
+                    nxt, PAGE, HALF, LC)
     _epilogue(acc, m_i, l0, sl_s, sync.index(4), 0, hg, req, split, num_heads, num_splits,
               out_ptr, lse_ptr, part_o_ptr, part_lse_ptr, stride_ot, stride_oh, stride_lt,
               S_L, O_L, HALF, RANK, DIRECT, HAS_LSE)
 
 
 @gluon.jit
-def _wg1(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_LSE: gl.constexpr):
+def _wg1(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_LSE: gl.constexpr, LC: gl.constexpr):
     """Warpgroup 1: scores block 2k + 1 (buffer 1), accumulates output dims 256-511."""
-    (q_s, q_pe, kv_s, kp_s, sm_s, sc_s, sl_s, q_bar, ready, sync, kv_desc, kp_desc, bt_row, last_key, t_begin,
+    (q_s, q_pe, kv_s, kp_s, sm_s, sc_s, sl_s, q_bar, own, late, sync, kv_desc, kc_desc, kp_desc, bt_row, last_key,
+     t_begin,
      end, n_pairs, qk_scale, hg, req, split, num_heads, num_splits, out_ptr, lse_ptr, part_o_ptr, part_lse_ptr,
      stride_ot, stride_oh, stride_lt) = rt
     HALF: gl.constexpr = RANK // 2
@@ -278,7 +307,7 @@ def _wg1(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_L
         ph = k & 1
         k1 = (t_begin + 2 * k + 1) * 64
         # its own (high) half first; the low half carries the rope part (both refilled by warpgroup 0)
-        s = _score(q_s, q_pe, kv_s, kp_s, ready, 1, ph, k1, end, S_L, HALF)
+        s = _score(q_s, q_pe, kv_s, kp_s, own, late, 1, ph, k1, end, S_L, HALF, LC)
         s = gl.where(((k1 + cols) < end)[None, :], s * qk_scale, float("-inf"))
         mbarrier.wait(sync.index(0), ph)  # "c0 ready"
         m0 = sm_s.load(ROW)
@@ -306,12 +335,11 @@ def _wg1(rt, PAGE: gl.constexpr, RANK: gl.constexpr, DIRECT: gl.constexpr, HAS_L
         nxt = k + 1 < n_pairs
         acc = warpgroup_mma_wait(1, deps=[acc])
         gl.thread_barrier()  # P1 V1_hi done: buffer 1's high half is free
-        _issue_half(kv_desc, kp_desc, kv_s.index(3), kp_s.index(1), ready.index(3), bt_row, t_begin + 2 * k + 3,
-                    last_key, 1, nxt, False, PAGE, HALF)
+        _issue_own(kv_desc, kv_s.index(3), own.index(1), bt_row, t_begin + 2 * k + 3, last_key, 1, nxt, PAGE, HALF)
         acc = warpgroup_mma_wait(0, deps=[acc])
         gl.thread_barrier()  # P0 V0_hi done: buffer 0's high half and its rope slot (P0) are free
-        _issue_half(kv_desc, kp_desc, kv_s.index(1), kp_s.index(0), ready.index(1), bt_row, t_begin + 2 * k + 2,
-                    last_key, 1, nxt, True, PAGE, HALF)
+        _issue_late(kc_desc, kp_desc, kv_s.index(1), kp_s.index(0), late, 0, bt_row, t_begin + 2 * k + 2, last_key, 1,
+                    nxt, PAGE, HALF, LC)
     _epilogue(acc, m1, l1, sl_s, sync.index(4), 1, hg, req, split, num_heads, num_splits,
               out_ptr, lse_ptr, part_o_ptr, part_lse_ptr, stride_ot, stride_oh, stride_lt,
               S_L, O_L, HALF, RANK, DIRECT, HAS_LSE)
@@ -325,13 +353,14 @@ def _idle():
 
 @gluon.jit
 def mla_gluon_ws_decode_kernel(
-    q_half_desc, q_pe_desc, kv_desc, kp_desc,
+    q_half_desc, q_pe_desc, kv_desc, kc_desc, kp_desc,  # kc_desc: the late halves' chunks
     out_ptr, lse_ptr, part_o_ptr, part_lse_ptr,
     block_table_ptr, seq_lens_ptr,
     num_heads, num_splits, qk_scale,  # qk_scale: sm_scale * log2(e)
     stride_bt, stride_ot, stride_oh, stride_lt,
     RANK: gl.constexpr, ROPE: gl.constexpr, PAGE: gl.constexpr,
     DIRECT: gl.constexpr, HAS_LSE: gl.constexpr,
+    LC: gl.constexpr,  # copies (and barriers) a late half comes in
 ):
     """Grid (head groups, splits, requests); partials as ``mla_gluon``'s."""
     HALF: gl.constexpr = RANK // 2
@@ -359,12 +388,16 @@ def mla_gluon_ws_decode_kernel(
     sc_s = gl.allocate_shared_memory(gl.float32, [128], VEC)  # c0, c1
     sl_s = gl.allocate_shared_memory(gl.float32, [128], VEC)  # the final row sums of both warpgroups
     q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    ready = gl.allocate_shared_memory(gl.int64, [4, 1], mbarrier.MBarrierLayout())
+    own = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # buffer b's own half
+    late = gl.allocate_shared_memory(gl.int64, [2 * LC, 1], mbarrier.MBarrierLayout())  # its late half's chunks
     # c0 ready, c1 ready, P0 ready, P1 ready (one arrival a step), row sums (one arrival a warpgroup)
     sync = gl.allocate_shared_memory(gl.int64, [5, 1], mbarrier.MBarrierLayout())
     mbarrier.init(q_bar, count=1)
+    for i in gl.static_range(2):
+        mbarrier.init(own.index(i), count=1)
+    for i in gl.static_range(2 * LC):
+        mbarrier.init(late.index(i), count=1)
     for i in gl.static_range(4):
-        mbarrier.init(ready.index(i), count=1)
         mbarrier.init(sync.index(i), count=1)
     mbarrier.init(sync.index(4), count=2)
     fence_async_shared()
@@ -374,21 +407,20 @@ def mla_gluon_ws_decode_kernel(
     tma.async_copy_global_to_shared(q_half_desc, [qrow, 0], q_bar, q_s.index(0))
     tma.async_copy_global_to_shared(q_half_desc, [qrow, HALF], q_bar, q_s.index(1))
     tma.async_copy_global_to_shared(q_pe_desc, [qrow, 0], q_bar, q_pe)
-    # the first pair: buffer 0's rope goes with its high half, buffer 1's with its low half
-    _issue_half(kv_desc, kp_desc, kv_s.index(0), kp_s.index(0), ready.index(0), bt_row, t_begin, last_key, 0, True,
-                False, PAGE, HALF)
-    _issue_half(kv_desc, kp_desc, kv_s.index(1), kp_s.index(0), ready.index(1), bt_row, t_begin, last_key, 1, True,
-                True, PAGE, HALF)
-    _issue_half(kv_desc, kp_desc, kv_s.index(2), kp_s.index(1), ready.index(2), bt_row, t_begin + 1, last_key, 0,
-                True, True, PAGE, HALF)
-    _issue_half(kv_desc, kp_desc, kv_s.index(3), kp_s.index(1), ready.index(3), bt_row, t_begin + 1, last_key, 1,
-                True, False, PAGE, HALF)
+    # the first pair: own halves (buffer 0's low, buffer 1's high), late halves with the rope parts
+    _issue_own(kv_desc, kv_s.index(0), own.index(0), bt_row, t_begin, last_key, 0, True, PAGE, HALF)
+    _issue_own(kv_desc, kv_s.index(3), own.index(1), bt_row, t_begin + 1, last_key, 1, True, PAGE, HALF)
+    _issue_late(kc_desc, kp_desc, kv_s.index(1), kp_s.index(0), late, 0, bt_row, t_begin, last_key, 1, True, PAGE,
+                HALF, LC)
+    _issue_late(kc_desc, kp_desc, kv_s.index(2), kp_s.index(1), late, 1, bt_row, t_begin + 1, last_key, 0, True, PAGE,
+                HALF, LC)
 
-    rt = (q_s, q_pe, kv_s, kp_s, sm_s, sc_s, sl_s, q_bar, ready, sync, kv_desc, kp_desc,
+    rt = (q_s, q_pe, kv_s, kp_s, sm_s, sc_s, sl_s, q_bar, own, late, sync, kv_desc, kc_desc, kp_desc,
           bt_row, last_key, t_begin, end, n_pairs, qk_scale, hg, req, split, num_heads, num_splits,
           out_ptr, lse_ptr, part_o_ptr, part_lse_ptr, stride_ot, stride_oh, stride_lt)
     # the constexprs inline: Triton 3.6 turns the constexprs of a tuple held in a variable into tensors
-    gl.warp_specialize([(_idle, ()), (_wg0, (rt, PAGE, RANK, DIRECT, HAS_LSE)), (_wg1, (rt, PAGE, RANK, DIRECT, HAS_LSE))],
+    gl.warp_specialize([(_idle, ()), (_wg0, (rt, PAGE, RANK, DIRECT, HAS_LSE, LC)),
+                        (_wg1, (rt, PAGE, RANK, DIRECT, HAS_LSE, LC))],
                        [WG_WARPS, WG_WARPS], [WG0_REGS, WG1_REGS])
 
 
@@ -398,10 +430,11 @@ def _gl_dtype(torch_dtype):
     return {torch.bfloat16: gl.bfloat16, torch.float16: gl.float16}[torch_dtype]
 
 
-def descriptors(q, lat, page: int, rank: int):
+def descriptors(q, lat, page: int, rank: int, late_chunks: int = 1):
     """TMA descriptors: the query rows [T * H, 576] in blocks of 64 heads x
     256 rank dims and 64 heads x rope; the cache rows [num_pages * page, 576]
-    in blocks of ``min(page, 64)`` keys x 256 rank dims and x rope."""
+    in blocks of ``min(page, 64)`` keys x 256 rank dims, x 256 / late_chunks
+    (a late half's chunk) and x rope."""
     t, h, lat_dim = q.shape
     q2 = q.view(t * h, lat_dim)
     c2 = lat.view(lat.shape[0] * lat.shape[1], lat_dim)
@@ -415,27 +448,30 @@ def descriptors(q, lat, page: int, rank: int):
                                 gl.NVMMASharedLayout.get_default_for(block, g))
 
     return (desc(q2[:, :rank], [BLOCK_H, half]), desc(q2[:, rank:], [BLOCK_H, rope]),
-            desc(c2[:, :rank], [rows, half]), desc(c2[:, rank:], [rows, rope]))
+            desc(c2[:, :rank], [rows, half]), desc(c2[:, :rank], [rows, half // late_chunks]),
+            desc(c2[:, rank:], [rows, rope]))
 
 
 def launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, num_heads: int, num_splits: int,
-           sm_scale: float, page: int, rank: int) -> None:
+           sm_scale: float, page: int, rank: int, late_chunks: int = 1) -> None:
     """``mla_gluon.launch``'s contract for the warp-specialised form."""
     if (rank, lat.shape[-1] - rank) != (512, 64):
         # P's [64 heads, 64 keys] tile lives in a block's [64 keys, rope] slot; 2 x 256-dim halves
         raise ValueError(f"the warp-specialised Gluon kernel takes rank 512 / rope 64, not {rank} / "
                          f"{lat.shape[-1] - rank}")
     t = q.shape[0]
-    qh, qp, kv, kp = descriptors(q, lat, page, rank)
+    if late_chunks not in (1, 2, 4):
+        raise ValueError(f"a late half comes in 1, 2 or 4 chunks, not {late_chunks}")
+    qh, qp, kv, kc, kp = descriptors(q, lat, page, rank, late_chunks)
     dummy = out
     mla_gluon_ws_decode_kernel[(-(-num_heads // BLOCK_H), num_splits, t)](
-        qh, qp, kv, kp,
+        qh, qp, kv, kc, kp,
         out, lse if lse is not None else dummy, part_o if part_o is not None else dummy,
         part_lse if part_lse is not None else dummy,
         block_table, seq_lens,
         num_heads, num_splits, sm_scale * 1.4426950408889634,
         block_table.stride(0), out.stride(0), out.stride(1), lse.stride(0) if lse is not None else 0,
-        RANK=rank, ROPE=lat.shape[-1] - rank, PAGE=page, DIRECT=num_splits == 1, HAS_LSE=lse is not None,
+        RANK=rank, ROPE=lat.shape[-1] - rank, PAGE=page, DIRECT=num_splits == 1, HAS_LSE=lse is not None, LC=late_chunks,
         num_warps=int(WG_WARPS), maxnreg=MAXNREG,
     )
 

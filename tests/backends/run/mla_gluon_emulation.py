@@ -21,7 +21,8 @@ What it reproduces, as the kernel does it:
   the accumulator rescaled after it; without it, one tile at a time;
 - the epilogue: lse in log2, partials [B, H, splits, rank] or the output.
 
-And of ``mla_gluon_ws`` (``tiles.schedule == "ws"``), its two warpgroups as
+And of ``mla_gluon_ws`` (``tiles.schedule`` "ws", or "wsc": late halves in
+4 chunk copies with a barrier each), its two warpgroups as
 coroutines run in an order a seeded scheduler picks among the legal ones,
 with the TMA copies landing at random points between: pairs of 64-key
 blocks, warpgroup 0's max m0 and factor c0 handed to warpgroup 1 and its
@@ -158,31 +159,47 @@ def _program(q_rows, c2, bt_row, seq_len, split, num_splits, qk_scale, page, ran
 
 class _WsShared:
     """The warp-specialised kernel's shared state, each slot tagged with what
-    it holds: the value halves ``kv[2 * buffer + half]`` (a block number),
-    the rope slots ``rp[buffer]`` (("rope", block) or ("P", warpgroup,
-    pair)), the exchanged vectors, the mbarriers' completion counts, and the
-    TMA copies in flight (they land when the scheduler says)."""
+    it holds: the value halves ``kv[2 * buffer + half]`` (a block number for
+    each 64-dim quarter: a late half lands chunk by chunk), the rope slots
+    ``rp[buffer]`` (("rope", block) or ("P", warpgroup, pair)), the exchanged
+    vectors, the mbarriers' completion counts (``own<b>``: buffer b's own
+    half; ``late<b * lc + c>``: chunk c of its late half), and the TMA copies
+    in flight (they land when the scheduler says)."""
 
-    def __init__(self, c2, bt_row, last_key, page, rank):
+    def __init__(self, c2, bt_row, last_key, page, rank, lc: int = 1):
         self.c2, self.bt_row, self.last_key, self.page, self.hd = c2, bt_row, last_key, page, rank // 2
-        self.kv = [None] * 4
+        self.lc = lc
+        self.kv = [[None] * 4 for _ in range(4)]  # the block each 64-dim quarter of a half holds
+        self.kv_data = [torch.zeros(64, rank // 2, dtype=c2.dtype) for _ in range(4)]
         self.rp = [None] * 2
-        self.bars = {f"ready{i}": 0 for i in range(4)}  # completed phases
+        self.bars = {f"own{b}": 0 for b in range(2)}  # completed phases
+        self.bars.update({f"late{i}": 0 for i in range(2 * lc)})
         self.bars.update(c0=0, c1=0, p0=0, p1=0, l=0)
         self.count = dict(l=2)  # arrivals a phase (1 for the others)
         self.arrivals = {}
         self.vec = {}
-        self.inflight = []  # (slot, block, rope slot or None, barrier)
+        self.inflight = []  # (slot, block, first quarter, quarters, rope slot or None, barrier)
 
-    def issue(self, slot: int, block: int, rope: int | None, pred: bool) -> None:
+    def issue_own(self, b: int, block: int, pred: bool) -> None:
+        """Buffer b's own half (h = b: slot 3 * b), one copy, no rope."""
         if pred:
-            self.inflight.append((slot, block, rope, f"ready{slot}"))
+            self.inflight.append((3 * b, block, 0, 4, None, f"own{b}"))
+
+    def issue_late(self, b: int, block: int, pred: bool) -> None:
+        """Buffer b's late half (h = 1 - b: slot 2 * b + 1 - b) in ``lc`` chunks, the rope with chunk 0."""
+        if pred:
+            q = 4 // self.lc
+            for c in range(self.lc):
+                self.inflight.append((b + 1, block, c * q, q, b if c == 0 else None, f"late{b * self.lc + c}"))
 
     def land(self, i: int) -> None:
-        slot, block, rope, bar = self.inflight.pop(i)
+        slot, block, first, quarters, rope, bar = self.inflight.pop(i)
         tile = _load_tile(self.c2, self.bt_row, block, self.last_key, self.page, 64)
         h = slot % 2
-        self.kv[slot] = (block, tile[:, h * self.hd:(h + 1) * self.hd].clone())
+        lo, hi = first * self.hd // 4, (first + quarters) * self.hd // 4
+        self.kv_data[slot][:, lo:hi] = tile[:, h * self.hd + lo:h * self.hd + hi]
+        for j in range(first, first + quarters):
+            self.kv[slot][j] = block
         if rope is not None:
             self.rp[rope] = (("rope", block), tile[:, 2 * self.hd:].clone())
         self.bars[bar] += 1
@@ -203,9 +220,8 @@ class _WsShared:
         return True
 
     def half(self, slot: int, block: int) -> torch.Tensor:
-        assert self.kv[slot] is not None and self.kv[slot][0] == block, \
-            f"value half {slot} holds block {self.kv[slot] and self.kv[slot][0]}, the kernel reads {block}"
-        return self.kv[slot][1]
+        assert self.kv[slot] == [block] * 4, f"value half {slot} holds blocks {self.kv[slot]}, the kernel reads {block}"
+        return self.kv_data[slot]
 
     def rope(self, b: int, tag) -> torch.Tensor:
         assert self.rp[b] is not None and self.rp[b][0] == tag, f"rope slot {b} holds {self.rp[b] and self.rp[b][0]}, " \
@@ -231,8 +247,9 @@ def _ws_wg0(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out):
         ph = k & 1
         b0 = t_begin + 2 * k
         k0 = b0 * 64
-        yield ("ready0", ph, k + 1)
-        yield ("ready1", ph, k + 1)
+        yield ("own0", ph, k + 1)
+        for c in range(sh.lc):
+            yield (f"late{c}", ph, k + 1)
         _ws_zero_tail(sh, 0, b0, k0, end)
         keys = torch.cat([sh.half(0, b0), sh.half(1, b0), sh.rope(0, ("rope", b0))], 1).float()
         s = q @ keys.T * qk_scale
@@ -251,7 +268,7 @@ def _ws_wg0(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out):
         c1, m_i = sh.vec["c1"], sh.vec["m"]
         acc = acc + pv
         sh.half(0, b0)  # the dot's wait: its buffer still holds the block
-        sh.issue(0, b0 + 2, None, k + 1 < n_pairs)
+        sh.issue_own(0, b0 + 2, k + 1 < n_pairs)
         sh.rp[0] = (("P", 0, k), (p0b * c1[:, None]).to(p_dtype))  # P0 at m1 in block 0's rope slot
         sh.arrive("p0")
         acc = acc * c1[:, None]
@@ -261,7 +278,7 @@ def _ws_wg0(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out):
         yield None  # the dot in flight
         sh.rope(1, ("P", 1, k)), sh.half(2, b0 + 1)
         acc = acc + pv
-        sh.issue(2, b0 + 3, 1, k + 1 < n_pairs)
+        sh.issue_late(1, b0 + 3, k + 1 < n_pairs)
     out["wg0"] = (acc, m_i, l0)
     sh.vec["l0"] = l0
     sh.arrive("l")
@@ -279,8 +296,9 @@ def _ws_wg1(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out):
         ph = k & 1
         b1 = t_begin + 2 * k + 1
         k1 = b1 * 64
-        yield ("ready3", ph, k + 1)  # its own (high) half first, as the kernel
-        yield ("ready2", ph, k + 1)
+        yield ("own1", ph, k + 1)  # its own (high) half first, as the kernel
+        for c in range(sh.lc):
+            yield (f"late{sh.lc + c}", ph, k + 1)
         _ws_zero_tail(sh, 1, b1, k1, end)
         keys = torch.cat([sh.half(2, b1), sh.half(3, b1), sh.rope(1, ("rope", b1))], 1).float()
         s = q @ keys.T * qk_scale
@@ -303,18 +321,18 @@ def _ws_wg1(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out):
         pv_b = sh.rope(0, ("P", 0, k)).float() @ sh.half(1, b1 - 1).float()  # O_hi += (P0 c1) V0_hi
         yield None
         sh.half(3, b1)  # wait(1): the first dot done
-        sh.issue(3, b1 + 2, None, k + 1 < n_pairs)
+        sh.issue_own(1, b1 + 2, k + 1 < n_pairs)
         yield None
         sh.rope(0, ("P", 0, k)), sh.half(1, b1 - 1)  # wait(0)
         acc = acc + pv_a + pv_b
-        sh.issue(1, b1 + 1, 0, k + 1 < n_pairs)
+        sh.issue_late(0, b1 + 1, k + 1 < n_pairs)
     out["wg1"] = (acc, m1, l1)
     sh.vec["l1"] = l1
     sh.arrive("l")
     yield ("l", 0, 1)
 
 
-def _program_ws(q_rows, c2, bt_row, seq_len, split, num_splits, qk_scale, page, rank, p_dtype, seed):
+def _program_ws(q_rows, c2, bt_row, seq_len, split, num_splits, qk_scale, page, rank, p_dtype, seed, lc=1):
     """One program of the warp-specialised kernel: the two warpgroups as
     coroutines, run in an order a seeded scheduler picks among the legal
     ones (and the copies in flight landed at random points), every read
@@ -327,10 +345,12 @@ def _program_ws(q_rows, c2, bt_row, seq_len, split, num_splits, qk_scale, page, 
     t_stop = min(t_begin + per, n_all)
     end = min(t_stop * 64, seq_len)
     n_pairs = -(-max(t_stop - t_begin, 1) // 2)
-    sh = _WsShared(c2, bt_row, max(seq_len - 1, 0), page, rank)
-    # the default partition's prologue: the first pair (rope 0 with buffer 0's high half, rope 1 with buffer 1's low)
-    for slot, block, rope in ((0, t_begin, None), (1, t_begin, 0), (2, t_begin + 1, 1), (3, t_begin + 1, None)):
-        sh.issue(slot, block, rope, True)
+    sh = _WsShared(c2, bt_row, max(seq_len - 1, 0), page, rank, lc)
+    # the default partition's prologue: the first pair's own halves, then the late halves with the rope parts
+    sh.issue_own(0, t_begin, True)
+    sh.issue_own(1, t_begin + 1, True)
+    sh.issue_late(0, t_begin, True)
+    sh.issue_late(1, t_begin + 1, True)
     q = q_rows.float()
     out = {}
     wgs = [_ws_wg0(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out),
@@ -375,9 +395,10 @@ def emulate_launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, nu
         for hg in range(h // tiles.block_h):
             rows = slice(hg * tiles.block_h, (hg + 1) * tiles.block_h)
             for split in range(num_splits):
-                if tiles.schedule == "ws":
+                if tiles.schedule in ("ws", "wsc"):
                     o, lse2 = _program_ws(q[req, rows], c2, block_table[req], seq_len, split, num_splits, qk_scale,
-                                          page, rank, p_dtype, ws_seed + 7919 * (req * 64 + hg * 8 + split))
+                                          page, rank, p_dtype, ws_seed + 7919 * (req * 64 + hg * 8 + split),
+                                          lc=4 if tiles.schedule == "wsc" else 1)
                 else:
                     o, lse2 = _program(q[req, rows], c2, block_table[req], seq_len, split, num_splits, qk_scale,
                                        page, rank, tiles, p_dtype)
