@@ -392,5 +392,6 @@ def launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, num_heads:
     )
 
 
-__all__ = ["GluonTiles", "GLUON_VARIANTS", "DEFAULT_GLUON_TILES", "WS_SCHEDULES", "WS_TILES", "WSC_TILES", "gluon_smem_bytes", "launch",
+__all__ = ["GluonTiles", "GLUON_VARIANTS", "DEFAULT_GLUON_TILES", "WS_SCHEDULES", "WS_TILES", "WSC_TILES",
+           "gluon_smem_bytes", "launch",
            "mla_gluon_decode_kernel", "triton"]

@@ -471,7 +471,8 @@ def launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, num_heads:
         block_table, seq_lens,
         num_heads, num_splits, sm_scale * 1.4426950408889634,
         block_table.stride(0), out.stride(0), out.stride(1), lse.stride(0) if lse is not None else 0,
-        RANK=rank, ROPE=lat.shape[-1] - rank, PAGE=page, DIRECT=num_splits == 1, HAS_LSE=lse is not None, LC=late_chunks,
+        RANK=rank, ROPE=lat.shape[-1] - rank, PAGE=page, DIRECT=num_splits == 1, HAS_LSE=lse is not None,
+        LC=late_chunks,
         num_warps=int(WG_WARPS), maxnreg=MAXNREG,
     )
 

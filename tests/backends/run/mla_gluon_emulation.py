@@ -224,8 +224,8 @@ class _WsShared:
         return self.kv_data[slot]
 
     def rope(self, b: int, tag) -> torch.Tensor:
-        assert self.rp[b] is not None and self.rp[b][0] == tag, f"rope slot {b} holds {self.rp[b] and self.rp[b][0]}, " \
-                                                                f"the kernel reads {tag}"
+        held = self.rp[b] and self.rp[b][0]
+        assert held == tag, f"rope slot {b} holds {held}, the kernel reads {tag}"
         return self.rp[b][1]
 
 
