@@ -31,24 +31,36 @@ def compile_tiles(t, page: int = 64, rank: int = 512, rope: int = 64, direct: bo
     from triton.runtime.jit import mangle_type
 
     from attn_select.backends.run import mla_gluon as mg
+    from attn_select.backends.run import mla_gluon_ws as ws
 
     # CPU tensors stand in for the device ones: only dtypes, block shapes and layouts reach the signature
     q = torch.empty(4, 128, rank + rope, dtype=torch.bfloat16)
     lat = torch.empty(8, page, rank + rope, dtype=torch.bfloat16)
-    descs = mg.descriptors(q, lat, t, page, rank)
-    sig = dict(zip(["q_nope_desc", "q_pe_desc", "kn_desc", "kp_desc"], [mangle_type(d) for d in descs]))
+    warp_specialised = t.schedule in mg.WS_SCHEDULES
+    if warp_specialised:
+        descs = ws.descriptors(q, lat, page, rank, mg.WS_SCHEDULES[t.schedule])
+        names = ["q_half_desc", "q_pe_desc", "kv_desc", "kc_desc", "kp_desc"]
+    else:
+        descs = mg.descriptors(q, lat, t, page, rank)
+        names = ["q_nope_desc", "q_pe_desc", "kn_desc", "kp_desc"]
+    sig = dict(zip(names, [mangle_type(d) for d in descs]))
     sig.update(out_ptr="*bf16", lse_ptr="*fp32", part_o_ptr="*fp32", part_lse_ptr="*fp32",
                block_table_ptr="*i32", seq_lens_ptr="*i32", num_heads="i32", num_splits="i32", qk_scale="fp32",
                stride_bt="i32", stride_ot="i32", stride_oh="i32", stride_lt="i32")
-    const = dict(RANK=rank, ROPE=rope, PAGE=page, BLOCK_H=t.block_h, BLOCK_N=t.block_n, STAGES=t.stages,
-                 DIRECT=direct, HAS_LSE=False, OVERLAP=t.overlap)
+    if warp_specialised:
+        const = dict(RANK=rank, ROPE=rope, PAGE=page, DIRECT=direct, HAS_LSE=False, LC=mg.WS_SCHEDULES[t.schedule])
+        kernel, options = ws.mla_gluon_ws_decode_kernel, dict(num_warps=int(ws.WG_WARPS), maxnreg=ws.MAXNREG)
+    else:
+        const = dict(RANK=rank, ROPE=rope, PAGE=page, BLOCK_H=t.block_h, BLOCK_N=t.block_n, STAGES=t.stages,
+                     DIRECT=direct, HAS_LSE=False, OVERLAP=t.overlap)
+        kernel, options = mg.mla_gluon_decode_kernel, dict(num_warps=t.num_warps)
     sig.update({k: "constexpr" for k in const})
     names = list(sig)
     ptrs = ["out_ptr", "lse_ptr", "part_o_ptr", "part_lse_ptr", "block_table_ptr", "seq_lens_ptr",
             "stride_bt", "stride_ot", "stride_oh"]
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in ptrs}
-    src = GluonASTSource(mg.mla_gluon_decode_kernel, sig, const, attrs)
-    return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=t.num_warps))
+    src = GluonASTSource(kernel, sig, const, attrs)
+    return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=options)
 
 
 def nvidia_bin() -> Path:
@@ -75,20 +87,32 @@ def sass_counts(cubin: bytes) -> dict:
     r = subprocess.run([str(nvidia_bin() / "nvdisasm"), "-c", f.name], capture_output=True, text=True)
     os.unlink(f.name)
     s = r.stdout
-    return dict(wgmma=len(re.findall(r"\bHGMMA\.", s)), tma_loads=len(re.findall(r"\bUTMALDG\b", s)),
-                bar_sync=len(re.findall(r"\bBAR\.SYNC", s)), local_ld_st=len(re.findall(r"\b(?:LDL|STL)\b", s)))
+    shapes = {}
+    for m in re.findall(r"\bHGMMA\.(\d+x\d+x\d+)", s):
+        shapes[m] = shapes.get(m, 0) + 1
+    return dict(wgmma=len(re.findall(r"\bHGMMA\.", s)), wgmma_shapes=shapes,
+                tma_loads=len(re.findall(r"\bUTMALDG\b", s)),
+                bar_sync=len(re.findall(r"\bBAR\.SYNC", s)), local_ld_st=len(re.findall(r"\b(?:LDL|STL)\b", s)),
+                mbarrier_waits=len(re.findall(r"\bSYNCS\.PHASECHK", s)),
+                mbarrier_arrives=len(re.findall(r"\bSYNCS\.ARRIVE", s)))
+
+
+def setmaxnreg(ptx: str) -> list[int]:
+    """The register budgets a warp-specialised kernel's partitions switch to."""
+    return sorted({int(n) for n in re.findall(r"setmaxnreg\.(?:inc|dec)\.sync\.aligned\.u32\s+(\d+)", ptx)})
 
 
 def report(t, page: int) -> dict:
     from attn_select.backends.run.mla_gluon import gluon_smem_bytes
 
-    row = dict(block_n=t.block_n, stages=t.stages, overlap=t.overlap, page=page, smem_model=gluon_smem_bytes(t))
+    row = dict(schedule=t.schedule, block_n=t.block_n, stages=t.stages, overlap=t.overlap, page=page,
+               smem_model=gluon_smem_bytes(t))
     try:
         k = compile_tiles(t, page)
     except Exception as e:
         return dict(row, error=f"{type(e).__name__}: {' | '.join(str(e).strip().splitlines()[:6])[:600]}")
     row.update(shared=k.metadata.shared, num_warps=k.metadata.num_warps, **ptxas_stats(k.asm["ptx"]),
-               **sass_counts(k.asm["cubin"]))
+               setmaxnreg=setmaxnreg(k.asm["ptx"]), **sass_counts(k.asm["cubin"]))
     return row
 
 

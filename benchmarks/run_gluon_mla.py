@@ -62,19 +62,27 @@ def _params(h: int):
 
 def _tiles_of(kind: str, h: int):
     """'rule': the adapter's own choice; 'tl': the tl table's entry; 'g<N>x<S>o' / 's': a Gluon
-    shape (N keys a tile, S buffers; o: overlapped dots, s: one tile at a time)."""
-    from attn_select.backends.run.mla_gluon import GluonTiles
+    shape (N keys a tile, S buffers; o: overlapped dots, s: one tile at a time); 'ws64': the
+    warp-specialised Gluon kernel (mla_gluon_ws: a 64-key block a warpgroup); 'wsc64': the same,
+    each buffer's late half copied in 4 chunks."""
+    from attn_select.backends.run.mla_gluon import WS_TILES, WSC_TILES, GluonTiles
     from attn_select.backends.run.triton_mla import choose_tiles
 
     if kind == "rule":
         return None
     if kind == "tl":
         return choose_tiles(h, 2)
+    if kind == "ws64":
+        return WS_TILES
+    if kind == "wsc64":
+        return WSC_TILES
     n, s = kind[1:-1].split("x")
     return GluonTiles(int(n), int(s), overlap=kind.endswith("o"))
 
 
 def _kind(t) -> str:
+    if t.schedule in ("ws", "wsc"):
+        return f"{t.schedule}{t.block_n}"
     return f"g{t.block_n}x{t.stages}{'o' if t.overlap else 's'}"
 
 

@@ -97,6 +97,10 @@ class GluonTiles:
     # starts only when the step that needs it does). False: one tile at a time, and the
     # other buffers' copies run during the whole step.
     overlap: bool = True
+    # "shared": this module's kernel (both warpgroups share each tile's dots);
+    # "ws": mla_gluon_ws's warp-specialised pairs (64-key blocks, two buffers; overlap unused);
+    # "wsc": the same with each buffer's late half copied in 4 chunks, a barrier each
+    schedule: str = "shared"
     block_h: int = BLOCK_H
     num_warps: int = NUM_WARPS
     ctas_per_sm: int = 1
@@ -108,14 +112,26 @@ def gluon_smem_bytes(t: GluonTiles, rank: int = 512, rope: int = 64, elem: int =
     cross-warpgroup reduction's scratch add under 1 KiB): the query tile,
     ``stages`` key tiles, one P tile."""
     lat = rank + rope
+    if t.schedule in WS_SCHEDULES:
+        from attn_select.backends.run.mla_gluon_ws import ws_smem_bytes
+
+        return ws_smem_bytes(rank, rope, elem)
     return (t.block_h * lat + t.stages * t.block_n * lat + t.block_h * t.block_n) * elem
 
+
+# The warp-specialised form (mla_gluon_ws): FlashMLA's schedule, for 128 heads; not yet measured.
+# "wsc": each buffer's late half (the one the other warpgroup refills) in 4 copies with a barrier each.
+WS_SCHEDULES = {"ws": 1, "wsc": 4}  # schedule -> copies a late half comes in
+WS_TILES = GluonTiles(64, 2, overlap=False, schedule="ws")
+WSC_TILES = GluonTiles(64, 2, overlap=False, schedule="wsc")
 
 # The launch shapes the H200 driver times (.gpu-drv/gluonmla); the first is
 # the adapter's default until a measurement says otherwise. 64-key tiles fit
 # two buffers (224 KiB with the query and P); 32-key tiles three or four.
 GLUON_VARIANTS: tuple[GluonTiles, ...] = (
     GluonTiles(64, 2, overlap=False),
+    WS_TILES,
+    WSC_TILES,
     GluonTiles(32, 4),
     GluonTiles(64, 2),
     GluonTiles(32, 3),
@@ -351,6 +367,14 @@ def launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, num_heads:
     """The split pass (the caller runs the merge when ``num_splits`` > 1).
     ``q`` [T, H, 576] with rows of heads contiguous (T * H rows of 576),
     ``lat`` [num_pages, page, 576] contiguous."""
+    if tiles.schedule in WS_SCHEDULES:
+        from attn_select.backends.run import mla_gluon_ws
+
+        if (tiles.block_n, tiles.stages, tiles.block_h) != (mla_gluon_ws.BLOCK_N, 2, mla_gluon_ws.BLOCK_H):
+            raise ValueError(f"the warp-specialised Gluon kernel takes 64-key blocks in 2 buffers, not {tiles}")
+        mla_gluon_ws.launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, num_heads, num_splits,
+                            sm_scale, page, rank, WS_SCHEDULES[tiles.schedule])
+        return
     t = q.shape[0]
     qn, qp, kn, kp = descriptors(q, lat, tiles, page, rank)
     direct = num_splits == 1
@@ -368,5 +392,6 @@ def launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, num_heads:
     )
 
 
-__all__ = ["GluonTiles", "GLUON_VARIANTS", "DEFAULT_GLUON_TILES", "gluon_smem_bytes", "launch",
+__all__ = ["GluonTiles", "GLUON_VARIANTS", "DEFAULT_GLUON_TILES", "WS_SCHEDULES", "WS_TILES", "WSC_TILES",
+           "gluon_smem_bytes", "launch",
            "mla_gluon_decode_kernel", "triton"]

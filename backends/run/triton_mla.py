@@ -492,6 +492,11 @@ class TritonMLAAdapter(Adapter):
         splits = f"split-KV {plan.num_splits} + merge" if plan.num_splits > 1 else "one split"
         if not isinstance(plan.tiles, MLATiles):
             t = plan.tiles
+            if t.schedule in ("ws", "wsc"):
+                late = ", late halves in 4 copies" if t.schedule == "wsc" else ""
+                return (f"attn-select Gluon MLA decode kernel (sm_90, warp-specialised: {t.block_h} heads, a "
+                        f"{t.block_n}-key block per warpgroup, 2 TMA buffers in halves{late}, {splits}, 16-bit "
+                        f"cache, page {plan.batch.page_size})")
             return (f"attn-select Gluon MLA decode kernel (sm_90: {t.block_h} heads x {t.block_n} keys per tile, "
                     f"{t.stages} TMA buffers, 2 warpgroups, {splits}, 16-bit cache, page {plan.batch.page_size})")
         why = f"; Gluon not used: {self.why_not_gluon}" if self.why_not_gluon else ""

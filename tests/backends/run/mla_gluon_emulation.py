@@ -20,6 +20,22 @@ What it reproduces, as the kernel does it:
 - ``overlap``: tile j+1's softmax before tile j's output dot has landed,
   the accumulator rescaled after it; without it, one tile at a time;
 - the epilogue: lse in log2, partials [B, H, splits, rank] or the output.
+
+And of ``mla_gluon_ws`` (``tiles.schedule`` "ws", or "wsc": late halves in
+4 chunk copies with a barrier each), its two warpgroups as
+coroutines run in an order a seeded scheduler picks among the legal ones,
+with the TMA copies landing at random points between: pairs of 64-key
+blocks, warpgroup 0's max m0 and factor c0 handed to warpgroup 1 and its
+m1, c1 back (through the shared vectors, as the kernel), P0 rounded,
+rescaled by c1 and rounded again, each P written into its block's rope
+slot and read from there by the other warpgroup, the split-V accumulation
+(dims 0-255 by warpgroup 0 over both blocks, 256-511 by warpgroup 1), each
+warpgroup's own row sum added at the end; the value halves and rope slots
+refilled by the warpgroup and at the point the kernel does. Every read
+checks the slot holds the block (or the P of the step) it must, at a dot's
+issue and again at its wait; every mbarrier wait checks its barrier has
+not run a phase ahead; a state where no warpgroup can move and no copy is
+in flight fails as a deadlock.
 """
 
 from __future__ import annotations
@@ -141,8 +157,231 @@ def _program(q_rows, c2, bt_row, seq_len, split, num_splits, qk_scale, page, ran
     return o, lse2
 
 
+class _WsShared:
+    """The warp-specialised kernel's shared state, each slot tagged with what
+    it holds: the value halves ``kv[2 * buffer + half]`` (a block number for
+    each 64-dim quarter: a late half lands chunk by chunk), the rope slots
+    ``rp[buffer]`` (("rope", block) or ("P", warpgroup, pair)), the exchanged
+    vectors, the mbarriers' completion counts (``own<b>``: buffer b's own
+    half; ``late<b * lc + c>``: chunk c of its late half), and the TMA copies
+    in flight (they land when the scheduler says)."""
+
+    def __init__(self, c2, bt_row, last_key, page, rank, lc: int = 1):
+        self.c2, self.bt_row, self.last_key, self.page, self.hd = c2, bt_row, last_key, page, rank // 2
+        self.lc = lc
+        self.kv = [[None] * 4 for _ in range(4)]  # the block each 64-dim quarter of a half holds
+        self.kv_data = [torch.zeros(64, rank // 2, dtype=c2.dtype) for _ in range(4)]
+        self.rp = [None] * 2
+        self.bars = {f"own{b}": 0 for b in range(2)}  # completed phases
+        self.bars.update({f"late{i}": 0 for i in range(2 * lc)})
+        self.bars.update(c0=0, c1=0, p0=0, p1=0, l=0)
+        self.count = dict(l=2)  # arrivals a phase (1 for the others)
+        self.arrivals = {}
+        self.vec = {}
+        self.inflight = []  # (slot, block, first quarter, quarters, rope slot or None, barrier)
+
+    def issue_own(self, b: int, block: int, pred: bool) -> None:
+        """Buffer b's own half (h = b: slot 3 * b), one copy, no rope."""
+        if pred:
+            self.inflight.append((3 * b, block, 0, 4, None, f"own{b}"))
+
+    def issue_late(self, b: int, block: int, pred: bool) -> None:
+        """Buffer b's late half (h = 1 - b: slot 2 * b + 1 - b) in ``lc`` chunks, the rope with chunk 0."""
+        if pred:
+            q = 4 // self.lc
+            for c in range(self.lc):
+                self.inflight.append((b + 1, block, c * q, q, b if c == 0 else None, f"late{b * self.lc + c}"))
+
+    def land(self, i: int) -> None:
+        slot, block, first, quarters, rope, bar = self.inflight.pop(i)
+        tile = _load_tile(self.c2, self.bt_row, block, self.last_key, self.page, 64)
+        h = slot % 2
+        lo, hi = first * self.hd // 4, (first + quarters) * self.hd // 4
+        self.kv_data[slot][:, lo:hi] = tile[:, h * self.hd + lo:h * self.hd + hi]
+        for j in range(first, first + quarters):
+            self.kv[slot][j] = block
+        if rope is not None:
+            self.rp[rope] = (("rope", block), tile[:, 2 * self.hd:].clone())
+        self.bars[bar] += 1
+
+    def arrive(self, bar: str) -> None:
+        self.arrivals[bar] = self.arrivals.get(bar, 0) + 1
+        if self.arrivals[bar] == self.count.get(bar, 1):
+            self.arrivals[bar] = 0
+            self.bars[bar] += 1
+
+    def ready(self, bar: str, phase: int, want: int) -> bool:
+        # mbarrier.wait(bar, phase) returns once the phase of that parity has completed; the
+        # protocol must never let a barrier run a whole phase ahead of its waiter (ABA)
+        n = self.bars[bar]
+        if n % 2 == phase:
+            return False
+        assert n == want, f"{bar}: {n} completions where the waiter expects {want}"
+        return True
+
+    def half(self, slot: int, block: int) -> torch.Tensor:
+        assert self.kv[slot] == [block] * 4, f"value half {slot} holds blocks {self.kv[slot]}, the kernel reads {block}"
+        return self.kv_data[slot]
+
+    def rope(self, b: int, tag) -> torch.Tensor:
+        held = self.rp[b] and self.rp[b][0]
+        assert held == tag, f"rope slot {b} holds {held}, the kernel reads {tag}"
+        return self.rp[b][1]
+
+
+def _ws_zero_tail(sh, b, block, k0, end):
+    if k0 + 64 > end:
+        dead = ~((k0 + torch.arange(64)) < end)
+        for h in range(2):
+            sh.half(2 * b + h, block)[dead] = 0
+
+
+def _ws_wg0(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out):
+    """Warpgroup 0 of mla_gluon_ws, step for step; yields where the kernel
+    waits (a barrier, or an asynchronous dot in flight)."""
+    hd = sh.hd
+    m_i = torch.full((q.shape[0],), float("-inf"))
+    l0 = torch.zeros(q.shape[0])
+    acc = torch.zeros(q.shape[0], hd)
+    for k in range(n_pairs):
+        ph = k & 1
+        b0 = t_begin + 2 * k
+        k0 = b0 * 64
+        yield ("own0", ph, k + 1)
+        for c in range(sh.lc):
+            yield (f"late{c}", ph, k + 1)
+        _ws_zero_tail(sh, 0, b0, k0, end)
+        keys = torch.cat([sh.half(0, b0), sh.half(1, b0), sh.rope(0, ("rope", b0))], 1).float()
+        s = q @ keys.T * qk_scale
+        s = torch.where(((k0 + torch.arange(64)) < end)[None, :], s, float("-inf"))
+        m0 = torch.maximum(m_i, s.amax(1))
+        m0_use = torch.where(m0 == float("-inf"), 0.0, m0)
+        c0 = torch.exp2(m_i - m0_use)
+        p0 = torch.exp2(s - m0_use[:, None])
+        l0 = l0 * c0 + p0.sum(1)
+        sh.vec.update(m=m0, c0=c0)
+        sh.arrive("c0")
+        acc = acc * c0[:, None]
+        p0b = p0.to(p_dtype).float()
+        pv = p0b @ sh.half(0, b0).float()  # O_lo += P0 V0_lo, issued
+        yield ("c1", ph, k + 1)
+        c1, m_i = sh.vec["c1"], sh.vec["m"]
+        acc = acc + pv
+        sh.half(0, b0)  # the dot's wait: its buffer still holds the block
+        sh.issue_own(0, b0 + 2, k + 1 < n_pairs)
+        sh.rp[0] = (("P", 0, k), (p0b * c1[:, None]).to(p_dtype))  # P0 at m1 in block 0's rope slot
+        sh.arrive("p0")
+        acc = acc * c1[:, None]
+        l0 = l0 * c1
+        yield ("p1", ph, k + 1)
+        pv = sh.rope(1, ("P", 1, k)).float() @ sh.half(2, b0 + 1).float()  # O_lo += P1 V1_lo
+        yield None  # the dot in flight
+        sh.rope(1, ("P", 1, k)), sh.half(2, b0 + 1)
+        acc = acc + pv
+        sh.issue_late(1, b0 + 3, k + 1 < n_pairs)
+    out["wg0"] = (acc, m_i, l0)
+    sh.vec["l0"] = l0
+    sh.arrive("l")
+    yield ("l", 0, 1)
+    out["l"] = sh.vec["l0"] + sh.vec["l1"]
+
+
+def _ws_wg1(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out):
+    """Warpgroup 1 of mla_gluon_ws, step for step."""
+    hd = sh.hd
+    m1 = torch.full((q.shape[0],), float("-inf"))
+    l1 = torch.zeros(q.shape[0])
+    acc = torch.zeros(q.shape[0], hd)
+    for k in range(n_pairs):
+        ph = k & 1
+        b1 = t_begin + 2 * k + 1
+        k1 = b1 * 64
+        yield ("own1", ph, k + 1)  # its own (high) half first, as the kernel
+        for c in range(sh.lc):
+            yield (f"late{sh.lc + c}", ph, k + 1)
+        _ws_zero_tail(sh, 1, b1, k1, end)
+        keys = torch.cat([sh.half(2, b1), sh.half(3, b1), sh.rope(1, ("rope", b1))], 1).float()
+        s = q @ keys.T * qk_scale
+        s = torch.where(((k1 + torch.arange(64)) < end)[None, :], s, float("-inf"))
+        yield ("c0", ph, k + 1)
+        m0, c0 = sh.vec["m"], sh.vec["c0"]
+        m1 = torch.maximum(m0, s.amax(1))
+        m1_use = torch.where(m1 == float("-inf"), 0.0, m1)
+        c1 = torch.exp2(m0 - m1_use)
+        sh.vec.update(m=m1, c1=c1)
+        sh.arrive("c1")
+        p1 = torch.exp2(s - m1_use[:, None])
+        l1 = l1 * (c0 * c1) + p1.sum(1)
+        acc = acc * (c0 * c1)[:, None]
+        sh.rp[1] = (("P", 1, k), p1.to(p_dtype))
+        sh.arrive("p1")
+        p1b = p1.to(p_dtype).float()
+        pv_a = p1b @ sh.half(3, b1).float()  # O_hi += P1 V1_hi, issued (P1 from registers)
+        yield ("p0", ph, k + 1)
+        pv_b = sh.rope(0, ("P", 0, k)).float() @ sh.half(1, b1 - 1).float()  # O_hi += (P0 c1) V0_hi
+        yield None
+        sh.half(3, b1)  # wait(1): the first dot done
+        sh.issue_own(1, b1 + 2, k + 1 < n_pairs)
+        yield None
+        sh.rope(0, ("P", 0, k)), sh.half(1, b1 - 1)  # wait(0)
+        acc = acc + pv_a + pv_b
+        sh.issue_late(0, b1 + 1, k + 1 < n_pairs)
+    out["wg1"] = (acc, m1, l1)
+    sh.vec["l1"] = l1
+    sh.arrive("l")
+    yield ("l", 0, 1)
+
+
+def _program_ws(q_rows, c2, bt_row, seq_len, split, num_splits, qk_scale, page, rank, p_dtype, seed, lc=1):
+    """One program of the warp-specialised kernel: the two warpgroups as
+    coroutines, run in an order a seeded scheduler picks among the legal
+    ones (and the copies in flight landed at random points), every read
+    checked against what the slot must hold; (o, lse2) as ``_program``."""
+    import random
+
+    n_all = -(-seq_len // 64)
+    per = -(-n_all // num_splits)
+    t_begin = split * per
+    t_stop = min(t_begin + per, n_all)
+    end = min(t_stop * 64, seq_len)
+    n_pairs = -(-max(t_stop - t_begin, 1) // 2)
+    sh = _WsShared(c2, bt_row, max(seq_len - 1, 0), page, rank, lc)
+    # the default partition's prologue: the first pair's own halves, then the late halves with the rope parts
+    sh.issue_own(0, t_begin, True)
+    sh.issue_own(1, t_begin + 1, True)
+    sh.issue_late(0, t_begin, True)
+    sh.issue_late(1, t_begin + 1, True)
+    q = q_rows.float()
+    out = {}
+    wgs = [_ws_wg0(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out),
+           _ws_wg1(sh, q, t_begin, end, n_pairs, qk_scale, p_dtype, out)]
+    waiting = [next(w) for w in wgs]
+    done = [False, False]
+    rng = random.Random(seed)
+    while not all(done):
+        can = [i for i in range(2) if not done[i] and (waiting[i] is None or sh.ready(*waiting[i]))]
+        moves = [("wg", i) for i in can] + [("land", j) for j in range(len(sh.inflight))]
+        assert moves, f"deadlock: warpgroups wait on {waiting}, no copy in flight"
+        kind, i = rng.choice(moves)
+        if kind == "land":
+            sh.land(i)
+            continue
+        try:
+            waiting[i] = next(wgs[i])
+        except StopIteration:
+            done[i] = True
+    assert not sh.inflight, f"copies still in flight at the end: {sh.inflight}"
+    acc0, m0, _ = out["wg0"]
+    acc1, m1, _ = out["wg1"]
+    assert torch.equal(m0, m1)  # both warpgroups end at the same row maximum
+    l_i = out["l"]
+    lse2 = torch.where(l_i > 0, m0 + torch.log2(torch.where(l_i > 0, l_i, 1.0)), float("-inf"))
+    o = torch.cat([acc0, acc1], 1) / torch.where(l_i == 0, 1.0, l_i)[:, None]
+    return o, lse2
+
+
 def emulate_launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, num_heads: int, num_splits: int,
-                   sm_scale: float, page: int, rank: int, tiles, p_dtype=None) -> None:
+                   sm_scale: float, page: int, rank: int, tiles, p_dtype=None, ws_seed: int = 0) -> None:
     """``mla_gluon.launch``'s contract, computed by the schedule above.
     ``p_dtype``: P's dtype in shared memory (the cache's by default, as the
     kernel; float32 makes the emulation exact up to summation order)."""
@@ -156,8 +395,13 @@ def emulate_launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, nu
         for hg in range(h // tiles.block_h):
             rows = slice(hg * tiles.block_h, (hg + 1) * tiles.block_h)
             for split in range(num_splits):
-                o, lse2 = _program(q[req, rows], c2, block_table[req], seq_len, split, num_splits, qk_scale, page,
-                                   rank, tiles, p_dtype)
+                if tiles.schedule in ("ws", "wsc"):
+                    o, lse2 = _program_ws(q[req, rows], c2, block_table[req], seq_len, split, num_splits, qk_scale,
+                                          page, rank, p_dtype, ws_seed + 7919 * (req * 64 + hg * 8 + split),
+                                          lc=4 if tiles.schedule == "wsc" else 1)
+                else:
+                    o, lse2 = _program(q[req, rows], c2, block_table[req], seq_len, split, num_splits, qk_scale,
+                                       page, rank, tiles, p_dtype)
                 if num_splits == 1:
                     out[req, rows] = o.to(out.dtype)
                     if lse is not None:

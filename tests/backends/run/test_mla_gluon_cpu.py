@@ -16,12 +16,12 @@ from attn_select.backends.run import mla_gluon
 from attn_select.backends.run.adapter import RunEnv
 from attn_select.backends.run.batch import fill_random_
 from attn_select.backends.run.mla_check import check_mla_decode, random_mla_inputs, write_latents
-from attn_select.backends.run.mla_gluon import GLUON_VARIANTS, GluonTiles, gluon_smem_bytes
+from attn_select.backends.run.mla_gluon import GLUON_VARIANTS, WS_TILES, WSC_TILES, GluonTiles, gluon_smem_bytes
 from attn_select.backends.run.mla_reference import MLAParams, reference_mla_attention
 from attn_select.backends.run.reference import relative_error
 from attn_select.backends.run.triton_mla import SMEM_LIMIT, TritonMLAAdapter, gluon_unavailable
 from tests.backends.run.conftest import needs_interpreter
-from tests.backends.run.mla_gluon_emulation import emulate_launch
+from tests.backends.run.mla_gluon_emulation import _WsShared, emulate_launch
 from tests.backends.run.test_triton_mla_cpu import DEEPSEEK_SCALE, TIGHT, decode_batch
 
 
@@ -49,6 +49,19 @@ CASES = {
         MLAParams(128, 512, 64, DEEPSEEK_SCALE), [300, 100], 64, GluonTiles(64, 2, overlap=False), 3),
     "one tile at a time, 64 heads, page 16, 32-key tiles, 3 buffers, 2 splits": (
         MLAParams(64, 512, 64, DEEPSEEK_SCALE), [250, 33], 16, GluonTiles(32, 3, overlap=False), 2),
+    # the warp-specialised form: pairs of 64-key blocks, one a warpgroup
+    "warp-specialised, 128 heads, page 64, 2 splits (an odd block count: a masked second block)": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [300, 129], 64, WS_TILES, 2),
+    "warp-specialised, 64 heads, page 16 (four copies a half), ragged ends, 3 splits": (
+        MLAParams(64, 512, 64, DEEPSEEK_SCALE), [200, 64, 17], 16, WS_TILES, 3),
+    "warp-specialised, 64 heads, page 8, 7 splits (empty ones)": (
+        MLAParams(64, 512, 64, DEEPSEEK_SCALE), [5, 70, 400], 8, WS_TILES, 7),
+    "warp-specialised, 128 heads, page 64, one split, several pairs (the ring wraps)": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [600, 255], 64, WS_TILES, 1),
+    "warp-specialised, late halves in 4 chunks, 128 heads, page 64, 2 splits": (
+        MLAParams(128, 512, 64, DEEPSEEK_SCALE), [300, 129], 64, WSC_TILES, 2),
+    "warp-specialised, late halves in 4 chunks, 64 heads, page 16, 3 splits": (
+        MLAParams(64, 512, 64, DEEPSEEK_SCALE), [200, 64, 17], 16, WSC_TILES, 3),
 }
 
 
@@ -119,11 +132,64 @@ def test_gluon_schedule_with_bf16_p_is_within_the_runs_tolerance(monkeypatch):
     assert r.ok, r.errors
 
 
+@needs_interpreter
+@pytest.mark.parametrize("seed,tiles", [(1, WS_TILES), (2, WS_TILES), (3, WSC_TILES), (4, WSC_TILES)])
+def test_warp_specialised_schedule_holds_in_other_orders(seed, tiles, monkeypatch):
+    """The two warpgroups and the copies in flight in other legal orders (the
+    emulation's scheduler seed): every read still finds its block or P in the
+    slot, no barrier runs a phase ahead of its waiter, nothing deadlocks."""
+    monkeypatch.setattr(mla_gluon, "launch", functools.partial(emulate_launch, p_dtype=torch.float32,
+                                                              ws_seed=1000 * seed))
+    p = MLAParams(64, 512, 64, DEEPSEEK_SCALE)
+    r = check_mla_decode(decode_batch([450, 130], 16, seed=seed), p, "cpu", torch.float32, "bfloat16", seed=seed,
+                         tolerance_override=TIGHT, tiles=tiles, num_splits=2)
+    assert max(r.errors) < TIGHT, r.errors
+
+
+@needs_interpreter
+def test_warp_specialised_schedule_with_bf16_p_is_within_the_runs_tolerance(monkeypatch):
+    """bf16 P (warpgroup 0's P0 rounded, rescaled by c1, rounded again), bf16 cache and query."""
+    monkeypatch.setattr(mla_gluon, "launch", emulate_launch)
+    p = MLAParams(128, 512, 64, DEEPSEEK_SCALE)
+    r = check_mla_decode(decode_batch([400, 90], 64, seed=9), p, "cpu", torch.bfloat16, "bfloat16", seed=2,
+                         tiles=WS_TILES, num_splits=2)
+    assert r.ok, r.errors
+
+
+def test_warp_specialised_emulation_catches_a_stale_slot_and_a_phase_run_ahead():
+    """The checks the schedule's emulation relies on do fire."""
+    sh = _WsShared(torch.zeros(64 * 4, 576), torch.arange(4), 255, 64, 512, lc=4)
+    sh.issue_own(0, 1, True)
+    sh.land(0)
+    with pytest.raises(AssertionError, match=r"holds blocks \[1, 1, 1, 1\]"):
+        sh.half(0, 2)
+    sh.issue_late(0, 1, True)
+    sh.land(0)  # the first of 4 chunks: the half is not whole yet
+    with pytest.raises(AssertionError, match=r"holds blocks \[1, None, None, None\]"):
+        sh.half(1, 1)
+    sh.arrive("c0")
+    sh.arrive("c0")
+    sh.arrive("c0")  # three phases done where the waiter of the first expects one
+    with pytest.raises(AssertionError, match="3 completions"):
+        sh.ready("c0", 0, 1)
+    sh.arrive("l")
+    assert not sh.ready("l", 0, 1)  # two arrivals a phase: one is not enough
+
+
+def test_the_warp_specialised_launch_takes_only_its_shape():
+    with pytest.raises(ValueError, match="64-key blocks in 2 buffers"):
+        mla_gluon.launch(None, None, None, None, None, None, None, None, 64, 1, 1.0, 64, 512,
+                         GluonTiles(32, 2, schedule="ws"))
+
+
 def test_every_gluon_variant_fits_shared_memory():
     for t in GLUON_VARIANTS:
         assert gluon_smem_bytes(t) <= SMEM_LIMIT, t
     # the query, two 64-key tiles and P: 224 KiB
     assert gluon_smem_bytes(GluonTiles(64, 2)) == (64 * 576 + 2 * 64 * 576 + 64 * 64) * 2
+    # warp-specialised: the query and two 64-key buffers; P in the rope slots
+    assert gluon_smem_bytes(WS_TILES) == gluon_smem_bytes(WSC_TILES) == (64 * 576 + 2 * 64 * 576) * 2
+    assert WS_TILES in GLUON_VARIANTS and mla_gluon.DEFAULT_GLUON_TILES.schedule == "shared"
 
 
 def test_gluon_rule_says_why_not(monkeypatch):
