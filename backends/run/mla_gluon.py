@@ -37,7 +37,8 @@ The schedule (the idea of FlashMLA's dense sm90 decode; our own code):
   dot, softmax, output dot, and the other buffers' copies run during the
   whole step. A buffer is refilled (TMA) as soon as both warpgroups have
   finished the output dot that read it (a CTA barrier, which also guards
-  the single P tile). Which wins is the H200's call (the driver times both).
+  the single P tile). On the H200 one tile at a time won (2026-12-02, 32 x
+  4096, 128 heads, page 64: 100.0 us against 110.0 overlapped; BENCHMARKS.md).
 - **Why 64-key tiles at most.** The query (72 KiB), two 64-key tiles (144
   KiB) and P (8 KiB) are 224 KiB of the 227 a block may have; 128-key tiles
   (each warpgroup's score instructions 64 wide, as FlashMLA's) would leave
@@ -126,8 +127,11 @@ WS_TILES = GluonTiles(64, 2, overlap=False, schedule="ws")
 WSC_TILES = GluonTiles(64, 2, overlap=False, schedule="wsc")
 
 # The launch shapes the H200 driver times (.gpu-drv/gluonmla); the first is
-# the adapter's default until a measurement says otherwise. 64-key tiles fit
-# two buffers (224 KiB with the query and P); 32-key tiles three or four.
+# the adapter's default, the fastest of the six measured on the H200
+# (2026-12-02: 0.85x FlashMLA at 128 heads, 1.02x at 64). The warp-specialised
+# two (mla_gluon_ws.py) are compiled and emulated, not yet run on a GPU.
+# 64-key tiles fit two buffers (224 KiB with the query and P); 32-key tiles
+# three or four.
 GLUON_VARIANTS: tuple[GluonTiles, ...] = (
     GluonTiles(64, 2, overlap=False),
     WS_TILES,
