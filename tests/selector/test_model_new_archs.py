@@ -103,7 +103,7 @@ def test_generic_fallback_says_which_per_layer_fields_it_ignores():
     cfg = {"architectures": ["SwaHybridForCausalLM"], "model_type": "swa_hybrid", "hidden_size": 4096,
            "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 192, "swa_head_dim": 192,
            "swa_num_key_value_heads": 8, "hybrid_layer_pattern": [0, 1, 1, 0], "num_hidden_layers": 4,
-           "torch_dtype": "bfloat16"}
+           "torch_dtype": "bfloat16", "auto_map": {"AutoModelForCausalLM": "modeling_swa.SwaHybridForCausalLM"}}
     notes = " ".join(model_facts(cfg, name="swa").notes)
     assert "swa_head_dim, swa_num_key_value_heads, hybrid_layer_pattern" in notes
 

@@ -383,6 +383,30 @@ _VLLM_CASES += [
     ("qwen3 use_bidirectional_attention -1 (undeclared)", _with(QWEN3, use_bidirectional_attention=-1), H100, None),
     ("llama full_attention_interval 'x' (unread)", _with(LLAMA, full_attention_interval="x"), H100, None),
 ]
+_QWEN2 = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 1024, "num_attention_heads": 16,
+          "num_key_value_heads": 8, "num_hidden_layers": 2, "vocab_size": 1000, "intermediate_size": 2048,
+          "torch_dtype": "bfloat16"}
+_VLLM_CASES += [
+    # get_config fills a falsy architectures with transformers' base model class for the model type
+    ("qwen3 architectures [] (Qwen3Model)", _with(QWEN3, architectures=[]), H100, None),
+    ("qwen2 architectures {} (Qwen2Model)", _with(_QWEN2, architectures={}), H100, None),
+    ("qwen2 without architectures", _with(_QWEN2, drop=("architectures",)), H100, None),
+    ("olmo2 architectures '' (Olmo2Model)", _with(_QWEN2, architectures="", model_type="olmo2"), H100, None),
+    ("qwen2_5_omni_text architectures [] (no base model class)",
+     _with(_QWEN2, architectures=[], model_type="qwen2_5_omni_text"), H100, "No model architectures are specified"),
+    # the registry: a name neither registered, normalized nor a transformers class it can wrap
+    ("llama GPT2ForMaskedLM", _with(LLAMA, architectures=["GPT2ForMaskedLM"]), H100, "are not supported for now"),
+    ("llama LlamaForMaskedLM", _with(LLAMA, architectures=["LlamaForMaskedLM"]), H100, "are not supported for now"),
+    ("llama FooForCausalLM", _with(LLAMA, architectures=["FooForCausalLM"]), H100, "are not supported for now"),
+    ("llama MptForCausalLM (dropped; transformers' class cannot be wrapped)",
+     _with(LLAMA, architectures=["MptForCausalLM"]), H100, "was supported in vLLM until v0.28.0"),
+    ("llama LlamaForTokenClassification (normalized)", _with(LLAMA, architectures=["LlamaForTokenClassification"]),
+     H100, None),
+    ("llama LlamaForQuestionAnswering (Transformers backend)",
+     _with(LLAMA, architectures=["LlamaForQuestionAnswering"]), H100, None),
+    ("llama FooForCausalLM then LlamaForCausalLM", _with(LLAMA, architectures=["FooForCausalLM", "LlamaForCausalLM"]),
+     H100, None),
+]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
 
