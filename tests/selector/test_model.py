@@ -370,7 +370,7 @@ def test_unknown_architecture_is_derived_generically():
     assert f.dtype == "float16" and any("not in vLLM 0.33.0's model registry" in n for n in f.notes)
     # the Transformers backend vLLM tries refuses layers without attention (checked against
     # vLLM with transformers' Bamba / MiniMax classes in test_model_vs_vllm.py)
-    with pytest.raises(UserError, match=r"refuses layer 1 \(mamba\)"):
+    with pytest.raises(UserError, match=r"Layer 1 \(mamba\) does not dispatch"):
         model_facts({**c, "layer_types": ["full_attention", "mamba", "full_attention", "mamba"]}, name="foo")
 
 

@@ -225,6 +225,29 @@ def test_layers_vllm_cannot_build_are_refused(config, match):
         _facts(config)
 
 
+_OLMO2_UNIT = {"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "hidden_size": 1024,
+               "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 4, "torch_dtype": "bfloat16"}
+
+
+def test_transformers_backend_layer_kinds_follow_the_modeling_file():
+    """Olmo2's modeling code attends on every layer: any layer_types kind is a
+    full-attention layer (a hybrid's, MiniMax's, refuses a non-attention one);
+    sliding_attention needs a sliding_window attribute Olmo2Config lacks, and
+    Olmo3's rotary embedding has rope parameters for full / sliding types only."""
+    f = _facts(_with(_OLMO2_UNIT, layer_types=["linear_attention", "full_attention", "mamba", "chunked_attention"]))
+    assert [g.layers for g in f.groups] == [(0, 1, 2, 3)] and f.groups[0].attn.sliding_window is None
+    with pytest.raises(UserError, match="no attribute 'sliding_window'"):
+        _facts(_with(_OLMO2_UNIT, layer_types=["sliding_attention"] + ["full_attention"] * 3))
+    f = _facts(_with(_OLMO2_UNIT, sliding_window=512, layer_types=["sliding_attention"] + ["full_attention"] * 3))
+    assert {g.attn.sliding_window for g in f.groups} == {512, None}
+    with pytest.raises(UserError, match="KeyError: 'linear_attention'"):
+        _facts(_with(_OLMO2_UNIT, architectures=["Olmo3ForCausalLM"], model_type="olmo3",
+                     layer_types=["linear_attention", "full_attention"] * 2))
+    with pytest.raises(UserError, match=r"Layer 0 \(linear_attention\) does not dispatch"):
+        _facts(_with(_OLMO2_UNIT, architectures=["MiniMaxForCausalLM"], model_type="minimax",
+                     layer_types=["linear_attention", "full_attention"] * 2))
+
+
 def test_flashinfer_mla_reads_an_absent_qk_nope_head_dim_as_1():
     # FlashInferMLABackend.supports_combination: getattr(hf_text_config,
     # "qk_nope_head_dim", 1); the MLA layer itself reads it as 0
@@ -406,6 +429,20 @@ _VLLM_CASES += [
      _with(LLAMA, architectures=["LlamaForQuestionAnswering"]), H100, None),
     ("llama FooForCausalLM then LlamaForCausalLM", _with(LLAMA, architectures=["FooForCausalLM", "LlamaForCausalLM"]),
      H100, None),
+]
+_OLMO2 = _with(_QWEN2, architectures=["Olmo2ForCausalLM"], model_type="olmo2", num_hidden_layers=4)
+_VLLM_CASES += [
+    # the Transformers backend over a modeling file that attends on every layer:
+    # layer_types picks only masks and windows, any kind is full attention
+    ("olmo2 layer_types linear_attention / mamba / chunked_attention", _with(_OLMO2, layer_types=[
+        "linear_attention", "full_attention", "mamba", "chunked_attention"]), H100, None),
+    ("olmo2 sliding_attention without sliding_window", _with(_OLMO2, layer_types=["sliding_attention"] + [
+        "full_attention"] * 3), H100, "no attribute 'sliding_window'"),
+    ("olmo2 sliding_attention with sliding_window", _with(_OLMO2, sliding_window=512, layer_types=[
+        "sliding_attention"] + ["full_attention"] * 3), H100, None),
+    ("olmo3 layer_types linear_attention (rope per layer type)", _with(_OLMO2, architectures=["Olmo3ForCausalLM"],
+                                                                       model_type="olmo3", layer_types=[
+        "linear_attention", "full_attention"] * 2), H100, "KeyError: 'linear_attention'"),
 ]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
