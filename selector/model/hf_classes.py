@@ -11,6 +11,7 @@ from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_dtype import config_dtype
 from attn_select.selector.model.hf_rope import check_rope
+from attn_select.selector.model.hf_subconfigs import check_subconfigs
 from attn_select.selector.model.hf_types import check_declared
 
 
@@ -940,6 +941,7 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
             f"{where}: no 'model_type'; transformers (and so vLLM) needs it to pick the config class"
         )
     check_declared(raw, model_type, where)
+    check_subconfigs(raw, model_type, where)
     _check_num_labels(raw, where)
     _check_read_only(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)
