@@ -917,6 +917,32 @@ def _check_read_only(raw: Mapping[str, Any] | None, model_type: str, where: str)
                         "remove it")
 
 
+# The config classes whose layers_block_type / hybrid_override_pattern
+# vLLM 0.33.0's model files read (jamba.py, zamba2.py, nemotron_h.py,
+# cosmos3_edge.py; BambaConfig derives it from attn_layer_indices, which
+# bamba.py reads): on any other model the field is an unread extra, kept as
+# written whatever it holds (raw.py does not type it).
+_BLOCK_TYPE_READERS = frozenset({"jamba", "zamba2", "nemotron_h", "bamba", "cosmos3_edge"})
+_PATTERN_READERS = frozenset({"nemotron_h", "cosmos3_edge"})
+
+
+def _reads(model_type: str | None, readers: frozenset[str]) -> bool:
+    return bool(model_type) and any(model_type == r or model_type.startswith(r + "_") for r in readers)
+
+
+def _check_layer_kind_fields(given: Mapping[str, Any], model_type: str, where: str) -> None:
+    """Where a model file reads them: layers_block_type a list of layer-kind
+    strings, hybrid_override_pattern one string (a character a layer)."""
+    kinds, pattern = given.get("layers_block_type"), given.get("hybrid_override_pattern")
+    if kinds is not None and _reads(model_type, _BLOCK_TYPE_READERS) and not (
+            isinstance(kinds, list) and all(isinstance(k, str) for k in kinds)):
+        raise UserError(f"{where}: field 'layers_block_type': Input should be a valid list of strings (got "
+                        f"{shown(kinds)}); fix the value in the config")
+    if pattern is not None and _reads(model_type, _PATTERN_READERS) and not isinstance(pattern, str):
+        raise UserError(f"{where}: field 'hybrid_override_pattern': Input should be a valid string (got "
+                        f"{shown(pattern)}); fix the value in the config")
+
+
 def _check_num_labels(raw: Mapping[str, Any] | None, where: str) -> None:
     """PreTrainedConfig's num_labels setter (every class, transformers 5.20)
     builds id2label from range(num_labels) unless id2label already has that
@@ -942,6 +968,7 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
         )
     check_declared(raw, model_type, where)
     check_subconfigs(raw, model_type, where)
+    _check_layer_kind_fields(given, model_type, where)
     _check_num_labels(raw, where)
     _check_read_only(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)

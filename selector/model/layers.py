@@ -9,7 +9,8 @@ from typing import NamedTuple
 
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
-from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, check_layer_count
+from attn_select.selector.model.hf_classes import (
+    _BLOCK_TYPE_READERS, _HF_CLASSES, _PATTERN_READERS, HFView, _reads, check_layer_count)
 from attn_select.selector.model.hf_types import declared
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
 from attn_select.selector.model.vllm_registry import REGISTERED, TRANSFORMERS_BACKEND, transformers_backend
@@ -1173,18 +1174,6 @@ def _check_backend_layer_kinds(ctx: _Ctx, kinds: list[str], types: list[str] | N
                         f"{VLLM_VERSION}'s Transformers backend reads text_config.sliding_window for them "
                         f"(AttributeError: the {model_type} config class has no attribute 'sliding_window'); add "
                         "sliding_window or drop those layer types")
-
-
-# The config classes whose layers_block_type / hybrid_override_pattern
-# vLLM 0.33.0's model files read (jamba.py, zamba2.py, nemotron_h.py,
-# cosmos3_edge.py; BambaConfig derives it from attn_layer_indices, which
-# bamba.py reads): on any other model the field is an unread extra
-_BLOCK_TYPE_READERS = frozenset({"jamba", "zamba2", "nemotron_h", "bamba", "cosmos3_edge"})
-_PATTERN_READERS = frozenset({"nemotron_h", "cosmos3_edge"})
-
-
-def _reads(model_type: str | None, readers: frozenset[str]) -> bool:
-    return bool(model_type) and any(model_type == r or model_type.startswith(r + "_") for r in readers)
 
 
 # layer kinds that build an attention layer (layer_types, layers_block_type;

@@ -248,6 +248,16 @@ def test_transformers_backend_layer_kinds_follow_the_modeling_file():
                      layer_types=["linear_attention", "full_attention"] * 2))
 
 
+@pytest.mark.parametrize("field,value", [("layers_block_type", "x"), ("layers_block_type", [1]),
+                                         ("hybrid_override_pattern", 7)])
+def test_hybrid_layer_fields_are_typed_only_where_read(field, value):
+    assert _facts(_with(QWEN3, **{field: value})).groups
+    nemotron = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 1024,
+                "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
+    with pytest.raises(UserError, match=f"field '{field}'"):
+        _facts(_with(nemotron, **{field: value}))
+
+
 def test_flashinfer_mla_reads_an_absent_qk_nope_head_dim_as_1():
     # FlashInferMLABackend.supports_combination: getattr(hf_text_config,
     # "qk_nope_head_dim", 1); the MLA layer itself reads it as 0
@@ -402,6 +412,8 @@ _VLLM_CASES += [
     # model files (Jamba, Zamba2, Nemotron-H, ...), an unread extra elsewhere
     ("llama layers_block_type (unread)", _with(LLAMA, layers_block_type=["mamba", "mamba"]), H100, None),
     ("qwen3 hybrid_override_pattern (unread)", _with(QWEN3, hybrid_override_pattern="M-"), H100, None),
+    ("qwen3 layers_block_type 'x' (unread, any kind)", _with(QWEN3, layers_block_type="x"), H100, None),
+    ("qwen3 hybrid_override_pattern 7 (unread, any kind)", _with(QWEN3, hybrid_override_pattern=7), H100, None),
     # declared (and so checked) only by Gemma's / Qwen3-Next's classes
     ("qwen3 use_bidirectional_attention -1 (undeclared)", _with(QWEN3, use_bidirectional_attention=-1), H100, None),
     ("llama full_attention_interval 'x' (unread)", _with(LLAMA, full_attention_interval="x"), H100, None),
