@@ -375,6 +375,25 @@ _LEGACY_KINDS = MappingProxyType({"mamba": "linear_attention", "attention": "ful
 _OWN_LAYER_CHECK = frozenset({"nemotron_h", "deepseek_v4", "neomme", "resnet"})
 
 
+def _check_remappable(raw: Mapping[str, Any] | None, where: str) -> None:
+    """PreTrainedConfig.__post_init__ runs remap_legacy_layer_types on every
+    class: layer_types and mtp_layer_types, when not null, are iterated and
+    each entry looked up in the legacy-name table (a wrapper keeps a
+    top-level copy as written, so this is where one fails)."""
+    if not isinstance(raw, Mapping):
+        return
+    for field in ("layer_types", "mtp_layer_types"):
+        value = raw.get(field)
+        if value is None or isinstance(value, (str, list, dict)) and all(
+                not isinstance(v, (list, dict)) for v in value):
+            continue
+        what = (f"'{type(value).__name__}' object is not iterable" if not isinstance(value, (list, dict))
+                else f"unhashable type: '{next(type(v).__name__ for v in value if isinstance(v, (list, dict)))}'")
+        raise UserError(f"{where}: {field} is {shown(value)}; transformers remaps its legacy layer names on every "
+                        f"config (TypeError: {what}), so vLLM {VLLM_VERSION} cannot load the config: give one layer "
+                        "kind string per layer")
+
+
 def _check_layer_lists(attrs: Mapping[str, Any], model_type: str, where: str, kinds_known: bool = True) -> None:
     """transformers' layer_types / mlp_layer_types check, as it runs after
     __post_init__ (mlp_layer_types only once layer_types is given).
@@ -969,6 +988,7 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
     check_declared(raw, model_type, where)
     check_subconfigs(raw, model_type, where)
     _check_layer_kind_fields(given, model_type, where)
+    _check_remappable(raw, where)
     _check_num_labels(raw, where)
     _check_read_only(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)

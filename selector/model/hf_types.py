@@ -57,7 +57,10 @@ _declare(f"{_SIZES} num_key_value_heads? head_dim? sliding_window?", "afmoe")
 _declare(f"{_SIZES} num_key_value_heads head_dim? sliding_window?", "mistral", "mixtral")
 _declare(f"{_SIZES} num_key_value_heads? sliding_window?", "cohere2", "granite_swa", "granitemoe_swa", "phi3")
 _declare(f"{_SIZES} num_key_value_heads? head_dim sliding_window? sliding_window_pattern", "cohere2_moe")
-_declare(f"{_SIZES} num_key_value_heads head_dim", "llama4_text", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next")
+_declare(f"{_SIZES} num_key_value_heads head_dim", "llama4_text")
+# the Gated DeltaNet sizes too (checked by loading each class with "x", 1.5, true, null, {})
+_declare(f"{_SIZES} num_key_value_heads head_dim linear_num_value_heads linear_num_key_heads linear_key_head_dim "
+         "linear_value_head_dim linear_conv_kernel_dim", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next")
 _declare(f"{_SIZES} num_key_value_heads head_dim use_bidirectional_attention:bool?", "gemma")
 _declare(f"{_SIZES} num_key_value_heads head_dim sliding_window? attn_logit_softcapping:float? "
          "use_bidirectional_attention:bool?", "gemma2", "gemma3_text")

@@ -288,9 +288,13 @@ def _qwen2(ctx: _Ctx, head_rule: str) -> _Stack:
     types = t.get("layer_types") or []
     # Qwen2Model asserts: sliding on only some layers is not supported
     if len(set(types)) > 1 and t.get("max_window_layers") != t.get("num_hidden_layers"):
+        # (its text says "less than" whatever the two counts are)
         raise UserError(
-            f"vLLM {VLLM_VERSION} rejects this Qwen2-family config: sliding window on some but not all layers "
-            f"(max_window_layers {t.get('max_window_layers')} < num_hidden_layers {t.get('num_hidden_layers')})"
+            f"vLLM {VLLM_VERSION}'s Qwen2Model refuses this config when it builds the layers: layer_types mixes "
+            f"kinds and max_window_layers is not num_hidden_layers (AssertionError: Sliding window for some but all "
+            f"layers is not supported. This model uses sliding window but `max_window_layers` = "
+            f"{t.get('max_window_layers')} is less than `num_hidden_layers` = {t.get('num_hidden_layers')}.); make "
+            "layer_types one kind or max_window_layers the layer count"
         )
     return _plain(ctx, head_rule=head_rule, reads_is_causal=True)
 

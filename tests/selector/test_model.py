@@ -277,7 +277,7 @@ def test_qwen_use_sliding_window_false_drops_window():
 
 
 def test_qwen_partial_sliding_is_rejected_like_vllm():
-    with pytest.raises(UserError, match="some but not all layers"):
+    with pytest.raises(UserError, match="Sliding window for some but all layers is not supported"):
         model_facts({**QWEN3, "use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 28},
                     name="q")
 

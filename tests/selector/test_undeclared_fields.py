@@ -258,6 +258,14 @@ def test_hybrid_layer_fields_are_typed_only_where_read(field, value):
         _facts(_with(nemotron, **{field: value}))
 
 
+@pytest.mark.parametrize("value,words", [(1.5, "'float' object is not iterable"), ([["x"]], "unhashable type: 'list'")])
+def test_a_wrappers_top_level_layer_types_must_be_remappable(value, words):
+    """remap_legacy_layer_types runs on every config object (transformers 5.20)."""
+    gemma3 = _fixture("gemma-3-27b-it")
+    with pytest.raises(UserError, match=words):
+        _facts(_with(gemma3, layer_types=value))
+
+
 def test_flashinfer_mla_reads_an_absent_qk_nope_head_dim_as_1():
     # FlashInferMLABackend.supports_combination: getattr(hf_text_config,
     # "qk_nope_head_dim", 1); the MLA layer itself reads it as 0
@@ -455,6 +463,23 @@ _VLLM_CASES += [
     ("olmo3 layer_types linear_attention (rope per layer type)", _with(_OLMO2, architectures=["Olmo3ForCausalLM"],
                                                                        model_type="olmo3", layer_types=[
         "linear_attention", "full_attention"] * 2), H100, "KeyError: 'linear_attention'"),
+]
+_QWEN3_5 = {**_with(QWEN3, drop=("layer_types",)), "architectures": ["Qwen3_5ForCausalLM"], "model_type": "qwen3_5_text",
+            "num_hidden_layers": 4, "layer_types": ["linear_attention"] * 3 + ["full_attention"],
+            "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+            "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 16}
+_VLLM_CASES += [
+    # PreTrainedConfig.__post_init__'s remap_legacy_layer_types iterates layer_types on every class
+    # (a wrapper's top-level copy is kept as written, and fails there)
+    ("gemma3 wrapper top-level layer_types 1.5", _with(_GEMMA3_MM, layer_types=1.5), H100, "not iterable"),
+    ("gemma3 wrapper top-level layer_types [['x']]", _with(_GEMMA3_MM, layer_types=[["x"]]), H100, "unhashable"),
+    # Qwen3.5's declared Gated DeltaNet sizes
+    ("qwen3_5 linear_num_value_heads {}", _with(_QWEN3_5, linear_num_value_heads={}), Capability(10, 0),
+     "linear_num_value_heads"),
+    # Qwen2Model's assertion (qwen2.py), with its own words
+    ("qwen3 layer_types mixed, max_window_layers 28 of 2 layers", _with(
+        QWEN3, layer_types=["sliding_attention", "full_attention"], max_window_layers=28), H100,
+     "Sliding window for some but all layers is not supported"),
 ]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]
