@@ -284,6 +284,10 @@ class EngineContext(NamedTuple):
     mla_kv_lora_rank: int | None = None
     # hf_text_config.index_topk (sparse MLA, DeepSeek-V3.2); None = absent
     mla_index_topk: int | None = None
+    # the MLA dims hf_text_config has no attribute for, and its class name
+    # (a check reading one as a plain attribute raises AttributeError)
+    mla_dims_absent: tuple[str, ...] = ()
+    text_config_class: str = ""
     # attention_config.disable_flashinfer_q_quantization: FlashInfer keeps the
     # model dtype for Q with an fp8/nvfp4 cache (get_q_data_type)
     disable_flashinfer_q_quantization: bool = False

@@ -400,6 +400,7 @@ def _model_facts(
         notes=tuple(notes), config_dtype=config_dtype, runner=runner,
         index_topk=index_topk, source=source,
         mla_config_dims=tuple(as_hashable(text.get(k)) for k in _MLA_DIMS),
+        mla_dims_absent=tuple(k for k in _MLA_DIMS if not text.has(k)), text_config_class=text.hf_class,
         architectures=tuple(str(a) for a in archs),
         config_attrs=_engine_attrs(hf), text_config_attrs=_engine_attrs(text),
     )

@@ -660,6 +660,8 @@ _HF_CLASSES["bamba"] = _HFClass("BambaConfig", {"num_hidden_layers": 32, "num_at
                                     "attention" if i in (a.get("attn_layer_indices") or ()) else "mamba"
                                     for i in range(a["num_hidden_layers"])]))
 _HF_CLASSES["deepseek_v32"] = _HF_CLASSES["deepseek_v3"]
+# vLLM's _CONFIG_REGISTRY loads kimi_k2 as DeepseekV3Config (transformers_utils/config.py:141)
+_HF_CLASSES["kimi_k2"] = _HF_CLASSES["deepseek_v3"]
 # Jais2Config: LlamaConfig's __post_init__ (head_dim, KV heads), its own sizes
 _HF_CLASSES["jais2"] = _HFClass("Jais2Config", {"num_hidden_layers": 32, "num_attention_heads": 26,
                                                 "hidden_size": 3328, "num_key_value_heads": None, "head_dim": None},

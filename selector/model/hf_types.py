@@ -82,7 +82,7 @@ _declare(f"{_SIZES} num_key_value_heads? head_dim? {_MLA} q_lora_rank? v_head_di
 _declare(f"{_SIZES} num_key_value_heads? head_dim? kv_lora_rank? qk_rope_head_dim qk_nope_head_dim q_lora_rank? "
          "v_head_dim", "deepseek_vl_v2_text")
 _declare(f"{_SIZES} num_key_value_heads? {_MLA} q_lora_rank? v_head_dim?", "deepseek_v3", "deepseek_v32",
-         "mistral4")
+         "mistral4", "kimi_k2")
 _declare(f"{_SIZES} num_key_value_heads? head_dim? {_MLA} q_lora_rank? v_head_dim?", "minicpm3")
 _declare(f"{_SIZES} num_key_value_heads {_MLA} q_lora_rank? v_head_dim?", "youtu")
 _declare(f"{_SIZES} num_key_value_heads? head_dim {_MLA} v_head_dim", "bailing_hybrid")

@@ -266,16 +266,30 @@ def test_a_wrappers_top_level_layer_types_must_be_remappable(value, words):
         _facts(_with(gemma3, layer_types=value))
 
 
-def test_flashinfer_mla_reads_an_absent_qk_nope_head_dim_as_1():
-    # FlashInferMLABackend.supports_combination: getattr(hf_text_config,
-    # "qk_nope_head_dim", 1); the MLA layer itself reads it as 0
+def test_kimi_k2_takes_deepseek_v3_configs_defaults():
+    """vLLM loads model_type kimi_k2 as DeepseekV3Config (transformers_utils/
+    config.py:141): an absent qk_nope_head_dim is the class default 128, so
+    FlashInfer MLA's check passes on a B200 (checked against vLLM 0.33.0's
+    selection by the round-6 campaign's driver: FLASHINFER_MLA selected)."""
     config = _with(_fixture("deepseek-v3"), drop=("quantization_config", "qk_nope_head_dim"),
                    model_type="kimi_k2", num_hidden_layers=2, first_k_dense_replace=1)
     r = explain(_facts(config, Capability(10, 0)), load_device("b200"), Kernels(), Overrides())
     mla = next(g for g in r.groups if g.cfg.use_mla)
-    reasons = {c.name: c.reasons for c in mla.selection.candidates}
-    assert reasons["FLASHINFER_MLA"] == ("FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], "
-                                         "but got 1",)
+    assert mla.selection.selected == "FLASHINFER_MLA" and mla.group.attn.qk_nope_head_dim == 128
+
+
+@pytest.mark.parametrize("backend", ["FLASHINFER_MLA_SPARSE"])
+def test_a_sparse_mla_backend_forced_on_a_config_without_mla_dims_raises_as_vllm_does(backend):
+    """FlashInferMLASparseTRTLLMBackend.supports_combination reads
+    hf_text_config.qk_nope_head_dim as a plain attribute: MistralConfig has
+    none, so vLLM's selection raises AttributeError (checked against vLLM
+    0.33.0's selection: the round-6 campaign's mistral / mixtral cases)."""
+    with pytest.raises(UserError, match="AttributeError: 'MistralConfig' object has no attribute 'qk_nope_head_dim'"):
+        explain(_facts(MISTRAL, Capability(10, 0)), load_device("b200"), Kernels(), Overrides(backend=backend))
+    # a null one is an attribute: compared, not raised
+    r = explain(_facts(_with(MISTRAL, qk_nope_head_dim=None, qk_rope_head_dim=None, kv_lora_rank=None),
+                       Capability(10, 0)), load_device("b200"), Kernels(), Overrides(backend=backend))
+    assert r.groups[0].selection.error is not None
 
 
 # -- against vLLM 0.33.0 itself -------------------------------------------------
