@@ -298,13 +298,17 @@ class EngineContext(NamedTuple):
     unclamped_sliding_window: bool = False
 
     def changed(self) -> dict[str, object]:
-        """Fields that differ from the defaults, for reports."""
+        """Fields that differ from the defaults, for reports (not the config
+        object's bookkeeping, which no VllmConfig field holds)."""
         default = EngineContext()
         return {
             name: value
             for name, value, default_value in zip(self._fields, self, default)
-            if value != default_value
+            if value != default_value and name not in _BOOKKEEPING
         }
+
+
+_BOOKKEEPING = frozenset({"mla_dims_absent", "text_config_class"})
 
 
 class Query(NamedTuple):
