@@ -1,5 +1,9 @@
 """Backend names -> specs, in vLLM 0.33.0's ``AttentionBackendEnum`` order,
-restricted to the backends ``_get_backend_priorities`` can name on CUDA.
+restricted to the backends ``_get_backend_priorities`` can name on CUDA, and
+CPU_ATTN, which no CUDA list names but ``--attention-backend`` can (vLLM
+validates it with its own checks and selects it). The enum's other members
+(ROCm, XPU, CPU MLA, model-specific backends) are names vLLM knows and
+attn-select does not model: ``get`` refuses them as such.
 
 Listing or looking up a name imports only these declaration modules (pure
 Python, no torch). Each spec's ``run_adapter`` is a dotted path resolved
@@ -11,6 +15,7 @@ from __future__ import annotations
 import difflib
 from typing import TypeVar
 
+from attn_select.backends.cpu_attn import CPU_ATTN
 from attn_select.backends.triton_flash_attn import TRITON_FLASH_ATTN
 from attn_select.backends.triton_flashinfer import TRITON_FLASHINFER
 from attn_select.backends.flash_attn import FLASH_ATTN
@@ -42,15 +47,36 @@ ENUM_ORDER: tuple[str, ...] = (
     "FLASH_ATTN_MLA_SPARSE",
     "FLASH_ATTN_MLA_SPARSE_FA4",
     "FLEX_ATTENTION",
+    "CPU_ATTN",
     "TURBOQUANT",
 )
 
+# Every AttentionBackendEnum member, in its order: the names vLLM's
+# validator accepts and lists when it refuses one ("Valid options are").
+VLLM_ENUM_NAMES: tuple[str, ...] = tuple("""
+    FLASH_ATTN FLASH_ATTN_DIFFKV TRITON_ATTN TRITON_ATTN_DIFFKV TRITON_FLASH_ATTN ROCM_ATTN
+    ROCM_SEGMENTED_ATTN ROCM_AITER_MLA ROCM_AITER_TRITON_MLA ROCM_AITER_FA ROCM_AITER_MLA_SPARSE
+    XPU_MLA_SPARSE TORCH_SDPA FLASHINFER TRITON_FLASHINFER FLASHINFER_MLA TOKENSPEED_MLA
+    FLASHINFER_MLA_SPARSE FLASHINFER_MLA_SPARSE_SM120 FLASHINFER_MLA_SPARSE_SM90 TRITON_MLA
+    CUTLASS_MLA FLASHMLA FLASHMLA_SPARSE FLASHMLA_SPARSE_DSV4 FLASHINFER_MLA_SPARSE_DSV4
+    ROCM_FLASHMLA_SPARSE_DSV4 FLASHMLA_SPARSE_DSV41 FLASHINFER_MLA_SPARSE_DSV41
+    ROCM_FLASHMLA_SPARSE_DSV41 FLASHMLA_MEGA_ATTN_DSV41 B12X FLASH_ATTN_MLA FLASH_ATTN_MLA_SPARSE
+    FLASH_ATTN_MLA_SPARSE_FA4 MINIMAX_M3_SPARSE CUTLASS_MSA TRITON_MSA STEP5_DSA NO_ATTENTION
+    FLEX_ATTENTION HPC_ATTN ROCM_AITER_UNIFIED_ATTN CPU_ATTN CPU_MLA AMX_MLA TURBOQUANT ROCM_OCTAVE
+    ULTRAQUANT CUSTOM""".split())
+# AttentionConfig.__post_init__ reads these two as MiniMax-M3's sparse decode
+# kernel choice and sets backend None (automatic selection for every dense
+# layer): in an --attention-config mapping. --attention-backend assigns the
+# member after the config is built, so there they stay explicit backends.
+AUTO_ALIASES = ("CUTLASS_MSA", "TRITON_MSA")
+
 _ALL = (FLASH_ATTN, TRITON_ATTN, TRITON_FLASH_ATTN, FLASHINFER, TRITON_FLASHINFER,
-        FLEX_ATTENTION, TURBOQUANT, *MLA_SPECS)
+        FLEX_ATTENTION, CPU_ATTN, TURBOQUANT, *MLA_SPECS)
 BACKENDS: dict[str, BackendSpec] = {
     name: spec for name in ENUM_ORDER for spec in _ALL if spec.name == name
 }
 assert tuple(BACKENDS) == ENUM_ORDER, sorted(set(ENUM_ORDER) ^ set(BACKENDS))
+assert set(ENUM_ORDER) <= set(VLLM_ENUM_NAMES)
 
 
 T = TypeVar("T")
@@ -80,6 +106,24 @@ def lookup(table: dict[str, T], name: str, order: tuple[str, ...], what: str, er
     raise error(f"unknown {what} {shown(name)}{suggest} Valid: {', '.join(order)}")
 
 
+def is_auto_alias(name: str | None) -> bool:
+    """Whether vLLM's AttentionConfig.__post_init__ turns this backend into automatic selection."""
+    return name is not None and name.strip().upper() in AUTO_ALIASES
+
+
 def get(name: str) -> BackendSpec:
-    """The spec for ``name`` (case-insensitive, vLLM's enum spelling)."""
-    return lookup(BACKENDS, name, ENUM_ORDER, "attention backend", UnknownBackend)
+    """The spec for ``name`` (case-insensitive, vLLM's enum spelling). A name
+    outside vLLM's enum gets vLLM's refusal (with the closest name); one of
+    the enum's members attn-select does not model says so."""
+    upper = name.strip().upper()
+    found = BACKENDS.get(upper)
+    if found is not None:
+        return found
+    if upper in VLLM_ENUM_NAMES:
+        raise UnknownBackend(f"{upper} is a member of vLLM's AttentionBackendEnum that attn-select does not model "
+                             "(on a CUDA GPU vLLM would import its class and run its own checks); choose one of "
+                             f"{', '.join(ENUM_ORDER)}")
+    hint = closest(name, ENUM_ORDER)
+    suggest = f" (did you mean {hint}?)" if hint else ""
+    raise UnknownBackend(f"Unknown attention backend: {shown(name)}. Valid options are: "
+                         f"{', '.join(VLLM_ENUM_NAMES)}{suggest}")

@@ -72,11 +72,13 @@ def attention_config_values(data: object, where: str) -> dict[str, object]:
         raise _first_error(exc, where) from None
     backend = values.get("backend")
     if isinstance(backend, str):
-        if backend.strip().lower() == "auto":  # vLLM's validator: "auto" is automatic selection
+        from attn_select.backends import registry
+
+        # vLLM's validator: "auto" is automatic selection; __post_init__ makes
+        # the MiniMax-M3 decode-kernel aliases automatic selection too
+        if backend.strip().lower() == "auto" or registry.is_auto_alias(backend):
             values["backend"] = None
         else:
-            from attn_select.backends import registry
-
             try:
                 registry.get(backend)
             except registry.UnknownBackend as exc:

@@ -284,6 +284,10 @@ class EngineContext(NamedTuple):
     mla_kv_lora_rank: int | None = None
     # hf_text_config.index_topk (sparse MLA, DeepSeek-V3.2); None = absent
     mla_index_topk: int | None = None
+    # the MLA dims hf_text_config has no attribute for, and its class name
+    # (a check reading one as a plain attribute raises AttributeError)
+    mla_dims_absent: tuple[str, ...] = ()
+    text_config_class: str = ""
     # attention_config.disable_flashinfer_q_quantization: FlashInfer keeps the
     # model dtype for Q with an fp8/nvfp4 cache (get_q_data_type)
     disable_flashinfer_q_quantization: bool = False
@@ -294,13 +298,17 @@ class EngineContext(NamedTuple):
     unclamped_sliding_window: bool = False
 
     def changed(self) -> dict[str, object]:
-        """Fields that differ from the defaults, for reports."""
+        """Fields that differ from the defaults, for reports (not the config
+        object's bookkeeping, which no VllmConfig field holds)."""
         default = EngineContext()
         return {
             name: value
             for name, value, default_value in zip(self._fields, self, default)
-            if value != default_value
+            if value != default_value and name not in _BOOKKEEPING
         }
+
+
+_BOOKKEEPING = frozenset({"mla_dims_absent", "text_config_class"})
 
 
 class Query(NamedTuple):

@@ -377,6 +377,17 @@ def _quantization_config(s: _State, model: ModelFacts, flag: str | None, cap: Ca
             s.error = f"{QUANT_CONFIG_HOOK}: {exc}"
             return
     ck = model.checkpoint_quant
+    if cls is None and ck is not None and method == "modelopt_mixed" and not ck.mixed_layers:
+        # get_quant_config passes over a config without quantized_layers and
+        # reads the file instead (weight_utils.py:245-256), whose contents are not read here
+        if not any(n.endswith("hf_quant_config.json") for n in model.checkpoint_json or ()):
+            s.error = f"{QUANT_CONFIG_HOOK}: Cannot find the config file for modelopt_mixed"
+            return
+    elif cls is None and ck is not None:
+        refusal = dict(ck.from_config_errors).get(METHODS[method].config_class)
+        if refusal is not None:  # the class's from_config, on the checkpoint's config
+            s.error = f"{QUANT_CONFIG_HOOK}: {refusal}"
+            return
     if cls is None and ck is not None and ck.modelopt_missing and method in ("modelopt_fp4", "modelopt_mxfp8"):
         # from_config, before the capability and dtype checks
         name, *missing = ck.modelopt_missing

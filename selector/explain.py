@@ -224,7 +224,8 @@ def _mla_context(model: ModelFacts) -> dict[str, object]:
     # one as 0): FlashInfer MLA's getattr default is 1
     nope, rope, v_head, rank = model.mla_config_dims
     return {"mla_index_topk": model.index_topk, "mla_qk_nope_head_dim": nope, "mla_qk_rope_head_dim": rope,
-            "mla_v_head_dim": v_head, "mla_kv_lora_rank": rank}
+            "mla_v_head_dim": v_head, "mla_kv_lora_rank": rank, "mla_dims_absent": model.mla_dims_absent,
+            "text_config_class": model.text_config_class}
 
 
 def selector_config(

@@ -101,6 +101,10 @@ class ModelFacts(NamedTuple):
     # Values as the config object holds them: a forced MLA backend compares
     # and prints them on a non-MLA model too, whatever kind they are
     mla_config_dims: tuple[object, object, object, object] = (None, None, None, None)
+    # those the config object has no attribute for at all, and its class
+    # name: a check that reads one as a plain attribute raises AttributeError
+    mla_dims_absent: tuple[str, ...] = ()
+    text_config_class: str = ""
     source: str | None = None  # where the config came from: HF repo of a profile, or the file read
     # Added for the SGLang engine (selector/sglang/model.py): SGLang keys its
     # model-specific rules on the full architectures list and reads a few raw

@@ -22,9 +22,10 @@ from it (``is_quantized_kv_cache`` reads the cache dtype alone).
 
 Also not modelled, as they refuse later or never on CUDA: the per-layer
 scheme checks of compressed-tensors and Quark (``_check_scheme_supported``,
-when the model's layers are built), the errors of a config class's own
-``from_config`` (missing fields, also of a config file found in the model
-folder), ModelOpt's producer check of such a file (weight_utils.py:380-388),
+when the model's layers are built), the ``from_config`` errors of a config
+file found in the model folder (a checkpoint's own quantization_config is
+checked: quant_from_config.py, for the classes it lists), ModelOpt's
+producer check of such a file (weight_utils.py:380-388),
 ``--quantization-config`` and
 ``--allow-deprecated-quantization`` (not read), and
 ``Platform.verify_quantization`` (CudaPlatform leaves
@@ -59,6 +60,8 @@ Where each fact comes from (vLLM 0.33.0, paths under vllm/):
 from __future__ import annotations
 
 from typing import Any, NamedTuple
+
+from attn_select.selector.quant_from_config import from_config_errors
 
 
 class QuantMethod(NamedTuple):
@@ -188,6 +191,12 @@ class CheckpointQuant(NamedTuple):
     # nested "quantization" section must have, that it lacks (the format's
     # name first: ("NVFP4", "exclude_modules")); () when none is missing
     modelopt_missing: tuple[str, ...] = ()
+    # (config class, its from_config refusal) for the classes that cannot be
+    # built from this config (quant_from_config.py)
+    from_config_errors: tuple[tuple[str, str], ...] = ()
+    # a modelopt_mixed config carries its per-layer quantized_layers map
+    # (else get_quant_config reads hf_quant_config.json from the folder)
+    mixed_layers: bool = False
 
 
 def _gptq_act_order_ok(q: dict[str, Any]) -> bool:
@@ -249,6 +258,8 @@ def checkpoint_quant(q: dict[str, Any] | None) -> CheckpointQuant | None:
         wna16_awq_bits=method.lower() == "awq" and q.get("bits") == 4,
         kv_quant_declared=_kv_quant_declared(q, method),
         modelopt_missing=_modelopt_missing(q, algo),
+        from_config_errors=from_config_errors(q),
+        mixed_layers="quantized_layers" in q,
     )
 
 

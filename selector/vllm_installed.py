@@ -158,11 +158,17 @@ def engine_case(ov: Overrides, cap: Capability, folder: str, load: dict[str, Any
 def refusal_message(error: str) -> str:
     """The message of the exception vLLM refused its engine config with:
     pydantic wraps a config's ValueError as "Value error, TEXT [type=...]"
-    under a "N validation error for ..." line; anything else is "Type: TEXT"."""
+    under a "N validation error for ..." line, and a field's own validation
+    error as "TEXT [type=...]"; anything else is "Type: TEXT"."""
     for line in error.splitlines():
         line = line.strip()
         if line.startswith("Value error, "):
             return line.removeprefix("Value error, ").split(" [type=")[0]
+    lines = error.splitlines()
+    if lines and " validation error" in lines[0]:
+        found = next((ln.strip().split(" [type=")[0] for ln in lines[1:] if " [type=" in ln), None)
+        if found:
+            return found
     first = error.splitlines()[0] if error else error
     return first.split(": ", 1)[1] if ": " in first else first
 

@@ -10,9 +10,10 @@ The module imports sparse_mla_attention.py, which imports fa_utils, so it
 fails to import without any FlashAttention build.
 
 Model dims are read as plain attributes of hf_text_config here (not
-getattr with a default); a model lacking them would make vLLM raise an
-AttributeError, which never happens for the sparse MLA models it serves.
-``None`` dims are compared as Python would compare them.
+getattr with a default): a model whose config has no such attribute (a
+non-MLA model given the backend explicitly) makes vLLM's selection raise
+AttributeError, refused here as such. ``None`` dims are compared as Python
+would compare them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from attn_select.backends.mla.common import (
 from attn_select.backends.spec import BackendSpec, CapabilityRange, MultipleOf, rule
 from attn_select.selector import reasons as R
 from attn_select.selector.config import Query
+from attn_select.selector.engines import VLLM_VERSION
+from attn_select.selector.errors import UserError
 
 # _FlashInferMLASparseBackendBase.get_supported_head_sizes: 576 = 512 NoPE +
 # 64 RoPE, 512 = NoPE only (qk_rope_head_dim == 0).
@@ -51,6 +54,15 @@ def trtllm_sparse_combination(q: Query, name: str) -> str | None:
         return f"{name} SM10 does not support fp8_ds_mla kv-cache dtype"
     if not ctx.has_model:
         return None
+    absent = next((a for a in ("qk_nope_head_dim", "qk_rope_head_dim", "kv_lora_rank") if a in ctx.mla_dims_absent),
+                  None)
+    # only for a config class modelled with its defaults: one read from
+    # config.json alone may have the attribute from its own class
+    if absent is not None and ctx.text_config_class not in ("", "PreTrainedConfig"):
+        raise UserError(f"vLLM {VLLM_VERSION}'s selection code raises for {name}: AttributeError: "
+                        f"'{ctx.text_config_class}' object has no attribute '{absent}' (its supports_combination "
+                        "reads the model's MLA dims as plain attributes, which this config has none of); choose a "
+                        "backend for the model's attention layers")
     nope = ctx.mla_qk_nope_head_dim
     rank = ctx.mla_kv_lora_rank
     if ctx.mla_qk_rope_head_dim == 0:

@@ -13,6 +13,7 @@ from attn_select.selector.errors import WRONG_KIND, UserError, shown, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
+from attn_select.selector.model.hf_models import base_model_class
 from attn_select.selector.model.hf_rope import check_max_len_factor
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_types import check_declared, declared
@@ -30,7 +31,7 @@ from attn_select.selector.model.model_level import (
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, check_kv_cache_scheme, model_hook_quant
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import LAX_INT, parse_raw
-from attn_select.selector.model.vllm_registry import dropped_note, dropped_refusal, transformers_backend
+from attn_select.selector.model.vllm_registry import dropped_note, resolve_architecture, transformers_backend
 from attn_select.selector.model_facts import (
     AttentionGroup,
     LayerAttention,
@@ -217,6 +218,28 @@ def model_facts(
         raise wrong_kind(where, exc, "transformers and vLLM") from None
 
 
+def _fill_architectures(data: object, where: str, engine: str) -> tuple[object, str | None]:
+    """get_config (transformers_utils/config.py): a config whose
+    ``architectures`` is missing or empty (any falsy value: [], {}, "", null)
+    gets transformers' base model class for its model_type, where it has one;
+    without one ModelConfig's registry lookup refuses. SGLang fills in nothing."""
+    if not isinstance(data, dict) or data.get("architectures"):
+        return data, None
+    if engine == "sglang":
+        raise UserError(f"{where}: no 'architectures'; SGLang needs it to pick the model class")
+    if not data.get("model_type"):
+        raise UserError(f"{where}: no 'architectures' and no 'model_type'; transformers (and so vLLM) needs the "
+                        "model type to pick the config class")
+    base = base_model_class(data.get("model_type"))
+    if base is None:
+        raise UserError(f"{where}: no 'architectures', and transformers has no base model class for model_type "
+                        f"{shown(data.get('model_type'))} to fill in, so vLLM {VLLM_VERSION} refuses it (No model "
+                        "architectures are specified); add the model's architectures")
+    note = (f"no 'architectures' in config.json: vLLM takes transformers' base model class for model_type "
+            f"{data.get('model_type')}, {base}")
+    return {**data, "architectures": [base]}, note
+
+
 def _model_facts(
     data: object,
     *,
@@ -234,14 +257,16 @@ def _model_facts(
 ) -> ModelFacts:
     if not isinstance(tp, int) or tp < 1:
         raise UserError(f"tensor parallel size must be a positive integer, got {tp!r}")
+    data, base_note = _fill_architectures(data, where, engine)
     given = parse_raw(data, where)
-    archs = given.get("architectures") or []
-    if not archs:
-        raise UserError(f"{where}: no 'architectures'; vLLM needs it to pick the model class")
-    arch = archs[0]
+    archs = given["architectures"]
     hf = hf_view(given, given.get("model_type"), where, data)
-    notes: list[str] = []
+    notes: list[str] = [base_note] if base_note else []
     text = _text_view(given, hf, where, notes, data)
+    # ModelConfig.__post_init__ asks the registry for the model class first:
+    # the architecture vLLM reports, and the registered one whose model file
+    # builds it (GPT2ForTokenClassification: GPT2LMHeadModel's, converted)
+    arch, model_arch = resolve_architecture(list(archs), hf.get("auto_map"))
     _verify_and_update(arch, text, notes, hf)
     check_max_len_factor(text.attrs, text.model_type, where)
 
@@ -274,7 +299,7 @@ def _model_facts(
     # kv_lora_rank but null (is_causal not read; whether the layers are then
     # MLAAttention is the modeling code's: layers._generic); vLLM's own model
     # files go by the MLA model-type list, causal only
-    if transformers_backend(arch):
+    if transformers_backend(model_arch):
         use_mla = text.get("kv_lora_rank") is not None
     else:
         use_mla = is_deepseek_mla(text) and bool(text.get("is_causal", True))
@@ -283,10 +308,8 @@ def _model_facts(
 
     # registry: a multimodal wrapper (even one named *Model) builds a generative model
     _, runner = _ARCHS.get(arch, (None, "generate" if arch in _LANGUAGE_MODEL else None))
-    built_arch = language_model_arch(arch, text)  # a multimodal wrapper's language model
+    built_arch = language_model_arch(model_arch, text)  # a multimodal wrapper's language model
     builder = _ARCHS.get(built_arch, (_generic, None))[0]
-    if dropped_refusal(arch, hf.get("auto_map")):
-        raise UserError(dropped_refusal(arch, hf.get("auto_map")))
     if dropped_note(arch):
         notes.append(dropped_note(arch))
     if runner is None:
@@ -377,6 +400,7 @@ def _model_facts(
         notes=tuple(notes), config_dtype=config_dtype, runner=runner,
         index_topk=index_topk, source=source,
         mla_config_dims=tuple(as_hashable(text.get(k)) for k in _MLA_DIMS),
+        mla_dims_absent=tuple(k for k in _MLA_DIMS if not text.has(k)), text_config_class=text.hf_class,
         architectures=tuple(str(a) for a in archs),
         config_attrs=_engine_attrs(hf), text_config_attrs=_engine_attrs(text),
     )

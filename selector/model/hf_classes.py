@@ -11,6 +11,7 @@ from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_dtype import config_dtype
 from attn_select.selector.model.hf_rope import check_rope
+from attn_select.selector.model.hf_subconfigs import check_subconfigs
 from attn_select.selector.model.hf_types import check_declared
 
 
@@ -374,6 +375,25 @@ _LEGACY_KINDS = MappingProxyType({"mamba": "linear_attention", "attention": "ful
 _OWN_LAYER_CHECK = frozenset({"nemotron_h", "deepseek_v4", "neomme", "resnet"})
 
 
+def _check_remappable(raw: Mapping[str, Any] | None, where: str) -> None:
+    """PreTrainedConfig.__post_init__ runs remap_legacy_layer_types on every
+    class: layer_types and mtp_layer_types, when not null, are iterated and
+    each entry looked up in the legacy-name table (a wrapper keeps a
+    top-level copy as written, so this is where one fails)."""
+    if not isinstance(raw, Mapping):
+        return
+    for field in ("layer_types", "mtp_layer_types"):
+        value = raw.get(field)
+        if value is None or isinstance(value, (str, list, dict)) and all(
+                not isinstance(v, (list, dict)) for v in value):
+            continue
+        what = (f"'{type(value).__name__}' object is not iterable" if not isinstance(value, (list, dict))
+                else f"unhashable type: '{next(type(v).__name__ for v in value if isinstance(v, (list, dict)))}'")
+        raise UserError(f"{where}: {field} is {shown(value)}; transformers remaps its legacy layer names on every "
+                        f"config (TypeError: {what}), so vLLM {VLLM_VERSION} cannot load the config: give one layer "
+                        "kind string per layer")
+
+
 def _check_layer_lists(attrs: Mapping[str, Any], model_type: str, where: str, kinds_known: bool = True) -> None:
     """transformers' layer_types / mlp_layer_types check, as it runs after
     __post_init__ (mlp_layer_types only once layer_types is given).
@@ -640,6 +660,8 @@ _HF_CLASSES["bamba"] = _HFClass("BambaConfig", {"num_hidden_layers": 32, "num_at
                                     "attention" if i in (a.get("attn_layer_indices") or ()) else "mamba"
                                     for i in range(a["num_hidden_layers"])]))
 _HF_CLASSES["deepseek_v32"] = _HF_CLASSES["deepseek_v3"]
+# vLLM's _CONFIG_REGISTRY loads kimi_k2 as DeepseekV3Config (transformers_utils/config.py:141)
+_HF_CLASSES["kimi_k2"] = _HF_CLASSES["deepseek_v3"]
 # Jais2Config: LlamaConfig's __post_init__ (head_dim, KV heads), its own sizes
 _HF_CLASSES["jais2"] = _HFClass("Jais2Config", {"num_hidden_layers": 32, "num_attention_heads": 26,
                                                 "hidden_size": 3328, "num_key_value_heads": None, "head_dim": None},
@@ -916,6 +938,32 @@ def _check_read_only(raw: Mapping[str, Any] | None, model_type: str, where: str)
                         "remove it")
 
 
+# The config classes whose layers_block_type / hybrid_override_pattern
+# vLLM 0.33.0's model files read (jamba.py, zamba2.py, nemotron_h.py,
+# cosmos3_edge.py; BambaConfig derives it from attn_layer_indices, which
+# bamba.py reads): on any other model the field is an unread extra, kept as
+# written whatever it holds (raw.py does not type it).
+_BLOCK_TYPE_READERS = frozenset({"jamba", "zamba2", "nemotron_h", "bamba", "cosmos3_edge"})
+_PATTERN_READERS = frozenset({"nemotron_h", "cosmos3_edge"})
+
+
+def _reads(model_type: str | None, readers: frozenset[str]) -> bool:
+    return bool(model_type) and any(model_type == r or model_type.startswith(r + "_") for r in readers)
+
+
+def _check_layer_kind_fields(given: Mapping[str, Any], model_type: str, where: str) -> None:
+    """Where a model file reads them: layers_block_type a list of layer-kind
+    strings, hybrid_override_pattern one string (a character a layer)."""
+    kinds, pattern = given.get("layers_block_type"), given.get("hybrid_override_pattern")
+    if kinds is not None and _reads(model_type, _BLOCK_TYPE_READERS) and not (
+            isinstance(kinds, list) and all(isinstance(k, str) for k in kinds)):
+        raise UserError(f"{where}: field 'layers_block_type': Input should be a valid list of strings (got "
+                        f"{shown(kinds)}); fix the value in the config")
+    if pattern is not None and _reads(model_type, _PATTERN_READERS) and not isinstance(pattern, str):
+        raise UserError(f"{where}: field 'hybrid_override_pattern': Input should be a valid string (got "
+                        f"{shown(pattern)}); fix the value in the config")
+
+
 def _check_num_labels(raw: Mapping[str, Any] | None, where: str) -> None:
     """PreTrainedConfig's num_labels setter (every class, transformers 5.20)
     builds id2label from range(num_labels) unless id2label already has that
@@ -940,6 +988,9 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
             f"{where}: no 'model_type'; transformers (and so vLLM) needs it to pick the config class"
         )
     check_declared(raw, model_type, where)
+    check_subconfigs(raw, model_type, where)
+    _check_layer_kind_fields(given, model_type, where)
+    _check_remappable(raw, where)
     _check_num_labels(raw, where)
     _check_read_only(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)

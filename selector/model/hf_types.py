@@ -28,14 +28,21 @@ from attn_select.selector.errors import UserError, cut
 _DECLARED: dict[str, dict[str, tuple[str, bool]]] = {}
 
 
-def _declare(spec: str, *model_types: str) -> None:
-    """``spec``: space-separated field names; a bare name is an int, ":bool",
-    ":float" and ":dict" name the other kinds, ":a|b" a choice of strings (a
-    Literal), a trailing "?" allows null."""
+def parse_spec(spec: str) -> dict[str, tuple[str, bool]]:
+    """field -> (kind, null allowed) from ``_declare``'s spec syntax."""
     fields: dict[str, tuple[str, bool]] = {}
     for token in spec.split():
         name, _, kind = token.rstrip("?").partition(":")
         fields[name] = (kind or "int", token.endswith("?"))
+    return fields
+
+
+def _declare(spec: str, *model_types: str) -> None:
+    """``spec``: space-separated field names; a bare name is an int, ":bool",
+    ":float", ":dict", ":str" and ":list" name the other kinds (":num" an int
+    or float, ":intlist" an int or a list of ints), ":a|b" a choice of
+    strings (a Literal), a trailing "?" allows null."""
+    fields = parse_spec(spec)
     for model_type in model_types:
         _DECLARED[model_type] = fields
 
@@ -50,7 +57,10 @@ _declare(f"{_SIZES} num_key_value_heads? head_dim? sliding_window?", "afmoe")
 _declare(f"{_SIZES} num_key_value_heads head_dim? sliding_window?", "mistral", "mixtral")
 _declare(f"{_SIZES} num_key_value_heads? sliding_window?", "cohere2", "granite_swa", "granitemoe_swa", "phi3")
 _declare(f"{_SIZES} num_key_value_heads? head_dim sliding_window? sliding_window_pattern", "cohere2_moe")
-_declare(f"{_SIZES} num_key_value_heads head_dim", "llama4_text", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next")
+_declare(f"{_SIZES} num_key_value_heads head_dim", "llama4_text")
+# the Gated DeltaNet sizes too (checked by loading each class with "x", 1.5, true, null, {})
+_declare(f"{_SIZES} num_key_value_heads head_dim linear_num_value_heads linear_num_key_heads linear_key_head_dim "
+         "linear_value_head_dim linear_conv_kernel_dim", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_next")
 _declare(f"{_SIZES} num_key_value_heads head_dim use_bidirectional_attention:bool?", "gemma")
 _declare(f"{_SIZES} num_key_value_heads head_dim sliding_window? attn_logit_softcapping:float? "
          "use_bidirectional_attention:bool?", "gemma2", "gemma3_text")
@@ -72,7 +82,7 @@ _declare(f"{_SIZES} num_key_value_heads? head_dim? {_MLA} q_lora_rank? v_head_di
 _declare(f"{_SIZES} num_key_value_heads? head_dim? kv_lora_rank? qk_rope_head_dim qk_nope_head_dim q_lora_rank? "
          "v_head_dim", "deepseek_vl_v2_text")
 _declare(f"{_SIZES} num_key_value_heads? {_MLA} q_lora_rank? v_head_dim?", "deepseek_v3", "deepseek_v32",
-         "mistral4")
+         "mistral4", "kimi_k2")
 _declare(f"{_SIZES} num_key_value_heads? head_dim? {_MLA} q_lora_rank? v_head_dim?", "minicpm3")
 _declare(f"{_SIZES} num_key_value_heads {_MLA} q_lora_rank? v_head_dim?", "youtu")
 _declare(f"{_SIZES} num_key_value_heads? head_dim {_MLA} v_head_dim", "bailing_hybrid")
@@ -130,20 +140,38 @@ for _type in ("bert", "nomic_bert", "roberta", "xlm-roberta"):
 
 
 def declared(model_type: str) -> dict[str, tuple[str, bool]]:
-    """field -> (kind, null allowed) for the fields the class checks."""
-    return _DECLARED.get(model_type, {})
+    """field -> (kind, null allowed) for the fields the class checks: the
+    table above, else transformers_models.txt's text classes."""
+    if model_type in _DECLARED:
+        return _DECLARED[model_type]
+    from attn_select.selector.model.hf_models import text_spec
+
+    return parse_spec(text_spec(model_type))
 
 
-_NEEDS = {"int": "an integer", "bool": "true or false", "float": "a number with a decimal point", "dict": "a mapping"}
+_NEEDS = {"int": "an integer", "bool": "true or false", "float": "a number with a decimal point", "dict": "a mapping",
+          "str": "a string", "list": "a list", "num": "a number", "intlist": "an integer or a list of integers"}
 
 
 def _needs(kind: str) -> str:
     return _NEEDS.get(kind) or " or ".join(json.dumps(choice) for choice in kind.split("|"))
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _fits(value: Any, kind: str) -> bool:
     if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
+        return _is_int(value)
+    if kind == "num":  # int | float: a bool is neither
+        return _is_int(value) or isinstance(value, float)
+    if kind == "intlist":  # int | list[int] | tuple[int, ...]
+        return _is_int(value) or (isinstance(value, list) and all(_is_int(v) for v in value))
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "str":
+        return isinstance(value, str)
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "float":
@@ -196,9 +224,14 @@ def _fix(value: Any, kind: str) -> str:
 def check_declared(raw: Mapping[str, Any] | None, model_type: str, where: str) -> None:
     """A user error for the first field of ``raw`` (the mapping as written
     in config.json) that the transformers class for ``model_type`` refuses."""
+    check_fields(raw, declared(model_type), where)
+
+
+def check_fields(raw: Mapping[str, Any] | None, fields: Mapping[str, tuple[str, bool]], where: str) -> None:
+    """The strict dataclass check of ``fields`` on the mapping as written."""
     if not isinstance(raw, Mapping):
         return
-    for name, (kind, nullable) in declared(model_type).items():
+    for name, (kind, nullable) in fields.items():
         if name not in raw:
             continue
         value = raw[name]

@@ -9,7 +9,8 @@ from typing import NamedTuple
 
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
-from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, check_layer_count
+from attn_select.selector.model.hf_classes import (
+    _BLOCK_TYPE_READERS, _HF_CLASSES, _PATTERN_READERS, HFView, _reads, check_layer_count)
 from attn_select.selector.model.hf_types import declared
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
 from attn_select.selector.model.vllm_registry import REGISTERED, TRANSFORMERS_BACKEND, transformers_backend
@@ -287,9 +288,13 @@ def _qwen2(ctx: _Ctx, head_rule: str) -> _Stack:
     types = t.get("layer_types") or []
     # Qwen2Model asserts: sliding on only some layers is not supported
     if len(set(types)) > 1 and t.get("max_window_layers") != t.get("num_hidden_layers"):
+        # (its text says "less than" whatever the two counts are)
         raise UserError(
-            f"vLLM {VLLM_VERSION} rejects this Qwen2-family config: sliding window on some but not all layers "
-            f"(max_window_layers {t.get('max_window_layers')} < num_hidden_layers {t.get('num_hidden_layers')})"
+            f"vLLM {VLLM_VERSION}'s Qwen2Model refuses this config when it builds the layers: layer_types mixes "
+            f"kinds and max_window_layers is not num_hidden_layers (AssertionError: Sliding window for some but all "
+            f"layers is not supported. This model uses sliding window but `max_window_layers` = "
+            f"{t.get('max_window_layers')} is less than `num_hidden_layers` = {t.get('num_hidden_layers')}.); make "
+            "layer_types one kind or max_window_layers the layer count"
         )
     return _plain(ctx, head_rule=head_rule, reads_is_causal=True)
 
@@ -1059,9 +1064,9 @@ def _generic(ctx: _Ctx) -> _Stack:
                    "comes from layer_types (else cache_config's, for every layer) and its soft cap from "
                    "attn_logit_softcapping, as derived here")
     elif ctx.arch not in REGISTERED:
-        _note(ctx, f"{ctx.arch} is not in vLLM {VLLM_VERSION}'s model registry: vLLM tries its Transformers modeling "
-                   "backend (which raises if transformers cannot build the model); layers derived as that "
-                   "backend makes them")
+        _note(ctx, f"{ctx.arch} is not in vLLM {VLLM_VERSION}'s model registry: vLLM serves it through its "
+                   "Transformers modeling backend (transformers' class of that name, or auto_map's remote one); "
+                   "layers derived as that backend makes them")
     else:
         _note(ctx, f"{ctx.arch} has no dedicated mirror here: layers derived from the config fields "
                    "the way Llama-style vLLM models read them")
@@ -1111,19 +1116,13 @@ def _generic(ctx: _Ctx) -> _Stack:
         kinds = types
     if kinds is not None and len(kinds) < n:
         raise UserError(f"the config lists {len(kinds)} layer kinds for {n} layers; give one per layer")
-    if transformers_backend(ctx.arch) and kinds:
-        for i, kind in enumerate(kinds[:n]):
-            if kind not in _ATTENTION_KINDS:
-                # TransformersBase._create_attention_instances: every layer must
-                # register an attention module through the attention interface
-                raise UserError(
-                    f"vLLM {VLLM_VERSION} can serve {ctx.arch} only through its Transformers modeling backend, "
-                    f"which refuses layer {i} ({kind}): it does not dispatch through the Transformers attention "
-                    "interface")
+    every_layer = backend and t.model_type in _ATTENTION_ON_EVERY_LAYER
+    if backend and kinds:
+        _check_backend_layer_kinds(ctx, kinds[:n], types, every_layer)
     stack = _Stack([])
     for i in range(n):
         kind = kinds[i] if kinds else "full_attention"
-        if kind in _ATTENTION_KINDS:
+        if kind in _ATTENTION_KINDS or every_layer:
             stack.add(i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i),
                                          soft_cap=soft_cap))
         else:
@@ -1131,16 +1130,54 @@ def _generic(ctx: _Ctx) -> _Stack:
     return stack
 
 
-# The config classes whose layers_block_type / hybrid_override_pattern
-# vLLM 0.33.0's model files read (jamba.py, zamba2.py, nemotron_h.py,
-# cosmos3_edge.py; BambaConfig derives it from attn_layer_indices, which
-# bamba.py reads): on any other model the field is an unread extra
-_BLOCK_TYPE_READERS = frozenset({"jamba", "zamba2", "nemotron_h", "bamba", "cosmos3_edge"})
-_PATTERN_READERS = frozenset({"nemotron_h", "cosmos3_edge"})
+# transformers 5.20.2's modeling files for the model types of the
+# architectures vLLM 0.33.0 serves through its Transformers backend
+# (TRANSFORMERS_BACKEND): each builds its attention module on every decoder
+# layer, layer_types picking only the mask (and, for sliding_attention, the
+# window vLLM passes), so a layer of any other kind is full attention there.
+_ATTENTION_ON_EVERY_LAYER = frozenset({
+    "arcee", "cwm", "flex_olmo", "glm", "gpt_bigcode", "gpt_neox", "hunyuan_v1_dense", "hunyuan_v1_moe", "jais2",
+    "kolibri1", "mellum", "olmo", "olmo2", "olmo3", "phi", "seed_oss", "smollm3", "starcoder2", "vaultgemma"})
+# Of those, the config classes with no sliding_window attribute of their own:
+# _create_attention_instances reads text_config.sliding_window for a
+# sliding_attention layer (AttributeError unless config.json gives one).
+_NO_SLIDING_WINDOW_ATTR = frozenset({
+    "arcee", "flex_olmo", "glm", "gpt_bigcode", "gpt_neox", "hunyuan_v1_dense", "hunyuan_v1_moe", "jais2", "olmo",
+    "olmo2", "phi", "seed_oss"})
+# And those whose rotary embedding reads rope_parameters[layer_type] for each
+# type in layer_types, a mapping their config keys by full_attention /
+# sliding_attention: any other type is a KeyError when the model is built.
+_ROPE_PER_LAYER_TYPE = frozenset({"mellum", "olmo3"})
 
 
-def _reads(model_type: str | None, readers: frozenset[str]) -> bool:
-    return bool(model_type) and any(model_type == r or model_type.startswith(r + "_") for r in readers)
+def _check_backend_layer_kinds(ctx: _Ctx, kinds: list[str], types: list[str] | None, every_layer: bool) -> None:
+    """What the Transformers backend refuses in the layer kinds: a layer its
+    modeling code builds without an attention module
+    (TransformersBase._create_attention_instances), and the per-model-type
+    failures above on a model type that attends on every layer."""
+    model_type = ctx.text.model_type
+    for i, kind in enumerate(kinds):
+        if not every_layer and kind not in _ATTENTION_KINDS:
+            raise UserError(
+                f"vLLM {VLLM_VERSION} can serve {ctx.arch} only through its Transformers modeling backend, "
+                f"which refuses it: Layer {i} ({kind}) does not dispatch through the Transformers attention "
+                "interface and vLLM has no other way to handle it")
+    if not every_layer or not types:
+        return
+    if model_type in _ROPE_PER_LAYER_TYPE:
+        rope = ctx.text.get("rope_parameters")
+        keys = set(rope) if isinstance(rope, dict) else set()
+        unknown = sorted({k for k in types if k not in ("full_attention", "sliding_attention") and k not in keys})
+        if unknown:
+            raise UserError(f"layer_types names {', '.join(repr(k) for k in unknown)}: transformers' {model_type} "
+                            "rotary embedding reads rope_parameters[layer_type] for each type "
+                            f"(KeyError: {unknown[0]!r}), so vLLM {VLLM_VERSION}'s Transformers backend cannot build "
+                            "the model; use full_attention or sliding_attention")
+    if model_type in _NO_SLIDING_WINDOW_ATTR and "sliding_attention" in types and not ctx.text.has("sliding_window"):
+        raise UserError(f"layer_types has sliding_attention layers but the config has no sliding_window: vLLM "
+                        f"{VLLM_VERSION}'s Transformers backend reads text_config.sliding_window for them "
+                        f"(AttributeError: the {model_type} config class has no attribute 'sliding_window'); add "
+                        "sliding_window or drop those layer types")
 
 
 # layer kinds that build an attention layer (layer_types, layers_block_type;

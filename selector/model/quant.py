@@ -54,6 +54,11 @@ def _quant_config(hf: HFView, text: HFView, where: str = "config.json") -> dict[
                           "NVFP4": "modelopt_fp4", "MIXED_PRECISION": "modelopt_mixed"}.get(algo)
                 if method:
                     q["quant_method"] = method
+                elif inner.get("quant_algo") is not None:
+                    # _normalize_quantization_config's own refusal (model_arch_config_convertor.py:256-270)
+                    raise UserError(f"{where}: {at}{key}: Unknown ModelOpt quant algo: {inner.get('quant_algo')} "
+                                    f"(vLLM {VLLM_VERSION} maps a ModelOpt producer's FP8, FP8_PER_CHANNEL_PER_TOKEN, "
+                                    "FP8_PB_WO, NVFP4 or MIXED_PRECISION); fix quant_algo")
             q["quant_method"] = str(q.get("quant_method", "")).lower().replace("compressed_tensors",
                                                                               "compressed-tensors")
             return q

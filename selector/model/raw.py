@@ -62,8 +62,6 @@ FIELDS: dict[str, str] = {
     # windows and layer kinds
     "sliding_window": "int",
     "layer_types": "list[str]",
-    "layers_block_type": "list[str]",  # Jamba-style hybrids
-    "hybrid_override_pattern": "str",  # Nemotron-H: one character per layer
     "attn_output_gate": "bool",
     # encoder-decoder (Whisper)
     "d_model": "int",
@@ -103,7 +101,7 @@ LAX_INT = SchemaValidator(cs.int_schema())
 TEXT_FIELDS = frozenset({
     "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "num_kv_heads", "n_head_kv",
     "multi_query_group_num", "num_attention_groups", "hidden_size", "head_dim", "hidden_size_per_head",
-    "sliding_window", "layer_types", "layers_block_type", "hybrid_override_pattern", "attn_output_gate"})
+    "sliding_window", "layer_types", "attn_output_gate"})
 
 
 def _kind_schema(kind: str) -> cs.CoreSchema:

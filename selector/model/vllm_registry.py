@@ -167,28 +167,78 @@ REGISTERED = frozenset({
 })
 
 
-# The dropped architectures transformers (5.x, as vLLM 0.33.0 installs it)
-# has a model class of that name for, so that _try_resolve_transformers can
-# hand them to the Transformers backend; for any other dropped name vLLM
-# raises, unless the config's auto_map names a remote AutoModel class.
-_DROPPED_WITH_TRANSFORMERS_CLASS = frozenset({
-    "Phi4MultimodalForCausalLM", "ErnieModel", "ErnieForSequenceClassification", "ErnieForTokenClassification",
-    "MllamaForConditionalGeneration", "Dots1ForCausalLM", "BambaForCausalLM", "MiniMaxForCausalLM",
-    "MusicFlamingoForConditionalGeneration", "AyaVisionForConditionalGeneration", "PersimmonForCausalLM",
-    "FuyuForCausalLM", "ChameleonForConditionalGeneration", "MptForCausalLM",
-})
+# registry.py _OOT_SUPPORTED_MODELS: architectures served by an out-of-tree plugin
+_OUT_OF_TREE: dict[str, str] = {
+    "BartModel": "https://github.com/vllm-project/bart-plugin",
+    "BartForConditionalGeneration": "https://github.com/vllm-project/bart-plugin",
+    "Florence2ForConditionalGeneration": "https://github.com/vllm-project/bart-plugin",
+    "MBartForConditionalGeneration": "https://github.com/vllm-project/bart-plugin",
+    "Nemotron3_5AsrForRNNT": "https://github.com/Sohaib-Ahmed21/vllm-nemotron-asr-plugin",
+}
+
+# config/model.py _SUFFIX_TO_DEFAULTS, in its order: _normalize_arch takes the
+# first suffix an architecture ends with and tries each as its replacement
+_SUFFIXES = ("ForCausalLM", "ForConditionalGeneration", "ChatModel", "LMHeadModel", "ForTextEncoding",
+             "EmbeddingModel", "ForSequenceClassification", "ForTokenClassification", "ForAudioClassification",
+             "ForImageClassification", "ForVideoClassification", "ClassificationModel", "ForRewardModeling",
+             "RewardModel", "Model")
 
 
-def dropped_refusal(arch: str, auto_map: object) -> str | None:
-    """ModelRegistry._raise_for_unsupported's message for a dropped
-    architecture the Transformers backend cannot resolve, else None."""
-    if arch not in _DROPPED or arch in _DROPPED_WITH_TRANSFORMERS_CLASS:
+def _normalized(arch: str) -> str | None:
+    """ModelRegistry._normalize_arch: a registered architecture the name
+    becomes by swapping its suffix (GPT2ForTokenClassification ->
+    GPT2LMHeadModel, converted), or None."""
+    suffix = next((s for s in _SUFFIXES if arch.endswith(s)), None)
+    if suffix is None:
         return None
-    if isinstance(auto_map, dict) and any(str(k).startswith("AutoModel") for k in auto_map):
-        return None  # vLLM tries the checkpoint's remote model class
-    return (f"Model architecture {arch} was supported in vLLM until v{_DROPPED[arch]}, and is not supported "
-            f"anymore in vLLM {VLLM_VERSION} (transformers has no {arch} class for its Transformers backend); "
-            "use an older vLLM for it")
+    return next((arch.replace(suffix, other) for other in _SUFFIXES if arch.replace(suffix, other) in REGISTERED),
+                None)
+
+
+def _convert_of(arch: str) -> str:
+    """The convert type _SUFFIX_TO_DEFAULTS gives an architecture ("none" for
+    the generation suffixes and for a name no suffix matches)."""
+    suffix = next((s for s in _SUFFIXES if arch.endswith(s)), None)
+    return "none" if suffix is None or _SUFFIXES.index(suffix) < 4 else "converted"
+
+
+def _remote_model(auto_map: object) -> bool:
+    return isinstance(auto_map, dict) and any(str(k).startswith("AutoModel") for k in auto_map)
+
+
+def resolve_architecture(archs: list[str], auto_map: object) -> tuple[str, str]:
+    """ModelRegistry.inspect_model_cls (model_executor/models/registry.py):
+    (the architecture vLLM reports, the registered architecture whose model
+    file builds it; the reported one itself on the Transformers backend).
+    With no architecture registered, the Transformers backend is tried first
+    for an unconverted first architecture; then each architecture as
+    registered or normalized; then the Transformers backend again. It takes
+    a remote AutoModel class in auto_map, or a transformers class it can
+    wrap. Else ``UserError`` with _raise_for_unsupported's message."""
+    from attn_select.selector.errors import UserError
+    from attn_select.selector.model.hf_models import backend_can_wrap
+
+    unregistered = all(a not in REGISTERED for a in archs)
+    wraps = unregistered and (_remote_model(auto_map) or backend_can_wrap(archs[0]))
+    if wraps and _convert_of(archs[0]) == "none":
+        return archs[0], archs[0]
+    for arch in archs:
+        found = arch if arch in REGISTERED else _normalized(arch)
+        if found is not None:
+            return arch, found
+    if wraps:
+        return archs[0], archs[0]
+    why = (f"(vLLM {VLLM_VERSION}: not in its model registry, and transformers has no {archs[0]} class its "
+           "Transformers modeling backend can use)")
+    for arch in archs:
+        if arch in _DROPPED:
+            raise UserError(f"Model architecture {arch} was supported in vLLM until v{_DROPPED[arch]}, and is not "
+                            f"supported anymore {why}; use an older vLLM for it")
+        if arch in _OUT_OF_TREE:
+            raise UserError(f"Model architecture {arch} is not supported in-tree anymore {why}; install the plugin "
+                            f"at {_OUT_OF_TREE[arch]} for it")
+    raise UserError(f"Model architectures {archs!r} are not supported for now {why}; use an architecture vLLM "
+                    "supports")
 
 
 def dropped_note(arch: str) -> str | None:

@@ -158,13 +158,24 @@ def test_attention_config_is_the_same_as_the_flags(capsys):
     assert rc == 0 and d["overrides"] == {"flash_attn_version": 3}
 
 
+def test_attention_config_msa_alias_is_automatic_selection(capsys):
+    """AttentionConfig.__post_init__ reads CUTLASS_MSA / TRITON_MSA as MiniMax-M3's
+    decode kernel and sets backend None; --attention-backend assigns it afterwards,
+    so there it stays a (not modelled) backend."""
+    _, auto = doc(capsys, *LLAMA)
+    rc, d = doc(capsys, *LLAMA, "--attention-config", '{"backend": "triton_msa"}')
+    assert rc == 0 and d["groups"] == auto["groups"] and "backend" not in d["overrides"]
+    err = one_line_error(*run(capsys, *LLAMA, "--attention-backend", "TRITON_MSA"))
+    assert "attn-select does not model" in err
+
+
 @pytest.mark.parametrize("text, words", [
     ('{"flash_attn_max_num_splits_for_cuda_graph": 16}',
      ["attention_config.flash_attn_max_num_splits_for_cuda_graph", "does not model"]),
     ('{"flash_attn_verison": 2}', ["flash_attn_verison", "Unexpected keyword argument", "flash_attn_version"]),
     ('{"flash_attn_version": 5}', ["flash_attn_version", "Input should be 2, 3 or 4"]),
     ('{"use_trtllm_attention": "maybe"}', ["use_trtllm_attention", "valid boolean"]),
-    ('{"backend": "FLASH"}', ["attention_config.backend", "unknown attention backend"]),
+    ('{"backend": "FLASH"}', ["attention_config.backend", "Unknown attention backend"]),
     ("{bad", ["Invalid JSON"]),
     ("[1]", ["Input should be an object"]),
     ("[" * 5000, ["Invalid JSON"]),

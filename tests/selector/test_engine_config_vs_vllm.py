@@ -501,3 +501,74 @@ def test_nvfp4_kv_cache_with_mla_matches_vllm(name, vllm_nvfp4_mla_answers, tmp_
     mine = _our_refusal(config, Capability(10, 0), Overrides(kv_cache_dtype=flags["kv_cache_dtype"]), tmp_path)
     assert mine == (refusal_message(theirs["error"]) if theirs["error"] else None)
     assert vllm_nvfp4_mla_answers["dsv32 kv nvfp4"]["error"]
+
+
+# --- a quantization config class's own from_config -----------------------------------
+# get_quant_config builds the checkpoint's class before the capability and
+# dtype checks (selector/quant_from_config.py). Found by the round-6
+# hostile-config campaign (quantization space): the mirror answered configs
+# whose class vLLM cannot build.
+_CT_GROUP = {"targets": ["Linear"], "weights": _FP8_SCHEME, "input_activations": _FP8_SCHEME}
+FROM_CONFIG: dict[str, dict] = {
+    "fp8 ok": {"quant_method": "fp8", "activation_scheme": "static"},
+    "fp8 activation 'x'": {"quant_method": "fp8", "activation_scheme": "x"},
+    "fp8 no activation_scheme": {"quant_method": "fp8"},
+    "fp8 block [128]": {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128]},
+    "fp8 static blocks": {"quant_method": "fp8", "activation_scheme": "static", "weight_block_size": [128, 128]},
+    "fp8 block 5": {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": 5},
+    "awq ok": {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True},
+    "awq bits 3": {"quant_method": "awq", "bits": 3, "group_size": 128, "zero_point": True},
+    "awq bits 0": {"quant_method": "awq", "bits": 0, "group_size": 128, "zero_point": True},
+    "awq bits []": {"quant_method": "awq", "bits": [], "group_size": 128, "zero_point": True},
+    "awq no zero_point": {"quant_method": "awq", "bits": 4, "group_size": 128},
+    "gptq ok": {"quant_method": "gptq", "bits": 8, "group_size": -1, "desc_act": True, "sym": True},
+    "gptq no sym": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False},
+    "gptq bits 3": {"quant_method": "gptq", "bits": 3, "group_size": 128, "desc_act": False, "sym": True},
+    "gptq asymmetric": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": False},
+    "gptq desc_act": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": True, "sym": True},
+    "gptq dynamic 'x'": {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True,
+                         "dynamic": "x"},
+    "moe_wna16 in the checkpoint": {"quant_method": "moe_wna16", "bits": 4, "group_size": 128,
+                                    "linear_quant_method": "gptq", "sym": True},
+    "fp8_per_tensor in the checkpoint": {"quant_method": "fp8_per_tensor"},
+    "torchao": {"quant_method": "torchao", "quant_type": {"default": {"_type": "Int4WeightOnlyConfig"}}},
+    "modelopt W4A8_AWQ": {"quant_method": "modelopt", "quantization": {"quant_algo": "W4A8_AWQ"}},
+    "modelopt no quant_algo": {"quant_method": "modelopt", "quantization": {"kv_cache_quant_algo": "FP8"}},
+    "modelopt kv algo 8": {"quant_method": "modelopt", "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": 8}},
+    "modelopt exclude 'x'": {"quant_method": "modelopt", "quantization": {"quant_algo": "FP8", "exclude_modules": "x"}},
+    "modelopt group_size 'x'": {"quant_method": "modelopt", "quantization": {"quant_algo": "FP8", "group_size": "x"}},
+    "modelopt mixed without quantized_layers": {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION"},
+    "modelopt mixed, layers only at the top": {"quant_method": "modelopt", "quantization": {
+        "quant_algo": "MIXED_PRECISION"}, "quantized_layers": {"model.layers.0.mlp.down_proj": {"quant_algo": "FP8"}}},
+    "modelopt_mxfp8 with FP8": {"quant_method": "modelopt_mxfp8", "quantization": {
+        "quant_algo": "FP8", "kv_cache_quant_algo": None, "exclude_modules": []}},
+    "quark without export": {"quant_method": "quark", "global_quant_config": {}},
+    "quark kv group, no layer_quant_config": {"quant_method": "quark", "export": {"kv_cache_group": ["*k_proj"]}},
+    "compressed-tensors ok": QUANT_CONFIGS["compressed-tensors fp8"],
+    "compressed-tensors config_groups null": {"quant_method": "compressed-tensors", "format": "float-quantized",
+                                              "config_groups": None},
+    "compressed-tensors group without weights": {"quant_method": "compressed-tensors", "format": "float-quantized",
+                                                 "config_groups": {"group_0": {"targets": ["Linear"]}}},
+    "compressed-tensors attention-only group (dropped)": {
+        "quant_method": "compressed-tensors", "format": "float-quantized",
+        "config_groups": {"group_0": _CT_GROUP, "attn": {"targets": ["LlamaAttention"]}}},
+    "auto-round bits 0": {"quant_method": "auto-round", "bits": 0, "group_size": 128, "sym": True},
+    "auto-round group_size 'x'": {"quant_method": "auto-round", "bits": 4, "group_size": "x", "sym": True},
+}
+FROM_CONFIG_CASES = {name: {**_SMALL_LLAMA, "quantization_config": q} for name, q in FROM_CONFIG.items()}
+
+
+@pytest.fixture(scope="module")
+def vllm_from_config_answers() -> dict[str, dict]:
+    return _oracle(FROM_CONFIG_CASES, [{"config": c, "capability": [9, 0]} for c in FROM_CONFIG_CASES.values()], 900)
+
+
+@pytest.mark.parametrize("name", list(FROM_CONFIG_CASES))
+def test_quant_config_from_config_matches_vllm(name, vllm_from_config_answers, tmp_path):
+    """from_config: vLLM's exact refusal text, or none."""
+    from attn_select.selector.vllm_installed import refusal_message
+
+    theirs = vllm_from_config_answers[name]
+    mine = _our_refusal(FROM_CONFIG_CASES[name], Capability(9, 0), Overrides(), tmp_path)
+    assert mine == (refusal_message(theirs["error"]) if theirs["error"] else None)
+    assert sum(1 for a in vllm_from_config_answers.values() if a["error"]) > 25

@@ -25,11 +25,13 @@ FP8 = {"quant_method": "fp8", "activation_scheme": "dynamic"}
 CT_WEIGHT_ONLY = {"quant_method": "compressed-tensors", "config_groups": {}}
 CT_KV = {**CT_WEIGHT_ONLY, "kv_cache_scheme": {"type": "float", "num_bits": 8, "strategy": "tensor"}}
 MODELOPT_FP8 = {"quant_method": "modelopt", "quantization": {"quant_algo": "FP8"}}
-MIXED = {"quant_method": "modelopt", "quantization": {"quant_algo": "MIXED_PRECISION"}}
-MIXED_KV = {"quant_method": "modelopt", "quantization": {"quant_algo": "MIXED_PRECISION",
-                                                         "kv_cache_quant_algo": "FP8"}}
-AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128}
-GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False}
+# config.json's flat form with its quantized_layers map (get_quant_config reads
+# hf_quant_config.json instead when the map is not at the top level)
+MIXED = {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION",
+         "quantized_layers": {"model.layers.0.mlp.down_proj": {"quant_algo": "FP8"}}}
+MIXED_KV = {**MIXED, "kv_cache_scheme": {"type": "float", "num_bits": 8, "dynamic": False}}
+AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
+GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True}
 
 
 def dense(q: dict | None, layers: tuple[AttentionGroup, ...] | None = None) -> ModelFacts:
@@ -55,7 +57,7 @@ def run(model: ModelFacts, kv: str | None, **ov):
 
 
 @pytest.mark.parametrize("q", [FP8, CT_KV, MODELOPT_FP8, MIXED_KV,
-                               {"quant_method": "quark", "quant_config": {}}],
+                               {"quant_method": "quark", "export": {"kv_cache_group": []}}],
                          ids=["fp8", "ct-kv-scheme", "modelopt-fp8", "modelopt-mixed-kv", "quark"])
 def test_a_kv_method_refuses_fp8_e5m2(q):
     with pytest.raises(UserError) as exc:

@@ -113,7 +113,7 @@ def test_bad_lockfiles_name_file_and_line():
     cases = [
         (text.replace("schema: attn-select.lock/1", "schema: attn-select.lock/9"), "unsupported lockfile schema"),
         (text.replace("selected: FLASH_ATTN\n", "selected: FLASH_ATN\n", 1), "did you mean FLASH_ATTN?"),
-        (text.replace("      TRITON_ATTN: []", "      TRITON_ATN: []", 1), "unknown attention backend 'TRITON_ATN'"),
+        (text.replace("      TRITON_ATTN: []", "      TRITON_ATN: []", 1), "Unknown attention backend: 'TRITON_ATN'"),
         (text.replace("flash_attn_version: 3", "flash_attn_version: three", 1), "valid integer"),
         (text.replace("    selected: FLASH_ATTN\n", "    selected: FLASH_ATTN\n    chosen: X\n", 1), "unknown field 'chosen'"),
         (text.replace("  - group: config\n", "  - group: config\n    group: again\n", 1), "duplicate key 'group'"),

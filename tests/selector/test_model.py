@@ -4,6 +4,7 @@ pass to their attention layers, on real public configs (tests/fixtures)."""
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 
@@ -276,7 +277,7 @@ def test_qwen_use_sliding_window_false_drops_window():
 
 
 def test_qwen_partial_sliding_is_rejected_like_vllm():
-    with pytest.raises(UserError, match="some but not all layers"):
+    with pytest.raises(UserError, match="Sliding window for some but all layers is not supported"):
         model_facts({**QWEN3, "use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 28},
                     name="q")
 
@@ -353,9 +354,14 @@ def test_rswa_and_diffusion_flags():
     assert f.rswa_window == 1024 and f.is_diffusion
 
 
+# a remote model class in auto_map: vLLM's registry hands an architecture it
+# lacks to its Transformers backend through it (a bare unknown name is refused)
+_REMOTE_FOO = {"AutoModelForCausalLM": "modeling_foo.FooForCausalLM"}
+
+
 def test_unknown_architecture_is_derived_generically():
     c = {"architectures": ["FooForCausalLM"], "model_type": "foo", "hidden_size": 2048, "num_attention_heads": 16,
-         "num_kv_heads": 4, "num_hidden_layers": 4, "torch_dtype": "float16",
+         "num_kv_heads": 4, "num_hidden_layers": 4, "torch_dtype": "float16", "auto_map": _REMOTE_FOO,
          "layer_types": ["full_attention", "sliding_attention", "full_attention", "sliding_attention"],
          "sliding_window": 512}
     f = model_facts(c, name="foo")
@@ -364,7 +370,7 @@ def test_unknown_architecture_is_derived_generically():
     assert f.dtype == "float16" and any("not in vLLM 0.33.0's model registry" in n for n in f.notes)
     # the Transformers backend vLLM tries refuses layers without attention (checked against
     # vLLM with transformers' Bamba / MiniMax classes in test_model_vs_vllm.py)
-    with pytest.raises(UserError, match=r"refuses layer 1 \(mamba\)"):
+    with pytest.raises(UserError, match=r"Layer 1 \(mamba\) does not dispatch"):
         model_facts({**c, "layer_types": ["full_attention", "mamba", "full_attention", "mamba"]}, name="foo")
 
 
@@ -383,7 +389,7 @@ def test_unregistered_architecture_takes_the_transformers_backend_mla_rule():
     c = {"architectures": ["BarForCausalLM"], "model_type": "bar", "hidden_size": 2048, "num_attention_heads": 16,
          "num_key_value_heads": 16, "num_hidden_layers": 3, "torch_dtype": "bfloat16", "kv_lora_rank": 256,
          "q_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 64, "v_head_dim": 128, "head_dim": 128,
-         "index_topk": 64}
+         "index_topk": 64, "auto_map": {"AutoModelForCausalLM": "modeling_bar.BarForCausalLM"}}
     f = model_facts(c, name="bar")
     a = f.groups[0].attn
     assert a.use_mla and a.head_size == 256 + 64 and not a.use_sparse and f.groups[0].layers == (0, 1, 2)
@@ -449,10 +455,46 @@ def test_json_that_is_not_an_object(tmp_path):
     expect_error("expected a JSON object", facts_from_path, write(tmp_path, "[1, 2]"), name="x")
 
 
-def test_missing_architectures():
-    c = dict(LLAMA)
-    del c["architectures"]
-    expect_error("no 'architectures'", model_facts, c, name="x")
+@pytest.mark.parametrize("value", ["missing", None, [], {}, "", False, 0])
+def test_empty_architectures_take_transformers_base_model_class(value):
+    """get_config fills a falsy architectures with MODEL_MAPPING_NAMES[model_type]
+    (vLLM builds LlamaModel: the llama model file, generate runner)."""
+    c = {k: v for k, v in LLAMA.items() if k != "architectures"}
+    if value != "missing":
+        c["architectures"] = value
+    f = model_facts(c, name="x")
+    assert (f.architecture, f.runner, f.num_layers) == ("LlamaModel", "generate", LLAMA["num_hidden_layers"])
+    assert any("transformers' base model class for model_type llama, LlamaModel" in n for n in f.notes)
+
+
+def test_empty_architectures_without_a_base_model_class_are_refused():
+    c = {**LLAMA, "architectures": [], "model_type": "qwen2_5_omni_text"}
+    expect_error("No model architectures are specified", model_facts, c, name="x")
+    with pytest.raises(UserError, match="SGLang needs it"):
+        model_facts({**LLAMA, "architectures": []}, name="x", engine="sglang")
+
+
+@pytest.mark.parametrize("arch", ["GPT2ForMaskedLM", "LlamaForMaskedLM", "FooForCausalLM", "Olmo2ForMaskedLM"])
+def test_architecture_neither_registered_nor_a_transformers_class_is_refused(arch):
+    """ModelRegistry._raise_for_unsupported: no vLLM class, no normalization,
+    no transformers class the Transformers backend can wrap."""
+    msg = expect_error(re.escape(f"Model architectures ['{arch}'] are not supported for now"), model_facts,
+                       {**LLAMA, "architectures": [arch]}, name="x")
+    assert "\n" not in msg
+
+
+@pytest.mark.parametrize("arch,runner", [
+    ("LlamaForTokenClassification", "pooling"),  # normalizes to LlamaForCausalLM (converted)
+    ("GPT2ForQuestionAnswering", "generate"),  # a transformers class: the Transformers backend
+    ("Olmo2Model", "pooling"),  # normalizes to Olmo2ForCausalLM's Transformers-backend entry
+])
+def test_architecture_vllm_resolves_is_not_refused(arch, runner):
+    assert model_facts({**LLAMA, "architectures": [arch]}, name="x").runner == runner
+
+
+def test_a_later_registered_architecture_builds_the_model():
+    f = model_facts({**LLAMA, "architectures": ["FooForCausalLM", "LlamaForCausalLM"]}, name="x")
+    assert f.architecture == "LlamaForCausalLM" and not any("not in vLLM" in n for n in f.notes)
 
 
 def test_missing_model_type():
@@ -462,7 +504,8 @@ def test_missing_model_type():
 
 
 def test_missing_heads_for_unknown_model_type():
-    c = {"architectures": ["FooForCausalLM"], "model_type": "foo", "hidden_size": 64, "num_hidden_layers": 2}
+    c = {"architectures": ["FooForCausalLM"], "model_type": "foo", "hidden_size": 64, "num_hidden_layers": 2,
+         "auto_map": _REMOTE_FOO}
     expect_error("num_attention_heads", model_facts, c, name="x")
 
 

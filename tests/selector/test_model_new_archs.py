@@ -103,7 +103,7 @@ def test_generic_fallback_says_which_per_layer_fields_it_ignores():
     cfg = {"architectures": ["SwaHybridForCausalLM"], "model_type": "swa_hybrid", "hidden_size": 4096,
            "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 192, "swa_head_dim": 192,
            "swa_num_key_value_heads": 8, "hybrid_layer_pattern": [0, 1, 1, 0], "num_hidden_layers": 4,
-           "torch_dtype": "bfloat16"}
+           "torch_dtype": "bfloat16", "auto_map": {"AutoModelForCausalLM": "modeling_swa.SwaHybridForCausalLM"}}
     notes = " ".join(model_facts(cfg, name="swa").notes)
     assert "swa_head_dim, swa_num_key_value_heads, hybrid_layer_pattern" in notes
 
@@ -304,7 +304,7 @@ def test_telechat2_counts_layers_and_heads_through_n_layer_and_n_head():
 def test_transformers_backend_refuses_layers_without_attention(arch, model_type, kinds):
     cfg = {"architectures": [arch], "model_type": model_type, "hidden_size": 1024, "num_attention_heads": 16,
            "num_key_value_heads": 8, "num_hidden_layers": 2, "torch_dtype": "bfloat16", **kinds}
-    with pytest.raises(UserError, match=r"refuses layer 0 \(\w+\): it does not dispatch"):
+    with pytest.raises(UserError, match=r"Layer 0 \(\w+\) does not dispatch through"):
         model_facts(cfg, name="hybrid")
 
 

@@ -24,7 +24,7 @@ from attn_select.selector.quant_methods import (METHODS, ONLINE, HummingRefusal,
                                                 flag_config_class, flag_method, kv_method_refuses_e5m2)
 
 V100, T4, A100, H100 = Capability(7, 0), Capability(7, 5), Capability(8, 0), Capability(9, 0)
-GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False}
+GPTQ = {"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False, "sym": True}
 AWQ = {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True}
 LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
          "num_attention_heads": 8, "num_key_value_heads": 8, "num_hidden_layers": 2,

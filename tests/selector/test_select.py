@@ -92,3 +92,34 @@ def test_block_size_warning_only_for_block_size_alone(specs):
 def test_unknown_backend_suggests_closest():
     with pytest.raises(registry.UnknownBackend, match="did you mean FLASHINFER"):
         registry.get("flashinfr")
+
+
+def test_unknown_backend_carries_vllms_refusal():
+    """AttentionBackendEnum.__getitem__'s text, every member listed."""
+    with pytest.raises(registry.UnknownBackend) as info:
+        registry.get("FLASH_ATN")
+    msg = str(info.value)
+    assert msg.startswith("Unknown attention backend: 'FLASH_ATN'. Valid options are: FLASH_ATTN, FLASH_ATTN_DIFFKV,")
+    assert "ROCM_ATTN" in msg and msg.endswith("ULTRAQUANT, CUSTOM (did you mean FLASH_ATTN?)")
+
+
+@pytest.mark.parametrize("name", ["ROCM_ATTN", "cpu_mla", "TRITON_MSA", "CUSTOM"])
+def test_a_vllm_backend_not_modelled_says_so(name):
+    with pytest.raises(registry.UnknownBackend, match="member of vLLM's AttentionBackendEnum that attn-select does "
+                                                      "not model"):
+        registry.get(name)
+
+
+def test_cpu_attn_on_cuda_is_validated_by_its_own_checks():
+    """vLLM 0.33.0 imports CPUAttentionBackend for --attention-backend CPU_ATTN
+    on a CUDA GPU and selects it when its checks pass (no device check):
+    fp8 needs the host CPU's AVX-512 / AMX (counted absent), blocks of 32."""
+    s = run(backend="cpu_attn")
+    assert s.selected == "CPU_ATTN" and s.candidates[-1] == select_mod.Candidate("CPU_ATTN", -1, ())
+    assert "CPU_ATTN" not in s.priority_order
+    s = run(CFG._replace(kv_cache_dtype="fp8", block_size=16, dtype="float32"), backend="CPU_ATTN")
+    assert s.selected is None
+    assert s.error == ("Selected backend AttentionBackendEnum.CPU_ATTN is not valid for this configuration. "
+                       "Reason: ['kv_cache_dtype not supported', 'block_size not supported']")
+    assert run(CFG._replace(head_size=576, attn_type="encoder_decoder", block_size=64),
+               backend="CPU_ATTN").candidates[-1].reasons == ("head_size not supported",)

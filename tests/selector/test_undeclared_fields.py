@@ -225,16 +225,71 @@ def test_layers_vllm_cannot_build_are_refused(config, match):
         _facts(config)
 
 
-def test_flashinfer_mla_reads_an_absent_qk_nope_head_dim_as_1():
-    # FlashInferMLABackend.supports_combination: getattr(hf_text_config,
-    # "qk_nope_head_dim", 1); the MLA layer itself reads it as 0
+_OLMO2_UNIT = {"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "hidden_size": 1024,
+               "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 4, "torch_dtype": "bfloat16"}
+
+
+def test_transformers_backend_layer_kinds_follow_the_modeling_file():
+    """Olmo2's modeling code attends on every layer: any layer_types kind is a
+    full-attention layer (a hybrid's, MiniMax's, refuses a non-attention one);
+    sliding_attention needs a sliding_window attribute Olmo2Config lacks, and
+    Olmo3's rotary embedding has rope parameters for full / sliding types only."""
+    f = _facts(_with(_OLMO2_UNIT, layer_types=["linear_attention", "full_attention", "mamba", "chunked_attention"]))
+    assert [g.layers for g in f.groups] == [(0, 1, 2, 3)] and f.groups[0].attn.sliding_window is None
+    with pytest.raises(UserError, match="no attribute 'sliding_window'"):
+        _facts(_with(_OLMO2_UNIT, layer_types=["sliding_attention"] + ["full_attention"] * 3))
+    f = _facts(_with(_OLMO2_UNIT, sliding_window=512, layer_types=["sliding_attention"] + ["full_attention"] * 3))
+    assert {g.attn.sliding_window for g in f.groups} == {512, None}
+    with pytest.raises(UserError, match="KeyError: 'linear_attention'"):
+        _facts(_with(_OLMO2_UNIT, architectures=["Olmo3ForCausalLM"], model_type="olmo3",
+                     layer_types=["linear_attention", "full_attention"] * 2))
+    with pytest.raises(UserError, match=r"Layer 0 \(linear_attention\) does not dispatch"):
+        _facts(_with(_OLMO2_UNIT, architectures=["MiniMaxForCausalLM"], model_type="minimax",
+                     layer_types=["linear_attention", "full_attention"] * 2))
+
+
+@pytest.mark.parametrize("field,value", [("layers_block_type", "x"), ("layers_block_type", [1]),
+                                         ("hybrid_override_pattern", 7)])
+def test_hybrid_layer_fields_are_typed_only_where_read(field, value):
+    assert _facts(_with(QWEN3, **{field: value})).groups
+    nemotron = {"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 1024,
+                "num_attention_heads": 16, "num_key_value_heads": 8, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
+    with pytest.raises(UserError, match=f"field '{field}'"):
+        _facts(_with(nemotron, **{field: value}))
+
+
+@pytest.mark.parametrize("value,words", [(1.5, "'float' object is not iterable"), ([["x"]], "unhashable type: 'list'")])
+def test_a_wrappers_top_level_layer_types_must_be_remappable(value, words):
+    """remap_legacy_layer_types runs on every config object (transformers 5.20)."""
+    gemma3 = _fixture("gemma-3-27b-it")
+    with pytest.raises(UserError, match=words):
+        _facts(_with(gemma3, layer_types=value))
+
+
+def test_kimi_k2_takes_deepseek_v3_configs_defaults():
+    """vLLM loads model_type kimi_k2 as DeepseekV3Config (transformers_utils/
+    config.py:141): an absent qk_nope_head_dim is the class default 128, so
+    FlashInfer MLA's check passes on a B200 (checked against vLLM 0.33.0's
+    selection by the round-6 campaign's driver: FLASHINFER_MLA selected)."""
     config = _with(_fixture("deepseek-v3"), drop=("quantization_config", "qk_nope_head_dim"),
                    model_type="kimi_k2", num_hidden_layers=2, first_k_dense_replace=1)
     r = explain(_facts(config, Capability(10, 0)), load_device("b200"), Kernels(), Overrides())
     mla = next(g for g in r.groups if g.cfg.use_mla)
-    reasons = {c.name: c.reasons for c in mla.selection.candidates}
-    assert reasons["FLASHINFER_MLA"] == ("FlashInfer MLA kernel requires qk_nope_head_dim in [64, 128, 192], "
-                                         "but got 1",)
+    assert mla.selection.selected == "FLASHINFER_MLA" and mla.group.attn.qk_nope_head_dim == 128
+
+
+@pytest.mark.parametrize("backend", ["FLASHINFER_MLA_SPARSE"])
+def test_a_sparse_mla_backend_forced_on_a_config_without_mla_dims_raises_as_vllm_does(backend):
+    """FlashInferMLASparseTRTLLMBackend.supports_combination reads
+    hf_text_config.qk_nope_head_dim as a plain attribute: MistralConfig has
+    none, so vLLM's selection raises AttributeError (checked against vLLM
+    0.33.0's selection: the round-6 campaign's mistral / mixtral cases)."""
+    with pytest.raises(UserError, match="AttributeError: 'MistralConfig' object has no attribute 'qk_nope_head_dim'"):
+        explain(_facts(MISTRAL, Capability(10, 0)), load_device("b200"), Kernels(), Overrides(backend=backend))
+    # a null one is an attribute: compared, not raised
+    r = explain(_facts(_with(MISTRAL, qk_nope_head_dim=None, qk_rope_head_dim=None, kv_lora_rank=None),
+                       Capability(10, 0)), load_device("b200"), Kernels(), Overrides(backend=backend))
+    assert r.groups[0].selection.error is not None
 
 
 # -- against vLLM 0.33.0 itself -------------------------------------------------
@@ -379,9 +434,66 @@ _VLLM_CASES += [
     # model files (Jamba, Zamba2, Nemotron-H, ...), an unread extra elsewhere
     ("llama layers_block_type (unread)", _with(LLAMA, layers_block_type=["mamba", "mamba"]), H100, None),
     ("qwen3 hybrid_override_pattern (unread)", _with(QWEN3, hybrid_override_pattern="M-"), H100, None),
+    ("qwen3 layers_block_type 'x' (unread, any kind)", _with(QWEN3, layers_block_type="x"), H100, None),
+    ("qwen3 hybrid_override_pattern 7 (unread, any kind)", _with(QWEN3, hybrid_override_pattern=7), H100, None),
     # declared (and so checked) only by Gemma's / Qwen3-Next's classes
     ("qwen3 use_bidirectional_attention -1 (undeclared)", _with(QWEN3, use_bidirectional_attention=-1), H100, None),
     ("llama full_attention_interval 'x' (unread)", _with(LLAMA, full_attention_interval="x"), H100, None),
+]
+_QWEN2 = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 1024, "num_attention_heads": 16,
+          "num_key_value_heads": 8, "num_hidden_layers": 2, "vocab_size": 1000, "intermediate_size": 2048,
+          "torch_dtype": "bfloat16"}
+_VLLM_CASES += [
+    # get_config fills a falsy architectures with transformers' base model class for the model type
+    ("qwen3 architectures [] (Qwen3Model)", _with(QWEN3, architectures=[]), H100, None),
+    ("qwen2 architectures {} (Qwen2Model)", _with(_QWEN2, architectures={}), H100, None),
+    ("qwen2 without architectures", _with(_QWEN2, drop=("architectures",)), H100, None),
+    ("olmo2 architectures '' (Olmo2Model)", _with(_QWEN2, architectures="", model_type="olmo2"), H100, None),
+    ("qwen2_5_omni_text architectures [] (no base model class)",
+     _with(_QWEN2, architectures=[], model_type="qwen2_5_omni_text"), H100, "No model architectures are specified"),
+    # the registry: a name neither registered, normalized nor a transformers class it can wrap
+    ("llama GPT2ForMaskedLM", _with(LLAMA, architectures=["GPT2ForMaskedLM"]), H100, "are not supported for now"),
+    ("llama LlamaForMaskedLM", _with(LLAMA, architectures=["LlamaForMaskedLM"]), H100, "are not supported for now"),
+    ("llama FooForCausalLM", _with(LLAMA, architectures=["FooForCausalLM"]), H100, "are not supported for now"),
+    ("llama MptForCausalLM (dropped; transformers' class cannot be wrapped)",
+     _with(LLAMA, architectures=["MptForCausalLM"]), H100, "was supported in vLLM until v0.28.0"),
+    ("llama LlamaForTokenClassification (normalized)", _with(LLAMA, architectures=["LlamaForTokenClassification"]),
+     H100, None),
+    ("llama LlamaForQuestionAnswering (Transformers backend)",
+     _with(LLAMA, architectures=["LlamaForQuestionAnswering"]), H100, None),
+    ("llama FooForCausalLM then LlamaForCausalLM", _with(LLAMA, architectures=["FooForCausalLM", "LlamaForCausalLM"]),
+     H100, None),
+]
+_OLMO2 = _with(_QWEN2, architectures=["Olmo2ForCausalLM"], model_type="olmo2", num_hidden_layers=4)
+_VLLM_CASES += [
+    # the Transformers backend over a modeling file that attends on every layer:
+    # layer_types picks only masks and windows, any kind is full attention
+    ("olmo2 layer_types linear_attention / mamba / chunked_attention", _with(_OLMO2, layer_types=[
+        "linear_attention", "full_attention", "mamba", "chunked_attention"]), H100, None),
+    ("olmo2 sliding_attention without sliding_window", _with(_OLMO2, layer_types=["sliding_attention"] + [
+        "full_attention"] * 3), H100, "no attribute 'sliding_window'"),
+    ("olmo2 sliding_attention with sliding_window", _with(_OLMO2, sliding_window=512, layer_types=[
+        "sliding_attention"] + ["full_attention"] * 3), H100, None),
+    ("olmo3 layer_types linear_attention (rope per layer type)", _with(_OLMO2, architectures=["Olmo3ForCausalLM"],
+                                                                       model_type="olmo3", layer_types=[
+        "linear_attention", "full_attention"] * 2), H100, "KeyError: 'linear_attention'"),
+]
+_QWEN3_5 = {**_with(QWEN3, drop=("layer_types",)), "architectures": ["Qwen3_5ForCausalLM"], "model_type": "qwen3_5_text",
+            "num_hidden_layers": 4, "layer_types": ["linear_attention"] * 3 + ["full_attention"],
+            "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+            "linear_value_head_dim": 128, "linear_num_key_heads": 16, "linear_num_value_heads": 16}
+_VLLM_CASES += [
+    # PreTrainedConfig.__post_init__'s remap_legacy_layer_types iterates layer_types on every class
+    # (a wrapper's top-level copy is kept as written, and fails there)
+    ("gemma3 wrapper top-level layer_types 1.5", _with(_GEMMA3_MM, layer_types=1.5), H100, "not iterable"),
+    ("gemma3 wrapper top-level layer_types [['x']]", _with(_GEMMA3_MM, layer_types=[["x"]]), H100, "unhashable"),
+    # Qwen3.5's declared Gated DeltaNet sizes
+    ("qwen3_5 linear_num_value_heads {}", _with(_QWEN3_5, linear_num_value_heads={}), Capability(10, 0),
+     "linear_num_value_heads"),
+    # Qwen2Model's assertion (qwen2.py), with its own words
+    ("qwen3 layer_types mixed, max_window_layers 28 of 2 layers", _with(
+        QWEN3, layer_types=["sliding_attention", "full_attention"], max_window_layers=28), H100,
+     "Sliding window for some but all layers is not supported"),
 ]
 # vLLM builds these with no decoder layer: no attention layer, no get_attn_backend call
 _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_layers=-1)]

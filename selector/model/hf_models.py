@@ -1,0 +1,114 @@
+"""transformers' model and config classes, as vLLM 0.33.0 reads them
+(transformers_models.txt holds the facts): the base model class a config
+without ``architectures`` gets, whether the Transformers modeling backend can
+wrap a named class, the model types a sub-config may name, and the
+sub-config classes of the multimodal configs with their declared fields."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import NamedTuple
+
+_DATA = Path(__file__).with_name("transformers_models.txt")
+
+
+class SubClass(NamedTuple):
+    """One sub-config class: its declared fields (hf_types spec), the class
+    defaults and attribute_map aliases of the sizes validate_architecture
+    reads, and whether it has its own hidden-size check."""
+
+    name: str
+    model_type: str
+    spec: str
+    defaults: dict[str, int]
+    aliases: dict[str, str]
+    hidden_over_heads: bool
+
+
+class _Tables(NamedTuple):
+    base: dict[str, str]
+    classes: frozenset[str]
+    config_types: frozenset[str]
+    subs: dict[str, SubClass]
+    text: dict[str, str]
+    composite: dict[str, tuple[tuple[str, str | None, str | None], ...]]
+
+
+def _sub(rest: str) -> SubClass:
+    name, model_type, *tokens = rest.split()
+    spec = " ".join(t for t in tokens if t[0] not in "@~!")
+    defaults = {k: int(v) for k, _, v in (t[1:].partition("=") for t in tokens if t[0] == "@")}
+    aliases = {k: v for k, _, v in (t[1:].partition("=") for t in tokens if t[0] == "~")}
+    return SubClass(name, model_type, spec, defaults, aliases, "!hidden_over_heads" in tokens)
+
+
+@cache
+def _tables() -> _Tables:
+    base: dict[str, str] = {}
+    classes: set[str] = set()
+    others: set[str] = set()
+    subs: dict[str, SubClass] = {}
+    text: dict[str, str] = {}
+    composite: dict[str, tuple[tuple[str, str | None, str | None], ...]] = {}
+    for line in _DATA.read_text().splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "base":
+            model_type, name = rest.split()
+            base[model_type] = name
+        elif kind == "class":
+            prefix, *heads = rest.split()
+            classes.update(prefix if head == "-" else prefix + head for head in heads)
+        elif kind == "config":
+            others.add(rest.strip())
+        elif kind == "sub":
+            sub = _sub(rest)
+            subs[sub.name] = sub
+        elif kind == "text":
+            model_type, _, spec = rest.partition(" ")
+            text[model_type] = spec
+        elif kind == "composite":
+            model_type, *entries = rest.split()
+            keyed = []
+            for entry in entries:
+                key, _, target = entry.partition("=")
+                auto = target.startswith("auto:")
+                keyed.append((key, None if auto else target, target[5:] if auto else None))
+            composite[model_type] = tuple(keyed)
+    return _Tables(base, frozenset(classes), frozenset(base) | frozenset(others), subs, text, composite)
+
+
+def base_model_class(model_type: object) -> str | None:
+    """MODEL_MAPPING_NAMES[model_type]: what get_config writes into an empty
+    ``architectures`` (transformers_utils/config.py), or None."""
+    return _tables().base.get(model_type) if isinstance(model_type, str) else None
+
+
+def backend_can_wrap(arch: str) -> bool:
+    """_try_resolve_transformers finds ``getattr(transformers, arch)`` and
+    its attention can be routed through vLLM (model_executor/models/registry.py)."""
+    return arch in _tables().classes
+
+
+def is_config_type(model_type: str) -> bool:
+    """``model_type in CONFIG_MAPPING`` (with vLLM's registrations)."""
+    return model_type in _tables().config_types
+
+
+def text_spec(model_type: str) -> str:
+    """The declared-field spec of a text config class hf_types does not list ("" if none)."""
+    return _tables().text.get(model_type, "")
+
+
+def sub_configs(model_type: str | None) -> tuple[tuple[str, str | None, str | None], ...]:
+    """(key, fixed class name or None, AutoConfig's default model type) for
+    each non-text sub-config the class of ``model_type`` builds."""
+    return _tables().composite.get(model_type or "", ())
+
+
+def sub_class(name: str | None = None, model_type: str | None = None) -> SubClass | None:
+    """A described sub-config class, by class name or by its model type."""
+    subs = _tables().subs
+    if name is not None:
+        return subs.get(name)
+    return next((s for s in subs.values() if s.model_type == model_type), None)
