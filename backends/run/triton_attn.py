@@ -31,6 +31,7 @@ import torch
 
 from attn_select.backends.run.adapter import Adapter, HostStaging
 from attn_select.backends.run.batch import Batch
+from attn_select.backends.run.gluon_gate import gluon_hopper_unavailable
 
 if TYPE_CHECKING:  # attn_gluon imports Gluon: only where the rule takes it
     from attn_select.backends.run.attn_gluon import PrefillTiles
@@ -155,11 +156,6 @@ PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=5, small_m=0,
 MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=5, small_m=16, small_n=64, small_stages=5,
                             num_warps=4, target_programs=256 * 3, min_split_tokens=256, page_vector=True)
 
-# The Triton release whose Gluon API attn_gluon.py is written against (the H200 image's); Gluon's
-# API changes between releases, so another one takes the tl kernel.
-GLUON_TRITON = ("3.6.",)
-
-
 def gluon_prefill_unavailable(is_cuda: bool, capability, kv_elem: int, p, page_size: int,
                               block_n: int = 128, block_m: int = 128) -> str | None:
     """Why the Gluon prefill kernel does not take this layer (None: it does).
@@ -173,18 +169,9 @@ def gluon_prefill_unavailable(is_cuda: bool, capability, kv_elem: int, p, page_s
     choice = os.environ.get("ATTN_SELECT_ATTN_KERNEL", "")
     if choice == "tl":
         return "ATTN_SELECT_ATTN_KERNEL=tl"
-    if not is_cuda:
-        return "no GPU (Gluon has no interpreter)"
-    if capability is None or tuple(capability)[0] != 9:
-        return f"compute capability {capability}: the Gluon kernel is Hopper's (sm_90)"
-    try:
-        import triton
-
-        if not triton.__version__.startswith(GLUON_TRITON):
-            return f"Triton {triton.__version__}: the Gluon kernel is written for {'/'.join(GLUON_TRITON)}x's API"
-        from attn_select.backends.run import attn_gluon  # noqa: F401
-    except Exception as e:
-        return f"Gluon Hopper API not importable: {type(e).__name__}: {e}"
+    why = gluon_hopper_unavailable(is_cuda, capability, "attn_gluon")
+    if why:
+        return why
     if kv_elem != 2:
         return "fp8 cache (the Gluon kernel takes 16-bit caches)"
     if p.head_size != p.head_size_v or p.head_size not in (64, 128):

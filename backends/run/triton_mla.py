@@ -36,6 +36,7 @@ import torch
 
 from attn_select.backends.run.adapter import Adapter, Unsupported, cache_dtype
 from attn_select.backends.run.batch import Batch
+from attn_select.backends.run.gluon_gate import gluon_hopper_unavailable
 from attn_select.backends.run.mla_reference import MLAParams
 from attn_select.backends.run.mla_routing import require_all_decodes
 
@@ -180,11 +181,6 @@ def choose_tiles(num_heads: int, kv_elem: int) -> MLATiles:
     return TILES[(group, 1 if kv_elem == 1 else 2)]
 
 
-# The Triton release whose Gluon API mla_gluon.py is written against (the H200 image's);
-# Gluon's API changes between releases, so another one takes the tl kernel.
-GLUON_TRITON = ("3.6.",)
-
-
 def gluon_unavailable(is_cuda: bool, capability, kv_elem: int, num_heads: int, page_size: int, rank: int,
                       rope: int) -> str | None:
     """Why the Gluon kernel does not take this shape (None: it does). Its
@@ -194,18 +190,9 @@ def gluon_unavailable(is_cuda: bool, capability, kv_elem: int, num_heads: int, p
     TMA copy lands on whole 8-row swizzle atoms)."""
     if os.environ.get("ATTN_SELECT_MLA_KERNEL", "") == "tl":
         return "ATTN_SELECT_MLA_KERNEL=tl"
-    if not is_cuda:
-        return "no GPU (Gluon has no interpreter)"
-    if capability is None or tuple(capability)[0] != 9:
-        return f"compute capability {capability}: the Gluon kernel is Hopper's (sm_90)"
-    try:
-        import triton
-
-        if not triton.__version__.startswith(GLUON_TRITON):
-            return f"Triton {triton.__version__}: the Gluon kernel is written for {'/'.join(GLUON_TRITON)}x's API"
-        from attn_select.backends.run import mla_gluon  # noqa: F401
-    except Exception as e:
-        return f"Gluon Hopper API not importable: {type(e).__name__}: {e}"
+    why = gluon_hopper_unavailable(is_cuda, capability, "mla_gluon")
+    if why:
+        return why
     if kv_elem != 2:
         return "fp8 cache (the Gluon kernel takes 16-bit caches)"
     if num_heads % 64:

@@ -1,45 +1,21 @@
 """What TRITON_ATTN's Gluon prefill kernel (backends/run/attn_gluon.py)
 compiles to for sm_90, from the installed Triton's own compiler on the CPU:
 no GPU, no launch. It runs where the installed Triton has the Gluon API the
-kernel is written against (Triton 3.6, ``triton_attn.GLUON_TRITON``; e.g. a
+kernel is written against (Triton 3.6, ``gluon_gate.GLUON_TRITON``; e.g. a
 3.6 wheel unpacked first on PYTHONPATH) and skips with the reason otherwise.
 The speed is measured on the H200 (benchmarks/run_gluon_prefill.py), never
 here."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-from attn_select.backends.run.triton_attn import GLUON_TRITON
 from attn_select.backends.run.triton_mla import SMEM_LIMIT
-from tests.backends.run.conftest import BENCHMARKS
+from tests.backends.run.conftest import compile_in_child, gluon_compile_missing
 
-
-def _why_not() -> str | None:
-    try:
-        import triton
-    except ImportError:
-        return "no Triton"
-    if not triton.__version__.startswith(GLUON_TRITON):
-        return (f"installed Triton {triton.__version__}; the Gluon kernel targets {'/'.join(GLUON_TRITON)}x's API "
-                f"(put a Triton 3.6 wheel's folder first on PYTHONPATH to run this)")
-    from pathlib import Path
-
-    bindir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
-    if not (bindir / "ptxas").exists() or not (bindir / "nvdisasm").exists():
-        return "Triton without its NVIDIA backend tools"
-    return None
-
-
-WHY_NOT = _why_not()
+WHY_NOT = gluon_compile_missing()
 pytestmark = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
 
-# compiled in a child process: this directory's tests run under TRITON_INTERPRET=1 (conftest)
 _COMPILE = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
@@ -55,11 +31,7 @@ print(json.dumps(rows))
 
 @pytest.fixture(scope="module")
 def compiled():
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    r = subprocess.run([sys.executable, "-c", _COMPILE, str(BENCHMARKS)], env=env, capture_output=True, text=True,
-                       timeout=1200)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout.splitlines()[-1])
+    return compile_in_child(_COMPILE, timeout=1200)
 
 
 def test_every_launch_shape_compiles_for_sm90_within_shared_memory_without_spills(compiled):

@@ -6,30 +6,18 @@ the device (benchmarks/, BENCHMARKS.md), never here."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 
 import pytest
 
 from attn_select.backends.run.triton_attn import DECODE_CONFIG, FP8_DECODE_CONFIG, KernelConfig, widens_v
-from tests.backends.run.conftest import BENCHMARKS, load_benchmark
+from tests.backends.run.conftest import compile_in_child, load_benchmark, nvidia_tools_missing
 
 
-def _nvidia_tools() -> bool:
-    try:
-        bindir = load_benchmark("mla_aot_report").nvidia_tools()
-    except ImportError:  # no Triton
-        return False
-    return (bindir / "nvdisasm").exists() and (bindir / "ptxas").exists()
+_NO_TOOLS = nvidia_tools_missing()
+needs_nvidia_tools = pytest.mark.skipif(_NO_TOOLS is not None, reason=_NO_TOOLS or "")
 
 
-needs_nvidia_tools = pytest.mark.skipif(not _nvidia_tools(), reason="Triton without its NVIDIA backend tools")
-
-
-# Compiled in a child process: this directory's tests run Triton's interpreter (TRITON_INTERPRET=1,
-# conftest), under which triton.jit gives functions the compiler cannot take.
 _COMPILE = """
 import json, sys
 from dataclasses import replace
@@ -47,11 +35,7 @@ CASES = [((32, 8), 128, False), ((32, 8), 128, True), ((64, 8), 64, False)]
 
 @pytest.fixture(scope="module")
 def widened_loads():
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    r = subprocess.run([sys.executable, "-c", _COMPILE, str(BENCHMARKS), json.dumps(CASES)], env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    return json.loads(r.stdout.splitlines()[-1])
+    return compile_in_child(_COMPILE, json.dumps(CASES), timeout=300)
 
 
 @needs_nvidia_tools
