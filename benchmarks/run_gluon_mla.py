@@ -25,25 +25,18 @@ Stops timing when ``--budget`` seconds have passed since ``GLUON_DRV_T0``
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import json
-import multiprocessing
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 import torch  # noqa: E402
+from check_pool import checked_rows, first_lines, print_check, run_check_jobs  # noqa: E402
 
 SMALL_CTX = [1, 63, 64, 65, 300, 1000, 2047]
-
-
-def _first_lines(e: BaseException, n: int = 4) -> str:
-    text = [ln for ln in str(e).strip().splitlines() if ln.strip()]
-    return f"{type(e).__name__}: " + " | ".join(text[:n])[:700]
 
 
 def ragged_batch(ctx: list[int], page: int, dev, seed: int = 0):
@@ -125,8 +118,7 @@ def _poisoned_check(h: int, page: int, tiles, dev) -> float:
 
 
 def check_job(job) -> dict:
-    """In a worker process: every check of one (launch kind, page). Each check
-    in its own try, its exception's first lines kept."""
+    """In a worker process: every check of one (launch kind, page)."""
     kind, page, budget_end = job
     os.environ.pop("TRITON_INTERPRET", None)
     from attn_select.backends.run.batch import Shape, make_batch
@@ -134,39 +126,27 @@ def check_job(job) -> dict:
     from attn_select.backends.run.reference import tolerance
 
     dev = torch.device("cuda")
-    t0 = time.time()
-    res = dict(kind=kind, page=page, checks=[])
     tol = tolerance("bfloat16", "auto")
+
+    def check(h, ctx, ns) -> dict:
+        tiles = _tiles_of(kind, h)
+        if ctx is None:
+            err = _poisoned_check(h, page, tiles, dev)
+            return dict(err=err, ok=bool(err <= tol))
+        batch = (make_batch(Shape("decode", decodes=32, decode_context=4096), page, dev, seed=3, spare_pages=64)
+                 if ctx == "big" else ragged_batch(ctx, page, dev, seed=h))
+        kw = {k: v for k, v in (("tiles", tiles), ("num_splits", ns)) if v is not None}
+        ad = _adapter(h, dev)
+        r = check_mla_decode(batch, _params(h), dev, torch.bfloat16, "auto", checks=1, seed=1, adapter=ad, **kw)
+        return dict(err=max(r.errors), ok=bool(r.ok), unwritten=r.unwritten, splits=r.plan.num_splits,
+                    kernel=ad.kernel_name(r.plan))
+
     cases = [("small ragged, rule splits", 128, SMALL_CTX, None), ("small ragged, one split", 64, SMALL_CTX, 1),
              ("small ragged, 3 splits", 64, SMALL_CTX, 3), ("small ragged, 7 splits (empty ones)", 128, [5, 70], 7),
              ("poisoned stale slots", 128, None, 2), ("32 x 4096", 128, "big", None), ("32 x 4096", 64, "big", None)]
-    for label, h, ctx, ns in cases:
-        row = dict(check=label, heads=h, splits=ns)
-        if time.time() > budget_end:
-            row["error"] = "skipped: out of budget"
-            res["checks"].append(row)
-            continue
-        try:
-            tiles = _tiles_of(kind, h)
-            if ctx is None:
-                row["err"] = _poisoned_check(h, page, tiles, dev)
-                row["ok"] = bool(row["err"] <= tol)
-            else:
-                batch = (make_batch(Shape("decode", decodes=32, decode_context=4096), page, dev, seed=3,
-                                    spare_pages=64) if ctx == "big" else ragged_batch(ctx, page, dev, seed=h))
-                kw = {k: v for k, v in (("tiles", tiles), ("num_splits", ns)) if v is not None}
-                ad = _adapter(h, dev)
-                r = check_mla_decode(batch, _params(h), dev, torch.bfloat16, "auto", checks=1, seed=1, adapter=ad,
-                                     **kw)
-                row.update(err=max(r.errors), ok=bool(r.ok), unwritten=r.unwritten, splits=r.plan.num_splits,
-                           kernel=ad.kernel_name(r.plan))
-        except Exception as e:
-            row["error"] = _first_lines(e)
-            row["trace_tail"] = traceback.format_exc().strip().splitlines()[-3:]
-        res["checks"].append(row)
-    res["seconds"] = round(time.time() - t0, 1)
-    res["all_ok"] = all(c.get("ok") for c in res["checks"])
-    return res
+    return checked_rows(kind, page, budget_end, [(dict(check=label, heads=h, splits=ns),
+                                                  lambda h=h, ctx=ctx, ns=ns: check(h, ctx, ns))
+                                                 for label, h, ctx, ns in cases])
 
 
 def main(argv=None) -> int:
@@ -210,40 +190,9 @@ def main(argv=None) -> int:
     # 1. checks (and compiles), one process per (kind, page)
     t0 = time.time()
     jobs = [(k, pg, min(deadline - 30, t_start + a.check_cap - 10)) for pg in a.pages for k in kinds]
-    ex = concurrent.futures.ProcessPoolExecutor(max_workers=min(a.workers, len(jobs)),
-                                                mp_context=multiprocessing.get_context("spawn"))
-    futures = {ex.submit(check_job, j): j for j in jobs}
-    # a kernel that never finishes (a barrier waited on forever) must not eat the call: the
-    # checks get until ``--check-cap`` (or ``deadline - 20``), then their processes are killed
-    check_end = min(deadline - 20, t_start + a.check_cap)
-    try:
-        for fut in concurrent.futures.as_completed(futures, timeout=max(5.0, check_end - time.time())):
-            try:
-                res = fut.result()
-            except Exception as e:
-                kind, pg, _ = futures[fut]
-                res = dict(kind=kind, page=pg, checks=[dict(check="process", heads=0, error=_first_lines(e))],
-                           all_ok=False)
-            result["checks"].append(res)
-            # stdout stays short (the device returns its tail): one line a job, failures in full
-            errs = [c["err"] for c in res["checks"] if "err" in c]
-            print(f"check {res['kind']:>7} page {res['page']:>2}: "
-                  f"{sum(bool(c.get('ok')) for c in res['checks'])}/{len(res['checks'])} ok, "
-                  f"max err {max(errs) if errs else float('nan'):.2e}, {res.get('seconds')} s", flush=True)
-            for c in res["checks"]:
-                if not c.get("ok"):
-                    msg = f"err {c['err']:.2e} WRONG" if "err" in c else f"FAIL {c.get('error')}"
-                    print(f"    {c['heads']:>3} heads {c['check']}: {msg}", flush=True)
-    except concurrent.futures.TimeoutError:
-        for fut, (kind, pg, _) in futures.items():
-            if not fut.done():
-                print(f"check {kind:>7} page {pg:>2}: FAIL not finished in time (a hang?); its process killed",
-                      flush=True)
-                result["checks"].append(dict(kind=kind, page=pg, all_ok=False,
-                                             checks=[dict(check="process", heads=0, error="timed out")]))
-        for proc in list(getattr(ex, "_processes", {}).values()):  # the workers this script started
-            proc.kill()
-    ex.shutdown(wait=False, cancel_futures=True)
+    for res in run_check_jobs(check_job, jobs, a.workers, min(deadline - 20, t_start + a.check_cap)):
+        result["checks"].append(res)
+        print_check(res, 7)
     print(f"checks done in {time.time() - t0:.1f} s", flush=True)
     save()
     good = {(r["kind"], r["page"]) for r in result["checks"] if r["all_ok"]}
@@ -257,7 +206,7 @@ def main(argv=None) -> int:
         head["copy_ceiling_tbs"] = round(ceiling / 1e12, 3)
     except Exception as e:
         ceiling = None
-        print(f"FAIL copy ceiling: {_first_lines(e)}", flush=True)
+        print(f"FAIL copy ceiling: {first_lines(e)}", flush=True)
     flashmla_missing = rt.flashmla_unavailable()
     if flashmla_missing:
         print(f"FAIL FlashMLA peer: {flashmla_missing}", flush=True)
@@ -296,7 +245,7 @@ def main(argv=None) -> int:
             try:
                 r = fn()
             except Exception as e:
-                r = dict(error=_first_lines(e))
+                r = dict(error=first_lines(e))
             r = dict(page=pg, heads=h, label=label, all_checks_ok=(label, pg) in good if label in kinds else None,
                      **r)
             if label == "FlashMLA" and "us" in r:

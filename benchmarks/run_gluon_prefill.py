@@ -32,28 +32,21 @@ Stops timing when ``--budget`` seconds have passed since ``GLUON_DRV_T0``
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import json
-import multiprocessing
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 import torch  # noqa: E402
+from check_pool import checked_rows, first_lines, print_check, run_check_jobs  # noqa: E402
 
 PAGES = (16, 64)
 SHAPES = ("prefill", "prefill8k")  # run_triton_sweep.SHAPE_ARGS: 4 x 512 on 1024, 1 x 8192 from empty
 SHAPE_TEXT = {"prefill": "4 x 512 new on 1024 cached", "prefill8k": "1 x 8192 from empty"}
 TARGET = 0.8  # issue 13: >= 80 % of FA3's speed
-
-
-def _first_lines(e: BaseException, n: int = 4) -> str:
-    text = [ln for ln in str(e).strip().splitlines() if ln.strip()]
-    return f"{type(e).__name__}: " + " | ".join(text[:n])[:700]
 
 
 def _params():
@@ -113,15 +106,13 @@ def _check_batch(kind: str, batch, dev, seed: int, poison: bool) -> dict:
 
 
 def check_job(job) -> dict:
-    """In a worker process: every check of one (kind, page), each in its own try."""
+    """In a worker process: every check of one (kind, page)."""
     kind, page, budget_end = job
     os.environ.pop("TRITON_INTERPRET", None)
     from attn_select.backends.run.batch import make_batch, make_prefill_batch
     from attn_select.selector.run_plan import Shape
 
     dev = torch.device("cuda")
-    t0 = time.time()
-    res = dict(kind=kind, page=page, checks=[])
     cases = [
         ("ragged prefills with context, NaN in unread slots",
          lambda: make_prefill_batch([40, 7, 300, 129], [100, 0, 1000, 33], page, dev, seed=1, spare_pages=8), True),
@@ -131,21 +122,10 @@ def check_job(job) -> dict:
          lambda: make_batch(Shape("prefill", prefills=4, prefill_new=512, prefill_context=1024), page, dev, seed=3,
                             spare_pages=16), False),
     ]
-    for i, (label, batch_fn, poison) in enumerate(cases):
-        row = dict(check=label)
-        if time.time() > budget_end:
-            row["error"] = "skipped: out of budget"
-            res["checks"].append(row)
-            continue
-        try:
-            row.update(_check_batch(kind, batch_fn(), dev, seed=10 + i, poison=poison))
-        except Exception as e:
-            row["error"] = _first_lines(e)
-            row["trace_tail"] = traceback.format_exc().strip().splitlines()[-3:]
-        res["checks"].append(row)
-    res["seconds"] = round(time.time() - t0, 1)
-    res["all_ok"] = all(c.get("ok") for c in res["checks"])
-    return res
+    return checked_rows(kind, page, budget_end, [
+        (dict(check=label), lambda i=i, batch_fn=batch_fn, poison=poison:
+         _check_batch(kind, batch_fn(), dev, seed=10 + i, poison=poison))
+        for i, (label, batch_fn, poison) in enumerate(cases)])
 
 
 def fa_row(shape_name: str, page: int, device: str = "cuda"):
@@ -168,39 +148,11 @@ def fa_row(shape_name: str, page: int, device: str = "cuda"):
 
 def run_checks(a, kinds, t_start, deadline, result) -> None:
     jobs = [(k, pg, min(deadline - 30, t_start + a.check_cap - 10)) for pg in a.pages for k in kinds]
-    ex = concurrent.futures.ProcessPoolExecutor(max_workers=min(a.workers, len(jobs)),
-                                                mp_context=multiprocessing.get_context("spawn"))
-    futures = {ex.submit(check_job, j): j for j in jobs}
-    # a kernel that never finishes (an mbarrier waited on forever) must not eat the call
-    check_end = min(deadline - 20, t_start + a.check_cap)
-    try:
-        for fut in concurrent.futures.as_completed(futures, timeout=max(5.0, check_end - time.time())):
-            try:
-                res = fut.result()
-            except Exception as e:
-                kind, pg, _ = futures[fut]
-                res = dict(kind=kind, page=pg, checks=[dict(check="process", error=_first_lines(e))], all_ok=False)
-            result["checks"].append(res)
-            errs = [c["err"] for c in res["checks"] if "err" in c]
-            print(f"check {res['kind']:>14} page {res['page']:>2}: "
-                  f"{sum(bool(c.get('ok')) for c in res['checks'])}/{len(res['checks'])} ok, "
-                  f"max err {max(errs) if errs else float('nan'):.2e}, {res.get('seconds')} s", flush=True)
-            for c in res["checks"]:
-                if not c.get("ok"):
-                    msg = f"err {c['err']:.2e} WRONG" if "err" in c else f"FAIL {c.get('error')}"
-                    print(f"    {c['check']}: {msg}", flush=True)
-            if res["kind"] == "rule" and res["checks"] and res["checks"][0].get("kernel"):
-                print(f"    rule runs: {res['checks'][0]['kernel']}", flush=True)
-    except concurrent.futures.TimeoutError:
-        for fut, (kind, pg, _) in futures.items():
-            if not fut.done():
-                print(f"check {kind:>14} page {pg:>2}: FAIL not finished in time (a hang?); its process killed",
-                      flush=True)
-                result["checks"].append(dict(kind=kind, page=pg, all_ok=False,
-                                             checks=[dict(check="process", error="timed out")]))
-        for proc in list(getattr(ex, "_processes", {}).values()):  # the workers this script started
-            proc.kill()
-    ex.shutdown(wait=False, cancel_futures=True)
+    for res in run_check_jobs(check_job, jobs, a.workers, min(deadline - 20, t_start + a.check_cap)):
+        result["checks"].append(res)
+        print_check(res, 14)
+        if res["kind"] == "rule" and res["checks"] and res["checks"][0].get("kernel"):
+            print(f"    rule runs: {res['checks'][0]['kernel']}", flush=True)
 
 
 def main(argv=None) -> int:
@@ -255,7 +207,7 @@ def main(argv=None) -> int:
         ceiling = copy_ceiling(dev)
         head["copy_ceiling_tbs"] = round(ceiling / 1e12, 3)
     except Exception as e:
-        print(f"FAIL copy ceiling: {_first_lines(e)}", flush=True)
+        print(f"FAIL copy ceiling: {first_lines(e)}", flush=True)
     p = _params()
     env = RunEnv(dev, cap, torch.bfloat16, "auto")
     first = True
@@ -272,7 +224,7 @@ def main(argv=None) -> int:
                 except Exception as e:  # the row without run's plan: vLLM's FA3 on sm_90 all the same
                     from attn_select.selector.run_plan import RowPlan
 
-                    print(f"FA3 row as run plans it: FAIL {_first_lines(e)}; FA3 with default builder facts",
+                    print(f"FA3 row as run plans it: FAIL {first_lines(e)}; FA3 with default builder facts",
                           flush=True)
                     row = RowPlan("FLASH_ATTN", fa_version=3)
                 c = sw.Case(shape, "auto", dev, page=pg, layout=lambda e, q, row=row: FlashAttnAdapter(e, q, row))
@@ -286,11 +238,11 @@ def main(argv=None) -> int:
                     first = False
                     fa_us = r["us"]
                 except Exception as e:
-                    r = dict(error=_first_lines(e))
+                    r = dict(error=first_lines(e))
                 finally:
                     c.free()
             except Exception as e:
-                r = dict(error=_first_lines(e))
+                r = dict(error=first_lines(e))
             r = dict(page=pg, shape=shape, label="FA3", **r)
             result["timings"].append(r)
             save()
@@ -309,7 +261,7 @@ def main(argv=None) -> int:
                              **c.time(ad, plan, a.seconds, 0.5 if first else 0.1))
                     first = False
                 except Exception as e:
-                    r = dict(error=_first_lines(e))
+                    r = dict(error=first_lines(e))
                 r = dict(page=pg, shape=shape, label=k, **r)
                 if fa_us and "us" in r:
                     r["of_fa3_speed"] = round(fa_us / r["us"], 3)
