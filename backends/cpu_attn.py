@@ -22,9 +22,12 @@ _FP8 = ("fp8", "fp8_e4m3", "fp8_e5m2")
 
 def _cpu_cache_dtype(q: Query) -> bool:
     # supports_kv_cache_dtype: unquantized caches always; the fp8 ones only
-    # when torch.cpu reports AMX tiles or AVX-512 on the host CPU, which no
-    # device profile records: counted as absent (an ARM host never has them).
-    return q.cfg.kv_cache_dtype in (None, "auto", "bfloat16", "float16")
+    # when torch.cpu reports AMX tiles or AVX-512 (VL, BW and DQ) on the host
+    # CPU. No device profile records the host, so it is taken as present: the
+    # x86 servers NVIDIA GPUs are deployed in (Xeon since Skylake-SP, EPYC
+    # since Zen 4) have AVX-512, as do the machines vLLM's selection is
+    # checked on. A Grace (Arm) or pre-Zen 4 EPYC host would refuse fp8 here.
+    return q.cfg.kv_cache_dtype in (None, "auto", "bfloat16", "float16", *_FP8)
 
 
 CPU_ATTN = BackendSpec(
@@ -36,7 +39,8 @@ CPU_ATTN = BackendSpec(
     dtypes=("float16", "bfloat16", "float32"),
     kv_cache_dtypes=("auto", *_FP8),
     kv_cache_dtype_rule=Rule("auto/bfloat16/float16; fp8/fp8_e4m3/fp8_e5m2 only on a host CPU with AMX or AVX-512 "
-                             "(not known here: counted as absent)", _cpu_cache_dtype),
+                             "(assumed: an x86 server CPU with AVX-512; a Grace or pre-Zen 4 EPYC host has neither)",
+                             _cpu_cache_dtype),
     kernel_block_sizes=(MultipleOf(32),),
     attn_types=(AttentionType.DECODER.value, AttentionType.ENCODER.value, AttentionType.ENCODER_ONLY.value,
                 AttentionType.ENCODER_DECODER.value),
