@@ -266,7 +266,14 @@ def _model_facts(
     # ModelConfig.__post_init__ asks the registry for the model class first:
     # the architecture vLLM reports, and the registered one whose model file
     # builds it (GPT2ForTokenClassification: GPT2LMHeadModel's, converted)
-    arch, model_arch = resolve_architecture(list(archs), hf.get("auto_map"))
+    try:
+        arch, model_arch = resolve_architecture(list(archs), hf.get("auto_map"))
+    except UserError:
+        if engine != "sglang":
+            raise
+        # SGLang's own model registry decides what it serves (selector/sglang), not vLLM's: an
+        # architecture vLLM does not build (MiniCPM-SALA) still gives SGLang its config's facts
+        arch = model_arch = archs[0]
     _verify_and_update(arch, text, notes, hf)
     check_max_len_factor(text.attrs, text.model_type, where)
 
