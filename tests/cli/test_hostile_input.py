@@ -340,6 +340,15 @@ CASES: dict[str, Case] = {
                                   words=("loop",), not_words=("profile", "download")),
     "symlink loop, trailing slash": Case(lambda t: (os.symlink("loop", t / "loop"), explain("loop/"))[1],
                                          words=("loop",), not_words=("profile", "download")),
+    # Python 3.11's Path.resolve raises RuntimeError (not OSError) on a loop
+    "symlink loop as a deployment's model (lock)": Case(
+        lambda t: (os.symlink("loop", t / "loop"), ["lock", deployments(t, "- {name: a, model: loop, device: h100}\n")])[1],
+        words=("d.yaml:1", "loops back"), not_words=("profile",)),
+    "symlink loop as a deployment's model, ./ path (check --deployments)": Case(
+        lambda t: (os.symlink("loop", t / "loop"),
+                   ["check", ROOT / "profiles" / "lock" / "attn-select.lock", "--deployments",
+                    deployments(t, "- {name: a, model: ./loop, device: h100}\n")])[1],
+        words=("d.yaml:1", "loops back")),
     "a home folder of an unknown user": Case(lambda t: explain("~nosuchuser0/x"), words=("home folder",)),
     "a dangling symlink": Case(lambda t: (os.symlink("/nonexistent/x", t / "m"), explain("m"))[1],
                                words=("symbolic link", "does not exist"), not_words=("profile",)),
