@@ -113,6 +113,10 @@ def command_tokens(model: str | None, rest: list[str] | None) -> list[str] | Non
             # backslash-newline before splitting, shlex would make it a "\n" word
             words = shlex.split(re.sub(r"\\\r?\n", "", model))
         except ValueError as exc:
+            # a folder name with a space and a quote ("my 'model") is no command line:
+            # only a line that starts a vLLM command is one that cannot be split
+            if _command_start(model.split()) is None:
+                return None
             raise UserError(f"cannot split the pasted command line: {exc}") from None
     start = _command_start(words)
     if start is None:

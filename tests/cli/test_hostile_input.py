@@ -533,3 +533,18 @@ def test_a_check_count_past_the_bound_is_refused_before_any_work(command, capsys
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert "--checks" in err and "1<=x<=100" in err
+
+
+@pytest.mark.parametrize("name", ["my 'model", 'odd "name', "it's a model \"folder\""])
+def test_a_model_folder_whose_name_has_spaces_and_quotes_is_read_as_a_folder(tmp_path, name):
+    """MODEL with a space may be a pasted vllm serve line, but one that shlex
+    cannot split (an unbalanced quote) and that starts no vLLM command is a
+    path: the folder is read, not refused as a command line."""
+    m = tmp_path / name
+    m.mkdir()
+    (m / "config.json").write_text(json.dumps(LLAMA))
+    got = run_bounded(explain(name), tmp_path)
+    assert got.rc == 0 and got.err == "", got
+    assert "LlamaForCausalLM" in got.out
+    got = run_bounded(explain(f"no {name}"), tmp_path)  # not there: the model loader's error, not shlex's
+    assert got.rc == 2 and "command line" not in got.err and "profile" in got.err, got
