@@ -122,8 +122,23 @@ def _option_text(name: str, own_panel: bool = True, taken: frozenset[str] = froz
     decl = f"{field.flag}/--no-{field.flag[2:]}" if field.switch else field.flag
     kwargs: dict[str, Any] = {"help": w.help, "min": w.min, "rich_help_panel": w.panel if own_panel else None}
     if w.parse is not None:
-        kwargs["parser"] = w.parse
+        kwargs["parser"] = _keeping_the_reason(w.parse)
     return [decl, *(a for a in field.aliases if a not in taken)], kwargs
+
+
+def _keeping_the_reason(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """``parse`` for typer's ``parser=``: click reports a ValueError from it
+    as the bare value ("invalid value for '--max-model-len': 1_000"), so its
+    reason (what to write instead) goes out as click's BadParameter."""
+
+    def parser(text: str) -> object:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    parser.__name__ = getattr(parse, "__name__", "parser")
+    return parser
 
 
 def what_if_option(name: str, own_panel: bool = True, taken: frozenset[str] = frozenset()) -> Any:

@@ -80,10 +80,11 @@ def parse_max_model_len(text: str) -> int:
                              f"did you mean {number}{suffix.lower()}?")
         else:
             n = int(number) * _BINARY[suffix]
-    elif value.isascii() and value.isdigit():
-        n = int(value)
     else:
-        raise ValueError(bad)
+        try:  # vLLM's plain int(): 1_000, +5 and other digits too (at most _MAX_DIGITS characters)
+            n = int(value)
+        except ValueError:
+            raise ValueError(bad) from None
     if n < 1:
         raise ValueError(f"max_model_len must be a positive integer or -1 (auto), got {n}")
     return n

@@ -423,6 +423,10 @@ CASES: dict[str, Case] = {
     "flash_attn_version 5 in a deployments file": Case(
         lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: h100, "
                                        "overrides: {flash_attn_version: 5}}\n")], words=("2, 3 or 4",)),
+    "max_model_len 1e12 in a deployments file": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: h100, "
+                                       "overrides: {max_model_len: 1e12}}\n")],
+        words=("max_model_len: '1e12' is not a length", "32k")),
     "a raw selector deployment with lock --engine sglang": Case(
         lambda t: ["lock", EXAMPLE, "--engine", "sglang"], words=("custom-head-256-sinks", "engine: vllm")),
     # --- messages: the user's field names, values cut short ---

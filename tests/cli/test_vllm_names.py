@@ -123,6 +123,26 @@ def test_max_model_len_bad_values_are_one_line(capsys, text):
     assert rc == 2 and "--max-model-len" in err
 
 
+@pytest.mark.parametrize("text, reason", [
+    ("abc", "is not a length; write it as 32768, 32k"),
+    ("", "is not a length; write it as 32768, 32k"),
+    ("1e12", "is not a length; write it as 32768, 32k"),
+    ("0", "must be a positive integer or -1"),
+    ("1.5K", "did you mean 1.5k?"),
+])
+def test_max_model_len_errors_say_what_to_write(capsys, text, reason):
+    # click reported a ValueError from a parser as the bare value, without its reason
+    err = one_line_error(*run(capsys, *LLAMA, "--max-model-len", text))
+    assert reason in err, err
+
+
+@pytest.mark.parametrize("text, value", [("1_000", 1000), ("+2048", 2048), (" 4096 ", 4096)])
+def test_max_model_len_takes_what_vllms_int_takes(capsys, text, value):
+    # human_readable_int ends in int(value): underscores and a sign are vLLM's too
+    rc, d = doc(capsys, *LLAMA, "--max-model-len", text)
+    assert rc == 0 and d["overrides"] == {"max_model_len": value}
+
+
 @pytest.mark.parametrize("vllm, ours", [("half", "float16"), ("float", "float32"), ("float16", "float16")])
 def test_vllm_dtype_values(capsys, vllm, ours):
     _, expected = doc(capsys, *LLAMA, "--dtype", ours)
