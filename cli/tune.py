@@ -25,7 +25,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from attn_select.cli.exit import ExitCode
-from attn_select.cli.options import TextOrJson, TextOrJsonOpt, what_if_option
+from attn_select.cli.options import TextOrJson, TextOrJsonOpt, seconds, what_if_option
 from attn_select.selector.errors import UserError
 
 app = typer.Typer()
@@ -89,7 +89,7 @@ def tune_cmd(
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Write the plots to FILE.png and FILE.svg (needs the \\[plot] extra).")] = None,
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Where finished points are kept (default $XDG_CACHE_HOME/attn-select/tune).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Measure every point again; keep nothing.")] = False,
-    max_seconds: Annotated[Optional[float], typer.Option("--max-seconds", min=0, help="Measure no new run after this many seconds; the rest are listed as not measured, and a re-run goes on from the cache (0: report from the cache only).")] = None,
+    max_seconds: Annotated[Optional[float], typer.Option("--max-seconds", click_type=seconds(0, infinite=False), help="Measure no new run after this many seconds; the rest are listed as not measured, and a re-run goes on from the cache (0: report from the cache only).")] = None,
     fmt: TextOrJsonOpt = TextOrJson.text,
 ) -> None:
     """Measure which vLLM attention setting is fastest for a workload here."""

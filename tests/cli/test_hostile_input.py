@@ -393,6 +393,16 @@ CASES: dict[str, Case] = {
     "usage: bad choice": Case(lambda t: ["explain", "llama-3.1-8b", "--format", "yaml"],
                               words=("--format", "attn-select explain --help")),
     "usage: missing argument": Case(lambda t: ["lock"], words=("deployments", "attn-select lock --help")),
+    # click's FloatRange lets nan through (every comparison is false): a timeout that never expires
+    "--engine-timeout nan": Case(lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "--engine-timeout", "nan"],
+                                 words=("--engine-timeout", "not a number of seconds")),
+    "--import-timeout nan (doctor)": Case(lambda t: ["doctor", "--import-timeout", "nan"],
+                                          words=("--import-timeout", "not a number of seconds")),
+    "--worker-timeout nan (check)": Case(
+        lambda t: ["check", ROOT / "profiles" / "lock" / "attn-select.lock", "--worker-timeout", "nan"],
+        words=("--worker-timeout", "not a number of seconds")),
+    "--max-seconds nan (tune)": Case(lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--max-seconds", "nan"],
+                                     words=("--max-seconds", "not a number of seconds")),
     "usage: unknown command": Case(lambda t: ["frobnicate"], words=("frobnicate", "attn-select --help")),
     "usage: option needs a value": Case(lambda t: ["check", "x.lock", "--format"],
                                         words=("--format", "attn-select check --help")),
