@@ -67,7 +67,7 @@ def run_cmd(
     gpus: Annotated[Optional[str], typer.Option("--gpus", help="all or 0,1,...: one worker per GPU of this node, in parallel, merged (docs/node.md).", rich_help_panel=FANOUT)] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Ray cluster address, auto or local: one task per GPU type, merged (docs/fleet.md; the fleet extra).", rich_help_panel=FANOUT)] = None,
     every_node: Annotated[bool, typer.Option("--every-node", help="With --ray: one task per node instead of per GPU type.", rich_help_panel=FANOUT)] = False,
-    windows: Annotated[int, typer.Option("--windows", min=1, help="Timing windows per worker; their spread is the run-to-run noise a slow GPU must exceed.", rich_help_panel=FANOUT)] = 3,
+    windows: Annotated[int, typer.Option("--windows", min=1, max=100, help="Timing windows per worker (at most 100: each times every backend and shape again); their spread is the run-to-run noise a slow GPU must exceed.", rich_help_panel=FANOUT)] = 3,
     worker_timeout: Annotated[float, typer.Option("--worker-timeout", click_type=seconds(1.0), help="Seconds before a worker is killed and reported as hung.", rich_help_panel=FANOUT)] = 1200.0,
     jit_cache: Annotated[Optional[str], typer.Option("--jit-cache", help="Folder the workers share their JIT caches in (default ~/.cache/attn-select/jit; variables the machine sets win).", rich_help_panel=FANOUT)] = None,
     fail_on_slow: Annotated[bool, typer.Option("--fail-on-slow", help="A GPU slower than its peers beyond the noise fails the run (exit 1).", rich_help_panel=FANOUT)] = False,

@@ -83,7 +83,7 @@ def tune_cmd(
     kv_cache_dtypes: Annotated[str, typer.Option("--kv-cache-dtypes", help="KV dtypes to sweep, e.g. auto,fp8.")] = "auto",
     settings: Annotated[Optional[str], typer.Option("--settings", help="Compare only these settings (labels, or backend names for all their variants), e.g. FLASHINFER,FLASH_ATTN; vLLM's default always runs.")] = None,
     workload: Annotated[Optional[str], typer.Option("--workload", help="Traffic mix: decode:BxC,prefill:BxN/C (@W weights) or a YAML file (docs/tune.md). Default decode:32x4096,prefill:4x512/1024.")] = None,
-    repeats: Annotated[int, typer.Option("--repeats", min=1, help="Timings of vLLM's default per point: their spread is the noise a win must beat.")] = 3,
+    repeats: Annotated[int, typer.Option("--repeats", min=1, max=100, help="Timings of vLLM's default per point (at most 100): their spread is the noise a win must beat.")] = 3,
     checks: Annotated[int, typer.Option("--checks", min=1, max=100, help="Fresh-input correctness checks per point (at most 100).")] = 1,
     capability: Annotated[Optional[str], typer.Option("--capability", help="With --device cpu: the GPU the selection is for (default 9.0).")] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Write the plots to FILE.png and FILE.svg (needs the \\[plot] extra).")] = None,

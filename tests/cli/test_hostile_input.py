@@ -539,6 +539,19 @@ def test_a_missing_module_of_our_own_stays_an_internal_error(monkeypatch, capsys
     assert capsys.readouterr().err.startswith("internal error: ModuleNotFoundError")
 
 
+@pytest.mark.parametrize("argv, flag", [
+    (["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0", "--windows", str(10**9)], "--windows"),
+    (["tune", "llama-3.1-8b", "--device", "cpu", "--repeats", str(10**9)], "--repeats"),
+])
+def test_a_repeat_count_past_the_bound_is_refused_before_any_work(argv, flag, capsys):
+    """--windows / --repeats 10**9 times every backend that many times (days):
+    refused at parse time like --checks, one line, exit 2."""
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert flag in err and "1<=x<=100" in err, err
+
+
 @pytest.mark.parametrize("command", ["run", "tune"])
 def test_a_check_count_past_the_bound_is_refused_before_any_work(command, capsys):
     """--checks 10**9 would run for days (each check is a step and its float32
