@@ -101,6 +101,7 @@ def tune_cmd(
         from attn_select.cli.tune_plot import require_matplotlib
 
         require_matplotlib()  # before the sweep, not after it
+        _check_plot_folder(plot)
     with library_warnings(debug=bool(ctx.find_root().params.get("debug"))), tune_progress() as progress:
         report = execute(model, device=device, tp=tp, dtype=dtype, quantization=quantization, batches=batches, contexts=contexts,
                          page_sizes=page_sizes, kv_cache_dtypes=kv_cache_dtypes, settings=settings, workload=workload,
@@ -119,6 +120,26 @@ def tune_cmd(
 
         sys.stdout.write(tune_text(report))
     raise typer.Exit(report.exit_code)
+
+
+def _check_plot_folder(plot: Path) -> None:
+    """--plot's folder must be there to write in before the sweep starts: a
+    sweep can take hours, and a bad path was only found when it ended."""
+    import os
+
+    folder = plot.parent
+    from attn_select.selector.errors import cut
+
+    try:
+        is_dir = folder.is_dir()
+    except (OSError, ValueError):
+        is_dir = False
+    if not is_dir:
+        raise UserError(f"--plot {cut(str(plot))}: {cut(str(folder))} is not an existing folder; "
+                        "create it or give another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"--plot {cut(str(plot))}: cannot write in the folder {cut(str(folder))}; "
+                        "give another path")
 
 
 class tune_progress:

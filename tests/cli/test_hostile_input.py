@@ -575,3 +575,21 @@ def test_a_model_folder_whose_name_has_spaces_and_quotes_is_read_as_a_folder(tmp
     assert "LlamaForCausalLM" in got.out
     got = run_bounded(explain(f"no {name}"), tmp_path)  # not there: the model loader's error, not shlex's
     assert got.rc == 2 and "command line" not in got.err and "profile" in got.err, got
+
+
+@pytest.mark.parametrize("where", ["nope/x", "file.txt/x"])
+def test_a_plot_path_in_no_folder_is_refused_before_the_sweep(tmp_path, monkeypatch, capsys, where):
+    """tune --plot into a folder that is not there failed only when the plots
+    were written, after the whole sweep (hours on a GPU)."""
+    pytest.importorskip("matplotlib")
+    import attn_select.cli.tune as tune
+
+    def no_sweep(*args, **kwargs):
+        raise AssertionError("the sweep ran before --plot was checked")
+
+    monkeypatch.setattr(tune, "execute", no_sweep)
+    (tmp_path / "file.txt").write_text("x")
+    code = main(["tune", "llama-3.1-8b", "--device", "cpu", "--plot", str(tmp_path / where)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("error: --plot ") and "is not an existing folder" in err, err
