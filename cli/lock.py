@@ -15,17 +15,9 @@ app = typer.Typer()
 
 def read_text(path: str, what: str) -> str:
     """A file's text (at most safe_yaml's MAX_FILE_BYTES), or a one-line user error."""
-    from attn_select.selector.errors import UserError
-    from attn_select.selector.safe_json import read_bytes
-    from attn_select.selector.safe_yaml import MAX_FILE_BYTES
+    from attn_select.selector.safe_yaml import read_text as read_yaml_text
 
-    data = read_bytes(path, what, MAX_FILE_BYTES)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1  # where to look, as every other error of the file says
-        raise UserError(f"{path}:{line}: the {what} is not UTF-8 text (byte 0x{data[exc.start]:02x}); "
-                        "save it as UTF-8") from None
+    return read_yaml_text(path, what)
 
 
 def write_text(path: str, text: str, what: str) -> None:

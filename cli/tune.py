@@ -193,7 +193,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     from attn_select.cli.run import check_run_device
     from attn_select.selector.config import DTYPES
     from attn_select.selector.tune_workload import (
-        DEFAULT_BATCHES, DEFAULT_CONTEXTS, grid, parse_ints, parse_workload,
+        DEFAULT_BATCHES, DEFAULT_CONTEXTS, MAX_POINTS, grid, parse_ints, parse_workload,
     )
 
     check_run_device(device)
@@ -202,11 +202,17 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     if dtype is not None and dtype not in DTYPES:
         raise UserError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
     cpu = device == "cpu"
-    bs = parse_ints(batches, "batches") if batches else (CPU_BATCHES if cpu else DEFAULT_BATCHES)
-    cs = parse_ints(contexts, "contexts") if contexts else (CPU_CONTEXTS if cpu else DEFAULT_CONTEXTS)
+    # an empty value is refused as such (it had been the default, silently)
+    bs = parse_ints(batches, "batches") if batches is not None else (CPU_BATCHES if cpu else DEFAULT_BATCHES)
+    cs = parse_ints(contexts, "contexts") if contexts is not None else (CPU_CONTEXTS if cpu else DEFAULT_CONTEXTS)
     pages = parse_ints(page_sizes, "page-sizes")
     kvs = _kv_dtypes(kv_cache_dtypes)
-    items = parse_workload(workload or (CPU_WORKLOAD if cpu else GPU_WORKLOAD))
+    items = parse_workload(workload if workload is not None else (CPU_WORKLOAD if cpu else GPU_WORKLOAD))
+    points = (len(bs) * len(cs) + len(items)) * len(pages) * len(kvs)
+    if points > MAX_POINTS:  # counted before the grid is built
+        raise UserError(f"the sweep has {points:,} points ({len(bs)} batches x {len(cs)} contexts + {len(items)} "
+                        f"workload shapes, x {len(pages)} page sizes x {len(kvs)} KV dtypes), more than "
+                        f"{MAX_POINTS:,}; give fewer values")
     shapes = list(dict.fromkeys(grid(bs, cs) + [it.shape for it in items]))
     on_task, message = progress or ((lambda d, t, w: None), (lambda m: None))
 

@@ -170,6 +170,12 @@ LAUGHS = (  # ten levels of nine aliases: 9**10 values once expanded, from 400 b
 LOCK_HEAD = "schema: attn-select.lock/1\nengine: {name: vllm, version: 0.33.0}\n"
 
 
+def tune_workload(tmp: Path, body: str | bytes) -> list[str]:
+    path = tmp / "w.yaml"
+    path.write_bytes(body.encode() if isinstance(body, str) else body)
+    return ["tune", "llama-3.1-8b", "--device", "cpu", "--workload", str(path)]
+
+
 def _denied(predicate: Callable[[str], bool]) -> Callable[[], None]:
     """A setup that makes opening matching paths fail with EACCES, as for a
     chmod 000 file; tests run as root in CI, where chmod does not stop reads."""
@@ -416,6 +422,20 @@ CASES: dict[str, Case] = {
     "billion laughs (check --deployments)": Case(
         lambda t: ["check", ROOT / "profiles" / "lock" / "attn-select.lock", "--deployments",
                    deployments(t, LAUGHS)], words=("alias",)),
+    # a tag on a list or mapping was dropped and the list read as data
+    "YAML python tag on a list (lock)": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: !!python/object/apply:os.system [echo], device: h100}\n")],
+        words=("d.yaml:1", "[0].model", "yaml tag")),
+    "YAML python tag on a mapping (check)": Case(
+        lambda t: _lock_then_check(t, "!!python/object:os.system {schema: attn-select.lock/1}\n"),
+        words=("x.lock:1", "yaml tag")),
+    "YAML set tag (lock)": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: !!set {x: null}, device: h100}\n")],
+        words=("d.yaml:1", "yaml tag")),
+    "100,000 deployments and no alias (lock)": Case(
+        lambda t: ["lock", deployments(t, "".join(f"- {{name: d{i}, model: llama-3.1-8b, device: h100}}\n"
+                                                  for i in range(100_000)))],
+        words=("100,000 values", "split it"), not_words=("alias",)),
     "YAML nested 100,000 deep": Case(
         lambda t: ["lock", deployments(t, "deployments: " + "[" * 100_000 + "]" * 100_000 + "\n")],
         words=("nesting depth",)),
@@ -439,6 +459,45 @@ CASES: dict[str, Case] = {
         words=("max_model_len: '1e12' is not a length", "32k")),
     "a raw selector deployment with lock --engine sglang": Case(
         lambda t: ["lock", EXAMPLE, "--engine", "sglang"], words=("custom-head-256-sinks", "engine: vllm")),
+    # --- tune --workload FILE (read with yaml.safe_load and no bounds before) ---
+    "workload file not UTF-8 (tune)": Case(
+        lambda t: tune_workload(t, b"workload:\n- decode: 1x16\xff\n"), words=("w.yaml:2", "utf-8")),
+    "workload file a FIFO (tune)": Case(
+        lambda t: (os.mkfifo(t / "w.yaml"), ["tune", "llama-3.1-8b", "--device", "cpu", "--workload", t / "w.yaml"])[1],
+        words=("regular file",)),
+    "workload file nested 100,000 deep (tune)": Case(
+        lambda t: tune_workload(t, "workload: " + "[" * 100_000 + "]" * 100_000 + "\n"), words=("nesting",)),
+    "workload file billion laughs (tune)": Case(
+        lambda t: tune_workload(t, LAUGHS.replace("deployments: [{name: n, model: llama-3.1-8b, device: h100, "
+                                                  "overrides: {dtype: *j}}]", "workload: *j")),
+        words=("alias",)),
+    "workload file python tag (tune)": Case(
+        lambda t: tune_workload(t, "workload: !!python/object/apply:os.system [decode:1x16]\n"), words=("yaml tag",)),
+    "workload file bad date (tune)": Case(
+        lambda t: tune_workload(t, "workload:\n- {decode: 2001-13-45}\n"), words=("w.yaml:2", "month")),
+    "workload file duplicate key (tune)": Case(
+        lambda t: tune_workload(t, "workload:\n- {decode: 1x16, decode: 2x16}\n"), words=("duplicate key",)),
+    "workload weight of 5,000 digits (tune)": Case(
+        lambda t: tune_workload(t, "workload:\n- {decode: 1x16, weight: " + "9" * 5000 + "}\n"), words=("digits",)),
+    "workload weight inf (tune)": Case(
+        lambda t: tune_workload(t, "workload:\n- {decode: 1x16, weight: .inf}\n"), words=("finite",)),
+    "workload weight inf on the command line (tune)": Case(
+        lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--workload", "decode:1x16@inf"], words=("finite",)),
+    "workload of 1,000 items (tune)": Case(
+        lambda t: tune_workload(t, "workload:\n" + "".join(f"- decode: {i + 1}x16\n" for i in range(1000))),
+        words=("1,000 workload items", "give fewer")),
+    "a NUL in --workload (tune)": Case(
+        lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--workload", "decode:1x16\0"], words=("--workload",)),
+    # a grid of 20,000 x 20,000 values was built in memory (4e8 shapes) before anything ran
+    "--batches of 20,000 values (tune)": Case(
+        lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--batches", ",".join(map(str, range(1, 20_001)))],
+        words=("--batches", "20,000 values")),
+    "a sweep of 64 x 64 x 4 points (tune)": Case(
+        lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--batches", ",".join(map(str, range(1, 65))),
+                   "--contexts", ",".join(map(str, range(1, 65))), "--page-sizes", "16,32,64,128"],
+        words=("points", "give fewer values")),
+    "--contexts empty (tune)": Case(lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--contexts", ""],
+                                    words=("--contexts",)),
     # --- messages: the user's field names, values cut short ---
     "1 MB value of a config field": Case(
         lambda t: explain(folder(t, {**LLAMA, "architectures": "A" * 1_000_000})), words=("architectures",)),
