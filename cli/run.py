@@ -129,7 +129,7 @@ def library_warnings(debug: bool) -> Iterator[None]:
 
 
 def parse_backends(text: str | None) -> tuple[str, ...] | None:
-    if not text:
+    if text is None:
         return None
     from attn_select.backends import registry
 
@@ -140,6 +140,9 @@ def parse_backends(text: str | None) -> tuple[str, ...] | None:
                 names.append(registry.get(part).name)
             except registry.UnknownBackend as e:
                 raise UserError(str(e)) from None
+    if not names:  # "" or ",": not every backend, which a missing --backend means
+        raise UserError(f"--backend {text!r} names no backend; give vLLM backend names, comma-separated "
+                        "(e.g. TRITON_ATTN,FLEX_ATTENTION), or leave --backend out to run every one")
     return tuple(names)
 
 

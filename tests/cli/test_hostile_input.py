@@ -496,6 +496,11 @@ CASES: dict[str, Case] = {
         lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--batches", ",".join(map(str, range(1, 65))),
                    "--contexts", ",".join(map(str, range(1, 65))), "--page-sizes", "16,32,64,128"],
         words=("points", "give fewer values")),
+    # an empty --backend ran every backend on every shape, as no --backend does
+    "--backend empty (run)": Case(lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--backend", ""],
+                                  words=("--backend", "names no backend")),
+    "--backend a lone comma (run)": Case(lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--backend", ","],
+                                         words=("--backend", "names no backend")),
     "--contexts empty (tune)": Case(lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--contexts", ""],
                                     words=("--contexts",)),
     # --- messages: the user's field names, values cut short ---
