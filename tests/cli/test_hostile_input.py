@@ -657,3 +657,24 @@ def test_a_plot_path_in_no_folder_is_refused_before_the_sweep(tmp_path, monkeypa
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1, err
     assert err.startswith("error: --plot ") and "is not an existing folder" in err, err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [
+    ["explain", "llama-3.1-8b", "--device", "h100"],
+    ["explain", "llama-3.1-8b", "--device", "h100", "--format", "json"],
+    ["profiles"],
+    ["explain", "--help"],  # rich writes the help
+])
+def test_a_full_standard_output_is_one_line_not_an_internal_error(argv):
+    """> /dev/full (a full disk or quota): the report cannot be written. One
+    line naming standard output and why, exit 2, as lock -o /dev/full is;
+    and no second error from the interpreter's flush at exit."""
+    import subprocess
+
+    code = "import sys; from attn_select.cli.app import main; sys.exit(main(sys.argv[1:]))"
+    with open("/dev/full", "w") as full:
+        got = subprocess.run([sys.executable, "-c", code, *argv], stdout=full, stderr=subprocess.PIPE,
+                             text=True, timeout=120)
+    assert got.returncode == 2, (got.returncode, got.stderr)
+    assert got.stderr == "error: cannot write the report to standard output: No space left on device\n", got.stderr
