@@ -232,6 +232,21 @@ def test_each_removed_variable_names_its_replacement(monkeypatch):
         assert text.startswith(f"{var.name}=3 is set") and var.replacement.format(value="3") in text
 
 
+@pytest.mark.parametrize("name", ["VLLM_ATTENTION_BACKEND", "VLLM_BATCH_INVARIANT"])
+def test_a_huge_or_unprintable_variable_value_is_cut_and_escaped(monkeypatch, capsys, clean_env, name):
+    """A 100 KB value was echoed whole, three times over, and a newline or a
+    terminal escape in it went into the report as is."""
+    monkeypatch.setenv(name, "x" * 100_000)
+    rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100")
+    (w,) = d["warnings"]
+    assert rc == 0 and len(w["message"]) < 1000 and "\u2026" in w["message"]
+    monkeypatch.setenv(name, "a\x1b[31mred\nb")
+    rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100")
+    (w,) = d["warnings"]
+    assert "\x1b" not in w["message"] and "\n" not in w["message"]
+    assert f"{name}='a\\x1b[31mred\\nb' is set" in w["message"]
+
+
 def test_batch_invariant_set_but_not_passed_is_said(monkeypatch, capsys, clean_env):
     monkeypatch.setenv("VLLM_BATCH_INVARIANT", "1")
     rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100")
