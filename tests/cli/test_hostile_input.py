@@ -295,6 +295,14 @@ CASES: dict[str, Case] = {
                                      "global_attn_every_n_layers": 3, "local_attention": None,
                                      "torch_dtype": "float32"})),
         words=("wrong kind", "TypeError")),
+    # LlamaAttention takes getattr(config, "num_key_value_heads", heads): 0 is a division by zero in
+    # vLLM, and had been read as "no value" (32 KV heads)
+    "num_key_value_heads 0 (Llama)": Case(lambda t: explain(folder(t, {**LLAMA, "num_key_value_heads": 0})),
+                                          words=("0 key/value heads", "num_key_value_heads")),
+    "num_key_value_heads 0 (Qwen3)": Case(
+        lambda t: explain(folder(t, {**LLAMA, "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+                                     "num_key_value_heads": 0})),
+        words=("0 key/value heads",)),
     "config.json of 40 MB": Case(lambda t: explain(grown(folder(t, LLAMA) / "config.json", 40 << 20).parent),
                                  words=("mib",)),
     "params.json nested 100,000 deep": Case(
