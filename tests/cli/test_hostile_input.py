@@ -303,6 +303,13 @@ CASES: dict[str, Case] = {
         lambda t: explain(folder(t, {**LLAMA, "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
                                      "num_key_value_heads": 0})),
         words=("0 key/value heads",)),
+    # a GGUF file was read as JSON ("invalid JSON: Expecting value"), a folder of them had "no config.json"
+    "a .gguf file as MODEL": Case(lambda t: ((t / "m.gguf").write_bytes(b"GGUF\3\0\0\0" + b"\0" * 64),
+                                             explain(t / "m.gguf"))[1], words=("gguf checkpoint", "config.json")),
+    "a GGUF file without the suffix as MODEL": Case(lambda t: ((t / "model").write_bytes(b"GGUF\3\0\0\0"),
+                                                              explain(t / "model"))[1], words=("gguf checkpoint",)),
+    "a folder of GGUF files as MODEL": Case(lambda t: explain(folder(t, None, q4__gguf=b"GGUF\3\0\0\0")),
+                                            words=("gguf files", "config.json")),
     "config.json of 40 MB": Case(lambda t: explain(grown(folder(t, LLAMA) / "config.json", 40 << 20).parent),
                                  words=("mib",)),
     "params.json nested 100,000 deep": Case(
