@@ -137,7 +137,7 @@ def parse_backends(text: str | None) -> tuple[str, ...] | None:
     for part in text.split(","):
         if part.strip():
             try:
-                names.append(registry.get(part).name)
+                names.append(registry.get(part.strip()).name)  # "A, B": ours, a list
             except registry.UnknownBackend as e:
                 raise UserError(str(e)) from None
     if not names:  # "" or ",": not every backend, which a missing --backend means

@@ -113,7 +113,7 @@ def route_attention_backend(value: str | None, engine: str) -> tuple[str | None,
         return None, None
     if engine == "sglang" or (engine == "both" and value != value.upper()):
         return None, value
-    if value.strip().lower() == "auto":
+    if value.lower() == "auto":  # vLLM: value.lower() == "auto", as written
         return None, None
     from attn_select.backends import registry
     from attn_select.selector.sglang.choices import ATTENTION_BACKEND_CHOICES

@@ -81,7 +81,7 @@ class _OverridesValues(_ChecksValues):
             except ValueError as exc:  # the reason, under the field's name
                 raise ValueError(f"max_model_len: {exc}") from None
         for key in _KEYS["backend"]:
-            if isinstance(data.get(key), str) and data[key].strip().lower() == "auto":
+            if isinstance(data.get(key), str) and data[key].lower() == "auto":
                 del data[key]  # vLLM's "auto": automatic selection, nothing set
         if "attention_config" in data:
             data = _with_attention_config(data)

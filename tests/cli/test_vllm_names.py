@@ -35,6 +35,23 @@ def test_attention_backend_takes_any_case_and_auto_as_vllm_does(capsys):
     assert rc == 0 and d["overrides"] == {} and d["groups"][0]["selected"] == "FLASH_ATTN"
 
 
+@pytest.mark.parametrize("args", [
+    ["--attention-backend", " FLASH_ATTN"], ["--backend", "FLASHINFER "], ["--attention-backend", " auto"],
+    ["--attention-config", '{"backend": " FLASH_ATTN"}'], ["--attention-config", '{"backend": "auto "}'],
+])
+def test_attention_backend_with_spaces_is_refused_as_vllm_refuses_it(capsys, args):
+    # AttentionConfig.validate_backend_before: value.lower() == "auto", else
+    # AttentionBackendEnum[value.upper()]: nothing strips the spaces
+    err = one_line_error(*run(capsys, *LLAMA, *args))
+    assert "nknown attention backend" in err
+
+
+def test_mla_prefill_backend_with_spaces_is_refused_as_vllm_refuses_it(capsys):
+    err = one_line_error(*run(capsys, "explain", "deepseek-v3", "--device", "h100", "--mla-prefill-backend",
+                              " FLASH_ATTN"))
+    assert "unknown MLA prefill backend ' FLASH_ATTN'" in err and "without the spaces" in err
+
+
 def test_an_sglang_name_with_engine_vllm_says_so(capsys):
     err = one_line_error(*run(capsys, *LLAMA, "--attention-backend", "fa3"))
     assert "SGLang backend name" in err and "--engine sglang" in err
