@@ -3,6 +3,7 @@ that `attn-select check` verifies."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -28,6 +29,26 @@ def write_text(path: str, text: str, what: str) -> None:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
+
+
+def refuse_overwriting(output: str | None, **inputs: str | None) -> None:
+    """-o that names one of the command's input files (the deployments file,
+    the lockfile) would replace it with the output: refused before any work,
+    naming the input."""
+    if output is None:
+        return
+    from attn_select.selector.errors import UserError, cut
+
+    for what, path in inputs.items():
+        if path is None:
+            continue
+        try:
+            same = os.path.samefile(output, path)
+        except (OSError, ValueError):  # the output is not there yet (or no path at all): nothing to replace
+            same = False
+        if same:
+            raise UserError(f"--output {cut(output)} is the {what.replace('_', ' ')} itself; writing there would "
+                            "replace it: give another file")
 
 
 def check_engine(engine: str | None) -> None:
@@ -63,6 +84,7 @@ def lock_cmd(
     from attn_select.selector.lock.lockfile import produced_by
 
     check_engine(engine)
+    refuse_overwriting(output, deployments_file=deployments)
     dep_file, doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
     lock_dir = Path(output).parent if output else Path.cwd()
     lock, paths = lock_deployments(dep_file, doc, Path(deployments).parent, lock_dir, engine)

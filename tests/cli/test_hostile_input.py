@@ -465,6 +465,17 @@ CASES: dict[str, Case] = {
         words=("d.yaml:1",)),
     "deployments file of 40 MB": Case(
         lambda t: ["lock", grown(deployments(t, "- {name: a}\n"), 40 << 20)], words=("mib",)),
+    # -o naming an input replaced it with the output (the lockfile with check's report)
+    "check -o the lockfile itself": Case(
+        lambda t: (_lock_then_check(t, (ROOT / "profiles" / "lock" / "attn-select.lock").read_text())
+                   + ["-o", str(t / "x.lock")]), words=("is the lockfile itself",)),
+    "check -o the deployments file": Case(
+        lambda t: ["check", ROOT / "profiles" / "lock" / "attn-select.lock", "--deployments",
+                   deployments(t, EXAMPLE.read_text()), "-o", t / "d.yaml"],
+        words=("is the deployments file itself",)),
+    "lock -o the deployments file": Case(
+        lambda t: ["lock", deployments(t, EXAMPLE.read_text()), "-o", t / "d.yaml"],
+        words=("is the deployments file itself",)),
     "flash_attn_version 5 in a deployments file": Case(
         lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: h100, "
                                        "overrides: {flash_attn_version: 5}}\n")], words=("2, 3 or 4",)),
