@@ -170,6 +170,19 @@ LAUGHS = (  # ten levels of nine aliases: 9**10 values once expanded, from 400 b
 LOCK_HEAD = "schema: attn-select.lock/1\nengine: {name: vllm, version: 0.33.0}\n"
 
 
+def _hub_cache_with_huge_ref(tmp: Path) -> str:
+    repo = tmp / "hub" / "models--org--big"
+    (repo / "snapshots").mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").touch()
+    grown(repo / "refs" / "main", 3 << 30)
+    return "org/big"
+
+
+def _hub_cache_env() -> None:
+    os.environ["HF_HUB_CACHE"] = os.path.abspath("hub")  # the child runs in tmp
+
+
 def tune_workload(tmp: Path, body: str | bytes) -> list[str]:
     path = tmp / "w.yaml"
     path.write_bytes(body.encode() if isinstance(body, str) else body)
@@ -310,6 +323,9 @@ CASES: dict[str, Case] = {
                                                               explain(t / "model"))[1], words=("gguf checkpoint",)),
     "a folder of GGUF files as MODEL": Case(lambda t: explain(folder(t, None, q4__gguf=b"GGUF\3\0\0\0")),
                                             words=("gguf files", "config.json")),
+    # refs/main holds a 40-character commit hash; a 3 GB one was read whole (6 GB of memory)
+    "a hub cache refs/main of 3 GB": Case(lambda t: explain(_hub_cache_with_huge_ref(t)), setup=_hub_cache_env,
+                                          words=("org/big", "not in the hugging face cache")),
     "config.json of 40 MB": Case(lambda t: explain(grown(folder(t, LLAMA) / "config.json", 40 << 20).parent),
                                  words=("mib",)),
     "params.json nested 100,000 deep": Case(
