@@ -720,3 +720,24 @@ def test_a_full_standard_output_is_one_line_not_an_internal_error(argv):
                              text=True, timeout=120)
     assert got.returncode == 2, (got.returncode, got.stderr)
     assert got.stderr == "error: cannot write the report to standard output: No space left on device\n", got.stderr
+
+
+@pytest.mark.parametrize("entry", [
+    '"a string"', "[1, 2]", "{}", '{"nope": 1}', nested(100_000), "\xff\xfe", "{" * 3, "FIFO", "FOLDER",
+])
+def test_a_damaged_tune_cache_entry_is_measured_again(tmp_path, entry):
+    """tune --cache-dir is the user's folder: an entry another version wrote,
+    a damaged one, a FIFO or a folder in its place is a point to measure
+    again, never a crash (a JSON string was an AttributeError) or a hang."""
+    from attn_select.selector.tune_result import ResultCache
+
+    key = "ab" + "0" * 30
+    path = tmp_path / "ab" / f"{key}.json"
+    path.parent.mkdir()
+    if entry == "FIFO":
+        os.mkfifo(path)
+    elif entry == "FOLDER":
+        path.mkdir()
+    else:
+        path.write_bytes(entry.encode("utf-8", "surrogateescape") if entry.isascii() else entry.encode("latin-1"))
+    assert ResultCache(tmp_path).get(key) is None
