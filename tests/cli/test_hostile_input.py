@@ -433,6 +433,8 @@ CASES: dict[str, Case] = {
     # click's FloatRange lets nan through (every comparison is false): a timeout that never expires
     "--engine-timeout nan": Case(lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "--engine-timeout", "nan"],
                                  words=("--engine-timeout", "not a number of seconds")),
+    # doctor took "" for "this Python"; explain and check refuse it
+    "--vllm-python empty (doctor)": Case(lambda t: ["doctor", "--vllm-python", ""], words=("--vllm-python", "no such file")),
     "--import-timeout nan (doctor)": Case(lambda t: ["doctor", "--import-timeout", "nan"],
                                           words=("--import-timeout", "not a number of seconds")),
     "--worker-timeout nan (check)": Case(
