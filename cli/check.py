@@ -47,12 +47,13 @@ def check_cmd(
     differ, 2 for bad input.
     """
     from attn_select.cli.formats import render
-    from attn_select.cli.lock import check_engine, read_text, refuse_overwriting, write_text
+    from attn_select.cli.lock import check_engine, check_output_folder, read_text, refuse_overwriting, write_text
     from attn_select.selector.host.engine_packages import lock_warnings
     from attn_select.selector.lock import parse_deployments, parse_lockfile, run_check
 
     check_engine(engine)
     refuse_overwriting(output, lockfile=lockfile, deployments_file=deployments)
+    check_output_folder(output, "report")
     if quiet and fmt in (CheckFormat.json, CheckFormat.junit):
         from attn_select.selector.errors import UserError
 

@@ -51,6 +51,23 @@ def refuse_overwriting(output: str | None, **inputs: str | None) -> None:
                             "replace it: give another file")
 
 
+def check_output_folder(output: str | None, what: str) -> None:
+    """-o's folder must be there before any work: it was found missing only
+    when the file was written, after every deployment was evaluated."""
+    if output is None:
+        return
+    from attn_select.selector.errors import UserError, cut
+
+    folder = Path(output).parent
+    try:
+        ok = folder.is_dir()
+        why = "No such file or directory" if not os.path.lexists(folder) else "Not a directory"
+    except (OSError, ValueError):
+        ok, why = False, "not a folder that can be opened"
+    if not ok:  # the words the write would have failed with
+        raise UserError(f"cannot write {what} {cut(output, 300)}: {why}")
+
+
 def check_engine(engine: str | None) -> None:
     """--engine of lock and check: one of vllm, sglang, both (or unset)."""
     from attn_select.selector.errors import UserError
@@ -85,6 +102,7 @@ def lock_cmd(
 
     check_engine(engine)
     refuse_overwriting(output, deployments_file=deployments)
+    check_output_folder(output, "lockfile")
     dep_file, doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
     lock_dir = Path(output).parent if output else Path.cwd()
     lock, paths = lock_deployments(dep_file, doc, Path(deployments).parent, lock_dir, engine)

@@ -76,7 +76,11 @@ def relative_model_path(spec: str, from_dir: Path, to_dir: Path) -> str:
     target, is_path = model_ref(spec, from_dir)
     if not is_path or os.path.isabs(spec):
         return spec
-    return Path(os.path.relpath(target, to_dir.resolve())).as_posix()
+    try:
+        where = to_dir.resolve()
+    except (OSError, RuntimeError):  # a link in it loops (RuntimeError before Python 3.13): as written
+        where = Path(os.path.abspath(to_dir))
+    return Path(os.path.relpath(target, where)).as_posix()
 
 
 class Evaluator:

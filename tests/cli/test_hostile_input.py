@@ -491,6 +491,11 @@ CASES: dict[str, Case] = {
         lambda t: ["check", ROOT / "profiles" / "lock" / "attn-select.lock", "--deployments",
                    deployments(t, EXAMPLE.read_text()), "-o", t / "d.yaml"],
         words=("is the deployments file itself",)),
+    # the model path is written relative to -o's folder: Path.resolve raised RuntimeError on a loop
+    "lock -o into a symlink loop": Case(
+        lambda t: (os.symlink("loop", t / "loop"), folder(t, LLAMA),
+                   ["lock", deployments(t, "- {name: a, model: ./m, device: h100}\n"), "-o", t / "loop" / "x.lock"])[2],
+        words=("cannot write lockfile", "loop/x.lock")),
     "lock -o the deployments file": Case(
         lambda t: ["lock", deployments(t, EXAMPLE.read_text()), "-o", t / "d.yaml"],
         words=("is the deployments file itself",)),
@@ -743,3 +748,22 @@ def test_a_damaged_tune_cache_entry_is_measured_again(tmp_path, entry):
     else:
         path.write_bytes(entry.encode("utf-8", "surrogateescape") if entry.isascii() else entry.encode("latin-1"))
     assert ResultCache(tmp_path).get(key) is None
+
+
+@pytest.mark.parametrize("argv", [
+    ["lock", str(EXAMPLE), "-o", "{t}/nope/x.lock"],
+    ["check", str(ROOT / "profiles" / "lock" / "attn-select.lock"), "-o", "{t}/nope/report.txt"],
+])
+def test_an_output_in_no_folder_is_refused_before_any_work(tmp_path, monkeypatch, capsys, argv):
+    """-o into a folder that is not there was found only when the file was
+    written, after every deployment had been evaluated."""
+    import attn_select.selector.lock as lock
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the deployments were evaluated before -o was checked")
+
+    monkeypatch.setattr(lock, "lock_deployments", no_work)
+    monkeypatch.setattr(lock, "run_check", no_work)
+    code = main([a.format(t=tmp_path) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "No such file or directory" in err, err
