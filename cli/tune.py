@@ -176,7 +176,14 @@ class tune_progress:
 
 
 def _kv_dtypes(text: str) -> tuple[str, ...]:
+    from attn_select.selector.config import KV_CACHE_DTYPES
+    from attn_select.selector.errors import shown
+
     vals = tuple(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
+    unknown = [v for v in vals if v not in KV_CACHE_DTYPES]  # "fp8xyz" passed as fp8* and swept nothing
+    if unknown:
+        raise UserError(f"--kv-cache-dtypes: unknown KV-cache dtype {shown(unknown[0])}; vLLM's are "
+                        f"{', '.join(KV_CACHE_DTYPES)}")
     bad = [v for v in vals if v != "auto" and not v.startswith("fp8")]
     if not vals or bad:
         raise UserError(f"--kv-cache-dtypes: attn-select run supports auto or fp8*, got {', '.join(bad) or '(none)'}")

@@ -550,6 +550,10 @@ CASES: dict[str, Case] = {
                                   words=("--backend", "names no backend")),
     "--backend a lone comma (run)": Case(lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--backend", ","],
                                          words=("--backend", "names no backend")),
+    # "fp8xyz" passed the fp8* test, and the sweep ran nothing (exit 0, no recommendation)
+    "--kv-cache-dtypes fp8xyz (tune)": Case(
+        lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--kv-cache-dtypes", "auto,fp8xyz", "--max-seconds", "0"],
+        words=("--kv-cache-dtypes", "unknown kv-cache dtype 'fp8xyz'")),
     "--contexts empty (tune)": Case(lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--contexts", ""],
                                     words=("--contexts",)),
     # --- messages: the user's field names, values cut short ---
