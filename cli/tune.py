@@ -198,16 +198,16 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
             facts: Any = None, memory_bytes: int | None = None, max_seconds: float | None = None) -> TuneReport:
     """The command without the rendering (tests and scripts call it)."""
     from attn_select.cli.run import check_run_device
-    from attn_select.selector.config import DTYPES
     from attn_select.selector.tune_workload import (
         DEFAULT_BATCHES, DEFAULT_CONTEXTS, MAX_POINTS, grid, parse_ints, parse_workload,
     )
+    from attn_select.selector.vllm_names import dtype_error, forced_dtype
 
     check_run_device(device)
     if max_seconds is not None and not math.isfinite(max_seconds):
         raise UserError(f"--max-seconds {max_seconds}: give a number of seconds")
-    if dtype is not None and dtype not in DTYPES:
-        raise UserError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
+    if dtype is not None and dtype_error(dtype):  # vLLM's --dtype names, as run and explain take them
+        raise UserError(dtype_error(dtype))
     cpu = device == "cpu"
     # an empty value is refused as such (it had been the default, silently)
     bs = parse_ints(batches, "batches") if batches is not None else (CPU_BATCHES if cpu else DEFAULT_BATCHES)
@@ -269,7 +269,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     rec = recommend(results, wl, accepted, DEFAULT_LABEL, ours)
     dropped = [dict(setting=d.setting.label, page_size=p, kv_cache_dtype=k, reason=d.reason)
                for (p, k), ds in sp.dropped.items() for d in ds]
-    report = TuneReport(model=facts.name, device=dev.name, dtype=dtype or facts.dtype,
+    report = TuneReport(model=facts.name, device=dev.name, dtype=forced_dtype(dtype) or facts.dtype,
                         settings=[s.to_dict() for s in candidates if s.label in accepted], dropped=dropped,
                         points=results, best=best_per_point(results, DEFAULT_LABEL, ours), recommendation=rec,
                         stand_ins=ours, default_label=DEFAULT_LABEL,

@@ -554,6 +554,9 @@ CASES: dict[str, Case] = {
     "--kv-cache-dtypes fp8xyz (tune)": Case(
         lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--kv-cache-dtypes", "auto,fp8xyz", "--max-seconds", "0"],
         words=("--kv-cache-dtypes", "unknown kv-cache dtype 'fp8xyz'")),
+    "--kv-cache-dtype fp8xyz (run --gpus)": Case(
+        lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0", "--kv-cache-dtype", "fp8xyz"],
+        words=("unknown kv-cache dtype 'fp8xyz'",)),
     "--contexts empty (tune)": Case(lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--contexts", ""],
                                     words=("--contexts",)),
     # --- messages: the user's field names, values cut short ---
@@ -771,3 +774,42 @@ def test_an_output_in_no_folder_is_refused_before_any_work(tmp_path, monkeypatch
     code = main([a.format(t=tmp_path) for a in argv])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "No such file or directory" in err, err
+
+
+@pytest.mark.parametrize("dtype", ["half", "float", "auto"])
+@pytest.mark.parametrize("argv", [
+    ["tune", "llama-3.1-8b", "--device", "cpu", "--max-seconds", "0"],
+    ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0"],
+])
+def test_vllms_dtype_names_are_taken_by_tune_and_a_fanned_out_run(monkeypatch, capsys, argv, dtype):
+    """--dtype is vLLM's flag (help: auto, half, float16, bfloat16, float,
+    float32), and explain and run take those; tune and run --gpus refused
+    half, float and auto ("choose from float16, bfloat16, float32")."""
+    import attn_select.cli.fanout as fanout
+    import attn_select.cli.tune as tune
+
+    class Ran(Exception):
+        pass
+
+    def past_the_checks(*args, **kwargs):
+        raise Ran
+
+    monkeypatch.setattr(tune, "run_target", past_the_checks, raising=False)
+    monkeypatch.setattr("attn_select.cli.run.run_target", past_the_checks)
+    monkeypatch.setattr(fanout, "check_shapes", past_the_checks, raising=False)
+    try:
+        code = main([*argv, "--dtype", dtype])
+    except Ran:
+        return
+    err = capsys.readouterr().err
+    assert code != 2 or "dtype" not in err, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["tune", "llama-3.1-8b", "--device", "cpu"],
+    ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0"],
+])
+def test_an_unknown_dtype_is_still_refused_with_vllms_choices(capsys, argv):
+    assert main([*argv, "--dtype", "bf16"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown dtype 'bf16'; choose from auto, half, float16, bfloat16, float, float32" in err, err
