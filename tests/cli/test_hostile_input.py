@@ -557,6 +557,20 @@ CASES: dict[str, Case] = {
     "--kv-cache-dtype fp8xyz (run --gpus)": Case(
         lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0", "--kv-cache-dtype", "fp8xyz"],
         words=("unknown kv-cache dtype 'fp8xyz'",)),
+    # the JIT cache folders were created with no guard: NotADirectoryError, an internal error
+    "--jit-cache on a file (run --gpus)": Case(
+        lambda t: ((t / "f").write_text("x"),
+                   ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0", "--jit-cache", t / "f"])[1],
+        words=("--jit-cache", "cannot create the jit cache folder", "not a directory")),
+    "--jit-cache in a symlink loop (run --gpus)": Case(
+        lambda t: (os.symlink("loop", t / "loop"),
+                   ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0", "--jit-cache", t / "loop"])[1],
+        words=("--jit-cache", "symbolic links")),
+    # each CPU slot is a worker process importing torch: 101 of them were started at once
+    "more CPU worker slots than CPUs (run --gpus)": Case(
+        lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--gpus",
+                   ",".join(map(str, range(max(2, os.cpu_count() or 1) + 1)))],
+        words=("worker slots", "name fewer")),
     "--contexts empty (tune)": Case(lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--contexts", ""],
                                     words=("--contexts",)),
     # --- messages: the user's field names, values cut short ---
