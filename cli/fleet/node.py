@@ -24,7 +24,7 @@ from attn_select.cli.fleet.job import Job, cache_env, sigkill_labels
 from attn_select.cli.fleet.merge import FleetReport, merge
 from attn_select.cli.fleet.pool import Slot, run_pool, worker_argv
 from attn_select.cli.fleet.units import MISSING, Unit
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
 
 
 @dataclass
@@ -46,8 +46,9 @@ def parse_gpus(text: str) -> str | list[int]:
     out: list[int] = []
     for part in text.split(","):
         part = part.strip()
-        if not part.isdigit():
-            raise UserError(f"--gpus: {part or '(empty)'!r} is not a GPU index; give all or indices such as 0,1,2")
+        if not part.isdigit() or len(part) > 6:  # int() refuses past 4300 digits; no node has a million GPUs
+            raise UserError(f"--gpus: {shown(part) if part else '(empty)'} is not a GPU index; give all or indices "
+                            "such as 0,1,2")
         if int(part) in out:
             raise UserError(f"--gpus: GPU {part} is named twice")
         out.append(int(part))

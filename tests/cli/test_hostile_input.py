@@ -567,6 +567,8 @@ CASES: dict[str, Case] = {
                    ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0", "--jit-cache", t / "loop"])[1],
         words=("--jit-cache", "symbolic links")),
     # each CPU slot is a worker process importing torch: 101 of them were started at once
+    "--gpus index of 5,000 digits (run)": Case(
+        lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "9" * 5000], words=("--gpus", "not a gpu index")),
     "more CPU worker slots than CPUs (run --gpus)": Case(
         lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--gpus",
                    ",".join(map(str, range(max(2, os.cpu_count() or 1) + 1)))],
