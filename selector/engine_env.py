@@ -103,7 +103,7 @@ _EXPLAIN_FLAG = {
 }
 
 
-def _shown_value(value: str) -> str:
+def shown_value(value: str) -> str:
     """A variable's value for a warning: as set when it is short and printable,
     else cut and escaped (a 100 KB value or a terminal escape is no report line)."""
     from attn_select.selector.errors import SHOWN_CHARS, shown
@@ -118,7 +118,7 @@ def removed_var_warnings(environ: Mapping[str, str]) -> tuple[str, ...]:
         value = environ.get(var.name)
         if value is None:
             continue
-        value = _shown_value(value)
+        value = shown_value(value)
         text = (f"{var.name}={value} is set, but vLLM {VLLM_VERSION} no longer reads it: it logs \"Unknown vLLM "
                 f"environment variable detected\" (an error under --fail-on-environ-validation) and goes on "
                 f"without it; use {var.replacement.format(value=value)}")
@@ -138,6 +138,6 @@ def unread_selection_vars(environ: Mapping[str, str]) -> tuple[str, ...]:
         if value is None or value in ("", "0"):
             continue
         var = next(v for v in SELECTION_VARS if v.name == name)
-        value = _shown_value(value)
+        value = shown_value(value)
         out.append(f"{name}={value} is set: vLLM reads it ({var.effect}); explain does not ({var.explain})")
     return tuple(out)

@@ -343,3 +343,14 @@ def test_another_python_reports_its_own_install_not_the_working_folder(tmp_path,
     python = other_python(tmp_path, stand_in(tmp_path / "venv-site", version=VLLM_VERSION))
     rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--vllm-python", python)
     assert d["warnings"] == []
+
+
+@pytest.mark.parametrize("name", ["VLLM_BATCH_INVARIANT", "VLLM_ATTENTION_BACKEND"])
+def test_doctor_cuts_and_escapes_a_variable_value(name):
+    """doctor's variable rows echoed a 100 KB value whole, and a terminal escape as is."""
+    from attn_select.selector.doctor import env_checks
+
+    (row,) = [c for c in env_checks({name: "x" * 100_000}) if c.name == name]
+    assert len(str(row.value)) < 200 and len(str(row.detail)) < 1000
+    (row,) = [c for c in env_checks({name: "1\x1b[31m"}) if c.name == name]
+    assert "\x1b" not in str(row.value) + str(row.detail)
