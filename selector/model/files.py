@@ -191,10 +191,16 @@ def _facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
     file = path / "config.json" if path.is_dir() else path
     if not path.is_dir() and _is_gguf(path):
         raise UserError(f"{path} is a GGUF checkpoint; {_GGUF_WHAT_TO_DO}")
+    if path.exists() and not path.is_dir() and not path.is_file():  # said "has no config.json", as of a folder
+        raise UserError(f"{path} is not a regular file (a pipe, socket or device: /dev/stdin, /dev/zero, a FIFO); "
+                        "pass the model folder or its config.json")
     if not file.is_file():
         if path.is_dir() and (path / "params.json").is_file():
             raise UserError(f"{path} has params.json but no config.json and no consolidated*.safetensors; "
                             "vLLM reads params.json only beside consolidated*.safetensors")
+        if file.exists():  # config.json there, but a FIFO or a device: not "no config.json"
+            raise UserError(f"{file} is not a regular file (a pipe, socket or device); vLLM reads config.json as a "
+                            "file: put the model's config.json there")
         if path.is_dir() and next((p for p in path.glob("*.gguf")), None) is not None:
             raise UserError(f"{path} has no config.json but GGUF files; {_GGUF_WHAT_TO_DO}")
         raise UserError(f"{path} has no config.json; pass the model folder or its config.json")

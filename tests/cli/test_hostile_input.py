@@ -321,6 +321,12 @@ CASES: dict[str, Case] = {
                                              explain(t / "m.gguf"))[1], words=("gguf checkpoint", "config.json")),
     "a GGUF file without the suffix as MODEL": Case(lambda t: ((t / "model").write_bytes(b"GGUF\3\0\0\0"),
                                                               explain(t / "model"))[1], words=("gguf checkpoint",)),
+    "a FIFO as MODEL": Case(lambda t: (os.mkfifo(t / "fifo"), explain(t / "fifo"))[1],
+                            words=("not a regular file",), not_words=("has no config.json",)),
+    "config.json a FIFO in the model folder": Case(
+        lambda t: (folder(t), os.mkfifo(t / "m" / "config.json"), explain(t / "m"))[2],
+        words=("config.json is not a regular file",)),
+    "/dev/zero as MODEL": Case(lambda t: explain("/dev/zero"), words=("not a regular file",)),
     "a folder of GGUF files as MODEL": Case(lambda t: explain(folder(t, None, q4__gguf=b"GGUF\3\0\0\0")),
                                             words=("gguf files", "config.json")),
     # refs/main holds a 40-character commit hash; a 3 GB one was read whole (6 GB of memory)
