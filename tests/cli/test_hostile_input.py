@@ -579,6 +579,10 @@ CASES: dict[str, Case] = {
         lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--gpus",
                    ",".join(map(str, range(max(2, os.cpu_count() or 1) + 1)))],
         words=("worker slots", "name fewer")),
+    "--kernels empty (explain)": Case(lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "--kernels", ""],
+                                      words=("--kernels", "names no kernel", "none")),
+    "--kernels a lone comma (matrix)": Case(lambda t: ["matrix", "--capability", "9.0", "--kernels", ","],
+                                            words=("--kernels", "names no kernel")),
     "--contexts empty (tune)": Case(lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--contexts", ""],
                                     words=("--contexts",)),
     # --- messages: the user's field names, values cut short ---
