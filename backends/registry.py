@@ -98,27 +98,36 @@ def closest(name: str, options: list[str] | tuple[str, ...]) -> str | None:
 def lookup(table: dict[str, T], name: str, order: tuple[str, ...], what: str, error: type[UserError]) -> T:
     """``table[name]`` as vLLM's enum lookup reads a name (upper-cased), else
     ``error`` naming ``what``, the closest valid name and every valid one."""
-    found = table.get(name.strip().upper())
+    found = table.get(name.upper())
     if found is not None:
         return found
+    if name != name.strip() and name.strip().upper() in table:
+        raise error(_padded(name, what))
     hint = closest(name, order)
     suggest = f"; did you mean {hint}?" if hint else ""
-    raise error(f"unknown {what} {shown(name)}{suggest} Valid: {', '.join(order)}")
+    raise error(f"unknown {what} {shown(name)}{suggest}; valid: {', '.join(order)}")
+
+
+def _padded(name: str, what: str) -> str:
+    return (f"unknown {what} {shown(name)}: vLLM upper-cases the name and looks it up as written; "
+            "write it without the spaces around it")
 
 
 def is_auto_alias(name: str | None) -> bool:
     """Whether vLLM's AttentionConfig.__post_init__ turns this backend into automatic selection."""
-    return name is not None and name.strip().upper() in AUTO_ALIASES
+    return name is not None and name.upper() in AUTO_ALIASES
 
 
 def get(name: str) -> BackendSpec:
     """The spec for ``name`` (case-insensitive, vLLM's enum spelling). A name
     outside vLLM's enum gets vLLM's refusal (with the closest name); one of
     the enum's members attn-select does not model says so."""
-    upper = name.strip().upper()
+    upper = name.upper()  # vLLM: AttentionBackendEnum[value.upper()], no stripping
     found = BACKENDS.get(upper)
     if found is not None:
         return found
+    if name != name.strip() and name.strip().upper() in VLLM_ENUM_NAMES:
+        raise UnknownBackend(_padded(name, "attention backend"))
     if upper in VLLM_ENUM_NAMES:
         raise UnknownBackend(f"{upper} is a member of vLLM's AttentionBackendEnum that attn-select does not model "
                              "(on a CUDA GPU vLLM would import its class and run its own checks); choose one of "

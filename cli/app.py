@@ -209,6 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         if debug:
             raise
+        if isinstance(exc, OSError) and _stdout_failed(exc):
+            # > /dev/full, a full disk or quota, a lost terminal: the report could not be written
+            typer.echo(f"error: cannot write the report to standard output: {exc.strerror or exc}", err=True)
+            return ExitCode.USAGE
         if isinstance(exc, ModuleNotFoundError) and _is_dependency(exc.name):
             # a broken install (seen on a machine where pydantic_core was not carried over): say
             # what is missing, not "internal error"
@@ -222,6 +226,29 @@ def main(argv: list[str] | None = None) -> int:
         )
         return ExitCode.INTERNAL
     return code if isinstance(code, int) else ExitCode.OK
+
+
+def _stdout_failed(exc: OSError) -> bool:
+    """Whether ``exc`` came from writing standard output (typer handles a
+    closed pipe itself): it names no file, and stdout cannot be flushed.
+    Standard output is then swapped for a sink, so that the interpreter's
+    own flush at exit does not fail a second time."""
+    if exc.filename is not None:
+        return False
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    else:
+        # the failed write may have left nothing buffered: its frames say
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        code = tb.tb_frame.f_code if tb is not None else None
+        if code is None or code.co_name not in ("write", "echo", "flush", "print", "_write_buffer"):
+            return False
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
+    return True
 
 
 # attn-select's own dependencies (pyproject's [project].dependencies and theirs), by import name

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from attn_select.cli.exit import ExitCode
-from attn_select.cli.options import EngineTimeoutOpt, SglangPythonOpt, attach_warnings
+from attn_select.cli.options import EngineTimeoutOpt, SglangPythonOpt, attach_warnings, seconds
 
 app = typer.Typer()
 FLEET = "Fleet (a Ray cluster)"
@@ -35,7 +35,7 @@ def check_cmd(
     every_node: Annotated[bool, typer.Option("--every-node", help="With --ray: on every node of the type, not one.", rich_help_panel=FLEET)] = False,
     device: Annotated[Optional[str], typer.Option("--device", help="With --ray: cpu runs the tasks on CPUs, the GPU types standing in (trying it out, CI).", rich_help_panel=FLEET)] = None,
     shapes: Annotated[str, typer.Option("--shapes", help="With --ray: the run's batch shapes.", rich_help_panel=FLEET)] = "decode,prefill,mixed",
-    worker_timeout: Annotated[float, typer.Option("--worker-timeout", min=1.0, help="With --ray: seconds before a task is cancelled and reported as hung.", rich_help_panel=FLEET)] = 1200.0,
+    worker_timeout: Annotated[float, typer.Option("--worker-timeout", click_type=seconds(1.0), help="With --ray: seconds before a task is cancelled and reported as hung.", rich_help_panel=FLEET)] = 1200.0,
     vllm_python: Annotated[Optional[str], typer.Option("--vllm-python", metavar="PATH", help="Upgrade preview: evaluate every locked vLLM deployment with the vLLM installed in this Python (its own selection code, in a subprocess) and list what would change: backend, FlashAttention version, KV-cache layout, FlashInfer's trtllm decision.", rich_help_panel="Installed engines")] = None,
     sglang_python: SglangPythonOpt = None,
     engine_timeout: EngineTimeoutOpt = 900,
@@ -47,11 +47,13 @@ def check_cmd(
     differ, 2 for bad input.
     """
     from attn_select.cli.formats import render
-    from attn_select.cli.lock import check_engine, read_text, write_text
+    from attn_select.cli.lock import check_engine, check_output_folder, read_text, refuse_overwriting, write_text
     from attn_select.selector.host.engine_packages import lock_warnings
     from attn_select.selector.lock import parse_deployments, parse_lockfile, run_check
 
     check_engine(engine)
+    refuse_overwriting(output, lockfile=lockfile, deployments_file=deployments)
+    check_output_folder(output, "report")
     if quiet and fmt in (CheckFormat.json, CheckFormat.junit):
         from attn_select.selector.errors import UserError
 

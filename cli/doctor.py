@@ -16,7 +16,7 @@ app = typer.Typer()
 def doctor_cmd(
     vllm_python: o.VllmPythonOpt = None,
     probe_network: Annotated[bool, typer.Option("--probe-network", help="Send one HEAD request (5 s timeout) to FlashInfer's cubin repository to see whether the trtllm paths could download their cubins. Off by default: doctor sends nothing.")] = False,
-    import_timeout: Annotated[float, typer.Option("--import-timeout", min=1, help="Seconds each import test may take (the first includes importing torch).")] = 240,
+    import_timeout: Annotated[float, typer.Option("--import-timeout", click_type=o.seconds(1), help="Seconds each import test may take (the first includes importing torch).")] = 240,
     fmt: o.TextOrJsonOpt = o.TextOrJson.text,
 ) -> None:
     """Report the GPUs, driver, CUDA, torch, the engine and kernel packages

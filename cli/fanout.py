@@ -25,16 +25,19 @@ def check_inputs(run: dict[str, Any]) -> None:
     """The checks ``execute`` makes before it runs anything, made on the
     driver so a typo fails once, not once per worker."""
     from attn_select.cli.run import parse_backends
-    from attn_select.selector.config import DTYPES
+    from attn_select.selector.explain import override_problem
+    from attn_select.selector.vllm_names import dtype_error
 
     device = run.get("device")
     if device not in (None, "cuda", "cpu"):
         raise UserError(f"--device must be cuda or cpu with --gpus or --ray, got {device!r}")
     if run.get("block_size") is not None and run["block_size"] <= 0:
         raise UserError(f"block size must be a positive integer, got {run['block_size']}")
-    if run.get("dtype") is not None and run["dtype"] not in DTYPES:
-        raise UserError(f"unknown dtype {run['dtype']!r}; choose from {', '.join(DTYPES)}")
+    if run.get("dtype") is not None and dtype_error(run["dtype"]):  # vLLM's names, as a single run takes them
+        raise UserError(dtype_error(run["dtype"]))
     kv = run.get("kv_cache_dtype")
+    if kv is not None and override_problem("kv_cache_dtype", kv):  # "fp8xyz" failed on every worker
+        raise UserError(override_problem("kv_cache_dtype", kv))
     if kv not in (None, "auto") and not kv.startswith("fp8"):
         raise UserError(f"attn-select run supports --kv-cache-dtype auto or fp8*, got {kv!r}")
     check_shapes(run["shapes"])

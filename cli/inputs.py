@@ -45,6 +45,10 @@ def resolve_kernels(kernels: str | None, probed_device: bool) -> Kernels:
     """--kernels wins; on a live GPU, probe what vLLM would find; otherwise
     the default: everything vLLM's CUDA wheel ships."""
     if kernels is not None:
+        if not any(n.strip() for n in kernels.split(",")):
+            # an empty value (--kernels "$UNSET") had meant "nothing installed", silently
+            raise UserError(f"--kernels {kernels!r} names no kernel; give names from {', '.join(Kernels.NAMES)}, "
+                            "or none for nothing installed")
         try:
             return Kernels.from_names(kernels.split(","), source="--kernels")
         except ValueError as exc:

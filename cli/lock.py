@@ -3,6 +3,7 @@ that `attn-select check` verifies."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -15,17 +16,9 @@ app = typer.Typer()
 
 def read_text(path: str, what: str) -> str:
     """A file's text (at most safe_yaml's MAX_FILE_BYTES), or a one-line user error."""
-    from attn_select.selector.errors import UserError
-    from attn_select.selector.safe_json import read_bytes
-    from attn_select.selector.safe_yaml import MAX_FILE_BYTES
+    from attn_select.selector.safe_yaml import read_text as read_yaml_text
 
-    data = read_bytes(path, what, MAX_FILE_BYTES)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1  # where to look, as every other error of the file says
-        raise UserError(f"{path}:{line}: the {what} is not UTF-8 text (byte 0x{data[exc.start]:02x}); "
-                        "save it as UTF-8") from None
+    return read_yaml_text(path, what)
 
 
 def write_text(path: str, text: str, what: str) -> None:
@@ -36,6 +29,43 @@ def write_text(path: str, text: str, what: str) -> None:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UserError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
+
+
+def refuse_overwriting(output: str | None, **inputs: str | None) -> None:
+    """-o that names one of the command's input files (the deployments file,
+    the lockfile) would replace it with the output: refused before any work,
+    naming the input."""
+    if output is None:
+        return
+    from attn_select.selector.errors import UserError, cut
+
+    for what, path in inputs.items():
+        if path is None:
+            continue
+        try:
+            same = os.path.samefile(output, path)
+        except (OSError, ValueError):  # the output is not there yet (or no path at all): nothing to replace
+            same = False
+        if same:
+            raise UserError(f"--output {cut(output)} is the {what.replace('_', ' ')} itself; writing there would "
+                            "replace it: give another file")
+
+
+def check_output_folder(output: str | None, what: str) -> None:
+    """-o's folder must be there before any work: it was found missing only
+    when the file was written, after every deployment was evaluated."""
+    if output is None:
+        return
+    from attn_select.selector.errors import UserError, cut
+
+    folder = Path(output).parent
+    try:
+        ok = folder.is_dir()
+        why = "No such file or directory" if not os.path.lexists(folder) else "Not a directory"
+    except (OSError, ValueError):
+        ok, why = False, "not a folder that can be opened"
+    if not ok:  # the words the write would have failed with
+        raise UserError(f"cannot write {what} {cut(output, 300)}: {why}")
 
 
 def check_engine(engine: str | None) -> None:
@@ -71,6 +101,8 @@ def lock_cmd(
     from attn_select.selector.lock.lockfile import produced_by
 
     check_engine(engine)
+    refuse_overwriting(output, deployments_file=deployments)
+    check_output_folder(output, "lockfile")
     dep_file, doc = parse_deployments(read_text(deployments, "deployments file"), deployments)
     lock_dir = Path(output).parent if output else Path.cwd()
     lock, paths = lock_deployments(dep_file, doc, Path(deployments).parent, lock_dir, engine)

@@ -43,6 +43,40 @@ class Engine(str, Enum):
 
 _IN = "Inputs"
 
+
+def _float_range_type() -> type:
+    """click's FloatRange: vendored in typer 0.28, click's own before."""
+    try:
+        from typer._click.types import FloatRange
+    except ImportError:  # typer < 0.28 runs on click
+        from click.types import FloatRange  # type: ignore[no-redef]
+    return FloatRange
+
+
+def seconds(min: float, infinite: bool = True) -> Any:
+    """The click type of a float option counted in seconds, at least ``min``:
+    click's FloatRange lets nan through (every comparison with it is
+    false), so a timeout of nan would never expire and a NaN sleep would
+    raise deep inside the subprocess module. ``infinite`` False refuses inf
+    too (a span timed until it ends)."""
+    base = _float_range_type()
+
+    class Seconds(base):  # type: ignore[misc, valid-type]
+        name = "seconds"
+
+        def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+            import math
+
+            rv = super().convert(value, param, ctx)
+            if math.isnan(rv):
+                self.fail(f"{value!r} is not a number of seconds", param, ctx)
+            if not infinite and math.isinf(rv):
+                self.fail(f"{value!r}: give a finite number of seconds", param, ctx)
+            return rv
+
+    return Seconds(min=min)
+
+
 def complete_device(incomplete: str) -> list[str]:
     """Shell completion of --device: the device profiles."""
     from attn_select.selector.profiles import device_profile_names
@@ -84,7 +118,7 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format
 # --engine sglang|both: SGLang's server flags, under SGLang's names.
 _SGL = "SGLang server flags (--engine sglang|both)"
 EngineOpt = Annotated[Engine, typer.Option("--engine", help=f"Which engine's selection: vllm ({VLLM_VERSION}, attn-select's mirror), sglang ({SGLANG_VERSION}), both side by side, vllm-installed: the installed vLLM's own selection code (this Python's, or --vllm-python's), run in a subprocess, with every difference from the {VLLM_VERSION} mirror; sglang-installed: the same for the installed SGLang's resolution (--sglang-python) against the {SGLANG_VERSION} mirror.")]
-EngineTimeoutOpt = Annotated[float, typer.Option("--engine-timeout", min=1, help="Seconds the installed engine may take to import its selection code, and then for each deployment (--engine vllm-installed or sglang-installed, check --vllm-python).", rich_help_panel=_ENG)]
+EngineTimeoutOpt = Annotated[float, typer.Option("--engine-timeout", click_type=seconds(1), help="Seconds the installed engine may take to import its selection code, and then for each deployment (--engine vllm-installed or sglang-installed, check --vllm-python).", rich_help_panel=_ENG)]
 # vLLM's and SGLang's flag of the same name: which engine reads it is
 # selector.vllm_names.route_attention_backend's rule (docs/sglang.md).
 AttentionBackendOpt = Annotated[Optional[str], typer.Option("--attention-backend", help="--engine vllm or vllm-installed: vLLM --attention-backend (FLASH_ATTN, FLASHINFER, ...; --backend is its alias). --engine sglang: SGLang's (fa3, fa4, flashinfer, triton, trtllm_mha, ...). --engine both: an UPPER-case name is vLLM's, a lower-case one SGLang's.")]
@@ -122,8 +156,23 @@ def _option_text(name: str, own_panel: bool = True, taken: frozenset[str] = froz
     decl = f"{field.flag}/--no-{field.flag[2:]}" if field.switch else field.flag
     kwargs: dict[str, Any] = {"help": w.help, "min": w.min, "rich_help_panel": w.panel if own_panel else None}
     if w.parse is not None:
-        kwargs["parser"] = w.parse
+        kwargs["parser"] = _keeping_the_reason(w.parse)
     return [decl, *(a for a in field.aliases if a not in taken)], kwargs
+
+
+def _keeping_the_reason(parse: Callable[[str], object]) -> Callable[[str], object]:
+    """``parse`` for typer's ``parser=``: click reports a ValueError from it
+    as the bare value ("invalid value for '--max-model-len': 1_000"), so its
+    reason (what to write instead) goes out as click's BadParameter."""
+
+    def parser(text: str) -> object:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+
+    parser.__name__ = getattr(parse, "__name__", "parser")
+    return parser
 
 
 def what_if_option(name: str, own_panel: bool = True, taken: frozenset[str] = frozenset()) -> Any:

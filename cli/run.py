@@ -14,7 +14,6 @@ cli/formats/run_text.py.
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 import sys
 import warnings
@@ -24,7 +23,7 @@ from typing import Annotated, Any, Iterator, Optional
 import typer
 
 from attn_select.cli.exit import ExitCode
-from attn_select.cli.options import what_if_option
+from attn_select.cli.options import seconds, what_if_option
 from attn_select.selector.errors import UserError
 
 app = typer.Typer()
@@ -61,25 +60,19 @@ def run_cmd(
     shapes: Annotated[str, typer.Option("--shapes", help="Batch shapes to run: decode,prefill,mixed.")] = "decode,prefill,mixed",
     checks: Annotated[int, typer.Option("--checks", min=1, max=100, help="Fresh-input correctness checks per backend and shape (at most 100: each is a whole step and its float32 reference).")] = 2,
     no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness only.")] = False,
-    build_span: Annotated[float, typer.Option("--build-span", min=0.0, help="Seconds over which every build is timed again at the end, for a steadier build cost c on a noisy host (0: only each row's own timing).")] = 20.0,
+    build_span: Annotated[float, typer.Option("--build-span", click_type=seconds(0.0, infinite=False), help="Seconds over which every build is timed again at the end, for a steadier build cost c on a noisy host (0: only each row's own timing).")] = 20.0,
     capability: Annotated[Optional[str], typer.Option("--capability", help="With --device cpu: the GPU the selection is for (default 9.0).")] = None,
     allow_missing: Annotated[bool, typer.Option("--allow-missing", help="Selected backend not installed here: warn instead of exit 1.")] = False,
     fmt: Annotated[RunFormat, typer.Option("--format", "-f", help="Output format (junit: with --gpus or --ray).")] = RunFormat.text,
     gpus: Annotated[Optional[str], typer.Option("--gpus", help="all or 0,1,...: one worker per GPU of this node, in parallel, merged (docs/node.md).", rich_help_panel=FANOUT)] = None,
     ray: Annotated[Optional[str], typer.Option("--ray", help="Ray cluster address, auto or local: one task per GPU type, merged (docs/fleet.md; the fleet extra).", rich_help_panel=FANOUT)] = None,
     every_node: Annotated[bool, typer.Option("--every-node", help="With --ray: one task per node instead of per GPU type.", rich_help_panel=FANOUT)] = False,
-    windows: Annotated[int, typer.Option("--windows", min=1, help="Timing windows per worker; their spread is the run-to-run noise a slow GPU must exceed.", rich_help_panel=FANOUT)] = 3,
-    worker_timeout: Annotated[float, typer.Option("--worker-timeout", min=1.0, help="Seconds before a worker is killed and reported as hung.", rich_help_panel=FANOUT)] = 1200.0,
+    windows: Annotated[int, typer.Option("--windows", min=1, max=100, help="Timing windows per worker (at most 100: each times every backend and shape again); their spread is the run-to-run noise a slow GPU must exceed.", rich_help_panel=FANOUT)] = 3,
+    worker_timeout: Annotated[float, typer.Option("--worker-timeout", click_type=seconds(1.0), help="Seconds before a worker is killed and reported as hung.", rich_help_panel=FANOUT)] = 1200.0,
     jit_cache: Annotated[Optional[str], typer.Option("--jit-cache", help="Folder the workers share their JIT caches in (default ~/.cache/attn-select/jit; variables the machine sets win).", rich_help_panel=FANOUT)] = None,
     fail_on_slow: Annotated[bool, typer.Option("--fail-on-slow", help="A GPU slower than its peers beyond the noise fails the run (exit 1).", rich_help_panel=FANOUT)] = False,
 ) -> None:
     """Run one forward step through each attention backend and check it."""
-    # click's float ranges let nan through (every comparison is false), and an
-    # infinite span would time builds forever; an infinite worker timeout is "no limit"
-    if not math.isfinite(build_span):
-        raise UserError(f"--build-span {build_span}: give a number of seconds (0 skips the spread timing)")
-    if math.isnan(worker_timeout):
-        raise UserError("--worker-timeout nan: give a number of seconds (inf: no limit)")
     if gpus is not None or ray is not None:
         from attn_select.cli.fanout import run_fanout
 
@@ -136,7 +129,7 @@ def library_warnings(debug: bool) -> Iterator[None]:
 
 
 def parse_backends(text: str | None) -> tuple[str, ...] | None:
-    if not text:
+    if text is None:
         return None
     from attn_select.backends import registry
 
@@ -144,9 +137,12 @@ def parse_backends(text: str | None) -> tuple[str, ...] | None:
     for part in text.split(","):
         if part.strip():
             try:
-                names.append(registry.get(part).name)
+                names.append(registry.get(part.strip()).name)  # "A, B": ours, a list
             except registry.UnknownBackend as e:
                 raise UserError(str(e)) from None
+    if not names:  # "" or ",": not every backend, which a missing --backend means
+        raise UserError(f"--backend {text!r} names no backend; give vLLM backend names, comma-separated "
+                        "(e.g. TRITON_ATTN,FLEX_ATTENTION), or leave --backend out to run every one")
     return tuple(names)
 
 

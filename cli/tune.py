@@ -25,7 +25,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from attn_select.cli.exit import ExitCode
-from attn_select.cli.options import TextOrJson, TextOrJsonOpt, what_if_option
+from attn_select.cli.options import TextOrJson, TextOrJsonOpt, seconds, what_if_option
 from attn_select.selector.errors import UserError
 
 app = typer.Typer()
@@ -83,13 +83,13 @@ def tune_cmd(
     kv_cache_dtypes: Annotated[str, typer.Option("--kv-cache-dtypes", help="KV dtypes to sweep, e.g. auto,fp8.")] = "auto",
     settings: Annotated[Optional[str], typer.Option("--settings", help="Compare only these settings (labels, or backend names for all their variants), e.g. FLASHINFER,FLASH_ATTN; vLLM's default always runs.")] = None,
     workload: Annotated[Optional[str], typer.Option("--workload", help="Traffic mix: decode:BxC,prefill:BxN/C (@W weights) or a YAML file (docs/tune.md). Default decode:32x4096,prefill:4x512/1024.")] = None,
-    repeats: Annotated[int, typer.Option("--repeats", min=1, help="Timings of vLLM's default per point: their spread is the noise a win must beat.")] = 3,
+    repeats: Annotated[int, typer.Option("--repeats", min=1, max=100, help="Timings of vLLM's default per point (at most 100): their spread is the noise a win must beat.")] = 3,
     checks: Annotated[int, typer.Option("--checks", min=1, max=100, help="Fresh-input correctness checks per point (at most 100).")] = 1,
     capability: Annotated[Optional[str], typer.Option("--capability", help="With --device cpu: the GPU the selection is for (default 9.0).")] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Write the plots to FILE.png and FILE.svg (needs the \\[plot] extra).")] = None,
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Where finished points are kept (default $XDG_CACHE_HOME/attn-select/tune).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Measure every point again; keep nothing.")] = False,
-    max_seconds: Annotated[Optional[float], typer.Option("--max-seconds", min=0, help="Measure no new run after this many seconds; the rest are listed as not measured, and a re-run goes on from the cache (0: report from the cache only).")] = None,
+    max_seconds: Annotated[Optional[float], typer.Option("--max-seconds", click_type=seconds(0, infinite=False), help="Measure no new run after this many seconds; the rest are listed as not measured, and a re-run goes on from the cache (0: report from the cache only).")] = None,
     fmt: TextOrJsonOpt = TextOrJson.text,
 ) -> None:
     """Measure which vLLM attention setting is fastest for a workload here."""
@@ -101,6 +101,7 @@ def tune_cmd(
         from attn_select.cli.tune_plot import require_matplotlib
 
         require_matplotlib()  # before the sweep, not after it
+        _check_plot_folder(plot)
     with library_warnings(debug=bool(ctx.find_root().params.get("debug"))), tune_progress() as progress:
         report = execute(model, device=device, tp=tp, dtype=dtype, quantization=quantization, batches=batches, contexts=contexts,
                          page_sizes=page_sizes, kv_cache_dtypes=kv_cache_dtypes, settings=settings, workload=workload,
@@ -119,6 +120,26 @@ def tune_cmd(
 
         sys.stdout.write(tune_text(report))
     raise typer.Exit(report.exit_code)
+
+
+def _check_plot_folder(plot: Path) -> None:
+    """--plot's folder must be there to write in before the sweep starts: a
+    sweep can take hours, and a bad path was only found when it ended."""
+    import os
+
+    folder = plot.parent
+    from attn_select.selector.errors import cut
+
+    try:
+        is_dir = folder.is_dir()
+    except (OSError, ValueError):
+        is_dir = False
+    if not is_dir:
+        raise UserError(f"--plot {cut(str(plot))}: {cut(str(folder))} is not an existing folder; "
+                        "create it or give another path")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"--plot {cut(str(plot))}: cannot write in the folder {cut(str(folder))}; "
+                        "give another path")
 
 
 class tune_progress:
@@ -155,7 +176,14 @@ class tune_progress:
 
 
 def _kv_dtypes(text: str) -> tuple[str, ...]:
+    from attn_select.selector.config import KV_CACHE_DTYPES
+    from attn_select.selector.errors import shown
+
     vals = tuple(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
+    unknown = [v for v in vals if v not in KV_CACHE_DTYPES]  # "fp8xyz" passed as fp8* and swept nothing
+    if unknown:
+        raise UserError(f"--kv-cache-dtypes: unknown KV-cache dtype {shown(unknown[0])}; vLLM's are "
+                        f"{', '.join(KV_CACHE_DTYPES)}")
     bad = [v for v in vals if v != "auto" and not v.startswith("fp8")]
     if not vals or bad:
         raise UserError(f"--kv-cache-dtypes: attn-select run supports auto or fp8*, got {', '.join(bad) or '(none)'}")
@@ -170,22 +198,28 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
             facts: Any = None, memory_bytes: int | None = None, max_seconds: float | None = None) -> TuneReport:
     """The command without the rendering (tests and scripts call it)."""
     from attn_select.cli.run import check_run_device
-    from attn_select.selector.config import DTYPES
     from attn_select.selector.tune_workload import (
-        DEFAULT_BATCHES, DEFAULT_CONTEXTS, grid, parse_ints, parse_workload,
+        DEFAULT_BATCHES, DEFAULT_CONTEXTS, MAX_POINTS, grid, parse_ints, parse_workload,
     )
+    from attn_select.selector.vllm_names import dtype_error, forced_dtype
 
     check_run_device(device)
     if max_seconds is not None and not math.isfinite(max_seconds):
         raise UserError(f"--max-seconds {max_seconds}: give a number of seconds")
-    if dtype is not None and dtype not in DTYPES:
-        raise UserError(f"unknown dtype {dtype!r}; choose from {', '.join(DTYPES)}")
+    if dtype is not None and dtype_error(dtype):  # vLLM's --dtype names, as run and explain take them
+        raise UserError(dtype_error(dtype))
     cpu = device == "cpu"
-    bs = parse_ints(batches, "batches") if batches else (CPU_BATCHES if cpu else DEFAULT_BATCHES)
-    cs = parse_ints(contexts, "contexts") if contexts else (CPU_CONTEXTS if cpu else DEFAULT_CONTEXTS)
+    # an empty value is refused as such (it had been the default, silently)
+    bs = parse_ints(batches, "batches") if batches is not None else (CPU_BATCHES if cpu else DEFAULT_BATCHES)
+    cs = parse_ints(contexts, "contexts") if contexts is not None else (CPU_CONTEXTS if cpu else DEFAULT_CONTEXTS)
     pages = parse_ints(page_sizes, "page-sizes")
     kvs = _kv_dtypes(kv_cache_dtypes)
-    items = parse_workload(workload or (CPU_WORKLOAD if cpu else GPU_WORKLOAD))
+    items = parse_workload(workload if workload is not None else (CPU_WORKLOAD if cpu else GPU_WORKLOAD))
+    points = (len(bs) * len(cs) + len(items)) * len(pages) * len(kvs)
+    if points > MAX_POINTS:  # counted before the grid is built
+        raise UserError(f"the sweep has {points:,} points ({len(bs)} batches x {len(cs)} contexts + {len(items)} "
+                        f"workload shapes, x {len(pages)} page sizes x {len(kvs)} KV dtypes), more than "
+                        f"{MAX_POINTS:,}; give fewer values")
     shapes = list(dict.fromkeys(grid(bs, cs) + [it.shape for it in items]))
     on_task, message = progress or ((lambda d, t, w: None), (lambda m: None))
 
@@ -235,7 +269,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     rec = recommend(results, wl, accepted, DEFAULT_LABEL, ours)
     dropped = [dict(setting=d.setting.label, page_size=p, kv_cache_dtype=k, reason=d.reason)
                for (p, k), ds in sp.dropped.items() for d in ds]
-    report = TuneReport(model=facts.name, device=dev.name, dtype=dtype or facts.dtype,
+    report = TuneReport(model=facts.name, device=dev.name, dtype=forced_dtype(dtype) or facts.dtype,
                         settings=[s.to_dict() for s in candidates if s.label in accepted], dropped=dropped,
                         points=results, best=best_per_point(results, DEFAULT_LABEL, ours), recommendation=rec,
                         stand_ins=ours, default_label=DEFAULT_LABEL,

@@ -76,7 +76,7 @@ def attention_config_values(data: object, where: str) -> dict[str, object]:
 
         # vLLM's validator: "auto" is automatic selection; __post_init__ makes
         # the MiniMax-M3 decode-kernel aliases automatic selection too
-        if backend.strip().lower() == "auto" or registry.is_auto_alias(backend):
+        if backend.lower() == "auto" or registry.is_auto_alias(backend):  # as written, as vLLM
             values["backend"] = None
         else:
             try:

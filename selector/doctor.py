@@ -206,15 +206,17 @@ def cubin_checks(facts: dict, env: Mapping[str, str], head: tuple[bool, str] | N
 
 def env_checks(env: Mapping[str, str]) -> tuple[Check, ...]:
     """Every variable that changes selection, set or not, and each removed one that is set."""
-    from attn_select.selector.engine_env import REMOVED_VARS, SELECTION_VARS
+    from attn_select.selector.engine_env import REMOVED_VARS, SELECTION_VARS, shown_value
 
     out = []
     for var in SELECTION_VARS:
         value = env.get(var.name)
-        out.append(Check(var.name, "unset" if value is None else value, f"{var.effect}; explain: {var.explain}", None))
+        out.append(Check(var.name, "unset" if value is None else shown_value(value),
+                         f"{var.effect}; explain: {var.explain}", None))
     for var in REMOVED_VARS:
         value = env.get(var.name)
         if value is not None:
+            value = shown_value(value)  # a 100 KB value or a terminal escape is no report line
             out.append(Check(var.name, value, "vLLM 0.33.0 ignores it silently; use "
                              + var.replacement.format(value=value), False))
     return tuple(out)

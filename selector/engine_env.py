@@ -103,6 +103,14 @@ _EXPLAIN_FLAG = {
 }
 
 
+def shown_value(value: str) -> str:
+    """A variable's value for a warning: as set when it is short and printable,
+    else cut and escaped (a 100 KB value or a terminal escape is no report line)."""
+    from attn_select.selector.errors import SHOWN_CHARS, shown
+
+    return value if value.isprintable() and len(value) <= SHOWN_CHARS else shown(value)
+
+
 def removed_var_warnings(environ: Mapping[str, str]) -> tuple[str, ...]:
     """One warning per removed variable that is set: vLLM only logs it as unknown."""
     out = []
@@ -110,6 +118,7 @@ def removed_var_warnings(environ: Mapping[str, str]) -> tuple[str, ...]:
         value = environ.get(var.name)
         if value is None:
             continue
+        value = shown_value(value)
         text = (f"{var.name}={value} is set, but vLLM {VLLM_VERSION} no longer reads it: it logs \"Unknown vLLM "
                 f"environment variable detected\" (an error under --fail-on-environ-validation) and goes on "
                 f"without it; use {var.replacement.format(value=value)}")
@@ -129,5 +138,6 @@ def unread_selection_vars(environ: Mapping[str, str]) -> tuple[str, ...]:
         if value is None or value in ("", "0"):
             continue
         var = next(v for v in SELECTION_VARS if v.name == name)
+        value = shown_value(value)
         out.append(f"{name}={value} is set: vLLM reads it ({var.effect}); explain does not ({var.explain})")
     return tuple(out)

@@ -23,6 +23,7 @@ from attn_select.selector.errors import UserError
 # is a built-in profile's name here.
 _REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
 _ECHO = 80  # characters of a user's value shown in an error
+_REF_BYTES = 1024  # read of a refs/ file (a commit hash and a newline)
 
 
 def cache_dir(environ: dict[str, str] | None = None) -> Path:
@@ -68,7 +69,8 @@ def snapshot(repo: Path, revision: str | None, shown: str) -> Path:
     ref = repo / "refs" / rev
     try:
         if ".." not in Path(rev).parts and ref.is_file():
-            commit = ref.read_text(encoding="utf-8", errors="replace").strip()[:200]
+            with open(ref, "rb") as fh:  # a commit hash: 40 characters; a huge file is not read whole
+                commit = fh.read(_REF_BYTES).decode("utf-8", errors="replace").strip()[:200]
     except OSError as exc:
         raise UserError(f"cannot read {ref}: {exc.strerror or exc}") from None
     folder = repo / "snapshots" / commit

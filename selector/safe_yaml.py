@@ -16,7 +16,9 @@ at a time, so every bound stops the parse where it is crossed:
 - integers of at most ``MAX_INT_DIGITS`` digits;
 - only plain scalar keys, no duplicates, no ``<<`` merge keys, one document;
 - scalars built by PyYAML's safe constructor (no Python tags), its errors
-  (an impossible date) reported at their line.
+  (an impossible date) reported at their line; a mapping or list may carry
+  no tag but the plain ones (``!!python/object/apply`` on a list is an
+  error, not a list).
 """
 
 from __future__ import annotations
@@ -39,8 +41,25 @@ MAX_INT_DIGITS = 20
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the same events and marks, faster
 _INT_TAG = "tag:yaml.org,2002:int"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
 _DIGITS = re.compile(r"[0-9]")
 _OPEN = object()  # an anchor whose value is still being built
+
+
+def read_text(path: str, what: str) -> str:
+    """A YAML file's text (at most ``MAX_FILE_BYTES``, a regular file), or a
+    one-line user error: missing, a folder, a FIFO or device, too large, not
+    UTF-8 (with the line of the first bad byte)."""
+    from attn_select.selector.safe_json import read_bytes
+
+    data = read_bytes(path, what, MAX_FILE_BYTES)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1  # where to look, as every other error of the file says
+        raise UserError(f"{path}:{line}: the {what} is not UTF-8 text (byte 0x{data[exc.start]:02x}); "
+                        "save it as UTF-8") from None
 
 
 def load(text: str, source: str) -> tuple[Any, dict[Loc, int]]:
@@ -86,6 +105,7 @@ class _Builder:
         self.stack: list[_Frame] = []
         self.anchors: dict[str, Any] = {}  # name -> (value, values in it) or _OPEN
         self.nodes = 0
+        self.aliased = 0  # of them, values that aliases repeat
         self.documents = 0
         self.root: Any = None
         self.resolver = yaml.resolver.Resolver()
@@ -130,9 +150,14 @@ class _Builder:
 
     def _count(self, event: yaml.Event, n: int, loc: Loc) -> None:
         self.nodes += n
+        if isinstance(event, yaml.AliasEvent):
+            self.aliased += n
         if self.nodes > MAX_NODES:
-            raise self.error(event, f"more than {MAX_NODES:,} values (aliases of aliases expand to more than any "
-                                    "deployments file or lockfile holds); write the values out", loc)
+            if self.aliased:
+                raise self.error(event, f"more than {MAX_NODES:,} values (aliases of aliases expand to more than "
+                                        "any deployments file or lockfile holds); write the values out", loc)
+            raise self.error(event, f"more than {MAX_NODES:,} values, more than attn-select reads from one file; "
+                                    "split it into several files", loc)
 
     def _put(self, value: Any, event: yaml.Event) -> None:
         if not self.stack:
@@ -149,6 +174,10 @@ class _Builder:
 
     def _start(self, event: yaml.CollectionStartEvent) -> None:
         loc = self._next_loc(event)
+        if event.tag not in (None, "!", _MAP_TAG, _SEQ_TAG):
+            # a tag on a mapping or list (!!python/object/apply:os.system [...]) would
+            # otherwise be dropped silently and the list read as data
+            raise self.error(event, f"the YAML tag {event.tag!r} is not read here; write plain values", loc)
         self._count(event, 1, loc)
         if len(self.stack) >= MAX_DEPTH:
             raise self.error(event, f"YAML nested more than {MAX_DEPTH} levels deep", loc)

@@ -256,6 +256,9 @@ def cache_key(**facts: object) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
+_ENTRY_BYTES = 1 << 20  # a point's JSON is a few KB
+
+
 class ResultCache:
     """Finished points as one JSON file each under ``root``; None = no cache."""
 
@@ -267,12 +270,22 @@ class ResultCache:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> PointResult | None:
+        """The finished point, or None (measure again) when the entry is
+        missing or is no entry this version wrote: unreadable, not a regular
+        file (a FIFO would block), larger than any, not JSON or nested
+        past the bounds, not an object, a field missing or unknown."""
         if self.root is None:
             return None
+        from attn_select.selector import safe_json
+        from attn_select.selector.errors import UserError
+
         try:
-            r = point_from_dict(json.loads(self._path(key).read_text()))
-        except (OSError, ValueError, TypeError):
-            return None  # missing or unreadable: measure again
+            data = safe_json.read_json(self._path(key), "tune cache entry", _ENTRY_BYTES)
+            if not isinstance(data, dict):
+                return None
+            r = point_from_dict(data)
+        except (UserError, OSError, ValueError, TypeError, AttributeError, KeyError):
+            return None
         r.cached = True
         return r
 

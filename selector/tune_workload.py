@@ -23,6 +23,12 @@ from attn_select.selector.run_plan import Shape
 DEFAULT_BATCHES = (1, 8, 32, 128, 256)
 DEFAULT_CONTEXTS = (1024, 4096, 16384, 65536)
 _MAX_TOKENS = 1 << 24  # 16M tokens of one shape: beyond any GPU's cache
+# Bounds on what a sweep may plan (the defaults plan 22 shapes): more values
+# in a list, items in a workload or points in all are refused before
+# anything is built (a grid of 20,000 x 20,000 values was 4e8 shapes in memory).
+MAX_VALUES = 64  # per --batches / --contexts / --page-sizes list
+MAX_WORKLOAD_ITEMS = 256
+MAX_POINTS = 4096  # shapes x page sizes x KV dtypes
 
 
 class WorkItem(NamedTuple):
@@ -52,8 +58,8 @@ def parse_item(text: str, weight: float | None = None, where: str = "--workload"
         except ValueError:
             raise UserError(f"{where}: weight {w!r} in {raw!r} is not a number") from None
     weight = 1.0 if weight is None else weight
-    if not weight > 0:
-        raise UserError(f"{where}: weight of {raw!r} must be positive, got {weight}")
+    if not 0 < weight < float("inf"):  # nan fails both; an infinite weight makes every mean inf or nan
+        raise UserError(f"{where}: weight of {raw!r} must be a positive finite number, got {weight}")
     kind, sep, dims = body.partition(":")
     kind = kind.strip().lower()
     usage = "use decode:BxC or prefill:BxN/C, e.g. decode:32x4096,prefill:4x512/1024"
@@ -85,30 +91,40 @@ def parse_item(text: str, weight: float | None = None, where: str = "--workload"
 
 def parse_workload(text: str) -> list[WorkItem]:
     """``--workload``: comma-separated items, or the path of a YAML file."""
-    if text.strip().endswith((".yaml", ".yml")) or Path(text).is_file():
+    try:
+        is_file = Path(text).is_file()
+    except (OSError, ValueError):  # a name too long for a path, a NUL: items, then
+        is_file = False
+    if text.strip().endswith((".yaml", ".yml")) or is_file:
         return load_workload_file(Path(text))
-    items = [parse_item(part) for part in text.split(",") if part.strip()]
+    parts = [part for part in text.split(",") if part.strip()]
+    _at_most(len(parts), MAX_WORKLOAD_ITEMS, "--workload", "items")
+    items = [parse_item(part) for part in parts]
     if not items:
         raise UserError("--workload: no shapes given; use decode:BxC or prefill:BxN/C")
     return items
 
 
+def _at_most(n: int, limit: int, where: str, what: str) -> None:
+    if n > limit:
+        raise UserError(f"{where}: {n:,} {what}, more than the {limit} a sweep takes; give fewer")
+
+
 def load_workload_file(path: Path) -> list[WorkItem]:
-    import yaml
+    """A workload YAML file, read as deployments files are (safe_yaml: within
+    bounds, no Python tags, no duplicate keys), its errors at their line."""
+    from attn_select.selector import safe_yaml
 
     where = str(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise UserError(f"{where}: cannot read the workload file: {e.strerror or e}") from None
-    except yaml.YAMLError as e:
-        raise UserError(f"{where}: not valid YAML: {str(e).splitlines()[0]}") from None
+    data, lines = safe_yaml.load(safe_yaml.read_text(where, "workload file"), where)
     entries = data.get("workload") if isinstance(data, dict) else data
     if not isinstance(entries, list) or not entries:
         raise UserError(f"{where}: expected a list under 'workload:' of {{decode: BxC, weight: W}} items")
+    _at_most(len(entries), MAX_WORKLOAD_ITEMS, where, "workload items")
+    key = ("workload",) if isinstance(data, dict) else ()
     out = []
     for i, e in enumerate(entries):
-        at = f"{where}: item {i + 1}"
+        at = f"{where}:{lines.get(key + (i,), 1)}: item {i + 1}"
         if isinstance(e, str):
             out.append(parse_item(e, where=at))
             continue
@@ -132,7 +148,9 @@ def grid(batches: tuple[int, ...], contexts: tuple[int, ...]) -> list[Shape]:
 
 
 def parse_ints(text: str, what: str) -> tuple[int, ...]:
-    vals = tuple(_count(p, what, f"--{what}") for p in text.split(",") if p.strip())
+    parts = [p for p in text.split(",") if p.strip()]
+    _at_most(len(parts), MAX_VALUES, f"--{what}", "values")
+    vals = tuple(_count(p, what, f"--{what}") for p in parts)
     if not vals or any(v < 1 for v in vals):
         raise UserError(f"--{what}: give positive whole numbers, comma-separated (e.g. 1,8,32)")
     return tuple(dict.fromkeys(vals))

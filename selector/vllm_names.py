@@ -80,10 +80,11 @@ def parse_max_model_len(text: str) -> int:
                              f"did you mean {number}{suffix.lower()}?")
         else:
             n = int(number) * _BINARY[suffix]
-    elif value.isascii() and value.isdigit():
-        n = int(value)
     else:
-        raise ValueError(bad)
+        try:  # vLLM's plain int(): 1_000, +5 and other digits too (at most _MAX_DIGITS characters)
+            n = int(value)
+        except ValueError:
+            raise ValueError(bad) from None
     if n < 1:
         raise ValueError(f"max_model_len must be a positive integer or -1 (auto), got {n}")
     return n
@@ -112,7 +113,7 @@ def route_attention_backend(value: str | None, engine: str) -> tuple[str | None,
         return None, None
     if engine == "sglang" or (engine == "both" and value != value.upper()):
         return None, value
-    if value.strip().lower() == "auto":
+    if value.lower() == "auto":  # vLLM: value.lower() == "auto", as written
         return None, None
     from attn_select.backends import registry
     from attn_select.selector.sglang.choices import ATTENTION_BACKEND_CHOICES

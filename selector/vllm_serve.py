@@ -68,6 +68,7 @@ class _Option(NamedTuple):
     name: str  # its first spelling, e.g. --tensor-parallel-size
     arity: str  # argparse nargs: "0", "1", "?", "+"
     off: frozenset[str]  # spellings of an on/off option that turn it off
+    kind: str = ""  # "int" / "float": argparse converts each value so, and refuses what does not convert
 
 
 @functools.cache
@@ -76,9 +77,10 @@ def _table() -> dict[str, _Option]:
     module on every run, and reads a line rarely)."""
     out: dict[str, _Option] = {}
     for line in SERVE_OPTIONS.strip().splitlines():
-        arity, *spellings = line.split()
+        head, *spellings = line.split()
+        arity, _, kind = head.partition(":")
         names = [s.lstrip("!") for s in spellings]
-        opt = _Option(names[0], arity, frozenset(s[1:] for s in spellings if s.startswith("!")))
+        opt = _Option(names[0], arity, frozenset(s[1:] for s in spellings if s.startswith("!")), kind)
         for n in names:
             out[n] = opt
     return out
@@ -113,6 +115,10 @@ def command_tokens(model: str | None, rest: list[str] | None) -> list[str] | Non
             # backslash-newline before splitting, shlex would make it a "\n" word
             words = shlex.split(re.sub(r"\\\r?\n", "", model))
         except ValueError as exc:
+            # a folder name with a space and a quote ("my 'model") is no command line:
+            # only a line that starts a vLLM command is one that cannot be split
+            if _command_start(model.split()) is None:
+                return None
             raise UserError(f"cannot split the pasted command line: {exc}") from None
     start = _command_start(words)
     if start is None:
@@ -264,6 +270,7 @@ def _parse(args: list[str]) -> tuple[dict[str, tuple[str, Any]], list[str]]:
             seen[opt.name] = (spelled, spelled not in opt.off)
             continue
         if eq:
+            _check_type(opt, [explicit])
             seen[opt.name] = (spelled, explicit if opt.arity in ("1", "?") else [explicit])
             continue
         values: list[str] = []
@@ -273,8 +280,25 @@ def _parse(args: list[str]) -> tuple[dict[str, tuple[str, Any]], list[str]]:
         if not values and opt.arity in ("1", "+"):
             what = "expected one argument" if opt.arity == "1" else "expected at least one argument"
             raise UserError(f"{WHERE}: argument {opt.name}: {what}")
+        _check_type(opt, values)
         seen[opt.name] = (spelled, values if opt.arity in ("+", "*") else (values[0] if values else None))
     return seen, positionals
+
+
+def _check_type(opt: _Option, values: list[str]) -> None:
+    """argparse's type=int / type=float: a value that does not convert is
+    vLLM's usage error, for an option attn-select only notes too (--seed x,
+    --gpu-memory-utilization abc)."""
+    if not opt.kind:
+        return
+    convert = int if opt.kind == "int" else float
+    for value in values:
+        try:
+            if len(value) > 4300:  # int()'s own limit; float() of such a string is inf, not refused
+                raise ValueError
+            convert(value)
+        except ValueError:
+            raise UserError(f"{WHERE}: argument {opt.name}: invalid {opt.kind} value: {value[:_ECHO]!r}") from None
 
 
 def _int(option: str, text: Any) -> int:

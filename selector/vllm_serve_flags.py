@@ -1,6 +1,7 @@
 """The options of vLLM 0.33.0's `vllm serve` (and of
 `python -m vllm.entrypoints.openai.api_server`, the same parser), as data:
-one line per option, how many values it takes (argparse's nargs: 0, 1, ?, +)
+one line per option, how many values it takes (argparse's nargs: 0, 1, ?, +),
+":int" or ":float" when argparse converts each value with int() or float(),
 and every option string the parser accepts for it (help hides some); "!"
 marks the strings of an on/off option that turn it off. Generated from
 vLLM's parser by tests/tools/vllm_serve_flags.py; do not edit by hand.
@@ -19,12 +20,12 @@ SERVE_OPTIONS = """
 1 --allowed-origins
 1 --anthropic-disabled-thinking-effort
 + --api-key
-1 --api-server-count -asc
+1:int --api-server-count -asc
 0 --async-scheduling !--no-async-scheduling
 1 --attention-backend
 1 --attention-config -ac
 1 --aux-output-config
-1 --block-size
+1:int --block-size
 1 --chat-template
 1 --chat-template-content-format
 1 --code-revision
@@ -35,11 +36,11 @@ SERVE_OPTIONS = """
 1 --config
 1 --config-format
 1 --convert
-1 --cp-kv-cache-interleave-size
+1:int --cp-kv-cache-interleave-size
 1 --cpu-distributed-timeout-seconds
-1 --cpu-offload-gb
+1:float --cpu-offload-gb
 + --cpu-offload-params
-+ --cudagraph-capture-sizes
++:int --cudagraph-capture-sizes
 0 --cudagraph-metrics !--no-cudagraph-metrics
 1 --custom-histogram-buckets
 1 --data-parallel-address -dpa
@@ -47,18 +48,18 @@ SERVE_OPTIONS = """
 0 --data-parallel-external-lb !--no-data-parallel-external-lb -dpe
 0 --data-parallel-hybrid-lb !--no-data-parallel-hybrid-lb -dph
 0 --data-parallel-multi-port-external-lb -dpm
-1 --data-parallel-rank -dpn
-1 --data-parallel-rpc-port -dpp
-1 --data-parallel-size -dp
-1 --data-parallel-size-local -dpl
-1 --data-parallel-start-rank -dpr
-1 --data-parallel-supervisor-port
-1 --dbo-decode-token-threshold
-1 --dbo-prefill-token-threshold
+1:int --data-parallel-rank -dpn
+1:int --data-parallel-rpc-port -dpp
+1:int --data-parallel-size -dp
+1:int --data-parallel-size-local -dpl
+1:int --data-parallel-start-rank -dpr
+1:int --data-parallel-supervisor-port
+1:int --dbo-decode-token-threshold
+1:int --dbo-prefill-token-threshold
 1 --dcp-comm-backend
-1 --dcp-kv-cache-interleave-size
+1:int --dcp-kv-cache-interleave-size
 0 --dcp-q-replicate !--no-dcp-q-replicate
-1 --decode-context-parallel-size -dcp
+1:int --decode-context-parallel-size -dcp
 1 --default-chat-template-kwargs
 1 --default-mm-loras
 1 --device-ids
@@ -76,14 +77,14 @@ SERVE_OPTIONS = """
 1 --distributed-executor-backend
 1 --distributed-timeout-seconds
 1 --download-dir
-1 --dp-supervisor-probe-failure-threshold
-1 --dp-supervisor-probe-interval-s
-1 --dp-supervisor-probe-timeout-s
-1 --dp-sync-interval
+1:int --dp-supervisor-probe-failure-threshold
+1:float --dp-supervisor-probe-interval-s
+1:float --dp-supervisor-probe-timeout-s
+1:int --dp-sync-interval
 1 --dtype
 1 --ec-manager-config
 1 --ec-transfer-config
-1 --elastic-ep-max-dp-size
+1:int --elastic-ep-max-dp-size
 0 --enable-auto-tool-choice !--disable-auto-tool-choice !--no-enable-auto-tool-choice
 0 --enable-batch-sharded-sampling !--disable-batch-sharded-sampling !--no-enable-batch-sharded-sampling
 0 --enable-chunked-prefill !--disable-chunked-prefill !--no-enable-chunked-prefill
@@ -138,12 +139,12 @@ SERVE_OPTIONS = """
 0 --fully-sharded-loras !--no-fully-sharded-loras
 1 --gdn-prefill-backend
 1 --generation-config
-1 --gpu-memory-utilization --device-memory-utilization
+1:float --gpu-memory-utilization --device-memory-utilization
 0 --grpc
 1 --grpc-port
 0 -h --help
-1 --h11-max-header-count
-1 --h11-max-incomplete-event-size
+1:int --h11-max-header-count
+1:int --h11-max-incomplete-event-size
 0 --headless
 1 --hf-config-path
 1 --hf-overrides
@@ -162,7 +163,7 @@ SERVE_OPTIONS = """
 + --kv-cache-dtype-skip-layers
 1 --kv-cache-memory-bytes
 0 --kv-cache-metrics !--no-kv-cache-metrics
-1 --kv-cache-metrics-sample
+1:float --kv-cache-metrics-sample
 1 --kv-events-config
 1 --kv-offloading-backend
 1 --kv-offloading-size
@@ -178,7 +179,7 @@ SERVE_OPTIONS = """
 1 --logging-config
 + --logits-processors
 1 --logprobs-mode
-1 --long-prefill-token-threshold
+1:int --long-prefill-token-threshold
 0 --long-prefill-token-threshold-adaptive !--no-long-prefill-token-threshold-adaptive
 1 --lora-dtype
 + --lora-modules
@@ -187,25 +188,25 @@ SERVE_OPTIONS = """
 1 --mamba-block-size
 1 --mamba-cache-dtype
 1 --mamba-cache-mode
-1 --mamba-cache-philox-rounds
+1:int --mamba-cache-philox-rounds
 1 --mamba-ssm-cache-dtype
 1 --mamba-ssu-algorithm
 1 --master-addr
-1 --master-port
+1:int --master-port
 1 --max-cpu-loras
-1 --max-cudagraph-capture-size
+1:int --max-cudagraph-capture-size
 1 --max-log-len
-1 --max-logprobs
+1:int --max-logprobs
 1 --max-lora-cls-labels
-1 --max-lora-rank
-1 --max-loras
+1:int --max-lora-rank
+1:int --max-loras
 1 --max-model-len
 1 --max-num-active-seqs
 1 --max-num-batched-tokens
 1 --max-num-queued-reqs
 1 --max-num-queued-tokens
 1 --max-num-scheduled-tokens
-1 --max-num-seqs
+1:int --max-num-seqs
 1 --max-parallel-loading-workers
 1 --media-io-kwargs
 1 --middleware
@@ -213,17 +214,17 @@ SERVE_OPTIONS = """
 1 --mm-encoder-attn-backend
 1 --mm-encoder-attn-dtype
 1 --mm-encoder-fp8-scale-path
-1 --mm-encoder-fp8-scale-save-margin
+1:float --mm-encoder-fp8-scale-save-margin
 1 --mm-encoder-fp8-scale-save-path
 0 --mm-encoder-only !--no-mm-encoder-only
 1 --mm-encoder-tp-mode
 1 --mm-hasher-algorithm
-1 --mm-ipc-gpu-memory-gb
-1 --mm-processor-cache-gb
+1:float --mm-ipc-gpu-memory-gb
+1:float --mm-processor-cache-gb
 1 --mm-processor-cache-type
 1 --mm-processor-device
 1 --mm-processor-kwargs
-1 --mm-shm-cache-max-object-size-mb
+1:int --mm-shm-cache-max-object-size-mb
 1 --mm-tensor-ipc
 1 --model
 1 --model-class-overrides
@@ -231,27 +232,27 @@ SERVE_OPTIONS = """
 1 --model-loader-extra-config
 1 --moe-backend
 0 --monokernel !--no-monokernel
-1 --nnodes -n
-1 --node-rank -r
+1:int --nnodes -n
+1:int --node-rank -r
 1 --num-gpu-blocks-override
 0 --numa-bind !--no-numa-bind
 + --numa-bind-cpus
 + --numa-bind-nodes
 1 --offload-backend
-1 --offload-group-size
-1 --offload-num-in-group
+1:int --offload-group-size
+1:int --offload-num-in-group
 + --offload-params
-1 --offload-prefetch-step
+1:int --offload-prefetch-step
 1 --optimization-level
 1 --otlp-traces-endpoint
 1 --override-generation-config
 1 --per-request-spec-decode-metrics
 1 --performance-mode
-1 --pipeline-parallel-size -pp
+1:int --pipeline-parallel-size -pp
 1 --pooler-config
-1 --port
-1 --prefill-context-parallel-size -pcp
-1 --prefill-schedule-interval
+1:int --port
+1:int --prefill-context-parallel-size -pcp
+1:int --prefill-schedule-interval
 1 --prefix-cache-retention-interval
 1 --prefix-caching-hash-algo
 1 --prefix-match-unit
@@ -264,8 +265,8 @@ SERVE_OPTIONS = """
 1 --reasoning-effort-map
 1 --reasoning-parser
 1 --reasoning-parser-plugin
-1 --renderer-num-workers
-1 --replayssm-buffer-len
+1:int --renderer-num-workers
+1:int --replayssm-buffer-len
 1 --response-role
 0 --return-sampling-mask !--no-return-sampling-mask
 0 --return-tokens-as-token-ids !--no-return-tokens-as-token-ids
@@ -274,14 +275,14 @@ SERVE_OPTIONS = """
 1 --runner
 1 --safetensors-load-strategy
 1 --safetensors-prefetch-block-size
-1 --safetensors-prefetch-num-threads
+1:int --safetensors-prefetch-num-threads
 1 --scheduler-cls
 0 --scheduler-reserve-full-isl !--no-scheduler-reserve-full-isl
 1 --scheduling-policy
-1 --seed
+1:int --seed
 + --served-model-name
 1 --show-hidden-metrics-for-version
-1 --shutdown-timeout
+1:int --shutdown-timeout
 0 --skip-mm-profiling !--no-skip-mm-profiling
 0 --skip-tokenizer-init !--no-skip-tokenizer-init
 1 --sleep-mode-backend
@@ -290,19 +291,19 @@ SERVE_OPTIONS = """
 1 --sparse-indexer-topk-backend
 1 --spec-method
 1 --spec-model
-1 --spec-tokens
+1:int --spec-tokens
 0 --specialize-active-lora !--no-specialize-active-lora
 1 --speculative-config -sc
-1 --sse-keep-alive-interval
+1:int --sse-keep-alive-interval
 1 --ssl-ca-certs
-1 --ssl-cert-reqs
+1:int --ssl-cert-reqs
 1 --ssl-certfile
 1 --ssl-ciphers
 1 --ssl-keyfile
-1 --stream-interval
+1:int --stream-interval
 1 --structured-outputs-config
 0 --swa-bounded-replay !--no-swa-bounded-replay
-1 --tensor-parallel-size -tp
+1:int --tensor-parallel-size -tp
 1 --tokenizer
 1 --tokenizer-mode
 1 --tokenizer-revision
@@ -314,7 +315,7 @@ SERVE_OPTIONS = """
 0 --trust-remote-code !--no-trust-remote-code
 0 --trust-request-chat-template !--no-trust-request-chat-template
 0 --trust-request-mm-kwargs !--no-trust-request-mm-kwargs
-1 --ubatch-size
+1:int --ubatch-size
 1 --uds
 0 --use-fp64-gumbel !--no-use-fp64-gumbel
 0 --use-replayssm !--no-use-replayssm
@@ -323,7 +324,7 @@ SERVE_OPTIONS = """
 1 --video-pruning-method
 1 --video-pruning-rate
 1 --watchdog-config
-1 --watermark
+1:float --watermark
 1 --watermark-config
 1 --weight-transfer-config
 1 --worker-cls

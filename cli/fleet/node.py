@@ -24,7 +24,7 @@ from attn_select.cli.fleet.job import Job, cache_env, sigkill_labels
 from attn_select.cli.fleet.merge import FleetReport, merge
 from attn_select.cli.fleet.pool import Slot, run_pool, worker_argv
 from attn_select.cli.fleet.units import MISSING, Unit
-from attn_select.selector.errors import UserError
+from attn_select.selector.errors import UserError, shown
 
 
 @dataclass
@@ -34,6 +34,11 @@ class Target:
     peer: str  # GPU model (name)
 
 
+def cpu_slots() -> int:
+    """How many CPU worker slots --device cpu takes: one per CPU, at least two."""
+    return max(2, os.cpu_count() or 1)
+
+
 def parse_gpus(text: str) -> str | list[int]:
     text = text.strip()
     if text == "all":
@@ -41,8 +46,9 @@ def parse_gpus(text: str) -> str | list[int]:
     out: list[int] = []
     for part in text.split(","):
         part = part.strip()
-        if not part.isdigit():
-            raise UserError(f"--gpus: {part or '(empty)'!r} is not a GPU index; give all or indices such as 0,1,2")
+        if not part.isdigit() or len(part) > 6:  # int() refuses past 4300 digits; no node has a million GPUs
+            raise UserError(f"--gpus: {shown(part) if part else '(empty)'} is not a GPU index; give all or indices "
+                            "such as 0,1,2")
         if int(part) in out:
             raise UserError(f"--gpus: GPU {part} is named twice")
         out.append(int(part))
@@ -67,6 +73,9 @@ def plan_targets(gpus: str | list[int], device: str | None, env: dict[str, str])
     if device == "cpu":
         if gpus == "all":
             raise UserError("--gpus all with --device cpu: name the worker slots instead, e.g. --gpus 0,1")
+        if len(gpus) > cpu_slots():  # each slot is a process that imports torch: 101 of them took the machine
+            raise UserError(f"--gpus with --device cpu: {len(gpus)} worker slots, more than the {cpu_slots()} this "
+                            "machine's CPUs run at once; name fewer")
         return [Target(f"cpu {i}", None, "cpu") for i in gpus], [], ["--device cpu: each index names a CPU "
                                                                      "worker slot; no GPU state is read"]
     try:
@@ -111,8 +120,13 @@ def run_node(run: dict[str, Any], *, gpus: str | list[int], windows: int, timeou
     env = dict(os.environ)
     targets, missing, notes = plan_targets(gpus, run.get("device"), env)
     caches = cache_env(jit_cache or default_cache_root(), env)
-    for path in caches.values():
-        Path(path).mkdir(parents=True, exist_ok=True)
+    for var, path in caches.items():
+        try:
+            Path(path).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # --jit-cache on a file, /dev/null/x, a symlink loop, no permission
+            given = f"--jit-cache {jit_cache}" if jit_cache and var not in env else var
+            raise UserError(f"cannot create the JIT cache folder {path} ({given}): {exc.strerror or exc}; "
+                            "give a folder that can be created") from None
     kill = sigkill_labels(env)
 
     def slot(t: Target, job_run: dict[str, Any], n_windows: int, label: str | None = None) -> Slot:

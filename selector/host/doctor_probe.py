@@ -192,7 +192,7 @@ def diagnose(python: str | None, probe_network: bool, import_timeout: float = IM
     """The whole doctor report for ``python`` (None: this one)."""
     from attn_select.selector.host.kernel_probe import driver_present, kernels_in
 
-    target = python or sys.executable
+    target = sys.executable if python is None else python  # "" is no interpreter, as for explain
     facts = environment_facts(target)
     where = f"{target} (Python {facts['python']})"
     vllm_dir = facts["modules"].get("vllm")

@@ -76,9 +76,12 @@ class _OverridesValues(_ChecksValues):
             if len(present) > 1:
                 raise ValueError(f"{' and '.join(present)} are one field; give one")
         if isinstance(data.get("max_model_len"), str):
-            data["max_model_len"] = parse_max_model_len(data["max_model_len"])  # ValueError says why
+            try:
+                data["max_model_len"] = parse_max_model_len(data["max_model_len"])
+            except ValueError as exc:  # the reason, under the field's name
+                raise ValueError(f"max_model_len: {exc}") from None
         for key in _KEYS["backend"]:
-            if isinstance(data.get(key), str) and data[key].strip().lower() == "auto":
+            if isinstance(data.get(key), str) and data[key].lower() == "auto":
                 del data[key]  # vLLM's "auto": automatic selection, nothing set
         if "attention_config" in data:
             data = _with_attention_config(data)

@@ -25,10 +25,18 @@ def model_ref(spec: str, base_dir: Path) -> tuple[str, bool]:
     candidate = _candidate(spec, base_dir)
     try:
         exists = candidate.exists()
+        # a symbolic link that loops or points nowhere is still a path the
+        # user wrote: the model loader says what is wrong with it
+        link = not exists and candidate.is_symlink()
     except (OSError, ValueError):  # too long, a folder we may not enter, a NUL: not a path
-        exists = False
+        exists = link = False
+    if link:
+        return str(candidate), True
     if exists:
-        return str(candidate.resolve()), True
+        try:
+            return str(candidate.resolve()), True
+        except (OSError, RuntimeError):  # a link in the path loops (Python < 3.13 raises RuntimeError)
+            return str(candidate), True
     return spec, False
 
 
@@ -48,7 +56,7 @@ def _check_model_name(spec: str, base_dir: Path) -> None:
     where = _candidate(spec, base_dir)
     try:
         where = where.resolve()
-    except (OSError, ValueError):
+    except (OSError, ValueError, RuntimeError):  # RuntimeError: a symlink loop, Python < 3.13
         pass
     from attn_select.selector.errors import cut
 
@@ -68,7 +76,11 @@ def relative_model_path(spec: str, from_dir: Path, to_dir: Path) -> str:
     target, is_path = model_ref(spec, from_dir)
     if not is_path or os.path.isabs(spec):
         return spec
-    return Path(os.path.relpath(target, to_dir.resolve())).as_posix()
+    try:
+        where = to_dir.resolve()
+    except (OSError, RuntimeError):  # a link in it loops (RuntimeError before Python 3.13): as written
+        where = Path(os.path.abspath(to_dir))
+    return Path(os.path.relpath(target, where)).as_posix()
 
 
 class Evaluator:

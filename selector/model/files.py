@@ -166,15 +166,43 @@ def _json_names(folder: Path) -> tuple[str, ...]:
     return tuple(sorted(p.name for p in folder.glob("*.json")))
 
 
+_GGUF_WHAT_TO_DO = ("vLLM reads a GGUF checkpoint's config from its metadata (or from --hf-config-path), "
+                    "attn-select reads config.json only: pass the original model's folder or config.json, "
+                    "or its Hugging Face id")
+
+
+def _is_gguf(file: Path) -> bool:
+    """A GGUF checkpoint: named *.gguf, or a regular file that starts with GGUF's magic."""
+    if file.suffix.lower() == ".gguf":
+        return True
+    try:
+        if not file.is_file():
+            return False
+        with open(file, "rb") as fh:
+            return fh.read(4) == b"GGUF"
+    except OSError:
+        return False
+
+
 def _facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
     if path.is_dir() and is_mistral_format(path):
         return _facts_from_mistral_folder(path, name=name, **kwargs)
     folder = path if path.is_dir() else path.parent
     file = path / "config.json" if path.is_dir() else path
+    if not path.is_dir() and _is_gguf(path):
+        raise UserError(f"{path} is a GGUF checkpoint; {_GGUF_WHAT_TO_DO}")
+    if path.exists() and not path.is_dir() and not path.is_file():  # said "has no config.json", as of a folder
+        raise UserError(f"{path} is not a regular file (a pipe, socket or device: /dev/stdin, /dev/zero, a FIFO); "
+                        "pass the model folder or its config.json")
     if not file.is_file():
         if path.is_dir() and (path / "params.json").is_file():
             raise UserError(f"{path} has params.json but no config.json and no consolidated*.safetensors; "
                             "vLLM reads params.json only beside consolidated*.safetensors")
+        if file.exists():  # config.json there, but a FIFO or a device: not "no config.json"
+            raise UserError(f"{file} is not a regular file (a pipe, socket or device); vLLM reads config.json as a "
+                            "file: put the model's config.json there")
+        if path.is_dir() and next((p for p in path.glob("*.gguf")), None) is not None:
+            raise UserError(f"{path} has no config.json but GGUF files; {_GGUF_WHAT_TO_DO}")
         raise UserError(f"{path} has no config.json; pass the model folder or its config.json")
     data = read_config_json(file)
     if isinstance(data, dict):

@@ -5,7 +5,7 @@ non-attention layer) and what that layer passes to ``get_attn_backend``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
@@ -63,7 +63,8 @@ def _kv_per_rank(total: int, tp: int) -> int:
     passes, and both it and the attention layer then take max(1, total // tp),
     one KV head. Zero is a division by zero there."""
     if not isinstance(total, int) or isinstance(total, bool) or total == 0:
-        raise UserError(f"the config gives {total!r} key/value heads; it needs a positive count")
+        raise UserError(f"the config gives {total!r} key/value heads; it needs a positive count (vLLM {VLLM_VERSION} "
+                        "fails building the attention layers with it: a division by zero): fix num_key_value_heads")
     if total < 0 and tp % total:
         raise UserError(f"the config gives {total} key/value heads; vLLM {VLLM_VERSION}'s QKVParallelLinear asserts "
                         f"that tensor parallel size {tp} is a multiple of it ({tp} % {total} is {tp % total} in "
@@ -213,13 +214,22 @@ def _heads(ctx: _Ctx) -> int:
     return heads
 
 
+def _kv_heads_or(t: Any, total: int) -> Any:
+    """getattr(config, "num_key_value_heads", num_attention_heads): the
+    default only for a config without the field (or a null one, which the
+    config classes fill in), so 0 reaches the layer, as in vLLM, where it is
+    a division by zero ("or total" had read 0 as the query-head count)."""
+    kv = t.get("num_key_value_heads")
+    return total if kv is None else kv
+
+
 def _llama(ctx: _Ctx) -> _Stack:
     """llama.py LlamaAttention (also Mistral, Phi-3 and the other Llama-class
     models): head_dim or hidden // heads; window only on layer_types'
     "sliding_attention" layers, else the model-level window."""
     t, n = ctx.text, _n_layers(ctx)
     total = _heads(ctx)
-    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(_kv_heads_or(t, total), ctx.tp)
     head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
     types, causal = _layer_types(ctx, n), bool(t.get("is_causal", True))
     stack = _Stack([])
@@ -271,7 +281,7 @@ def _plain(ctx: _Ctx, *, head_rule: str, reads_is_causal: bool) -> _Stack:
     Qwen3-MoE, Mixtral): every layer gets cache_config.sliding_window."""
     t, n = ctx.text, _n_layers(ctx)
     total = _heads(ctx)
-    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(_kv_heads_or(t, total), ctx.tp)
     if head_rule == "hidden":  # qwen2.py: hidden_size // num_heads, head_dim ignored
         head = _hidden_over(t, total)
     elif head_rule == "none_only":  # mixtral.py: only a missing head_dim falls back
@@ -495,7 +505,7 @@ def _granite(ctx: _Ctx, head_rule: str) -> _Stack:
     (granitemoe.py)."""
     t, n = ctx.text, _n_layers(ctx)
     total = _heads(ctx)
-    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(_kv_heads_or(t, total), ctx.tp)
     if head_rule == "head_dim":
         head = t.get("head_dim") if t.get("head_dim") is not None else _hidden_over(t, total)
     else:

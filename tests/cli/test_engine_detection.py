@@ -232,6 +232,21 @@ def test_each_removed_variable_names_its_replacement(monkeypatch):
         assert text.startswith(f"{var.name}=3 is set") and var.replacement.format(value="3") in text
 
 
+@pytest.mark.parametrize("name", ["VLLM_ATTENTION_BACKEND", "VLLM_BATCH_INVARIANT"])
+def test_a_huge_or_unprintable_variable_value_is_cut_and_escaped(monkeypatch, capsys, clean_env, name):
+    """A 100 KB value was echoed whole, three times over, and a newline or a
+    terminal escape in it went into the report as is."""
+    monkeypatch.setenv(name, "x" * 100_000)
+    rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100")
+    (w,) = d["warnings"]
+    assert rc == 0 and len(w["message"]) < 1000 and "\u2026" in w["message"]
+    monkeypatch.setenv(name, "a\x1b[31mred\nb")
+    rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100")
+    (w,) = d["warnings"]
+    assert "\x1b" not in w["message"] and "\n" not in w["message"]
+    assert f"{name}='a\\x1b[31mred\\nb' is set" in w["message"]
+
+
 def test_batch_invariant_set_but_not_passed_is_said(monkeypatch, capsys, clean_env):
     monkeypatch.setenv("VLLM_BATCH_INVARIANT", "1")
     rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100")
@@ -328,3 +343,14 @@ def test_another_python_reports_its_own_install_not_the_working_folder(tmp_path,
     python = other_python(tmp_path, stand_in(tmp_path / "venv-site", version=VLLM_VERSION))
     rc, d = doc(capsys, "explain", "llama-3.1-8b", "--device", "h100", "--vllm-python", python)
     assert d["warnings"] == []
+
+
+@pytest.mark.parametrize("name", ["VLLM_BATCH_INVARIANT", "VLLM_ATTENTION_BACKEND"])
+def test_doctor_cuts_and_escapes_a_variable_value(name):
+    """doctor's variable rows echoed a 100 KB value whole, and a terminal escape as is."""
+    from attn_select.selector.doctor import env_checks
+
+    (row,) = [c for c in env_checks({name: "x" * 100_000}) if c.name == name]
+    assert len(str(row.value)) < 200 and len(str(row.detail)) < 1000
+    (row,) = [c for c in env_checks({name: "1\x1b[31m"}) if c.name == name]
+    assert "\x1b" not in str(row.value) + str(row.detail)

@@ -170,6 +170,25 @@ LAUGHS = (  # ten levels of nine aliases: 9**10 values once expanded, from 400 b
 LOCK_HEAD = "schema: attn-select.lock/1\nengine: {name: vllm, version: 0.33.0}\n"
 
 
+def _hub_cache_with_huge_ref(tmp: Path) -> str:
+    repo = tmp / "hub" / "models--org--big"
+    (repo / "snapshots").mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").touch()
+    grown(repo / "refs" / "main", 3 << 30)
+    return "org/big"
+
+
+def _hub_cache_env() -> None:
+    os.environ["HF_HUB_CACHE"] = os.path.abspath("hub")  # the child runs in tmp
+
+
+def tune_workload(tmp: Path, body: str | bytes) -> list[str]:
+    path = tmp / "w.yaml"
+    path.write_bytes(body.encode() if isinstance(body, str) else body)
+    return ["tune", "llama-3.1-8b", "--device", "cpu", "--workload", str(path)]
+
+
 def _denied(predicate: Callable[[str], bool]) -> Callable[[], None]:
     """A setup that makes opening matching paths fail with EACCES, as for a
     chmod 000 file; tests run as root in CI, where chmod does not stop reads."""
@@ -289,6 +308,30 @@ CASES: dict[str, Case] = {
                                      "global_attn_every_n_layers": 3, "local_attention": None,
                                      "torch_dtype": "float32"})),
         words=("wrong kind", "TypeError")),
+    # LlamaAttention takes getattr(config, "num_key_value_heads", heads): 0 is a division by zero in
+    # vLLM, and had been read as "no value" (32 KV heads)
+    "num_key_value_heads 0 (Llama)": Case(lambda t: explain(folder(t, {**LLAMA, "num_key_value_heads": 0})),
+                                          words=("0 key/value heads", "num_key_value_heads")),
+    "num_key_value_heads 0 (Qwen3)": Case(
+        lambda t: explain(folder(t, {**LLAMA, "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+                                     "num_key_value_heads": 0})),
+        words=("0 key/value heads",)),
+    # a GGUF file was read as JSON ("invalid JSON: Expecting value"), a folder of them had "no config.json"
+    "a .gguf file as MODEL": Case(lambda t: ((t / "m.gguf").write_bytes(b"GGUF\3\0\0\0" + b"\0" * 64),
+                                             explain(t / "m.gguf"))[1], words=("gguf checkpoint", "config.json")),
+    "a GGUF file without the suffix as MODEL": Case(lambda t: ((t / "model").write_bytes(b"GGUF\3\0\0\0"),
+                                                              explain(t / "model"))[1], words=("gguf checkpoint",)),
+    "a FIFO as MODEL": Case(lambda t: (os.mkfifo(t / "fifo"), explain(t / "fifo"))[1],
+                            words=("not a regular file",), not_words=("has no config.json",)),
+    "config.json a FIFO in the model folder": Case(
+        lambda t: (folder(t), os.mkfifo(t / "m" / "config.json"), explain(t / "m"))[2],
+        words=("config.json is not a regular file",)),
+    "/dev/zero as MODEL": Case(lambda t: explain("/dev/zero"), words=("not a regular file",)),
+    "a folder of GGUF files as MODEL": Case(lambda t: explain(folder(t, None, q4__gguf=b"GGUF\3\0\0\0")),
+                                            words=("gguf files", "config.json")),
+    # refs/main holds a 40-character commit hash; a 3 GB one was read whole (6 GB of memory)
+    "a hub cache refs/main of 3 GB": Case(lambda t: explain(_hub_cache_with_huge_ref(t)), setup=_hub_cache_env,
+                                          words=("org/big", "not in the hugging face cache")),
     "config.json of 40 MB": Case(lambda t: explain(grown(folder(t, LLAMA) / "config.json", 40 << 20).parent),
                                  words=("mib",)),
     "params.json nested 100,000 deep": Case(
@@ -340,6 +383,15 @@ CASES: dict[str, Case] = {
                                   words=("loop",), not_words=("profile", "download")),
     "symlink loop, trailing slash": Case(lambda t: (os.symlink("loop", t / "loop"), explain("loop/"))[1],
                                          words=("loop",), not_words=("profile", "download")),
+    # Python 3.11's Path.resolve raises RuntimeError (not OSError) on a loop
+    "symlink loop as a deployment's model (lock)": Case(
+        lambda t: (os.symlink("loop", t / "loop"), ["lock", deployments(t, "- {name: a, model: loop, device: h100}\n")])[1],
+        words=("d.yaml:1", "loops back"), not_words=("profile",)),
+    "symlink loop as a deployment's model, ./ path (check --deployments)": Case(
+        lambda t: (os.symlink("loop", t / "loop"),
+                   ["check", ROOT / "profiles" / "lock" / "attn-select.lock", "--deployments",
+                    deployments(t, "- {name: a, model: ./loop, device: h100}\n")])[1],
+        words=("d.yaml:1", "loops back")),
     "a home folder of an unknown user": Case(lambda t: explain("~nosuchuser0/x"), words=("home folder",)),
     "a dangling symlink": Case(lambda t: (os.symlink("/nonexistent/x", t / "m"), explain("m"))[1],
                                words=("symbolic link", "does not exist"), not_words=("profile",)),
@@ -384,6 +436,18 @@ CASES: dict[str, Case] = {
     "usage: bad choice": Case(lambda t: ["explain", "llama-3.1-8b", "--format", "yaml"],
                               words=("--format", "attn-select explain --help")),
     "usage: missing argument": Case(lambda t: ["lock"], words=("deployments", "attn-select lock --help")),
+    # click's FloatRange lets nan through (every comparison is false): a timeout that never expires
+    "--engine-timeout nan": Case(lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "--engine-timeout", "nan"],
+                                 words=("--engine-timeout", "not a number of seconds")),
+    # doctor took "" for "this Python"; explain and check refuse it
+    "--vllm-python empty (doctor)": Case(lambda t: ["doctor", "--vllm-python", ""], words=("--vllm-python", "no such file")),
+    "--import-timeout nan (doctor)": Case(lambda t: ["doctor", "--import-timeout", "nan"],
+                                          words=("--import-timeout", "not a number of seconds")),
+    "--worker-timeout nan (check)": Case(
+        lambda t: ["check", ROOT / "profiles" / "lock" / "attn-select.lock", "--worker-timeout", "nan"],
+        words=("--worker-timeout", "not a number of seconds")),
+    "--max-seconds nan (tune)": Case(lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--max-seconds", "nan"],
+                                     words=("--max-seconds", "not a number of seconds")),
     "usage: unknown command": Case(lambda t: ["frobnicate"], words=("frobnicate", "attn-select --help")),
     "usage: option needs a value": Case(lambda t: ["check", "x.lock", "--format"],
                                         words=("--format", "attn-select check --help")),
@@ -397,6 +461,20 @@ CASES: dict[str, Case] = {
     "billion laughs (check --deployments)": Case(
         lambda t: ["check", ROOT / "profiles" / "lock" / "attn-select.lock", "--deployments",
                    deployments(t, LAUGHS)], words=("alias",)),
+    # a tag on a list or mapping was dropped and the list read as data
+    "YAML python tag on a list (lock)": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: !!python/object/apply:os.system [echo], device: h100}\n")],
+        words=("d.yaml:1", "[0].model", "yaml tag")),
+    "YAML python tag on a mapping (check)": Case(
+        lambda t: _lock_then_check(t, "!!python/object:os.system {schema: attn-select.lock/1}\n"),
+        words=("x.lock:1", "yaml tag")),
+    "YAML set tag (lock)": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: !!set {x: null}, device: h100}\n")],
+        words=("d.yaml:1", "yaml tag")),
+    "100,000 deployments and no alias (lock)": Case(
+        lambda t: ["lock", deployments(t, "".join(f"- {{name: d{i}, model: llama-3.1-8b, device: h100}}\n"
+                                                  for i in range(100_000)))],
+        words=("100,000 values", "split it"), not_words=("alias",)),
     "YAML nested 100,000 deep": Case(
         lambda t: ["lock", deployments(t, "deployments: " + "[" * 100_000 + "]" * 100_000 + "\n")],
         words=("nesting depth",)),
@@ -411,11 +489,102 @@ CASES: dict[str, Case] = {
         words=("d.yaml:1",)),
     "deployments file of 40 MB": Case(
         lambda t: ["lock", grown(deployments(t, "- {name: a}\n"), 40 << 20)], words=("mib",)),
+    # -o naming an input replaced it with the output (the lockfile with check's report)
+    "check -o the lockfile itself": Case(
+        lambda t: (_lock_then_check(t, (ROOT / "profiles" / "lock" / "attn-select.lock").read_text())
+                   + ["-o", str(t / "x.lock")]), words=("is the lockfile itself",)),
+    "check -o the deployments file": Case(
+        lambda t: ["check", ROOT / "profiles" / "lock" / "attn-select.lock", "--deployments",
+                   deployments(t, EXAMPLE.read_text()), "-o", t / "d.yaml"],
+        words=("is the deployments file itself",)),
+    # the model path is written relative to -o's folder: Path.resolve raised RuntimeError on a loop
+    "lock -o into a symlink loop": Case(
+        lambda t: (os.symlink("loop", t / "loop"), folder(t, LLAMA),
+                   ["lock", deployments(t, "- {name: a, model: ./m, device: h100}\n"), "-o", t / "loop" / "x.lock"])[2],
+        words=("cannot write lockfile", "loop/x.lock")),
+    "lock -o the deployments file": Case(
+        lambda t: ["lock", deployments(t, EXAMPLE.read_text()), "-o", t / "d.yaml"],
+        words=("is the deployments file itself",)),
     "flash_attn_version 5 in a deployments file": Case(
         lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: h100, "
                                        "overrides: {flash_attn_version: 5}}\n")], words=("2, 3 or 4",)),
+    "max_model_len 1e12 in a deployments file": Case(
+        lambda t: ["lock", deployments(t, "- {name: a, model: llama-3.1-8b, device: h100, "
+                                       "overrides: {max_model_len: 1e12}}\n")],
+        words=("max_model_len: '1e12' is not a length", "32k")),
     "a raw selector deployment with lock --engine sglang": Case(
         lambda t: ["lock", EXAMPLE, "--engine", "sglang"], words=("custom-head-256-sinks", "engine: vllm")),
+    # --- tune --workload FILE (read with yaml.safe_load and no bounds before) ---
+    "workload file not UTF-8 (tune)": Case(
+        lambda t: tune_workload(t, b"workload:\n- decode: 1x16\xff\n"), words=("w.yaml:2", "utf-8")),
+    "workload file a FIFO (tune)": Case(
+        lambda t: (os.mkfifo(t / "w.yaml"), ["tune", "llama-3.1-8b", "--device", "cpu", "--workload", t / "w.yaml"])[1],
+        words=("regular file",)),
+    "workload file nested 100,000 deep (tune)": Case(
+        lambda t: tune_workload(t, "workload: " + "[" * 100_000 + "]" * 100_000 + "\n"), words=("nesting",)),
+    "workload file billion laughs (tune)": Case(
+        lambda t: tune_workload(t, LAUGHS.replace("deployments: [{name: n, model: llama-3.1-8b, device: h100, "
+                                                  "overrides: {dtype: *j}}]", "workload: *j")),
+        words=("alias",)),
+    "workload file python tag (tune)": Case(
+        lambda t: tune_workload(t, "workload: !!python/object/apply:os.system [decode:1x16]\n"), words=("yaml tag",)),
+    "workload file bad date (tune)": Case(
+        lambda t: tune_workload(t, "workload:\n- {decode: 2001-13-45}\n"), words=("w.yaml:2", "month")),
+    "workload file duplicate key (tune)": Case(
+        lambda t: tune_workload(t, "workload:\n- {decode: 1x16, decode: 2x16}\n"), words=("duplicate key",)),
+    "workload weight of 5,000 digits (tune)": Case(
+        lambda t: tune_workload(t, "workload:\n- {decode: 1x16, weight: " + "9" * 5000 + "}\n"), words=("digits",)),
+    "workload weight inf (tune)": Case(
+        lambda t: tune_workload(t, "workload:\n- {decode: 1x16, weight: .inf}\n"), words=("finite",)),
+    "workload weight inf on the command line (tune)": Case(
+        lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--workload", "decode:1x16@inf"], words=("finite",)),
+    "workload of 1,000 items (tune)": Case(
+        lambda t: tune_workload(t, "workload:\n" + "".join(f"- decode: {i + 1}x16\n" for i in range(1000))),
+        words=("1,000 workload items", "give fewer")),
+    "a NUL in --workload (tune)": Case(
+        lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--workload", "decode:1x16\0"], words=("--workload",)),
+    # a grid of 20,000 x 20,000 values was built in memory (4e8 shapes) before anything ran
+    "--batches of 20,000 values (tune)": Case(
+        lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--batches", ",".join(map(str, range(1, 20_001)))],
+        words=("--batches", "20,000 values")),
+    "a sweep of 64 x 64 x 4 points (tune)": Case(
+        lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--batches", ",".join(map(str, range(1, 65))),
+                   "--contexts", ",".join(map(str, range(1, 65))), "--page-sizes", "16,32,64,128"],
+        words=("points", "give fewer values")),
+    # an empty --backend ran every backend on every shape, as no --backend does
+    "--backend empty (run)": Case(lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--backend", ""],
+                                  words=("--backend", "names no backend")),
+    "--backend a lone comma (run)": Case(lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--backend", ","],
+                                         words=("--backend", "names no backend")),
+    # "fp8xyz" passed the fp8* test, and the sweep ran nothing (exit 0, no recommendation)
+    "--kv-cache-dtypes fp8xyz (tune)": Case(
+        lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--kv-cache-dtypes", "auto,fp8xyz", "--max-seconds", "0"],
+        words=("--kv-cache-dtypes", "unknown kv-cache dtype 'fp8xyz'")),
+    "--kv-cache-dtype fp8xyz (run --gpus)": Case(
+        lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0", "--kv-cache-dtype", "fp8xyz"],
+        words=("unknown kv-cache dtype 'fp8xyz'",)),
+    # the JIT cache folders were created with no guard: NotADirectoryError, an internal error
+    "--jit-cache on a file (run --gpus)": Case(
+        lambda t: ((t / "f").write_text("x"),
+                   ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0", "--jit-cache", t / "f"])[1],
+        words=("--jit-cache", "cannot create the jit cache folder", "not a directory")),
+    "--jit-cache in a symlink loop (run --gpus)": Case(
+        lambda t: (os.symlink("loop", t / "loop"),
+                   ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0", "--jit-cache", t / "loop"])[1],
+        words=("--jit-cache", "symbolic links")),
+    # each CPU slot is a worker process importing torch: 101 of them were started at once
+    "--gpus index of 5,000 digits (run)": Case(
+        lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "9" * 5000], words=("--gpus", "not a gpu index")),
+    "more CPU worker slots than CPUs (run --gpus)": Case(
+        lambda t: ["run", "llama-3.1-8b", "--device", "cpu", "--gpus",
+                   ",".join(map(str, range(max(2, os.cpu_count() or 1) + 1)))],
+        words=("worker slots", "name fewer")),
+    "--kernels empty (explain)": Case(lambda t: ["explain", "llama-3.1-8b", "--device", "h100", "--kernels", ""],
+                                      words=("--kernels", "names no kernel", "none")),
+    "--kernels a lone comma (matrix)": Case(lambda t: ["matrix", "--capability", "9.0", "--kernels", ","],
+                                            words=("--kernels", "names no kernel")),
+    "--contexts empty (tune)": Case(lambda t: ["tune", "llama-3.1-8b", "--device", "cpu", "--contexts", ""],
+                                    words=("--contexts",)),
     # --- messages: the user's field names, values cut short ---
     "1 MB value of a config field": Case(
         lambda t: explain(folder(t, {**LLAMA, "architectures": "A" * 1_000_000})), words=("architectures",)),
@@ -516,6 +685,19 @@ def test_a_missing_module_of_our_own_stays_an_internal_error(monkeypatch, capsys
     assert capsys.readouterr().err.startswith("internal error: ModuleNotFoundError")
 
 
+@pytest.mark.parametrize("argv, flag", [
+    (["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0", "--windows", str(10**9)], "--windows"),
+    (["tune", "llama-3.1-8b", "--device", "cpu", "--repeats", str(10**9)], "--repeats"),
+])
+def test_a_repeat_count_past_the_bound_is_refused_before_any_work(argv, flag, capsys):
+    """--windows / --repeats 10**9 times every backend that many times (days):
+    refused at parse time like --checks, one line, exit 2."""
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert flag in err and "1<=x<=100" in err, err
+
+
 @pytest.mark.parametrize("command", ["run", "tune"])
 def test_a_check_count_past_the_bound_is_refused_before_any_work(command, capsys):
     """--checks 10**9 would run for days (each check is a step and its float32
@@ -524,3 +706,136 @@ def test_a_check_count_past_the_bound_is_refused_before_any_work(command, capsys
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert "--checks" in err and "1<=x<=100" in err
+
+
+@pytest.mark.parametrize("name", ["my 'model", 'odd "name', "it's a model \"folder\""])
+def test_a_model_folder_whose_name_has_spaces_and_quotes_is_read_as_a_folder(tmp_path, name):
+    """MODEL with a space may be a pasted vllm serve line, but one that shlex
+    cannot split (an unbalanced quote) and that starts no vLLM command is a
+    path: the folder is read, not refused as a command line."""
+    m = tmp_path / name
+    m.mkdir()
+    (m / "config.json").write_text(json.dumps(LLAMA))
+    got = run_bounded(explain(name), tmp_path)
+    assert got.rc == 0 and got.err == "", got
+    assert "LlamaForCausalLM" in got.out
+    got = run_bounded(explain(f"no {name}"), tmp_path)  # not there: the model loader's error, not shlex's
+    assert got.rc == 2 and "command line" not in got.err and "profile" in got.err, got
+
+
+@pytest.mark.parametrize("where", ["nope/x", "file.txt/x"])
+def test_a_plot_path_in_no_folder_is_refused_before_the_sweep(tmp_path, monkeypatch, capsys, where):
+    """tune --plot into a folder that is not there failed only when the plots
+    were written, after the whole sweep (hours on a GPU)."""
+    pytest.importorskip("matplotlib")
+    import attn_select.cli.tune as tune
+
+    def no_sweep(*args, **kwargs):
+        raise AssertionError("the sweep ran before --plot was checked")
+
+    monkeypatch.setattr(tune, "execute", no_sweep)
+    (tmp_path / "file.txt").write_text("x")
+    code = main(["tune", "llama-3.1-8b", "--device", "cpu", "--plot", str(tmp_path / where)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("error: --plot ") and "is not an existing folder" in err, err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [
+    ["explain", "llama-3.1-8b", "--device", "h100"],
+    ["explain", "llama-3.1-8b", "--device", "h100", "--format", "json"],
+    ["profiles"],
+    ["explain", "--help"],  # rich writes the help
+])
+def test_a_full_standard_output_is_one_line_not_an_internal_error(argv):
+    """> /dev/full (a full disk or quota): the report cannot be written. One
+    line naming standard output and why, exit 2, as lock -o /dev/full is;
+    and no second error from the interpreter's flush at exit."""
+    import subprocess
+
+    code = "import sys; from attn_select.cli.app import main; sys.exit(main(sys.argv[1:]))"
+    with open("/dev/full", "w") as full:
+        got = subprocess.run([sys.executable, "-c", code, *argv], stdout=full, stderr=subprocess.PIPE,
+                             text=True, timeout=120)
+    assert got.returncode == 2, (got.returncode, got.stderr)
+    assert got.stderr == "error: cannot write the report to standard output: No space left on device\n", got.stderr
+
+
+@pytest.mark.parametrize("entry", [
+    '"a string"', "[1, 2]", "{}", '{"nope": 1}', nested(100_000), "\xff\xfe", "{" * 3, "FIFO", "FOLDER",
+])
+def test_a_damaged_tune_cache_entry_is_measured_again(tmp_path, entry):
+    """tune --cache-dir is the user's folder: an entry another version wrote,
+    a damaged one, a FIFO or a folder in its place is a point to measure
+    again, never a crash (a JSON string was an AttributeError) or a hang."""
+    from attn_select.selector.tune_result import ResultCache
+
+    key = "ab" + "0" * 30
+    path = tmp_path / "ab" / f"{key}.json"
+    path.parent.mkdir()
+    if entry == "FIFO":
+        os.mkfifo(path)
+    elif entry == "FOLDER":
+        path.mkdir()
+    else:
+        path.write_bytes(entry.encode("utf-8", "surrogateescape") if entry.isascii() else entry.encode("latin-1"))
+    assert ResultCache(tmp_path).get(key) is None
+
+
+@pytest.mark.parametrize("argv", [
+    ["lock", str(EXAMPLE), "-o", "{t}/nope/x.lock"],
+    ["check", str(ROOT / "profiles" / "lock" / "attn-select.lock"), "-o", "{t}/nope/report.txt"],
+])
+def test_an_output_in_no_folder_is_refused_before_any_work(tmp_path, monkeypatch, capsys, argv):
+    """-o into a folder that is not there was found only when the file was
+    written, after every deployment had been evaluated."""
+    import attn_select.selector.lock as lock
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the deployments were evaluated before -o was checked")
+
+    monkeypatch.setattr(lock, "lock_deployments", no_work)
+    monkeypatch.setattr(lock, "run_check", no_work)
+    code = main([a.format(t=tmp_path) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "No such file or directory" in err, err
+
+
+@pytest.mark.parametrize("dtype", ["half", "float", "auto"])
+@pytest.mark.parametrize("argv", [
+    ["tune", "llama-3.1-8b", "--device", "cpu", "--max-seconds", "0"],
+    ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0"],
+])
+def test_vllms_dtype_names_are_taken_by_tune_and_a_fanned_out_run(monkeypatch, capsys, argv, dtype):
+    """--dtype is vLLM's flag (help: auto, half, float16, bfloat16, float,
+    float32), and explain and run take those; tune and run --gpus refused
+    half, float and auto ("choose from float16, bfloat16, float32")."""
+    import attn_select.cli.fanout as fanout
+    import attn_select.cli.tune as tune
+
+    class Ran(Exception):
+        pass
+
+    def past_the_checks(*args, **kwargs):
+        raise Ran
+
+    monkeypatch.setattr(tune, "run_target", past_the_checks, raising=False)
+    monkeypatch.setattr("attn_select.cli.run.run_target", past_the_checks)
+    monkeypatch.setattr(fanout, "check_shapes", past_the_checks, raising=False)
+    try:
+        code = main([*argv, "--dtype", dtype])
+    except Ran:
+        return
+    err = capsys.readouterr().err
+    assert code != 2 or "dtype" not in err, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["tune", "llama-3.1-8b", "--device", "cpu"],
+    ["run", "llama-3.1-8b", "--device", "cpu", "--gpus", "0"],
+])
+def test_an_unknown_dtype_is_still_refused_with_vllms_choices(capsys, argv):
+    assert main([*argv, "--dtype", "bf16"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown dtype 'bf16'; choose from auto, half, float16, bfloat16, float, float32" in err, err

@@ -62,9 +62,9 @@ def test_bad_usage_is_exit_2(tiny_model, args):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--build-span", "nan"], "--build-span nan: give a number of seconds"),  # click's range let it through
-    (["--build-span", "inf"], "--build-span inf: give a number of seconds"),  # would time builds forever
-    (["--worker-timeout", "nan", "--gpus", "0"], "--worker-timeout nan: give a number of seconds"),
+    (["--build-span", "nan"], "'--build-span': 'nan' is not a number of seconds"),  # click's range let it through
+    (["--build-span", "inf"], "'--build-span': 'inf': give a finite number of seconds"),  # would time builds forever
+    (["--worker-timeout", "nan", "--gpus", "0"], "'--worker-timeout': 'nan' is not a number of seconds"),
 ])
 def test_a_span_or_timeout_that_is_not_a_number_is_one_line(tiny_model, capsys, args, words):
     assert main(["run", tiny_model, "--device", "cpu", "--no-timing", *args]) == 2

@@ -35,6 +35,23 @@ def test_attention_backend_takes_any_case_and_auto_as_vllm_does(capsys):
     assert rc == 0 and d["overrides"] == {} and d["groups"][0]["selected"] == "FLASH_ATTN"
 
 
+@pytest.mark.parametrize("args", [
+    ["--attention-backend", " FLASH_ATTN"], ["--backend", "FLASHINFER "], ["--attention-backend", " auto"],
+    ["--attention-config", '{"backend": " FLASH_ATTN"}'], ["--attention-config", '{"backend": "auto "}'],
+])
+def test_attention_backend_with_spaces_is_refused_as_vllm_refuses_it(capsys, args):
+    # AttentionConfig.validate_backend_before: value.lower() == "auto", else
+    # AttentionBackendEnum[value.upper()]: nothing strips the spaces
+    err = one_line_error(*run(capsys, *LLAMA, *args))
+    assert "nknown attention backend" in err
+
+
+def test_mla_prefill_backend_with_spaces_is_refused_as_vllm_refuses_it(capsys):
+    err = one_line_error(*run(capsys, "explain", "deepseek-v3", "--device", "h100", "--mla-prefill-backend",
+                              " FLASH_ATTN"))
+    assert "unknown MLA prefill backend ' FLASH_ATTN'" in err and "without the spaces" in err
+
+
 def test_an_sglang_name_with_engine_vllm_says_so(capsys):
     err = one_line_error(*run(capsys, *LLAMA, "--attention-backend", "fa3"))
     assert "SGLang backend name" in err and "--engine sglang" in err
@@ -121,6 +138,26 @@ def test_max_model_len_is_taken_and_noted_as_changing_nothing(capsys):
 def test_max_model_len_bad_values_are_one_line(capsys, text):
     rc, _, err = run(capsys, *LLAMA, "--max-model-len", text)
     assert rc == 2 and "--max-model-len" in err
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("abc", "is not a length; write it as 32768, 32k"),
+    ("", "is not a length; write it as 32768, 32k"),
+    ("1e12", "is not a length; write it as 32768, 32k"),
+    ("0", "must be a positive integer or -1"),
+    ("1.5K", "did you mean 1.5k?"),
+])
+def test_max_model_len_errors_say_what_to_write(capsys, text, reason):
+    # click reported a ValueError from a parser as the bare value, without its reason
+    err = one_line_error(*run(capsys, *LLAMA, "--max-model-len", text))
+    assert reason in err, err
+
+
+@pytest.mark.parametrize("text, value", [("1_000", 1000), ("+2048", 2048), (" 4096 ", 4096)])
+def test_max_model_len_takes_what_vllms_int_takes(capsys, text, value):
+    # human_readable_int ends in int(value): underscores and a sign are vLLM's too
+    rc, d = doc(capsys, *LLAMA, "--max-model-len", text)
+    assert rc == 0 and d["overrides"] == {"max_model_len": value}
 
 
 @pytest.mark.parametrize("vllm, ours", [("half", "float16"), ("float", "float32"), ("float16", "float16")])

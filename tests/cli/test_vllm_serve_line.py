@@ -125,3 +125,24 @@ def test_engine_sglang_rejects_a_vllm_line(capsys):
 def test_extra_arguments_without_a_vllm_command_are_an_error(capsys):
     err = one_line_error(*run(capsys, "explain", "llama-3.1-8b", "extra", "--device", "h100"))
     assert "unexpected arguments after MODEL" in err and "-- vllm serve" in err
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--seed", "x"], "argument --seed: invalid int value: 'x'"),
+    (["--seed=x"], "argument --seed: invalid int value: 'x'"),
+    (["--gpu-memory-utilization", "abc"], "argument --gpu-memory-utilization: invalid float value: 'abc'"),
+    (["-pp", "two"], "argument --pipeline-parallel-size: invalid int value: 'two'"),
+    (["--cudagraph-capture-sizes", "1", "2", "x"], "argument --cudagraph-capture-sizes: invalid int value: 'x'"),
+])
+def test_a_value_vllms_parser_refuses_is_refused_for_a_noted_option_too(capsys, flags, words):
+    """argparse converts these with type=int / type=float and refuses the line
+    (vllm serve exits 2); the options were only noted and the line accepted."""
+    err = one_line_error(*run(capsys, "explain", "--device", "h100", "--", "vllm", "serve", "llama-3.1-8b", *flags))
+    assert words in err, err
+
+
+@pytest.mark.parametrize("flags", [["--seed", "5"], ["--seed", "1_000"], ["--gpu-memory-utilization", "0.9"],
+                                   ["--gpu-memory-utilization", "1e-1"], ["--max-num-seqs", "-5"]])
+def test_what_vllms_parser_converts_is_still_taken(capsys, flags):
+    rc, _, err = run(capsys, "explain", "--device", "h100", "--", "vllm", "serve", "llama-3.1-8b", *flags)
+    assert rc == 0, err

@@ -98,7 +98,8 @@ def test_option_table_is_generated_data():
     # the module is the generator's output format: header, one option a line
     text = (ROOT / "selector" / "vllm_serve_flags.py").read_text(encoding="utf-8")
     rows = vllm_serve.SERVE_OPTIONS.strip().splitlines()
-    assert len(rows) > 300 and all(r.split()[0] in ("0", "1", "?", "+") for r in rows)
+    assert len(rows) > 300 and all(r.split()[0].partition(":")[0] in ("0", "1", "?", "+") for r in rows)
+    assert all(r.split()[0].partition(":")[2] in ("", "int", "float") for r in rows)
     assert "tests/tools/vllm_serve_flags.py" in text
     spellings = [s.lstrip("!") for r in rows for s in r.split()[1:]]
     assert len(spellings) == len(set(spellings))  # each spelling names one option

@@ -19,7 +19,8 @@ from pathlib import Path
 
 HEADER = '''"""The options of vLLM 0.33.0's `vllm serve` (and of
 `python -m vllm.entrypoints.openai.api_server`, the same parser), as data:
-one line per option, how many values it takes (argparse's nargs: 0, 1, ?, +)
+one line per option, how many values it takes (argparse's nargs: 0, 1, ?, +),
+":int" or ":float" when argparse converts each value with int() or float(),
 and every option string the parser accepts for it (help hides some); "!"
 marks the strings of an on/off option that turn it off. Generated from
 vLLM's parser by tests/tools/vllm_serve_flags.py; do not edit by hand.
@@ -37,6 +38,14 @@ def arity(action: argparse.Action) -> str:
     if action.nargs in ("?", "+", "*"):
         return str(action.nargs)
     return "1" if action.nargs == 1 else str(action.nargs)
+
+
+def value_type(action: argparse.Action) -> str:
+    """":int" / ":float" for an option argparse converts with int() or
+    float() (argparse refuses "--seed x" with "invalid int value"), else ""."""
+    if action.nargs == 0:
+        return ""
+    return {int: ":int", float: ":float"}.get(action.type, "")
 
 
 def table() -> list[str]:
@@ -70,7 +79,7 @@ def table() -> list[str]:
         if isinstance(action, argparse._StoreFalseAction):
             negative = set(opts)
         shown = [("!" + o) if o in negative else o for o in opts]
-        rows.append(f"{arity(action)} {' '.join(shown)}")
+        rows.append(f"{arity(action)}{value_type(action)} {' '.join(shown)}")
     return sorted(rows, key=lambda r: r.split()[1].lstrip("-!"))
 
 
