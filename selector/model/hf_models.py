@@ -95,6 +95,27 @@ def is_config_type(model_type: str) -> bool:
     return model_type in _tables().config_types
 
 
+# vLLM 0.33.0's _CONFIG_REGISTRY (transformers_utils/config.py): HFConfigParser
+# registers the class of a config.json's own model_type with AutoConfig before
+# loading it (only the top-level one: a sub-config's model_type is not)
+VLLM_CONFIG_REGISTRY = frozenset({
+    "RefinedWeb", "RefinedWebModel", "alpamayo2_super", "bagel", "bailing_moe_v3_vl", "beam", "chatglm", "colqwen3",
+    "deepseek_v32", "deepseek_v41", "deepseek_vl_v2", "dory", "dots3_note", "eagle", "flint", "funaudiochat",
+    "hy_v4", "hyperclovax", "inkling_mm_model", "inkling_model", "isaac", "k3_dspark", "kimi_k2", "kimi_k25",
+    "kimi_k3", "kimi_linear", "kimi_vl", "midashenglm", "minimax_m3_mtp", "minimax_m3_vl", "moondream3",
+    "moss_transcribe_diarize", "muse_spark", "muse_spark_audio", "muse_spark_dspark", "muse_spark_text",
+    "muse_spark_vision", "musespark1x_text", "openvla", "ops_colqwen3", "ovis", "qwen3_asr",
+    "qwen3_vl_nemotron_embed", "speculators", "step3_text", "step3_vl", "step3p5", "step5", "step5_vl",
+    "ultravbert", "ultravox", "unlimited-ocr", "unlimited_ocr",
+})
+
+
+def top_level_config_type(model_type: str) -> bool:
+    """Whether vLLM's get_config has a config class for a config.json's own
+    model_type: transformers' CONFIG_MAPPING or vLLM's _CONFIG_REGISTRY."""
+    return is_config_type(model_type) or model_type in VLLM_CONFIG_REGISTRY
+
+
 def text_spec(model_type: str) -> str:
     """The declared-field spec of a text config class hf_types does not list ("" if none)."""
     return _tables().text.get(model_type, "")

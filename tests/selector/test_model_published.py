@@ -115,3 +115,26 @@ def test_tp_that_does_not_divide_the_heads_quotes_vllms_refusal():
                                         r"parallel size \(8\)\."):
         model_facts(config, name="qwen2", tp=8, capability=Capability(9, 0))
     assert model_facts(config, name="qwen2", tp=4, capability=Capability(9, 0)).groups
+
+
+def test_a_model_type_no_config_class_knows_is_refused_without_a_remote_autoconfig():
+    """get_config hands a model_type that neither transformers' CONFIG_MAPPING
+    nor vLLM's _CONFIG_REGISTRY has to AutoConfig, which refuses it unless
+    auto_map names a remote AutoConfig (checked against vLLM's engine config)."""
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama_custom", "hidden_size": 1024,
+              "num_attention_heads": 8, "num_hidden_layers": 2, "vocab_size": 1000, "torch_dtype": "bfloat16"}
+    with pytest.raises(UserError, match="has model type `llama_custom` but Transformers does not recognize this "
+                                        "architecture"):
+        model_facts(config, name="x", capability=Capability(9, 0))
+    # a remote AutoConfig (microsoft/phi-2's first config.json, model_type phi-msft): `vllm serve`
+    # needs --trust-remote-code, said in a note; the fields are read as given
+    remote = {**config, "auto_map": {"AutoConfig": "configuration_custom.CustomConfig"}}
+    facts = model_facts(remote, name="x", capability=Capability(9, 0))
+    assert any("only with --trust-remote-code" in n and "contains custom code" in n for n in facts.notes)
+    # vLLM registers its own classes first (kimi_k2: DeepseekV3Config), so those load
+    kimi = {**config, "model_type": "kimi_k2", "architectures": ["DeepseekV3ForCausalLM"], "kv_lora_rank": 128,
+            "q_lora_rank": 256, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64,
+            "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 128}
+    assert not any("remote" in n for n in model_facts(kimi, name="k", capability=Capability(9, 0)).notes)
+    # SGLang's reading is not this one's
+    assert model_facts(config, name="x", engine="sglang").groups
