@@ -13,7 +13,7 @@ from attn_select.selector.errors import WRONG_KIND, UserError, shown, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
-from attn_select.selector.model.hf_models import base_model_class, top_level_config_type
+from attn_select.selector.model.hf_models import base_model_class, keeps_text_config_dict, top_level_config_type
 from attn_select.selector.model.hf_rope import check_max_len_factor
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_types import check_declared, declared
@@ -246,6 +246,19 @@ def _check_config_class(data: object, where: str) -> str | None:
                     "AutoConfig)")
 
 
+def _check_text_config_kept(data: object, model_type: str, where: str) -> None:
+    """A text config class (Ministral3Config, LlamaConfig, ...) keeps a
+    config.json text_config as the dict it is, so get_text_config() returns
+    that dict, which ModelConfig's get_hf_text_config refuses."""
+    if not isinstance(data, dict) or data.get("text_config") is None or not keeps_text_config_dict(model_type):
+        return
+    raise UserError(f"{where}: The text_config extracted from the model config does not have `num_attention_heads` "
+                    f"attribute (the config class of model_type {model_type} has no text sub-config, so it keeps "
+                    f"text_config as the plain mapping config.json gives, which vLLM {VLLM_VERSION}'s "
+                    "get_hf_text_config reads as the text config); give the wrapper's model_type or move the "
+                    "text fields to the top level")
+
+
 def _fill_architectures(data: object, where: str, engine: str) -> tuple[object, str | None]:
     """get_config (transformers_utils/config.py): a config whose
     ``architectures`` is missing or empty (any falsy value: [], {}, "", null)
@@ -291,6 +304,8 @@ def _model_facts(
     given = parse_raw(data, where)
     archs = given["architectures"]
     hf = hf_view(given, given.get("model_type"), where, data)
+    if engine == "vllm" and not mistral_format:
+        _check_text_config_kept(data, hf.model_type, where)
     notes: list[str] = [n for n in (remote_note, base_note) if n]
     text = _text_view(given, hf, where, notes, data)
     # ModelConfig.__post_init__ asks the registry for the model class first:

@@ -33,6 +33,7 @@ class _Tables(NamedTuple):
     subs: dict[str, SubClass]
     text: dict[str, str]
     composite: dict[str, tuple[tuple[str, str | None, str | None], ...]]
+    textsub: frozenset[str]
 
 
 def _sub(rest: str) -> SubClass:
@@ -51,6 +52,7 @@ def _tables() -> _Tables:
     subs: dict[str, SubClass] = {}
     text: dict[str, str] = {}
     composite: dict[str, tuple[tuple[str, str | None, str | None], ...]] = {}
+    textsub: set[str] = set()
     for line in _DATA.read_text().splitlines():
         kind, _, rest = line.partition(" ")
         if kind == "base":
@@ -75,7 +77,10 @@ def _tables() -> _Tables:
                 auto = target.startswith("auto:")
                 keyed.append((key, None if auto else target, target[5:] if auto else None))
             composite[model_type] = tuple(keyed)
-    return _Tables(base, frozenset(classes), frozenset(base) | frozenset(others), subs, text, composite)
+        elif kind == "textsub":
+            textsub.add(rest.strip())
+    return _Tables(base, frozenset(classes), frozenset(base) | frozenset(others), subs, text, composite,
+                   frozenset(textsub))
 
 
 def base_model_class(model_type: object) -> str | None:
@@ -108,6 +113,13 @@ VLLM_CONFIG_REGISTRY = frozenset({
     "qwen3_vl_nemotron_embed", "speculators", "step3_text", "step3_vl", "step3p5", "step5", "step5_vl",
     "ultravbert", "ultravox", "unlimited-ocr", "unlimited_ocr",
 })
+
+
+def keeps_text_config_dict(model_type: str) -> bool:
+    """Whether the config class of ``model_type`` (a top-level one vLLM
+    loads) keeps a config.json text_config as the dict it is given, which
+    get_text_config() then returns."""
+    return top_level_config_type(model_type) and model_type not in _tables().textsub
 
 
 def top_level_config_type(model_type: str) -> bool:

@@ -138,3 +138,24 @@ def test_a_model_type_no_config_class_knows_is_refused_without_a_remote_autoconf
     assert not any("remote" in n for n in model_facts(kimi, name="k", capability=Capability(9, 0)).notes)
     # SGLang's reading is not this one's
     assert model_facts(config, name="x", engine="sglang").groups
+
+
+def test_a_text_config_under_a_text_class_is_refused_as_vllm_refuses_it():
+    """A text class (LlamaConfig, Ministral3Config: mlc-llm's copy of
+    Ministral-3-3B-Instruct-2512 names model_type ministral3 at the top) keeps
+    text_config a dict; get_text_config() returns it and get_hf_text_config
+    refuses it (checked against vLLM's engine config); null is no text_config."""
+    llama = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
+             "num_attention_heads": 8, "num_hidden_layers": 2, "vocab_size": 1000, "torch_dtype": "bfloat16"}
+    for config in ({**llama, "text_config": {"num_attention_heads": 8}},
+                   {**llama, "model_type": "ministral3", "text_config": {}}):
+        with pytest.raises(UserError, match="The text_config extracted from the model config does not have "
+                                            "`num_attention_heads` attribute"):
+            model_facts(config, name="x", capability=Capability(9, 0))
+    assert model_facts({**llama, "text_config": None}, name="x", capability=Capability(9, 0)).groups
+    # a wrapper class builds its text config from it
+    mistral3 = {"architectures": ["Mistral3ForConditionalGeneration"], "model_type": "mistral3",
+                "torch_dtype": "bfloat16", "text_config": {**llama, "model_type": "ministral3"},
+                "vision_config": {"model_type": "pixtral", "hidden_size": 64, "intermediate_size": 128,
+                                  "num_attention_heads": 2, "num_hidden_layers": 1, "head_dim": 32}}
+    assert model_facts(mistral3, name="m3", capability=Capability(9, 0)).num_layers == 2
