@@ -6,6 +6,7 @@ files are in the workspace, a parse of every one of them."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -17,7 +18,7 @@ from attn_select.selector.model import facts_from_path, model_facts
 from attn_select.selector.model.quant import model_hook_quant
 from attn_select.selector.profiles import load_model
 
-from .model_cases_published import FIXTURES, available, cases
+from .model_cases_published import FIXTURES, available, cases, rejected_cases
 
 # compressed-tensors MXFP4 experts as Kimi-K3 checkpoints store them (attention left unquantized)
 MXFP4_PACK = {"quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized",
@@ -52,8 +53,13 @@ def _write(tmp_path, config: dict):
 def test_every_published_config_parses():
     """Each published folder gives model facts at its capability (or, for
     DeepSeek-V4, the refusal that its layers never call get_attn_backend)."""
-    for case, (folder, _source) in zip(cases(), available()):
+    for case in cases() + [c for c in rejected_cases() if not c.get("disable_sliding_window")]:
+        folder = case["folder"]
         capability = Capability(*case.get("capability", [9, 0]))
+        if case.get("rejects"):
+            with pytest.raises(UserError, match=re.escape(case["rejects"])):
+                facts_from_path(FIXTURES / folder, name=folder, capability=capability)
+            continue
         if case.get("bypass"):
             with pytest.raises(UserError, match="never calls get_attn_backend"):
                 facts_from_path(FIXTURES / folder, name=folder, capability=capability)
