@@ -8,9 +8,9 @@ Input: a JSON list of ``{"config": {config.json}, "capability": [9, 0],
 "kv_cache_dtype": "auto", "block_size": null, "attention_backend": null,
 "flash_attn_version": null, "quantization": null, "files": {name: json},
 "tensor_parallel_size": 1, "decode_context_parallel_size": 1, "prefill_context_parallel_size": 1,
-"dtype": "auto"}``
+"dtype": "auto", "max_model_len": 4096}``
 (``files``: more *.json files for the model folder; a parallel size left out is
-EngineArgs' default). Output, one per case: ``{"backend",
+EngineArgs' default; ``max_model_len`` null: the model's own). Output, one per case: ``{"backend",
 "flash_attn_version", "use_non_causal", "cache_dtype", "block_size",
 "user_specified_block_size", "skip_layers", "error"}``.
 
@@ -62,7 +62,8 @@ def main() -> None:
                                   dtype=case.get("dtype") or "auto",
                                   block_size=case.get("block_size"),
                                   attention_backend=case.get("attention_backend"),
-                                  attention_config=attention_config, max_model_len=4096,
+                                  attention_config=attention_config,
+                                  max_model_len=case.get("max_model_len", 4096),
                                   quantization=case.get("quantization"),
                                   **{k: case[k] for k in _PARALLEL_SIZES if case.get(k) is not None})
                 vc = args.create_engine_config()
