@@ -324,9 +324,10 @@ def _model_facts(
         # (config/model.py:917); a class whose strict dataclass declares the
         # field a plain int refuses the assignment, so vLLM fails there
         if declared(text.model_type).get("sliding_window") == ("int", False):
-            raise UserError(f"{where}: --disable-sliding-window: vLLM {VLLM_VERSION} sets "
-                            f"hf_text_config.sliding_window to None, which {text.hf_class} refuses (its "
-                            "sliding_window must be an int: StrictDataclassFieldValidationError); drop the flag")
+            raise UserError(f"{where}: --disable-sliding-window: Validation error for field 'sliding_window': "
+                            "Field 'sliding_window' expected int, got NoneType (vLLM "
+                            f"{VLLM_VERSION} sets hf_text_config.sliding_window to None, which {text.hf_class} "
+                            "declares a plain int: StrictDataclassFieldValidationError); drop the flag")
         text.attrs["sliding_window"] = None
         notes.append("--disable-sliding-window: hf_text_config.sliding_window set to None")
 

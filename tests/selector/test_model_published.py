@@ -100,6 +100,10 @@ def test_disable_sliding_window_is_refused_where_the_class_declares_an_int():
     hf_text_config.sliding_window = None fails there."""
     with pytest.raises(UserError, match="disable-sliding-window.*Gemma4TextConfig"):
         model_facts(GEMMA4_TEXT, name="gemma4", capability=Capability(9, 0), disable_sliding_window=True)
+    # in vLLM's words (the published Gemma-4-26B-A4B-NVFP4's refusal through explain --disable-sliding-window)
+    with pytest.raises(UserError, match="Validation error for field 'sliding_window': Field 'sliding_window' "
+                                        "expected int, got NoneType"):
+        model_facts(GEMMA4_TEXT, name="gemma4", capability=Capability(9, 0), disable_sliding_window=True)
     assert model_facts(GEMMA4_TEXT, name="gemma4", capability=Capability(9, 0)).groups
 
 
