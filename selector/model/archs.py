@@ -242,6 +242,8 @@ _LANGUAGE_MODEL: dict[str, str | None] = {
     "Qwen2_5OmniModel": "Qwen2ForCausalLM",
     "Qwen2_5OmniForConditionalGeneration": "Qwen2ForCausalLM",
     "KimiK25ForConditionalGeneration": "DeepseekV2ForCausalLM",  # kimi_k25.py
+    # vllm/models/minimax_m3: its text_config built as MiniMaxM3SparseForCausalLM
+    "MiniMaxM3SparseForConditionalGeneration": "MiniMaxM3SparseForCausalLM",
     "IsaacForConditionalGeneration": "Qwen3ForCausalLM",  # isaac.py
     "Exaone4_5_ForConditionalGeneration": "Exaone4ForCausalLM",  # exaone4_5.py
     "Gemma3nForConditionalGeneration": "Gemma3nForCausalLM",  # gemma3n_mm.py

@@ -169,3 +169,24 @@ def test_a_text_config_under_a_text_class_is_refused_as_vllm_refuses_it():
                 "vision_config": {"model_type": "pixtral", "hidden_size": 64, "intermediate_size": 128,
                                   "num_attention_heads": 2, "num_hidden_layers": 1, "head_dim": 32}}
     assert model_facts(mistral3, name="m3", capability=Capability(9, 0)).num_layers == 2
+
+
+def test_minimax_m3_wrapper_builds_its_text_model_with_the_sparse_layers():
+    """MiniMaxM3SparseForConditionalGeneration (nvidia/MiniMax-M3-NVFP4's
+    architecture) builds MiniMaxM3SparseForCausalLM from text_config, whose
+    sparse_attention_freq layers run MiniMaxM3SparseAttention without
+    get_attn_backend (vLLM's layers asked for layers 0-2 of 60 alone; this
+    config, with the published vision and sparse fields vLLM's model file
+    reads, builds calls for layers 0 and 3 in vLLM)."""
+    text = {"hidden_size": 1024, "intermediate_size": 2048, "num_hidden_layers": 4, "num_attention_heads": 16,
+            "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 1000, "dtype": "bfloat16",
+            "moe_layer_freq": [0, 1, 1, 1], "num_local_experts": 4, "num_experts_per_tok": 2,
+            "architectures": ["MiniMaxM3SparseForCausalLM"],
+            "sparse_attention_config": {"use_sparse_attention": True, "sparse_attention_freq": [0, 1, 1, 0],
+                                        "sparse_disable_index_value": [0, 1, 1, 0]}}
+    config = {"architectures": ["MiniMaxM3SparseForConditionalGeneration"], "model_type": "minimax_m3_vl",
+              "dtype": "bfloat16", "text_config": text,
+              "vision_config": {"hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2}}
+    facts = model_facts(config, name="m3", capability=Capability(9, 0))
+    assert [g.layers for g in facts.groups] == [(0, 3)]
+    assert [(o.kind, o.layers) for o in facts.other_layers] == [("minimax_m3_sparse_attention", (1, 2))]
