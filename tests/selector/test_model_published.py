@@ -190,3 +190,31 @@ def test_minimax_m3_wrapper_builds_its_text_model_with_the_sparse_layers():
     facts = model_facts(config, name="m3", capability=Capability(9, 0))
     assert [g.layers for g in facts.groups] == [(0, 3)]
     assert [(o.kind, o.layers) for o in facts.other_layers] == [("minimax_m3_sparse_attention", (1, 2))]
+
+
+LAGUNA_ROPE = {"full_attention": {"rope_theta": 500000.0, "rope_type": "yarn", "factor": 64.0,
+                                  "original_max_position_embeddings": 4096, "beta_slow": 1.0, "beta_fast": 64.0,
+                                  "partial_rotary_factor": 0.5},
+               "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 1.0}}
+
+
+def test_laguna_reads_its_query_heads_per_layer():
+    """laguna.py: num_attention_heads_per_layer (poolside/Laguna-XS.2's 48 on
+    full layers, 64 on sliding ones) gives each layer its heads; sliding
+    layers take sinks with swa_attention_sink_enabled (checked against
+    vLLM's layers: 8/16/16/8 heads, sinks and window 512 on layers 1-2)."""
+    config = {"architectures": ["LagunaForCausalLM"], "model_type": "laguna", "vocab_size": 1000, "hidden_size": 1024,
+              "intermediate_size": 2048, "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 4,
+              "head_dim": 128, "num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 256,
+              "shared_expert_intermediate_size": 256, "torch_dtype": "bfloat16", "gating": True,
+              "sliding_window": 512, "layer_types": ["full_attention", "sliding_attention", "sliding_attention",
+                                                     "full_attention"],
+              "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"], "partial_rotary_factor": 0.5,
+              "rope_parameters": LAGUNA_ROPE, "num_attention_heads_per_layer": [8, 16, 16, 8],
+              "swa_attention_sink_enabled": True}
+    facts = model_facts(config, name="laguna", capability=Capability(9, 0))
+    assert [(g.layers, g.attn.num_heads, g.attn.num_kv_heads, g.attn.sliding_window, g.attn.has_sink)
+            for g in facts.groups] == [((0, 3), 8, 4, None, False), ((1, 2), 16, 4, 512, True)]
+    assert [g.attn.num_heads for g in model_facts(config, name="laguna", tp=2).groups] == [4, 8]
+    with pytest.raises(UserError, match="num_attention_heads_per_layer"):
+        model_facts({**config, "num_attention_heads_per_layer": [8, 16]}, name="laguna")
