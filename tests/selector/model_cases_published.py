@@ -32,6 +32,9 @@ _AIC_OLD_NEXT = ("ai-dynamo/aiconfigurator@1b7cfb10a6fa:src/aiconfigurator/model
                  "Qwen--Qwen3-Next-80B-A3B-Thinking_config.json")
 _AIC_OLD_LLAMA33 = ("ai-dynamo/aiconfigurator@f577ab8432df:src/aiconfigurator/model_configs/"
                     "meta-llama--Llama-3.3-70B-Instruct_config.json")
+# files the repository's newest commit no longer has: the last commit that held each
+_AIC_AT = ("ai-dynamo/aiconfigurator@{commit}:src/aiconfigurator/model_configs/ or aic-core/.../model_configs/"
+           "{{folder}}_config.json, as that commit has it")
 _LLM_PROF = "citsjtu2020/LLM-Prof@8434c8d19c39:sglang/Model_Config.md (the block named after the model)"
 # MODEL_PRESETS holds config.json files as Python dicts (json.dumps of the entry); mlc-llm may have edited
 # some (its Ministral-3 entry names the text class's model_type at the top)
@@ -86,6 +89,15 @@ PUBLISHED: list[tuple[str, str]] = [
     ('zai-org--GLM-5', _AIC),
     ('zai-org--GLM-5-FP8', _AIC),
     # the second campaign's (config.json files the first had not tried)
+    ('Qwen--Qwen3.6-35B-A3B', _AIC_AT.format(commit='abbac647cd87')),
+    ('Qwen--Qwen3.8-2.4T-A95B', _AIC_AT.format(commit='4e097080cc19')),
+    ('Qwen--Qwen3.8-2.4T-A95B-FP8', _AIC_AT.format(commit='4e097080cc19')),
+    ('meta-models--Muse-Glimmer-30B', _AIC_AT.format(commit='397b8ae4b05b')),
+    ('nvidia--GLM-5.3-NVFP4', _AIC_AT.format(commit='058ade07769a')),
+    ('poolside--Laguna-S-2.1-FP8', _AIC_AT.format(commit='1cab08cb527e')),
+    ('poolside--Laguna-XS.2-FP8', _AIC_AT.format(commit='d063594d4745')),
+    ('zai-org--GLM-5.3', _AIC_AT.format(commit='46cae4c6e9ed')),
+    ('zai-org--GLM-5.3-FP8', _AIC_AT.format(commit='46cae4c6e9ed')),
     ('MiniMaxAI--MiniMax-M2.7', _AIC),
     ('MiniMaxAI--MiniMax-M3', _AIC),
     ('Qwen--Qwen3-1.7B', _AIC),
@@ -165,7 +177,7 @@ PUBLISHED: list[tuple[str, str]] = [
 
 # model_oracle.py's CPU stand-in for Triton cannot run the import-time config
 # filter of the Gated DeltaNet / Mamba ops on sm90; sm100 skips it
-_SM100 = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "nemotron_h"}
+_SM100 = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h"}
 # no torch_dtype in config.json: vLLM reads the dtype from the weights, so the
 # case carries a safetensors header as the published files have (BF16 + U8 MXFP4 blocks)
 _WEIGHTS = {"openai--gpt-oss-120b": {"w": "BF16", "blocks": "U8"}, "openai--gpt-oss-20b": {"w": "BF16", "blocks": "U8"}}
