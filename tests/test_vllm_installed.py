@@ -181,3 +181,35 @@ def test_forced_mla_backends_read_a_non_mla_configs_fields_as_written(tmp_path):
     assert not differences, "\n".join(differences)
     reasons = [c.reasons for c in explained[0][1].groups[0].selection.candidates if c.name == "FLASHINFER_MLA"]
     assert any("but got []" in why for why in reasons[0]), reasons
+
+
+def test_a_model_cases_block_size_warning_is_heard_after_the_engine_config(tmp_path):
+    """--block-size 32 with an fp8 cache keeps FlashMLA out of an MLA layer on
+    an H100 (block_size not supported alone): get_attn_backend_cls warns. The
+    runner builds the engine config first, and vLLM configures its loggers
+    again there: the warning must still be caught (found on the published
+    DeepSeek-V2-Lite config, where the mirror's warning was reported as a
+    difference)."""
+    import json
+
+    from attn_select.cli import installed_engine as ie
+    from attn_select.selector import profiles
+    from attn_select.selector.explain import explain
+    from attn_select.selector.overrides import Overrides
+    from attn_select.selector.vllm_installed import case_for, installed_explanation
+
+    python = _vllm_python()
+    kernels = ie.installed_kernels(python)
+    fixtures = os.path.join(os.path.dirname(__file__), "fixtures", "configs")
+    with open(os.path.join(fixtures, "deepseek-v3", "config.json")) as f:
+        config = {**json.load(f), "num_hidden_layers": 3, "first_k_dense_replace": 1}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    dev = profiles.load_device("h100")
+    ov = Overrides(block_size=32, kv_cache_dtype="fp8")
+    r = explain(profiles.load_model(str(tmp_path), capability=dev.capability), dev, kernels, ov)
+    assert r.groups[0].selection.warning.startswith("--block-size 32 precluded higher-priority backend(s) FLASHMLA")
+    answer = ie.run_selection(python, [case_for(r, str(tmp_path))], live=False, kernels=None,
+                              artifactory=kernels.trtllm_cubins)
+    report = installed_explanation(r, answer, python)
+    assert not report.differences, report.differences
+    assert report.groups[0].warning == r.groups[0].selection.warning

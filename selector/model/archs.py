@@ -43,6 +43,7 @@ from attn_select.selector.model.layers import (
     _qwen2,
     _qwen3_next,
     _qwen4_exp,
+    _laguna,
     _step1,
     _step3p5,
     _step5,
@@ -71,6 +72,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Glm5NextForCausalLM": (_glm5_next, "generate"),  # vllm/models/glm5next
     "Step5ForCausalLM": (_step5, "generate"),  # vllm/models/step5: bypasses the selector
     "Step1ForCausalLM": (_step1, "generate"),  # step1.py
+    "LagunaForCausalLM": (_laguna, "generate"),  # laguna.py
     "IQuestLoopCoderForCausalLM": (_iquest_loopcoder, "generate"),  # iquest_loopcoder.py
     "InklingForCausalLM": (_inkling, "generate"),  # vllm/models/inkling: bypasses the selector
     "MiniMaxM3SparseForCausalLM": (_minimax_m3, "generate"),  # vllm/models/minimax_m3
@@ -242,6 +244,8 @@ _LANGUAGE_MODEL: dict[str, str | None] = {
     "Qwen2_5OmniModel": "Qwen2ForCausalLM",
     "Qwen2_5OmniForConditionalGeneration": "Qwen2ForCausalLM",
     "KimiK25ForConditionalGeneration": "DeepseekV2ForCausalLM",  # kimi_k25.py
+    # vllm/models/minimax_m3: its text_config built as MiniMaxM3SparseForCausalLM
+    "MiniMaxM3SparseForConditionalGeneration": "MiniMaxM3SparseForCausalLM",
     "IsaacForConditionalGeneration": "Qwen3ForCausalLM",  # isaac.py
     "Exaone4_5_ForConditionalGeneration": "Exaone4ForCausalLM",  # exaone4_5.py
     "Gemma3nForConditionalGeneration": "Gemma3nForCausalLM",  # gemma3n_mm.py

@@ -13,7 +13,7 @@ from attn_select.selector.errors import WRONG_KIND, UserError, shown, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
-from attn_select.selector.model.hf_models import base_model_class
+from attn_select.selector.model.hf_models import base_model_class, keeps_text_config_dict, top_level_config_type
 from attn_select.selector.model.hf_rope import check_max_len_factor
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_types import check_declared, declared
@@ -192,6 +192,7 @@ def model_facts(
     source: str | None = None,
     pooling_config: bool = False,
     engine: str = "vllm",
+    mistral_format: bool = False,
 ) -> ModelFacts:
     """A parsed config.json (a mapping) -> ModelFacts.
 
@@ -203,7 +204,8 @@ def model_facts(
     ``weights`` is the dtype of the weight files, used only when the config
     names none (vLLM reads it from the safetensors headers). ``pooling_config``
     is a Sentence-Transformers pooling module next to the config, which makes
-    vLLM run the model as a pooling model.
+    vLLM run the model as a pooling model. ``mistral_format``: ``data`` is a
+    converted params.json, which MistralConfigParser builds without AutoConfig.
 
     parse_raw types the fields every model reads; a field only some config
     class or model file computes with ("sliding_window_pattern": "x",
@@ -213,9 +215,48 @@ def model_facts(
     try:
         return _model_facts(data, name=name, where=where, tp=tp, dtype=dtype, capability=capability,
                             weights=weights, mm_inputs=mm_inputs, disable_sliding_window=disable_sliding_window,
-                            source=source, pooling_config=pooling_config, engine=engine)
+                            source=source, pooling_config=pooling_config, engine=engine,
+                            mistral_format=mistral_format)
     except WRONG_KIND as exc:
         raise wrong_kind(where, exc, "transformers and vLLM") from None
+
+
+def _check_config_class(data: object, where: str) -> str | None:
+    """vLLM's get_config (HFConfigParser) loads a model_type it has no class
+    for through transformers' AutoConfig, which finds a class only in
+    auto_map's remote AutoConfig: without one it refuses the model type
+    (with --trust-remote-code too). With one, `vllm serve` needs
+    --trust-remote-code; the config is read here as transformers' generic
+    config (as that remote class is taken to keep config.json's fields), and
+    the returned note says so."""
+    if not isinstance(data, dict):
+        return None
+    model_type = data.get("model_type")
+    if not isinstance(model_type, str) or not model_type or top_level_config_type(model_type):
+        return None
+    auto_map = data.get("auto_map")
+    if isinstance(auto_map, (dict, list, str)) and "AutoConfig" in auto_map:
+        return (f"model_type {model_type} has no config class in transformers 5.20 or vLLM {VLLM_VERSION}: vLLM "
+                "loads auto_map's remote AutoConfig only with --trust-remote-code (without it: \"The repository "
+                "... contains custom code which must be executed to correctly load the model\"); its fields are "
+                "read here as config.json gives them")
+    raise UserError(f"{where}: The checkpoint you are trying to load has model type `{model_type}` but Transformers "
+                    f"does not recognize this architecture (neither transformers 5.20, which vLLM {VLLM_VERSION} "
+                    "installs, nor vLLM has a config class for it, and config.json's auto_map names no remote "
+                    "AutoConfig)")
+
+
+def _check_text_config_kept(data: object, model_type: str, where: str) -> None:
+    """A text config class (Ministral3Config, LlamaConfig, ...) keeps a
+    config.json text_config as the dict it is, so get_text_config() returns
+    that dict, which ModelConfig's get_hf_text_config refuses."""
+    if not isinstance(data, dict) or data.get("text_config") is None or not keeps_text_config_dict(model_type):
+        return
+    raise UserError(f"{where}: The text_config extracted from the model config does not have `num_attention_heads` "
+                    f"attribute (the config class of model_type {model_type} has no text sub-config, so it keeps "
+                    f"text_config as the plain mapping config.json gives, which vLLM {VLLM_VERSION}'s "
+                    "get_hf_text_config reads as the text config); give the wrapper's model_type or move the "
+                    "text fields to the top level")
 
 
 def _fill_architectures(data: object, where: str, engine: str) -> tuple[object, str | None]:
@@ -254,14 +295,18 @@ def _model_facts(
     source: str | None,
     pooling_config: bool,
     engine: str,
+    mistral_format: bool = False,
 ) -> ModelFacts:
     if not isinstance(tp, int) or tp < 1:
         raise UserError(f"tensor parallel size must be a positive integer, got {tp!r}")
+    remote_note = _check_config_class(data, where) if engine == "vllm" and not mistral_format else None
     data, base_note = _fill_architectures(data, where, engine)
     given = parse_raw(data, where)
     archs = given["architectures"]
     hf = hf_view(given, given.get("model_type"), where, data)
-    notes: list[str] = [base_note] if base_note else []
+    if engine == "vllm" and not mistral_format:
+        _check_text_config_kept(data, hf.model_type, where)
+    notes: list[str] = [n for n in (remote_note, base_note) if n]
     text = _text_view(given, hf, where, notes, data)
     # ModelConfig.__post_init__ asks the registry for the model class first:
     # the architecture vLLM reports, and the registered one whose model file
@@ -286,9 +331,10 @@ def _model_facts(
         # (config/model.py:917); a class whose strict dataclass declares the
         # field a plain int refuses the assignment, so vLLM fails there
         if declared(text.model_type).get("sliding_window") == ("int", False):
-            raise UserError(f"{where}: --disable-sliding-window: vLLM {VLLM_VERSION} sets "
-                            f"hf_text_config.sliding_window to None, which {text.hf_class} refuses (its "
-                            "sliding_window must be an int: StrictDataclassFieldValidationError); drop the flag")
+            raise UserError(f"{where}: --disable-sliding-window: Validation error for field 'sliding_window': "
+                            "Field 'sliding_window' expected int, got NoneType (vLLM "
+                            f"{VLLM_VERSION} sets hf_text_config.sliding_window to None, which {text.hf_class} "
+                            "declares a plain int: StrictDataclassFieldValidationError); drop the flag")
         text.attrs["sliding_window"] = None
         notes.append("--disable-sliding-window: hf_text_config.sliding_window set to None")
 

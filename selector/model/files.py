@@ -304,7 +304,8 @@ def _facts_from_mistral_folder(folder: Path, *, name: str, **kwargs: Any) -> Mod
         if quant is not None:
             data["quantization_config"] = quant
     facts = model_facts(data, name=name, where=str(params_file), weights=weights,
-                        pooling_config=_has_pooling_module(folder), source=str(params_file), **kwargs)
+                        pooling_config=_has_pooling_module(folder), source=str(params_file),
+                        mistral_format=True, **kwargs)
     how = ("config.json beside it only fills keys params.json lacks" if config_file.is_file()
            else "there is no config.json")
     note = (f"Mistral format: vLLM reads {params_file} (the folder has consolidated*.safetensors), "

@@ -33,6 +33,7 @@ class _Tables(NamedTuple):
     subs: dict[str, SubClass]
     text: dict[str, str]
     composite: dict[str, tuple[tuple[str, str | None, str | None], ...]]
+    textsub: frozenset[str]
 
 
 def _sub(rest: str) -> SubClass:
@@ -51,6 +52,7 @@ def _tables() -> _Tables:
     subs: dict[str, SubClass] = {}
     text: dict[str, str] = {}
     composite: dict[str, tuple[tuple[str, str | None, str | None], ...]] = {}
+    textsub: set[str] = set()
     for line in _DATA.read_text().splitlines():
         kind, _, rest = line.partition(" ")
         if kind == "base":
@@ -75,7 +77,10 @@ def _tables() -> _Tables:
                 auto = target.startswith("auto:")
                 keyed.append((key, None if auto else target, target[5:] if auto else None))
             composite[model_type] = tuple(keyed)
-    return _Tables(base, frozenset(classes), frozenset(base) | frozenset(others), subs, text, composite)
+        elif kind == "textsub":
+            textsub.add(rest.strip())
+    return _Tables(base, frozenset(classes), frozenset(base) | frozenset(others), subs, text, composite,
+                   frozenset(textsub))
 
 
 def base_model_class(model_type: object) -> str | None:
@@ -93,6 +98,34 @@ def backend_can_wrap(arch: str) -> bool:
 def is_config_type(model_type: str) -> bool:
     """``model_type in CONFIG_MAPPING`` (with vLLM's registrations)."""
     return model_type in _tables().config_types
+
+
+# vLLM 0.33.0's _CONFIG_REGISTRY (transformers_utils/config.py): HFConfigParser
+# registers the class of a config.json's own model_type with AutoConfig before
+# loading it (only the top-level one: a sub-config's model_type is not)
+VLLM_CONFIG_REGISTRY = frozenset({
+    "RefinedWeb", "RefinedWebModel", "alpamayo2_super", "bagel", "bailing_moe_v3_vl", "beam", "chatglm", "colqwen3",
+    "deepseek_v32", "deepseek_v41", "deepseek_vl_v2", "dory", "dots3_note", "eagle", "flint", "funaudiochat",
+    "hy_v4", "hyperclovax", "inkling_mm_model", "inkling_model", "isaac", "k3_dspark", "kimi_k2", "kimi_k25",
+    "kimi_k3", "kimi_linear", "kimi_vl", "midashenglm", "minimax_m3_mtp", "minimax_m3_vl", "moondream3",
+    "moss_transcribe_diarize", "muse_spark", "muse_spark_audio", "muse_spark_dspark", "muse_spark_text",
+    "muse_spark_vision", "musespark1x_text", "openvla", "ops_colqwen3", "ovis", "qwen3_asr",
+    "qwen3_vl_nemotron_embed", "speculators", "step3_text", "step3_vl", "step3p5", "step5", "step5_vl",
+    "ultravbert", "ultravox", "unlimited-ocr", "unlimited_ocr",
+})
+
+
+def keeps_text_config_dict(model_type: str) -> bool:
+    """Whether the config class of ``model_type`` (a top-level one vLLM
+    loads) keeps a config.json text_config as the dict it is given, which
+    get_text_config() then returns."""
+    return top_level_config_type(model_type) and model_type not in _tables().textsub
+
+
+def top_level_config_type(model_type: str) -> bool:
+    """Whether vLLM's get_config has a config class for a config.json's own
+    model_type: transformers' CONFIG_MAPPING or vLLM's _CONFIG_REGISTRY."""
+    return is_config_type(model_type) or model_type in VLLM_CONFIG_REGISTRY
 
 
 def text_spec(model_type: str) -> str:

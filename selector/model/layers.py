@@ -238,6 +238,29 @@ def _llama(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _laguna(ctx: _Ctx) -> _Stack:
+    """laguna.py LagunaDecoderLayer: num_attention_heads_per_layer (Laguna-XS,
+    Laguna-S) gives each layer its query heads, else num_attention_heads;
+    head_dim or hidden // the layer's heads; layer_types' "sliding_attention"
+    layers get sliding_window (and sinks when swa_attention_sink_enabled)."""
+    t, n = ctx.text, _n_layers(ctx)
+    per_layer = t.get("num_attention_heads_per_layer")
+    if per_layer is not None and (not isinstance(per_layer, (list, tuple)) or len(per_layer) < n):
+        raise UserError(f"num_attention_heads_per_layer is {per_layer!r}; LagunaDecoderLayer reads one entry per "
+                        f"layer ({n}): give one per layer")
+    types = _layer_types(ctx, n)
+    stack = _Stack([])
+    for i in range(n):
+        total = per_layer[i] if per_layer is not None else _heads(ctx)
+        heads = _per_rank(total, ctx.tp, "attention heads")
+        kv = _kv_per_rank(t.get("num_key_value_heads") or total, ctx.tp)
+        head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
+        sliding = bool(types) and types[i] == "sliding_attention"
+        stack.add(i, _attention(ctx, heads, kv, head, window=_window_from_types(ctx, types, i),
+                                sinks=sliding and bool(t.get("swa_attention_sink_enabled", False))))
+    return stack
+
+
 def _step1(ctx: _Ctx) -> _Stack:
     """step1.py StepAttention: hidden // heads, KV heads from
     num_attention_groups (else num_key_value_heads, else 1; 1 for a

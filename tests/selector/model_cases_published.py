@@ -32,7 +32,13 @@ _AIC_OLD_NEXT = ("ai-dynamo/aiconfigurator@1b7cfb10a6fa:src/aiconfigurator/model
                  "Qwen--Qwen3-Next-80B-A3B-Thinking_config.json")
 _AIC_OLD_LLAMA33 = ("ai-dynamo/aiconfigurator@f577ab8432df:src/aiconfigurator/model_configs/"
                     "meta-llama--Llama-3.3-70B-Instruct_config.json")
+# files the repository's newest commit no longer has: the last commit that held each
+_AIC_AT = ("ai-dynamo/aiconfigurator@{commit}:src/aiconfigurator/model_configs/ or aic-core/.../model_configs/"
+           "{{folder}}_config.json, as that commit has it")
 _LLM_PROF = "citsjtu2020/LLM-Prof@8434c8d19c39:sglang/Model_Config.md (the block named after the model)"
+# MODEL_PRESETS holds config.json files as Python dicts (json.dumps of the entry); mlc-llm may have edited
+# some (its Ministral-3 entry names the text class's model_type at the top)
+_MLC = "mlc-ai/mlc-llm@79d603f085f5:python/mlc_llm/model/model_preset.py MODEL_PRESETS['{key}']"
 
 PUBLISHED: list[tuple[str, str]] = [
     ('deepseek-ai--DeepSeek-R1', _AIC),
@@ -82,16 +88,118 @@ PUBLISHED: list[tuple[str, str]] = [
     ('Qwen--Qwen3.5-397B-A17B', _AIC),
     ('zai-org--GLM-5', _AIC),
     ('zai-org--GLM-5-FP8', _AIC),
+    # the second campaign's (config.json files the first had not tried)
+    ('Qwen--Qwen3.6-35B-A3B', _AIC_AT.format(commit='abbac647cd87')),
+    ('Qwen--Qwen3.8-2.4T-A95B', _AIC_AT.format(commit='4e097080cc19')),
+    ('Qwen--Qwen3.8-2.4T-A95B-FP8', _AIC_AT.format(commit='4e097080cc19')),
+    ('meta-models--Muse-Glimmer-30B', _AIC_AT.format(commit='397b8ae4b05b')),
+    ('nvidia--GLM-5.3-NVFP4', _AIC_AT.format(commit='058ade07769a')),
+    ('poolside--Laguna-S-2.1-FP8', _AIC_AT.format(commit='1cab08cb527e')),
+    ('poolside--Laguna-XS.2-FP8', _AIC_AT.format(commit='d063594d4745')),
+    ('zai-org--GLM-5.3', _AIC_AT.format(commit='46cae4c6e9ed')),
+    ('zai-org--GLM-5.3-FP8', _AIC_AT.format(commit='46cae4c6e9ed')),
+    ('MiniMaxAI--MiniMax-M2.7', _AIC),
+    ('MiniMaxAI--MiniMax-M3', _AIC),
+    ('Qwen--Qwen3-1.7B', _AIC),
+    ('Qwen--Qwen3-235B-A22B', _AIC),
+    ('Qwen--Qwen3-30B-A3B', _AIC),
+    ('Qwen--Qwen3-8B', _AIC),
+    ('Qwen--Qwen3-VL-235B-A22B-Instruct', _AIC),
+    ('Qwen--Qwen3-VL-2B-Instruct', _AIC),
+    ('Qwen--Qwen3-VL-30B-A3B-Instruct', _AIC),
+    ('Qwen--Qwen3-VL-32B-Thinking', _AIC),
+    ('Qwen--Qwen3-VL-4B-Instruct', _AIC),
+    ('Qwen--Qwen3-VL-8B-Instruct', _AIC),
+    ('Qwen--Qwen3.5-122B-A10B', _AIC),
+    ('XiaomiMiMo--MiMo-7B-Base', _AIC),
+    ('XiaomiMiMo--MiMo-V2-Flash', _AIC),
+    ('deepseek-ai--DeepSeek-V3', _AIC),
+    ('deepseek-ai--DeepSeek-V4-Pro', _AIC),
+    ('meta-llama--Llama-4-Maverick-17B-128E-Instruct', _AIC),
+    ('meta-llama--Llama-4-Scout-17B-16E-Instruct', _AIC),
+    ('meta-llama--Meta-Llama-3.1-70B', _AIC),
+    ('meta-llama--Meta-Llama-3.1-8B', _AIC),
+    ('moonshotai--Kimi-K2-Instruct', _AIC),
+    ('nvidia--DeepSeek-V4-Flash-NVFP4', _AIC),
+    ('nvidia--DeepSeek-V4-Pro-NVFP4', _AIC),
+    ('nvidia--GLM-5-NVFP4', _AIC),
+    ('nvidia--GLM-5.2-NVFP4', _AIC),
+    ('nvidia--Gemma-4-26B-A4B-NVFP4', _AIC),
+    ('nvidia--Kimi-K2.6-NVFP4', _AIC),
+    ('nvidia--Kimi-K2.7-Code-NVFP4', _AIC),
+    ('nvidia--MiniMax-M2.7-NVFP4', _AIC),
+    ('nvidia--MiniMax-M3-NVFP4', _AIC),
+    ('nvidia--NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4', _AIC),
+    ('nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16', _AIC),
+    ('nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8', _AIC),
+    ('nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-NVFP4', _AIC),
+    ('nvidia--NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4', _AIC),
+    ('nvidia--Qwen3.5-122B-A10B-NVFP4', _AIC),
+    ('nvidia--Qwen3.5-397B-A17B-NVFP4', _AIC),
+    ('openai--gpt-oss-20b', _AIC),
+    ('sgl-project--DeepSeek-V4-Flash-FP8', _AIC),
+    ('sgl-project--DeepSeek-V4-Pro-FP8', _AIC),
+    ('stepfun-ai--Step-3.7-Flash', _AIC),
+    ('stepfun-ai--Step-3.7-Flash-FP8', _AIC),
+    ('zai-org--GLM-5.1', _AIC),
+    ('zai-org--GLM-5.1-FP8', _AIC),
+    ('zai-org--GLM-5.2', _AIC),
+    ('zai-org--GLM-5.2-FP8', _AIC),
+    ('CohereForAI--aya-23-8B', _MLC.format(key='aya-23')),
+    ('HuggingFaceTB--SmolLM2-135M', _MLC.format(key='smollm2_135m')),
+    ('Qwen--Qwen1.5-MoE-A2.7B', _MLC.format(key='qwen2moe')),
+    ('Qwen--Qwen2-0.5B', _MLC.format(key='qwen2_0_5b')),
+    ('Snowflake--snowflake-arctic-embed-m', _MLC.format(key='snowflake-arctic-embed-m')),
+    ('THUDM--chatglm3-6b', _MLC.format(key='chatglm')),
+    ('allenai--OLMo-2-0325-32B', _MLC.format(key='olmo2_32b')),
+    ('allenai--OLMo-2-1124-7B', _MLC.format(key='olmo2_7b')),
+    ('baichuan-inc--Baichuan2-7B-Chat', _MLC.format(key='baichuan')),
+    ('bigcode--gpt_bigcode-santacoder', _MLC.format(key='gpt_bigcode')),
+    ('bigcode--starcoder2-3b', _MLC.format(key='starcoder2')),
+    ('deepseek-ai--DeepSeek-V2-Lite', _MLC.format(key='deepseek_v2_lite')),
+    ('deepseek-ai--deepseek-moe-16b-base', _MLC.format(key='deepseek')),
+    ('google--gemma-2-27b', _MLC.format(key='gemma2_27b')),
+    ('google--gemma-2-2b', _MLC.format(key='gemma2_2b')),
+    ('google--gemma-2-9b', _MLC.format(key='gemma2_9b')),
+    ('google--gemma-3-1b-it', _MLC.format(key='gemma3_1b_it')),
+    ('internlm--internlm2_5-7b-chat', _MLC.format(key='internlm2_5_7b')),
+    ('llava-hf--llava-1.5-7b-hf', _MLC.format(key='llava')),
+    ('meta-llama--Llama-2-7b-hf', _MLC.format(key='llama2_7b')),
+    ('meta-llama--Llama-3.2-1B', _MLC.format(key='llama3_2_1b')),
+    ('microsoft--Phi-3.5-mini-instruct', _MLC.format(key='phi-3_5')),
+    ('microsoft--Phi-4-mini-instruct', _MLC.format(key='phi-4')),
+    ('mistralai--Ministral-3-3B-Instruct-2512', _MLC.format(key='ministral3_3b_2512')),
+    ('mistralai--Mistral-7B-Instruct-v0.3', _MLC.format(key='mistral_7b_v03')),
+    ('openai-community--gpt2', _MLC.format(key='gpt2')),
+    ('openbmb--MiniCPM-2B-sft-bf16', _MLC.format(key='minicpm_2b_sft_bf16')),
+    ('stabilityai--stablelm-2-zephyr-1_6b', _MLC.format(key='stablelm-2-zephyr-1_6b')),
 ]
 
 # model_oracle.py's CPU stand-in for Triton cannot run the import-time config
 # filter of the Gated DeltaNet / Mamba ops on sm90; sm100 skips it
-_SM100 = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "nemotron_h"}
+_SM100 = {"qwen3_next", "qwen3_5", "qwen3_5_moe", "qwen3_5_text", "qwen3_5_moe_text", "nemotron_h"}
 # no torch_dtype in config.json: vLLM reads the dtype from the weights, so the
 # case carries a safetensors header as the published files have (BF16 + U8 MXFP4 blocks)
-_WEIGHTS = {"openai--gpt-oss-120b": {"w": "BF16", "blocks": "U8"}}
+_WEIGHTS = {"openai--gpt-oss-120b": {"w": "BF16", "blocks": "U8"}, "openai--gpt-oss-20b": {"w": "BF16", "blocks": "U8"}}
 # layers that pick their attention class themselves (never get_attn_backend)
-_BYPASS = {"deepseek-ai--DeepSeek-V4-Flash"}
+_BYPASS = {"deepseek-ai--DeepSeek-V4-Flash", "deepseek-ai--DeepSeek-V4-Pro", "nvidia--DeepSeek-V4-Flash-NVFP4",
+           "nvidia--DeepSeek-V4-Pro-NVFP4", "XiaomiMiMo--MiMo-V2-Flash"}
+# published files vLLM 0.33.0 refuses (``vllm serve FOLDER``, no --trust-remote-code): a part of its error
+_UNRECOGNIZED = "but Transformers does not recognize this architecture"
+_REFUSED = {
+    "MiniMaxAI--MiniMax-M3": "has model type `minimax_m3` " + _UNRECOGNIZED,
+    "XiaomiMiMo--MiMo-7B-Base": "has model type `mimo` " + _UNRECOGNIZED,
+    "baichuan-inc--Baichuan2-7B-Chat": "has model type `baichuan` " + _UNRECOGNIZED,
+    "deepseek-ai--deepseek-moe-16b-base": "has model type `deepseek` " + _UNRECOGNIZED,
+    "internlm--internlm2_5-7b-chat": "has model type `internlm2` " + _UNRECOGNIZED,
+    "openbmb--MiniCPM-2B-sft-bf16": "has model type `minicpm` " + _UNRECOGNIZED,
+    "sgl-project--DeepSeek-V4-Flash-FP8": "has model type `deepseek_ref` " + _UNRECOGNIZED,
+    "sgl-project--DeepSeek-V4-Pro-FP8": "has model type `deepseek_ref` " + _UNRECOGNIZED,
+    "mistralai--Ministral-3-3B-Instruct-2512": "The text_config extracted from the model config does not have "
+                                               "`num_attention_heads` attribute",
+    "stepfun-ai--Step-3.7-Flash": "Model architectures ['Step3p7FlashForCausalLM'] are not supported for now",
+    "stepfun-ai--Step-3.7-Flash-FP8": "Model architectures ['Step3p7FlashForCausalLM'] are not supported for now",
+}
 
 
 def load(folder: str) -> tuple[dict, dict]:
@@ -111,17 +219,25 @@ def available() -> list[tuple[str, str]]:
     return [(folder, source) for folder, source in PUBLISHED if (FIXTURES / folder / "config.json").is_file()]
 
 
+def _case(folder: str) -> dict:
+    config, files = load(folder)
+    case = {"name": "published " + folder.replace("--", "/"), "folder": folder, "config": config}
+    if files:
+        case["files"] = files
+    if _model_type(config) in _SM100:
+        case["capability"] = [10, 0]
+    if folder in _WEIGHTS:
+        case["weights"] = _WEIGHTS[folder]
+    return case
+
+
 def cases() -> list[dict]:
+    """The published folders vLLM builds (those in _REFUSED are rejected_cases')."""
     out = []
     for folder, _source in available():
-        config, files = load(folder)
-        case = {"name": "published " + folder.replace("--", "/"), "config": config}
-        if files:
-            case["files"] = files
-        if _model_type(config) in _SM100:
-            case["capability"] = [10, 0]
-        if folder in _WEIGHTS:
-            case["weights"] = _WEIGHTS[folder]
+        if folder in _REFUSED:
+            continue
+        case = _case(folder)
         if folder in _BYPASS:
             case["bypass"] = True
         out.append(case)
@@ -138,8 +254,10 @@ def variant_cases() -> list[dict]:
 def rejected_cases() -> list[dict]:
     """Published configs and flags vLLM 0.33.0 fails on; ``rejects`` is part
     of its error."""
-    by_folder = {folder: case for (folder, _), case in zip(available(), cases())}
-    return [
+    by_folder = {case["folder"]: case for case in cases()}
+    refused = [{**_case(folder), "rejects": text} for folder, text in _REFUSED.items()
+               if (FIXTURES / folder / "config.json").is_file()]
+    return refused + [
         # ModelConfig.__post_init__ sets hf_text_config.sliding_window = None;
         # Gemma4TextConfig (a strict dataclass) declares it an int
         {**by_folder[folder], "name": f"published {folder.replace('--', '/')} --disable-sliding-window",

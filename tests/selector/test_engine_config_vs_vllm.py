@@ -446,10 +446,21 @@ PUBLISHED_CASES: dict[str, tuple[str, tuple[int, int], str | None]] = {
 }
 
 
+def _max_model_len(config: dict) -> int | None:
+    """The oracle's 4096, or the model's own length where that is shorter
+    (GPT-2's 1024 positions): vLLM refuses a --max-model-len above it."""
+    text = config.get("text_config") or config
+    own = [v for k in ("max_position_embeddings", "n_positions") for v in (text.get(k), config.get(k))
+           if isinstance(v, int)]
+    return None if own and min(own) < 4096 else 4096
+
+
 @pytest.fixture(scope="module")
 def vllm_published_answers() -> dict[str, dict]:
     inputs = [{"config": _PUBLISHED[name]["config"], "files": _PUBLISHED[name].get("files"),
-               "capability": list(cap), "kv_cache_dtype": kv} for name, cap, kv in PUBLISHED_CASES.values()]
+               "capability": list(cap), "kv_cache_dtype": kv,
+               "max_model_len": _max_model_len(_PUBLISHED[name]["config"])}
+              for name, cap, kv in PUBLISHED_CASES.values()]
     return _oracle(PUBLISHED_CASES, inputs, 1800)
 
 

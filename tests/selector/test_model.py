@@ -356,7 +356,7 @@ def test_rswa_and_diffusion_flags():
 
 # a remote model class in auto_map: vLLM's registry hands an architecture it
 # lacks to its Transformers backend through it (a bare unknown name is refused)
-_REMOTE_FOO = {"AutoModelForCausalLM": "modeling_foo.FooForCausalLM"}
+_REMOTE_FOO = {"AutoConfig": "configuration_foo.FooConfig", "AutoModelForCausalLM": "modeling_foo.FooForCausalLM"}
 
 
 def test_unknown_architecture_is_derived_generically():
@@ -375,7 +375,8 @@ def test_unknown_architecture_is_derived_generically():
 
 
 def test_registered_architecture_without_a_mirror_is_derived_llama_style():
-    c = {"architectures": ["OrionForCausalLM"], "model_type": "orion", "hidden_size": 2048,
+    c = {"architectures": ["OrionForCausalLM"], "model_type": "orion",
+         "auto_map": {"AutoConfig": "configuration_orion.OrionConfig"}, "hidden_size": 2048,
          "num_attention_heads": 16, "num_key_value_heads": 4, "num_hidden_layers": 2, "torch_dtype": "bfloat16",
          "attn_logit_softcapping": 30.0}
     f = model_facts(c, name="orion")
@@ -389,7 +390,8 @@ def test_unregistered_architecture_takes_the_transformers_backend_mla_rule():
     c = {"architectures": ["BarForCausalLM"], "model_type": "bar", "hidden_size": 2048, "num_attention_heads": 16,
          "num_key_value_heads": 16, "num_hidden_layers": 3, "torch_dtype": "bfloat16", "kv_lora_rank": 256,
          "q_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 64, "v_head_dim": 128, "head_dim": 128,
-         "index_topk": 64, "auto_map": {"AutoModelForCausalLM": "modeling_bar.BarForCausalLM"}}
+         "index_topk": 64, "auto_map": {"AutoConfig": "configuration_bar.BarConfig",
+                                    "AutoModelForCausalLM": "modeling_bar.BarForCausalLM"}}
     f = model_facts(c, name="bar")
     a = f.groups[0].attn
     assert a.use_mla and a.head_size == 256 + 64 and not a.use_sparse and f.groups[0].layers == (0, 1, 2)
@@ -665,7 +667,8 @@ def _nemotron_super_like(n_layers: int = 6) -> dict:
                 "ffn": {"ffn_mult": 5.25, "no_op": False, "replace_with_linear": False, "sparsify": None}}
     blocks = [block(False, 8), block(True, None), block(False, 8), block(False, 16), block(True, None),
               block(False, 8)][:n_layers]
-    return {"architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas", "hidden_size": 8192,
+    return {"architectures": ["DeciLMForCausalLM"], "model_type": "nemotron-nas",
+         "auto_map": {"AutoConfig": "configuration_decilm.DeciLMConfig"}, "hidden_size": 8192,
             "num_attention_heads": 64, "num_hidden_layers": n_layers, "vocab_size": 128256,
             "torch_dtype": "bfloat16", "block_configs": blocks, "rope_theta": 500000.0}
 
@@ -696,7 +699,8 @@ def test_decilm_without_attention_blocks_rejected():
 def test_exaone_3_5_num_layers_maps_to_num_hidden_layers():
     # LGAI-EXAONE/EXAONE-3.5-7.8B-Instruct's config.json; its remote
     # ExaoneConfig has attribute_map {"num_hidden_layers": "num_layers"}
-    config = {"architectures": ["ExaoneForCausalLM"], "model_type": "exaone", "hidden_size": 4096,
+    config = {"architectures": ["ExaoneForCausalLM"], "model_type": "exaone",
+         "auto_map": {"AutoConfig": "configuration_exaone.ExaoneConfig"}, "hidden_size": 4096,
               "num_attention_heads": 32, "num_key_value_heads": 8, "num_layers": 32, "intermediate_size": 14336,
               "vocab_size": 102400, "max_position_embeddings": 32768, "rope_theta": 1000000.0,
               "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,

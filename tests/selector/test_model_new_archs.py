@@ -103,7 +103,8 @@ def test_generic_fallback_says_which_per_layer_fields_it_ignores():
     cfg = {"architectures": ["SwaHybridForCausalLM"], "model_type": "swa_hybrid", "hidden_size": 4096,
            "num_attention_heads": 64, "num_key_value_heads": 4, "head_dim": 192, "swa_head_dim": 192,
            "swa_num_key_value_heads": 8, "hybrid_layer_pattern": [0, 1, 1, 0], "num_hidden_layers": 4,
-           "torch_dtype": "bfloat16", "auto_map": {"AutoModelForCausalLM": "modeling_swa.SwaHybridForCausalLM"}}
+           "torch_dtype": "bfloat16", "auto_map": {"AutoConfig": "configuration_swa.SwaHybridConfig",
+                                                "AutoModelForCausalLM": "modeling_swa.SwaHybridForCausalLM"}}
     notes = " ".join(model_facts(cfg, name="swa").notes)
     assert "swa_head_dim, swa_num_key_value_heads, hybrid_layer_pattern" in notes
 
@@ -167,12 +168,14 @@ def test_modernbert_is_encoder_only_and_keeps_its_window_out_of_selection():
 
 def test_bert_with_rope_models_are_encoder_only():
     # nomic-embed-text-v1.5's config.json (NomicBertConfig names its sizes GPT-2 style)
-    nomic = {"architectures": ["NomicBertModel"], "model_type": "nomic_bert", "n_embd": 768, "n_head": 12,
+    nomic = {"architectures": ["NomicBertModel"], "model_type": "nomic_bert",
+           "auto_map": {"AutoConfig": "configuration_hf_nomic_bert.NomicBertConfig"}, "n_embd": 768, "n_head": 12,
              "n_layer": 12, "n_inner": 3072, "activation_function": "swiglu", "torch_dtype": "float32"}
     f = model_facts(nomic, name="nomic")
     a = f.groups[0].attn
     assert f.num_layers == 12 and (a.attn_type, a.num_heads, a.num_kv_heads, a.head_size) == ("encoder_only", 12, 12, 64)
-    gte = {"architectures": ["GteNewModel"], "model_type": "new", "hidden_size": 1024, "num_attention_heads": 16,
+    gte = {"architectures": ["GteNewModel"], "model_type": "new",
+           "auto_map": {"AutoConfig": "configuration.NewConfig"}, "hidden_size": 1024, "num_attention_heads": 16,
            "num_hidden_layers": 24, "torch_dtype": "float32"}
     a = model_facts(gte, name="gte").groups[0].attn
     assert (a.attn_type, a.num_heads, a.head_size) == ("encoder_only", 16, 64)
@@ -257,7 +260,8 @@ def test_qwen4_exp_qsa_layers_bypass_and_plain_indexed_layers_select():
 
 
 def test_step1_kv_heads_from_attention_groups_with_sqrt_alibi():
-    cfg = {"architectures": ["Step1ForCausalLM"], "model_type": "step1", "hidden_size": 4096,
+    cfg = {"architectures": ["Step1ForCausalLM"], "model_type": "step1",
+           "auto_map": {"AutoConfig": "configuration_step1.Step1Config"}, "hidden_size": 4096,
            "num_attention_heads": 32, "num_attention_groups": 4, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
     layers = _by_layer(model_facts(cfg, name="step1"))
     assert {(a.num_kv_heads, a.head_size, a.use_alibi, a.use_alibi_sqrt) for a in layers.values()} == {
@@ -269,7 +273,8 @@ def test_step1_layers_fail_on_a_backend_without_sqrt_alibi():
     from attn_select.selector.explain import Overrides, explain
     from attn_select.selector.profiles import load_device
 
-    cfg = {"architectures": ["Step1ForCausalLM"], "model_type": "step1", "hidden_size": 4096,
+    cfg = {"architectures": ["Step1ForCausalLM"], "model_type": "step1",
+           "auto_map": {"AutoConfig": "configuration_step1.Step1Config"}, "hidden_size": 4096,
            "num_attention_heads": 32, "num_attention_groups": 4, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
     facts = model_facts(cfg, name="step1")
     for device in ("h100", "b200", "a100", "l4"):
@@ -281,7 +286,8 @@ def test_step1_layers_fail_on_a_backend_without_sqrt_alibi():
 
 
 def test_iquest_loopcoder_builds_one_attention_per_loop_and_windows_the_later_loops():
-    cfg = {"architectures": ["IQuestLoopCoderForCausalLM"], "model_type": "iquestloopcoder", "hidden_size": 5120,
+    cfg = {"architectures": ["IQuestLoopCoderForCausalLM"], "model_type": "iquestloopcoder",
+           "auto_map": {"AutoConfig": "configuration_iquestloopcoder.IQuestLoopCoderConfig"}, "hidden_size": 5120,
            "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 256, "num_hidden_layers": 3,
            "loop_num": 2, "loop_window_size": 64, "torch_dtype": "bfloat16"}
     layers = _by_layer(model_facts(cfg, name="loopcoder"))
@@ -291,7 +297,8 @@ def test_iquest_loopcoder_builds_one_attention_per_loop_and_windows_the_later_lo
 
 
 def test_telechat2_counts_layers_and_heads_through_n_layer_and_n_head():
-    cfg = {"architectures": ["TeleChat2ForCausalLM"], "model_type": "telechat", "hidden_size": 4096,
+    cfg = {"architectures": ["TeleChat2ForCausalLM"], "model_type": "telechat",
+           "auto_map": {"AutoConfig": "configuration_telechat2.Telechat2Config"}, "hidden_size": 4096,
            "n_head": 32, "n_layer": 3, "torch_dtype": "bfloat16"}
     f = model_facts(cfg, name="telechat2")
     assert (f.num_layers, f.num_heads, f.head_size) == (3, 32, 128)

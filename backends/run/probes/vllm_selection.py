@@ -357,10 +357,19 @@ class Selector:
                 if msg.startswith("--block-size"):
                     selector.warnings.append(msg)
 
+        self._capture = Capture()
+        self._attach_warning_capture()
+
+    def _attach_warning_capture(self):
+        """(Re)attach the capture to get_attn_backend_cls's logger: vLLM
+        configures its loggers again while it builds an engine config
+        (create_engine_config leaves vllm.platforms.cuda with no handler,
+        level NOTSET, propagating), which drops the capture."""
         log = logging.getLogger("vllm.platforms.cuda")
         log.setLevel(logging.WARNING)
         log.propagate = False
-        log.addHandler(Capture())
+        if self._capture not in log.handlers:
+            log.addHandler(self._capture)
 
     # -- per question -----------------------------------------------------
 
@@ -461,6 +470,7 @@ class Selector:
                 reasons[backend] = [f"{type(e).__name__}: {e}"]
         result["reasons"] = reasons
         self.warnings.clear()
+        self._attach_warning_capture()
         try:
             path = current.get_attn_backend_cls(self.Enum[backend] if backend is not None else None,
                                                 attn_selector_config=cfg, num_heads=num_heads)
