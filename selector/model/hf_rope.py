@@ -81,9 +81,11 @@ def _times(head_dim: Any, factor: Any) -> Any:
 
 
 def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_type: str, where: str,
-               wrapper: bool = False) -> None:
+               wrapper: bool = False, modelled: bool = True) -> None:
     """A user error for a config transformers' validate_rope refuses;
-    ``wrapper``: the class holds a text_config (a multimodal wrapper)."""
+    ``wrapper``: the class holds a text_config (a multimodal wrapper);
+    ``modelled``: ``attrs`` is the class's view after __post_init__ (not
+    only config.json's fields)."""
     if raw is None or model_type in _NOT_REACHED:
         return
     mixin = "rope_parameters" in declared(model_type)
@@ -125,7 +127,15 @@ def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_ty
                             f"add {missing[0]}")
         factor = rope.get("partial_rotary_factor", 1.0)
         if rope_type == "longrope":
-            dim_of = head_dim if head_dim is not None else _hidden_over_heads(attrs)
+            # _validate_longrope_rope_parameters: getattr(self, "head_dim",
+            # hidden_size // num_attention_heads), the attribute as the class
+            # holds it (config.json's null too, on a class that derives none)
+            if modelled and "head_dim" in attrs and attrs["head_dim"] is None:
+                raise UserError(f"{where}: head_dim is null on a config class that derives none; longrope computes "
+                                "int(head_dim * partial_rotary_factor), which fails (TypeError: unsupported operand "
+                                f"type(s) for *: 'NoneType' and '{type(factor).__name__}') {fail}: give head_dim "
+                                "or leave it out")
+            dim_of = attrs["head_dim"] if "head_dim" in attrs else _hidden_over_heads(attrs)
             if isinstance(dim_of, int):
                 try:
                     _times(dim_of, factor)
@@ -185,6 +195,24 @@ def _hidden_over_heads(attrs: Mapping[str, Any]) -> int | None:
     return None
 
 
+def _check_phi_factors(rope: dict, half: int, where: str, fail: str) -> None:
+    """Phi3Config.validate_rope: a short_factor / long_factor that is there
+    (of any rope type) is a list of numbers of rotary_ndims // 2 entries,
+    rotary_ndims = int(hidden_size // num_attention_heads * partial_rotary_factor)."""
+    for key in ("short_factor", "long_factor"):
+        value = rope.get(key)
+        if value is None:
+            continue
+        if not (isinstance(value, list) and all(isinstance(x, (int, float)) for x in value)):
+            raise UserError(f"{where}: rope_parameters {key} is {shown(value)}, not a list of numbers "
+                            f"(Phi3Config.validate_rope: `rope_parameters`'s {key} field must be a list of numbers) "
+                            f"{fail}; fix {key}")
+        if len(value) != half:
+            raise UserError(f"{where}: rope_parameters {key} has {len(value)} entries, not rotary_ndims // 2 = {half} "
+                            f"(Phi3Config.validate_rope: `rope_parameters`'s {key} field must have length {half}, got "
+                            f"{len(value)}) {fail}; give one per rotary dimension pair or fix partial_rotary_factor")
+
+
 def _check_phi(rope: dict, attrs: Mapping[str, Any], model_type: str, where: str, fail: str) -> None:
     """Phi3Config.validate_rope (rotary dims from the factor; default or
     longrope only, "su" and "yarn" read as longrope) and
@@ -204,6 +232,8 @@ def _check_phi(rope: dict, attrs: Mapping[str, Any], model_type: str, where: str
         if rope_type not in ("default", "longrope"):
             raise UserError(f"{where}: rope_type {shown(rope_type)} is not one Phi3Config takes (default, longrope) "
                             f"{fail}; fix rope_parameters")
+        if per_head is not None and isinstance(factor, (int, float)):
+            _check_phi_factors(rope, int(per_head * factor) // 2, where, fail)
         return
     if rope_type != "default":
         for key in ("short_mscale", "long_mscale"):

@@ -1,0 +1,198 @@
+"""Round 12 of the hostile-config campaign against vLLM 0.33.0 (mutated
+config.json files x devices x engine flags, compared with vLLM's own
+create_engine_config, model build and get_attn_backend): each divergence it
+found and attn-select now mirrors, as a unit test, and as a differential
+case run through vLLM's own code (tests/selector/model_oracle.py; marker
+``vllm``, skipped without a vLLM 0.33.0 python).
+
+``_VLLM_CASES``: (name, config, capability, refusal): ``refusal`` is a piece
+of vLLM's error (attn-select must refuse too), or None (both build, and
+the layers' selection inputs match).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from attn_select.selector.config import Capability
+from attn_select.selector.errors import UserError
+from attn_select.selector.model.facts import model_facts
+from attn_select.selector.profiles import MODELS_DIR, _load_yaml
+
+HERE = Path(__file__).resolve().parent
+VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
+H100 = Capability(9, 0)
+
+
+def _with(base: dict, drop: tuple = (), **fields) -> dict:
+    return {**{k: v for k, v in base.items() if k not in drop}, **fields}
+
+
+def _facts(config: dict, cap: Capability = H100, **kw):
+    return model_facts(config, name="m", capability=cap, **kw)
+
+
+PHI3 = _with(_load_yaml(MODELS_DIR / "phi-3-mini.yaml")["config"], num_hidden_layers=2)
+# microsoft/Phi-4-mini-instruct's shape: 24 heads of 128, a quarter unrotated, longrope lists of 48
+PHI4_MINI = _with(PHI3, hidden_size=3072, num_attention_heads=24, num_key_value_heads=8, partial_rotary_factor=0.75,
+                  rope_scaling={"type": "longrope", "short_factor": [1.0] * 48, "long_factor": [1.0] * 48},
+                  original_max_position_embeddings=4096, max_position_embeddings=131072)
+GRANITEMOE_SWA = {"architectures": ["GraniteMoeSWAForCausalLM"], "model_type": "granitemoe_swa",
+                  "num_hidden_layers": 2, "vocab_size": 1000, "intermediate_size": 1024, "torch_dtype": "bfloat16",
+                  "hidden_size": 1024, "num_attention_heads": 16, "num_key_value_heads": 8, "num_local_experts": 4,
+                  "num_experts_per_tok": 2, "shared_intermediate_size": 512}
+_LONGROPE = {"rope_type": "longrope", "short_factor": [1.0] * 32, "long_factor": [1.0] * 32,
+             "original_max_position_embeddings": 4096}
+
+# --- Phi3Config.validate_rope: short / long factor lists of rotary_ndims // 2 numbers --------
+
+
+@pytest.mark.parametrize("fields,words", [
+    ({"partial_rotary_factor": 3}, "short_factor field must have length 192, got 48"),
+    ({"rope_scaling": {"type": "longrope", "short_factor": [1.0] * 48, "long_factor": [1.0] * 47}},
+     "long_factor field must have length 48, got 47"),
+    ({"rope_scaling": {"type": "longrope", "short_factor": [1.0] * 47 + ["x"], "long_factor": [1.0] * 48}},
+     "short_factor field must be a list of numbers"),
+])
+def test_phi3_longrope_factor_lists_are_checked_as_phi3config_does(fields, words):
+    with pytest.raises(UserError, match=words.replace("(", r"\(")):
+        _facts(_with(PHI4_MINI, **fields))
+
+
+def test_phi3_longrope_factor_lists_of_the_right_length_pass():
+    assert _facts(PHI4_MINI).head_size == 128
+
+
+# --- longrope's head_dim: getattr(self, "head_dim", hidden // heads) ------------------------
+
+
+def test_longrope_on_a_class_without_head_dim_and_a_null_one_is_refused():
+    with pytest.raises(UserError, match="'NoneType' and 'float'"):
+        _facts(_with(GRANITEMOE_SWA, head_dim=None, rope_parameters=_LONGROPE))
+
+
+def test_longrope_on_a_class_without_head_dim_reads_hidden_over_heads():
+    assert _facts(_with(GRANITEMOE_SWA, rope_parameters=_LONGROPE)).head_size == 64
+
+
+# --- transformers_strict.txt: the declared kinds of fields attn-select never reads --------
+
+LLAMA = _with(json.loads((HERE.parent / "fixtures" / "configs" / "llama-3.1-8b" / "config.json").read_text()),
+              num_hidden_layers=2)
+COHERE2 = {"architectures": ["Cohere2ForCausalLM"], "model_type": "cohere2", "hidden_size": 1024,
+           "num_attention_heads": 8, "num_key_value_heads": 8, "num_hidden_layers": 4, "sliding_window": 512,
+           "vocab_size": 1000, "intermediate_size": 2048, "torch_dtype": "bfloat16"}
+GEMMA3_TEXT = {"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_size": 1024,
+               "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 128, "num_hidden_layers": 2,
+               "vocab_size": 1000, "intermediate_size": 2048, "sliding_window": 512, "torch_dtype": "bfloat16"}
+QWEN2 = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896, "num_attention_heads": 14,
+         "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 1000, "intermediate_size": 2048,
+         "rms_norm_eps": 1e-6, "torch_dtype": "bfloat16"}
+DEEPSEEK_V3 = _with(json.loads((HERE.parent / "fixtures" / "configs" / "deepseek-v3" / "config.json").read_text()),
+                    num_hidden_layers=2, first_k_dense_replace=1)
+_STRICT_REFUSED = [
+    ("cohere2 vocab_size 'abc'", _with(COHERE2, vocab_size="abc"), "vocab_size"),
+    ("gemma3 intermediate_size null", _with(GEMMA3_TEXT, intermediate_size=None), "intermediate_size"),
+    ("qwen2 rms_norm_eps '1e-6'", _with(QWEN2, rms_norm_eps="1e-6"), "rms_norm_eps"),
+    ("qwen2 rms_norm_eps 0 (an int for a float)", _with(QWEN2, rms_norm_eps=0), "rms_norm_eps"),
+    ("llama use_cache 'true'", _with(LLAMA, use_cache="true"), "use_cache"),
+    ("llama hidden_act 5", _with(LLAMA, hidden_act=5), "hidden_act"),
+    ("deepseek-v3 n_routed_experts 1.5", _with(DEEPSEEK_V3, n_routed_experts=1.5), "n_routed_experts"),
+]
+_STRICT_ACCEPTED = [
+    ("llama attention_dropout 0 (int | float)", _with(LLAMA, attention_dropout=0)),
+    ("llama eos_token_id list", _with(LLAMA, eos_token_id=[1, 2])),
+    ("qwen2 bos_token_id null", _with(QWEN2, bos_token_id=None)),
+]
+
+
+@pytest.mark.parametrize("name,config,field", _STRICT_REFUSED, ids=[c[0] for c in _STRICT_REFUSED])
+def test_declared_kinds_of_unread_fields_are_checked(name, config, field):
+    with pytest.raises(UserError, match=f"{field} is .*transformers \\(and so vLLM\\) needs"):
+        _facts(config)
+
+
+@pytest.mark.parametrize("name,config", _STRICT_ACCEPTED, ids=[c[0] for c in _STRICT_ACCEPTED])
+def test_declared_kinds_that_fit_pass(name, config):
+    assert _facts(config).groups
+
+
+def test_strict_table_reads_kinds_and_null():
+    from attn_select.selector.model.hf_models import strict_fields
+
+    llama = strict_fields("llama")
+    assert llama["vocab_size"] == ("int", False) and llama["bos_token_id"] == ("int", True)
+    assert llama["attention_dropout"] == ("num", True) and llama["eos_token_id"] == ("intlist", True)
+    assert strict_fields("no_such_type") == {}
+
+
+# --- PreTrainedConfig.validate_layer_type on transformers' own classes ---------------------
+
+SEED_OSS = {"architectures": ["SeedOssForCausalLM"], "model_type": "seed_oss", "hidden_size": 1024,
+            "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 128, "num_hidden_layers": 4,
+            "vocab_size": 1000, "intermediate_size": 2048, "torch_dtype": "bfloat16"}
+
+
+def test_an_unknown_layer_kind_on_a_transformers_class_not_modelled_here_is_refused():
+    with pytest.raises(UserError, match="layer_types entry 'sliding_window' is not a layer kind"):
+        _facts(_with(SEED_OSS, layer_types=["sliding_window"] * 4, sliding_window=512))
+    assert _facts(_with(SEED_OSS, layer_types=["full_attention"] * 4)).groups
+
+
+_VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
+    ("phi4-mini partial_rotary_factor 3", _with(PHI4_MINI, partial_rotary_factor=3),
+     H100, "short_factor field must have length 192, got 48"),
+    ("phi4-mini long_factor of 47", _with(PHI4_MINI, rope_scaling={
+        "type": "longrope", "short_factor": [1.0] * 48, "long_factor": [1.0] * 47}), H100,
+     "long_factor field must have length 48, got 47"),
+    ("phi4-mini short_factor with a string", _with(PHI4_MINI, rope_scaling={
+        "type": "longrope", "short_factor": [1.0] * 47 + ["x"], "long_factor": [1.0] * 48}), H100,
+     "short_factor field must be a list of numbers"),
+    ("phi4-mini", PHI4_MINI, H100, None),
+    ("granitemoe_swa head_dim null longrope", _with(GRANITEMOE_SWA, head_dim=None, rope_parameters=_LONGROPE), H100,
+     "'NoneType' and 'float'"),
+    ("granitemoe_swa longrope", _with(GRANITEMOE_SWA, rope_parameters=_LONGROPE), H100, None),
+    ("seed_oss layer_types 'sliding_window'", _with(SEED_OSS, layer_types=["sliding_window"] * 4, sliding_window=512),
+     H100, "The `layer_types` entries must be in"),
+    ("seed_oss layer_types full_attention", _with(SEED_OSS, layer_types=["full_attention"] * 4), H100, None),
+    *[(name, config, H100, field) for name, config, field in _STRICT_REFUSED],
+    *[(name, config, H100, None) for name, config in _STRICT_ACCEPTED],
+]
+
+
+@pytest.fixture(scope="module")
+def vllm_answers() -> list[dict]:
+    if not Path(VLLM_PYTHON).exists():
+        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
+    cases = [{"config": c, "capability": [cap.major, cap.minor]} for _, c, cap, _ in _VLLM_CASES]
+    proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(_VLLM_CASES)), ids=[c[0] for c in _VLLM_CASES])
+def test_against_vllm(vllm_answers, index):
+    name, config, cap, refusal = _VLLM_CASES[index]
+    res = vllm_answers[index]
+    if refusal is not None:
+        assert res["error"] and refusal in res["error"], res["error"]
+        with pytest.raises(UserError):
+            _facts(config, cap)
+        return
+    assert res["error"] is None, res["error"]
+    f = _facts(config, cap)
+    model = res["model"]
+    assert (f.dtype, f.head_size, f.model_use_mla, f.num_kv_heads) == (
+        model["dtype"], model["head_size"], model["use_mla"], model["num_kv_heads"])
+    theirs = {(c["head_size"], c["use_mla"], c["attn_type"], c["has_sliding_window"]) for c in res["calls"]}
+    assert {(g.attn.head_size, g.attn.use_mla, g.attn.attn_type, g.attn.sliding_window is not None)
+            for g in f.groups} == theirs
+
