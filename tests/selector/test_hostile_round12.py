@@ -19,10 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from attn_select.selector.config import Capability
+from attn_select.selector.config import Capability, Kernels
+from attn_select.selector.engine_config import engine_config
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.facts import model_facts
-from attn_select.selector.profiles import MODELS_DIR, _load_yaml
+from attn_select.selector.overrides import Overrides
+from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_model
+
+from . import model_cases_text
 
 HERE = Path(__file__).resolve().parent
 VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
@@ -144,6 +148,23 @@ def test_an_unknown_layer_kind_on_a_transformers_class_not_modelled_here_is_refu
     assert _facts(_with(SEED_OSS, layer_types=["full_attention"] * 4)).groups
 
 
+# --- ModelConfig.is_hybrid starts from the model class ------------------------------------
+
+MINIMAX_M3 = next(c["config"] for c in model_cases_text.cases()
+                  if c["name"] == "minimax-m3 text, dense and sparse layers alternating")
+
+
+def _engine(config: dict, kv: str, tmp: Path, cap: Capability = Capability(10, 0)):
+    (tmp / "config.json").write_text(json.dumps(config))
+    return engine_config(load_model(str(tmp), capability=cap), Overrides(kv_cache_dtype=kv), cap, Kernels())
+
+
+def test_minimax_m3_is_no_hybrid_so_turboquant_keeps_its_boundary_layers(tmp_path):
+    # MiniMaxM3SparseForCausalLM does not implement IsHybrid: its sparse
+    # layers are attention of their own, so the 4 layers are all boundary
+    assert _engine(MINIMAX_M3, "turboquant_4bit_nc", tmp_path).kv_skip_layers == (0, 1, 2, 3)
+
+
 _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
     ("phi4-mini partial_rotary_factor 3", _with(PHI4_MINI, partial_rotary_factor=3),
      H100, "short_factor field must have length 192, got 48"),
@@ -196,3 +217,23 @@ def test_against_vllm(vllm_answers, index):
     assert {(g.attn.head_size, g.attn.use_mla, g.attn.attn_type, g.attn.sliding_window is not None)
             for g in f.groups} == theirs
 
+
+# --- engine config: vLLM's create_engine_config (tests/selector/engine_config_oracle.py) -----
+_ENGINE_CASES: dict[str, tuple[dict, str]] = {
+    "minimax-m3 turboquant_4bit_nc": (MINIMAX_M3, "turboquant_4bit_nc"),
+}
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_engine_config_against_vllm(tmp_path):
+    if not Path(VLLM_PYTHON).exists():
+        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
+    cases = [{"config": c, "capability": [10, 0], "kv_cache_dtype": kv} for c, kv in _ENGINE_CASES.values()]
+    proc = subprocess.run([VLLM_PYTHON, str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
+                          capture_output=True, text=True, timeout=900, cwd=HERE.parents[1])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for (name, (config, kv)), theirs in zip(_ENGINE_CASES.items(), json.loads(proc.stdout)):
+        assert theirs["error"] is None, (name, theirs["error"])
+        ec = _engine(config, kv, tmp_path)
+        assert (list(ec.kv_skip_layers), ec.cache_dtype) == (theirs["skip_layers"], theirs["cache_dtype"]), name
