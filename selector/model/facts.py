@@ -326,7 +326,9 @@ def _model_facts(
                         f"tensor parallel size ({tp}).)")
     ctx = _Ctx(arch=built_arch, hf=hf, text=text, tp=tp, cache_window=cache_window,
                mm_prefix=is_mm_prefix_lm(hf, text, mm_inputs), per_head_scales=per_head, use_mla=use_mla,
-               alibi=uses_alibi(text, archs), notes=notes)
+               alibi=uses_alibi(text, archs), notes=notes,
+               uncached_kv="fp8" if kv_scheme == "fp8" and quant and quant.get("quant_method") == "compressed-tensors"
+               else "auto")
     try:
         built = builder(ctx)
     except NoVllmSelection as refusal:

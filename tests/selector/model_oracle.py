@@ -8,7 +8,8 @@ Run with the python of a venv holding ``vllm==0.33.0`` (see
 
 Input: a JSON list of ``{"config": {config.json}, "capability": [9, 0],
 "dtype": "auto", "weights": {tensor: safetensors dtype} (optional),
-"language_model_only": false, "disable_sliding_window": false, "files": {name: JSON or text}
+"language_model_only": false, "disable_sliding_window": false, "kv_cache_dtype": "auto" (optional),
+"files": {name: JSON or text}
 (optional, written beside config.json), "trust_remote_code": false (for a config whose
 auto_map names a configuration file among "files")}``. Output, one per case: ``{"model": {ModelConfig facts},
 "calls": [every get_attn_backend call, with the calling layer's prefix],
@@ -228,6 +229,7 @@ def main() -> None:
                 args = EngineArgs(model=str(folder), skip_tokenizer_init=not with_tokenizer, load_format="dummy",
                                   trust_remote_code=case.get("trust_remote_code", False),
                                   dtype=case.get("dtype", "auto"), max_model_len=case.get("max_model_len"),
+                                  kv_cache_dtype=case.get("kv_cache_dtype") or "auto",
                                   language_model_only=case.get("language_model_only", False),
                                   disable_sliding_window=case.get("disable_sliding_window", False))
                 vc = args.create_engine_config()

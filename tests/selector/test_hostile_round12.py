@@ -165,6 +165,54 @@ def test_minimax_m3_is_no_hybrid_so_turboquant_keeps_its_boundary_layers(tmp_pat
     assert _engine(MINIMAX_M3, "turboquant_4bit_nc", tmp_path).kv_skip_layers == (0, 1, 2, 3)
 
 
+# --- model files that build Attention without cache_config ---------------------------------
+
+FALCON_40B = {"architectures": ["FalconForCausalLM"], "model_type": "falcon", "hidden_size": 8192,
+              "num_attention_heads": 128, "num_kv_heads": 8, "new_decoder_architecture": True, "parallel_attn": True,
+              "alibi": False, "bias": False, "num_hidden_layers": 2, "vocab_size": 1000, "torch_dtype": "bfloat16"}
+FALCON_RW = {"architectures": ["FalconForCausalLM"], "model_type": "falcon", "hidden_size": 2048,
+             "num_attention_heads": 32, "multi_query": False, "new_decoder_architecture": False,
+             "parallel_attn": False, "alibi": True, "bias": True, "num_hidden_layers": 2, "vocab_size": 1000,
+             "torch_dtype": "bfloat16"}
+MODERNBERT = {"architectures": ["ModernBertModel"], "model_type": "modernbert", "hidden_size": 256,
+              "num_attention_heads": 4, "num_hidden_layers": 3, "intermediate_size": 512, "vocab_size": 1000,
+              "global_attn_every_n_layers": 3, "local_attention": 128, "max_position_embeddings": 8192,
+              "pad_token_id": 0, "torch_dtype": "float32"}
+_CT_KV = {"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {"group_0": {
+    "targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False,
+                                       "symmetric": True}}},
+    "kv_cache_scheme": {"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False, "symmetric": True}}
+
+
+@pytest.mark.parametrize("config,kv,want", [
+    (FALCON_40B, "fp8", "auto"),  # rotary: no cache_config
+    (FALCON_RW, "fp8", "auto"),  # ALiBi: no cache_config
+    (_with(FALCON_40B, quantization_config=_CT_KV), None, "fp8"),  # the scheme reaches it through quant_config
+    (MODERNBERT, "fp8", "auto"),  # EncoderOnlyAttention without cache_config
+])
+def test_layers_built_without_cache_config_keep_their_own_cache_dtype(config, kv, want):
+    from attn_select.selector.explain import explain
+    from attn_select.selector.profiles import load_device
+
+    f = _facts(config)
+    r = explain(f, load_device("h100"), Kernels(), Overrides(kv_cache_dtype=kv))
+    assert {g.cfg.kv_cache_dtype for g in r.groups} == {want}
+
+
+def test_falcon_takes_no_model_level_sliding_window():
+    assert all(g.attn.sliding_window is None for g in _facts(_with(FALCON_40B, sliding_window=4096)).groups)
+
+
+# (name, config, capability, vLLM refusal or None, --kv-cache-dtype)
+_KV_CASES: list[tuple[str, dict, Capability, None, str]] = [
+    ("falcon-40b kv fp8", FALCON_40B, H100, None, "fp8"),
+    ("falcon-rw alibi kv fp8", FALCON_RW, H100, None, "fp8"),
+    ("falcon-40b sliding_window 4096", _with(FALCON_40B, sliding_window=4096), H100, None, "auto"),
+    ("falcon-40b compressed-tensors kv scheme", _with(FALCON_40B, quantization_config=_CT_KV), H100, None, "auto"),
+    ("modernbert kv fp8", MODERNBERT, H100, None, "fp8"),
+    ("llama kv fp8 (control)", LLAMA, H100, None, "fp8"),
+]
+
 _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
     ("phi4-mini partial_rotary_factor 3", _with(PHI4_MINI, partial_rotary_factor=3),
      H100, "short_factor field must have length 192, got 48"),
@@ -191,6 +239,7 @@ def vllm_answers() -> list[dict]:
     if not Path(VLLM_PYTHON).exists():
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
     cases = [{"config": c, "capability": [cap.major, cap.minor]} for _, c, cap, _ in _VLLM_CASES]
+    cases += [{"config": c, "capability": [cap.major, cap.minor], "kv_cache_dtype": kv} for _, c, cap, _, kv in _KV_CASES]
     proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -216,6 +265,23 @@ def test_against_vllm(vllm_answers, index):
     theirs = {(c["head_size"], c["use_mla"], c["attn_type"], c["has_sliding_window"]) for c in res["calls"]}
     assert {(g.attn.head_size, g.attn.use_mla, g.attn.attn_type, g.attn.sliding_window is not None)
             for g in f.groups} == theirs
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(_KV_CASES)), ids=[c[0] for c in _KV_CASES])
+def test_layer_cache_dtype_against_vllm(vllm_answers, index):
+    """Each layer's selector inputs with --kv-cache-dtype, cache dtype and window included."""
+    from attn_select.selector.explain import explain
+    from attn_select.selector.profiles import load_device
+
+    name, config, cap, _, kv = _KV_CASES[index]
+    res = vllm_answers[len(_VLLM_CASES) + index]
+    assert res["error"] is None, res["error"]
+    r = explain(_facts(config, cap), load_device("h100"), Kernels(), Overrides(kv_cache_dtype=kv))
+    theirs = {(c["head_size"], c["attn_type"], c["has_sliding_window"], c["kv_cache_dtype"]) for c in res["calls"]}
+    assert {(g.cfg.head_size, g.cfg.attn_type, g.cfg.has_sliding_window, g.cfg.kv_cache_dtype)
+            for g in r.groups} == theirs
 
 
 # --- engine config: vLLM's create_engine_config (tests/selector/engine_config_oracle.py) -----
