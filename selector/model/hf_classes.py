@@ -687,12 +687,21 @@ _HF_CLASSES["kimi_k2"] = _HF_CLASSES["deepseek_v3"]
 _HF_CLASSES["jais2"] = _HFClass("Jais2Config", {"num_hidden_layers": 32, "num_attention_heads": 26,
                                                 "hidden_size": 3328, "num_key_value_heads": None, "head_dim": None},
                                 _post_head_dim_and_kv)
+def _post_bailing_hybrid(a: dict[str, Any]) -> None:
+    # BailingHybridConfig.__post_init__: the linear layers take config.json's
+    # head_dim, then head_dim becomes qk_rope_head_dim (what a model file
+    # reading config.head_dim sees: MistralForCausalLM on such a config)
+    a["linear_head_dim"] = a.get("head_dim")
+    _post_kv(a)
+    a["head_dim"] = a.get("qk_rope_head_dim")
+
+
 # BailingHybridConfig (Ring/Ling-2.5): MLA sizes and layer_group_size
 # default in the class; KV heads default to the query heads
 _HF_CLASSES["bailing_hybrid"] = _HFClass("BailingHybridConfig", {
     "num_hidden_layers": 42, "num_attention_heads": 32, "hidden_size": 2560, "num_key_value_heads": 32,
     "head_dim": 128, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
-    "layer_group_size": 6}, _post_kv)
+    "layer_group_size": 6}, _post_bailing_hybrid)
 
 
 def _post_mimo_v2_flash(a: dict[str, Any]) -> None:

@@ -148,6 +148,19 @@ def test_an_unknown_layer_kind_on_a_transformers_class_not_modelled_here_is_refu
     assert _facts(_with(SEED_OSS, layer_types=["full_attention"] * 4)).groups
 
 
+# --- BailingHybridConfig.__post_init__: head_dim becomes qk_rope_head_dim ------------------
+
+BAILING_AS_MISTRAL = {"architectures": ["MistralForCausalLM"], "model_type": "bailing_hybrid", "hidden_size": 1024,
+                      "intermediate_size": 2048, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+                      "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+                      "v_head_dim": 128, "num_hidden_layers": 2, "vocab_size": 1000, "torch_dtype": "bfloat16"}
+
+
+def test_bailing_hybrid_config_reads_head_dim_as_qk_rope_head_dim():
+    # a model file that reads config.head_dim (MistralForCausalLM) sees 64, not config.json's 128
+    assert {g.attn.head_size for g in _facts(BAILING_AS_MISTRAL).groups} == {64}
+
+
 # --- ModelConfig.is_hybrid starts from the model class ------------------------------------
 
 MINIMAX_M3 = next(c["config"] for c in model_cases_text.cases()
@@ -229,6 +242,7 @@ _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
     ("seed_oss layer_types 'sliding_window'", _with(SEED_OSS, layer_types=["sliding_window"] * 4, sliding_window=512),
      H100, "The `layer_types` entries must be in"),
     ("seed_oss layer_types full_attention", _with(SEED_OSS, layer_types=["full_attention"] * 4), H100, None),
+    ("bailing_hybrid config as MistralForCausalLM", BAILING_AS_MISTRAL, H100, None),
     *[(name, config, H100, field) for name, config, field in _STRICT_REFUSED],
     *[(name, config, H100, None) for name, config in _STRICT_ACCEPTED],
 ]
@@ -282,6 +296,7 @@ def test_layer_cache_dtype_against_vllm(vllm_answers, index):
     theirs = {(c["head_size"], c["attn_type"], c["has_sliding_window"], c["kv_cache_dtype"]) for c in res["calls"]}
     assert {(g.cfg.head_size, g.cfg.attn_type, g.cfg.has_sliding_window, g.cfg.kv_cache_dtype)
             for g in r.groups} == theirs
+
 
 
 # --- engine config: vLLM's create_engine_config (tests/selector/engine_config_oracle.py) -----
