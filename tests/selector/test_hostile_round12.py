@@ -226,6 +226,35 @@ _KV_CASES: list[tuple[str, dict, Capability, None, str]] = [
     ("llama kv fp8 (control)", LLAMA, H100, None, "fp8"),
 ]
 
+# --- the token embedding's vocabulary split across tensor-parallel ranks -------------------
+
+WHISPER = json.loads((HERE.parent / "fixtures" / "configs" / "whisper-small" / "config.json").read_text())
+LLAMA_24 = _with(LLAMA, hidden_size=3072, num_attention_heads=24, num_key_value_heads=24)  # vocab 128256 = 3 x 42752
+
+
+@pytest.mark.parametrize("config,tp,words", [
+    (WHISPER, 3, "51904 is not divisible by 3"),  # 51865 padded to 51904
+    (_with(LLAMA_24, vocab_size=50368), 3, "50368 is not divisible by 3"),
+    (_with(LLAMA_24, vocab_size=50368), 6, "50368 is not divisible by 6"),
+])
+def test_a_tp_size_that_does_not_divide_the_padded_vocabulary_is_refused(config, tp, words):
+    with pytest.raises(UserError, match=words):
+        _facts(config, tp=tp)
+
+
+def test_a_tp_size_that_divides_the_padded_vocabulary_passes():
+    assert _facts(LLAMA_24, tp=3).groups[0].attn.num_heads == 8
+    assert _facts(_with(LLAMA_24, vocab_size=50000), tp=2).groups  # 50048 / 2
+
+
+# (name, config, capability, vLLM refusal or None, -tp)
+_TP_CASES: list[tuple[str, dict, Capability, str | None, int]] = [
+    ("whisper-small tp 3", WHISPER, H100, "51904 is not divisible by 3", 3),
+    ("llama 24 heads vocab 50368 tp 3", _with(LLAMA_24, vocab_size=50368), H100, "50368 is not divisible by 3", 3),
+    ("llama 24 heads tp 3", LLAMA_24, H100, None, 3),
+    ("llama 24 heads tp 6", LLAMA_24, H100, None, 6),
+]
+
 _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
     ("phi4-mini partial_rotary_factor 3", _with(PHI4_MINI, partial_rotary_factor=3),
      H100, "short_factor field must have length 192, got 48"),
@@ -254,6 +283,8 @@ def vllm_answers() -> list[dict]:
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
     cases = [{"config": c, "capability": [cap.major, cap.minor]} for _, c, cap, _ in _VLLM_CASES]
     cases += [{"config": c, "capability": [cap.major, cap.minor], "kv_cache_dtype": kv} for _, c, cap, _, kv in _KV_CASES]
+    cases += [{"config": c, "capability": [cap.major, cap.minor], "tensor_parallel_size": tp}
+              for _, c, cap, _, tp in _TP_CASES]
     proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -297,6 +328,24 @@ def test_layer_cache_dtype_against_vllm(vllm_answers, index):
     assert {(g.cfg.head_size, g.cfg.attn_type, g.cfg.has_sliding_window, g.cfg.kv_cache_dtype)
             for g in r.groups} == theirs
 
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(_TP_CASES)), ids=[c[0] for c in _TP_CASES])
+def test_tensor_parallel_layers_against_vllm(vllm_answers, index):
+    """With -tp: vLLM's refusal, or every layer's per-rank heads."""
+    name, config, cap, refusal, tp = _TP_CASES[index]
+    res = vllm_answers[len(_VLLM_CASES) + len(_KV_CASES) + index]
+    if refusal is not None:
+        assert res["error"] and refusal in res["error"], res["error"]
+        with pytest.raises(UserError, match=refusal):
+            _facts(config, cap, tp=tp)
+        return
+    assert res["error"] is None, res["error"]
+    f = _facts(config, cap, tp=tp)
+    theirs = {(layer["num_heads"], layer["num_kv_heads"], layer["head_size"]) for layer in res["layers"]}
+    assert {(g.attn.num_heads, g.attn.num_kv_heads, g.attn.head_size) for g in f.groups} == theirs
 
 
 # --- engine config: vLLM's create_engine_config (tests/selector/engine_config_oracle.py) -----
