@@ -255,9 +255,11 @@ def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) 
     scaled, null read as 1.0. A factor that is not a number fails there, on
     every model but Gemma-3's (whose max length is taken as scaled)."""
     if "gemma3" in model_type:
+        _check_max_len(attrs, [], 1.0, where)
         return
     dicts = _rope_dicts(attrs, attrs)
     if not dicts:
+        _check_max_len(attrs, [], 1.0, where)
         return
     factor: Any = 1.0
     for _, rope in dicts:
@@ -267,6 +269,7 @@ def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) 
         if not (isinstance(rope_type, str) and rope_type in _SCALED_ALREADY):
             factor = rope.get("factor", factor)
     if factor is None or isinstance(factor, (int, float)):
+        _check_max_len(attrs, dicts, 1.0 if factor is None else factor, where)
         return
     try:
         1.0 * factor  # the multiplication vLLM does
@@ -274,3 +277,37 @@ def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) 
         raise UserError(f"{where}: the rope factor is {shown(factor)}; vLLM {VLLM_VERSION} multiplies the model's "
                         f"maximum length by it (_get_and_verify_max_len), which fails (TypeError: {cut(str(e))}), "
                         "so it cannot load the config: write a number") from None
+
+
+# ModelArchitectureConfigConvertor.derive_max_model_len_and_key: the smallest
+# of these hf_text_config attributes, unless model_max_length is set
+_MAX_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                 "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
+
+
+def _check_max_len(attrs: Mapping[str, Any], dicts: Any, factor: Any, where: str) -> None:
+    """vLLM's derived max model length (the smallest length key, times the
+    rope factor, int()) must be a positive integer (ModelConfig's
+    validate_model_config_after, config/model.py:1070): a length key of 0 or
+    less refuses the config. Only numbers are followed; a longrope dict
+    (max_model_len from original_max_position_embeddings) is left alone."""
+    if any(isinstance(rope, dict) and _rope_type(rope) == "longrope" for _, rope in (dicts or [])):
+        return
+    known = [(k, attrs.get(k)) for k in _MAX_LEN_KEYS
+             if isinstance(attrs.get(k), (int, float)) and not isinstance(attrs.get(k), bool)]
+    if not known or not isinstance(factor, (int, float)) or isinstance(factor, bool):
+        return
+    override = attrs.get("model_max_length")
+    key, derived = min(known, key=lambda kv: kv[1])
+    if override:
+        if not isinstance(override, (int, float)) or isinstance(override, bool):
+            return
+        key, derived = "model_max_length", override
+    try:
+        length = int(derived * factor)
+    except (OverflowError, ValueError):
+        return
+    if length < 1:
+        raise UserError(f"{where}: {key} is {shown(derived)}, so vLLM {VLLM_VERSION}'s maximum model length is "
+                        f"{length} and it refuses the config (max_model_len must be a positive integer, got int: "
+                        f"{length}); give the model's real length")

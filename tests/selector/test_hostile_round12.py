@@ -161,6 +161,34 @@ def test_bailing_hybrid_config_reads_head_dim_as_qk_rope_head_dim():
     assert {g.attn.head_size for g in _facts(BAILING_AS_MISTRAL).groups} == {64}
 
 
+# --- ModelConfig: the derived max model length must be a positive integer ------------------
+
+_LLAMA_NO_ROPE = _with(LLAMA, drop=("rope_scaling",))
+_MAX_LEN_REFUSED = [
+    ("llama max_position_embeddings 0", _with(LLAMA, max_position_embeddings=0), "got int: 0"),
+    ("llama max_position_embeddings -5", _with(LLAMA, max_position_embeddings=-5), "got int: -5"),
+    ("llama linear rope factor 0.0001 on 4096", _with(_LLAMA_NO_ROPE, max_position_embeddings=4096, rope_parameters={
+        "rope_type": "linear", "factor": 0.0001}), "got int: 0"),
+]
+_MAX_LEN_ACCEPTED = [
+    ("llama max_position_embeddings 1", _with(LLAMA, max_position_embeddings=1)),
+    ("llama yarn factor 0.0001 (max length taken as scaled)", _with(_LLAMA_NO_ROPE, max_position_embeddings=4096,
+                                                                    rope_parameters={"rope_type": "yarn", "factor": 0.0001,
+                                                                                     "original_max_position_embeddings": 4096})),
+]
+
+
+@pytest.mark.parametrize("name,config,words", _MAX_LEN_REFUSED, ids=[c[0] for c in _MAX_LEN_REFUSED])
+def test_a_max_model_len_below_one_is_refused(name, config, words):
+    with pytest.raises(UserError, match=f"max_model_len must be a positive integer, {words}"):
+        _facts(config)
+
+
+@pytest.mark.parametrize("name,config", _MAX_LEN_ACCEPTED, ids=[c[0] for c in _MAX_LEN_ACCEPTED])
+def test_a_max_model_len_of_one_or_more_passes(name, config):
+    assert _facts(config).groups
+
+
 # --- ModelConfig.is_hybrid starts from the model class ------------------------------------
 
 MINIMAX_M3 = next(c["config"] for c in model_cases_text.cases()
@@ -229,7 +257,8 @@ _KV_CASES: list[tuple[str, dict, Capability, None, str]] = [
 # --- the token embedding's vocabulary split across tensor-parallel ranks -------------------
 
 WHISPER = json.loads((HERE.parent / "fixtures" / "configs" / "whisper-small" / "config.json").read_text())
-LLAMA_24 = _with(LLAMA, hidden_size=3072, num_attention_heads=24, num_key_value_heads=24)  # vocab 128256 = 3 x 42752
+# vocab 128256 = 3 x 42752; an MLP width -tp 3 and 6 divide (MergedColumnParallelLinear asserts it)
+LLAMA_24 = _with(LLAMA, hidden_size=3072, num_attention_heads=24, num_key_value_heads=24, intermediate_size=12288)
 
 
 @pytest.mark.parametrize("config,tp,words", [
@@ -272,6 +301,9 @@ _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
      H100, "The `layer_types` entries must be in"),
     ("seed_oss layer_types full_attention", _with(SEED_OSS, layer_types=["full_attention"] * 4), H100, None),
     ("bailing_hybrid config as MistralForCausalLM", BAILING_AS_MISTRAL, H100, None),
+    *[(name, config, H100, f"max_model_len must be a positive integer, {words}")
+      for name, config, words in _MAX_LEN_REFUSED],
+    *[(name, config, H100, None) for name, config in _MAX_LEN_ACCEPTED],
     *[(name, config, H100, field) for name, config, field in _STRICT_REFUSED],
     *[(name, config, H100, None) for name, config in _STRICT_ACCEPTED],
 ]
@@ -346,6 +378,7 @@ def test_tensor_parallel_layers_against_vllm(vllm_answers, index):
     f = _facts(config, cap, tp=tp)
     theirs = {(layer["num_heads"], layer["num_kv_heads"], layer["head_size"]) for layer in res["layers"]}
     assert {(g.attn.num_heads, g.attn.num_kv_heads, g.attn.head_size) for g in f.groups} == theirs
+
 
 
 # --- engine config: vLLM's create_engine_config (tests/selector/engine_config_oracle.py) -----
