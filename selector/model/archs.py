@@ -246,6 +246,10 @@ _LANGUAGE_MODEL: dict[str, str | None] = {
     "Exaone4_5_ForConditionalGeneration": "Exaone4ForCausalLM",  # exaone4_5.py
     "Gemma3nForConditionalGeneration": "Gemma3nForCausalLM",  # gemma3n_mm.py
     "Glm5NextForConditionalGeneration": "Glm5NextForCausalLM",  # vllm/models/glm5next/common/model.py
+    # minicpmv4_6.py builds Qwen3_5ForCausalLM over text_config (4.7 and the OCR model subclass it)
+    "MiniCPMV4_6ForConditionalGeneration": "Qwen3_5ForCausalLM",
+    "MiniCPMV4_7ForConditionalGeneration": "Qwen3_5ForCausalLM",
+    "MiniCPMOcrForConditionalGeneration": "Qwen3_5ForCausalLM",
     # vllm/models/qwen4_exp/{nvidia,amd}/model.py: Qwen4ExpForCausalLM over hf_text_config
     "Qwen4ExpForConditionalGeneration": "Qwen4ExpForCausalLM",
     # vllm/models/kimi_k3/nvidia/model.py: init_vllm_registered_model(architectures=["KimiLinearForCausalLM"])

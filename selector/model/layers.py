@@ -426,7 +426,8 @@ def _qwen3_next(ctx: _Ctx) -> _Stack:
         elif kind == "linear_attention":
             stack.add(i, "gated_deltanet")
         else:
-            raise UserError(f"layer_types[{i}] is {kind!r}; Qwen3-Next layers are full_attention or linear_attention")
+            raise UserError(f"layer_types[{i}] is {kind!r}; Qwen3-Next layers are full_attention or linear_attention "
+                            f"(vLLM {VLLM_VERSION}'s decoder layer raises: Invalid layer_type {kind})")
     if t.get("attn_output_gate", True):
         _note(ctx, "attention output gate: q_proj doubles its output; head size unchanged")
     return stack

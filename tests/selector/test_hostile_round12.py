@@ -26,7 +26,7 @@ from attn_select.selector.model.facts import model_facts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_model
 
-from . import model_cases_text
+from . import model_cases_text, model_cases_vlm
 
 HERE = Path(__file__).resolve().parent
 VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
@@ -189,6 +189,19 @@ def test_a_max_model_len_of_one_or_more_passes(name, config):
     assert _facts(config).groups
 
 
+# --- MiniCPM-V 4.6 / 4.7 / OCR build Qwen3_5ForCausalLM over text_config --------------------
+
+_MINICPMV = {c["config"]["architectures"][0]: c["config"] for c in model_cases_vlm.cases()
+             if c["config"].get("architectures", [""])[0].startswith("MiniCPMV4_")}
+MINICPMV4_7_SLIDING = {**_MINICPMV["MiniCPMV4_7ForConditionalGeneration"], "text_config": {
+    **_MINICPMV["MiniCPMV4_7ForConditionalGeneration"]["text_config"], "layer_types": ["sliding_attention"] * 4}}
+
+
+def test_minicpmv_language_model_takes_qwen3_5s_layer_kinds_only():
+    with pytest.raises(UserError, match="Invalid layer_type sliding_attention"):
+        _facts(MINICPMV4_7_SLIDING, Capability(10, 0))
+
+
 # --- ModelConfig.is_hybrid starts from the model class ------------------------------------
 
 MINIMAX_M3 = next(c["config"] for c in model_cases_text.cases()
@@ -301,6 +314,8 @@ _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
      H100, "The `layer_types` entries must be in"),
     ("seed_oss layer_types full_attention", _with(SEED_OSS, layer_types=["full_attention"] * 4), H100, None),
     ("bailing_hybrid config as MistralForCausalLM", BAILING_AS_MISTRAL, H100, None),
+    ("minicpmv4_7 text layer_types sliding_attention", MINICPMV4_7_SLIDING, Capability(10, 0),
+     "Invalid layer_type sliding_attention"),
     *[(name, config, H100, f"max_model_len must be a positive integer, {words}")
       for name, config, words in _MAX_LEN_REFUSED],
     *[(name, config, H100, None) for name, config in _MAX_LEN_ACCEPTED],
