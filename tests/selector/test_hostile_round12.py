@@ -202,6 +202,34 @@ def test_minicpmv_language_model_takes_qwen3_5s_layer_kinds_only():
         _facts(MINICPMV4_7_SLIDING, Capability(10, 0))
 
 
+# --- TritonAttentionImpl.__init__: no fp8 cache below SM89 ---------------------------------
+
+
+def _explain(config: dict, cap: Capability, kv: str | None):
+    from attn_select.selector.device import Device
+    from attn_select.selector.explain import explain
+
+    device = Device(name=f"SM{cap.major}{cap.minor}", capability=cap)
+    return explain(_facts(config, cap), device, Kernels(), Overrides(kv_cache_dtype=kv))
+
+
+@pytest.mark.parametrize("cap,kv,words", [
+    (Capability(8, 0), "fp8_per_token_head", "FP8 KV cache is not supported by the Triton attention backend on SM80 "
+                                             "(compute capability 8.0); native FP8 (fp8e4nv) requires SM89+. Re-run "
+                                             "with --kv-cache-dtype bfloat16."),
+    (Capability(7, 5), "fp8_per_token_head", "Re-run with --kv-cache-dtype float16."),
+])
+def test_triton_attn_layer_refuses_an_fp8_cache_below_sm89(cap, kv, words):
+    r = _explain(_with(LLAMA, torch_dtype="float16"), cap, kv)
+    assert [g.selection.selected for g in r.groups] == ["TRITON_ATTN"]
+    assert words in r.groups[0].layer_error
+
+
+def test_triton_attn_layer_takes_an_fp8_cache_on_sm89():
+    r = _explain(LLAMA, Capability(8, 9), "fp8_per_token_head")
+    assert [g.selection.selected for g in r.groups] == ["TRITON_ATTN"] and r.groups[0].layer_error is None
+
+
 # --- ModelConfig.is_hybrid starts from the model class ------------------------------------
 
 MINIMAX_M3 = next(c["config"] for c in model_cases_text.cases()
@@ -265,6 +293,11 @@ _KV_CASES: list[tuple[str, dict, Capability, None, str]] = [
     ("falcon-40b compressed-tensors kv scheme", _with(FALCON_40B, quantization_config=_CT_KV), H100, None, "auto"),
     ("modernbert kv fp8", MODERNBERT, H100, None, "fp8"),
     ("llama kv fp8 (control)", LLAMA, H100, None, "fp8"),
+]
+# TRITON_ATTN selected (the oracle builds every layer on it): its impl refuses an fp8 cache below SM89
+_TRITON_KV_CASES: list[tuple[str, dict, Capability, str, str]] = [
+    ("llama fp8_per_token_head sm80", LLAMA, Capability(8, 0), "fp8_per_token_head",
+     "FP8 KV cache is not supported by the Triton attention backend"),
 ]
 
 # --- the token embedding's vocabulary split across tensor-parallel ranks -------------------
@@ -332,6 +365,8 @@ def vllm_answers() -> list[dict]:
     cases += [{"config": c, "capability": [cap.major, cap.minor], "kv_cache_dtype": kv} for _, c, cap, _, kv in _KV_CASES]
     cases += [{"config": c, "capability": [cap.major, cap.minor], "tensor_parallel_size": tp}
               for _, c, cap, _, tp in _TP_CASES]
+    cases += [{"config": c, "capability": [cap.major, cap.minor], "kv_cache_dtype": kv}
+              for _, c, cap, kv, _ in _TRITON_KV_CASES]
     proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -394,6 +429,17 @@ def test_tensor_parallel_layers_against_vllm(vllm_answers, index):
     theirs = {(layer["num_heads"], layer["num_kv_heads"], layer["head_size"]) for layer in res["layers"]}
     assert {(g.attn.num_heads, g.attn.num_kv_heads, g.attn.head_size) for g in f.groups} == theirs
 
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(_TRITON_KV_CASES)), ids=[c[0] for c in _TRITON_KV_CASES])
+def test_triton_layer_error_against_vllm(vllm_answers, index):
+    name, config, cap, kv, words = _TRITON_KV_CASES[index]
+    res = vllm_answers[len(_VLLM_CASES) + len(_KV_CASES) + len(_TP_CASES) + index]
+    assert res["error"] and words in res["error"], res["error"]
+    r = _explain(config, cap, kv)
+    assert r.groups[0].selection.selected == "TRITON_ATTN" and words in r.groups[0].layer_error
 
 
 # --- engine config: vLLM's create_engine_config (tests/selector/engine_config_oracle.py) -----
