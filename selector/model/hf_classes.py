@@ -819,6 +819,10 @@ _HF_CLASSES["glm5_next_text"] = _HFClass("Glm5NextTextConfig", {
     "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 0, "qk_nope_head_dim": 256, "v_head_dim": 256,
     "index_topk": 2048}, _post_glm5_next_text)
 _HF_CLASSES["glm5_next"] = _HFClass("Glm5NextConfig", {}, None, text_config_type="glm5_next_text")
+# vLLM's KimiVLConfig (transformers_utils/configs/kimi_vl.py) builds its text_config
+# as DeepseekV2Config whatever model_type the section names (deepseek_v3 in
+# the published checkpoints), and from DeepseekV2Config's defaults when absent
+_HF_CLASSES["kimi_vl"] = _HFClass("KimiVLConfig", {}, None, text_config_type="deepseek_v2", text_from_defaults=True)
 
 
 def _post_jetmoe(a: dict[str, Any]) -> None:

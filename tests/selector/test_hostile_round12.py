@@ -230,6 +230,22 @@ def test_triton_attn_layer_takes_an_fp8_cache_on_sm89():
     assert [g.selection.selected for g in r.groups] == ["TRITON_ATTN"] and r.groups[0].layer_error is None
 
 
+# --- KimiVLConfig builds text_config as DeepseekV2Config -----------------------------------
+
+def _kimi_vl() -> dict:
+    from .test_model_vs_vllm import _multimodal_wrapper_cases
+
+    return next(c["config"] for c in _multimodal_wrapper_cases() if c["name"] == "kimi-vl like")
+
+
+def test_kimi_vl_text_config_is_checked_as_deepseek_v2():
+    kimi = _kimi_vl()
+    bad = {**kimi, "text_config": {**kimi["text_config"], "num_attention_heads": 12}}
+    with pytest.raises(UserError, match="DeepseekV2Config.validate_architecture"):
+        _facts(bad)
+    assert _facts(kimi).groups
+
+
 # --- ModelConfig.is_hybrid starts from the model class ------------------------------------
 
 MINIMAX_M3 = next(c["config"] for c in model_cases_text.cases()
@@ -349,6 +365,8 @@ _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
     ("bailing_hybrid config as MistralForCausalLM", BAILING_AS_MISTRAL, H100, None),
     ("minicpmv4_7 text layer_types sliding_attention", MINICPMV4_7_SLIDING, Capability(10, 0),
      "Invalid layer_type sliding_attention"),
+    ("kimi-vl text heads 12 (DeepseekV2Config)", {**_kimi_vl(), "text_config": {
+        **_kimi_vl()["text_config"], "num_attention_heads": 12}}, H100, "is not a multiple of the number of attention"),
     *[(name, config, H100, f"max_model_len must be a positive integer, {words}")
       for name, config, words in _MAX_LEN_REFUSED],
     *[(name, config, H100, None) for name, config in _MAX_LEN_ACCEPTED],
