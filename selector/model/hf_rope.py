@@ -310,4 +310,4 @@ def _check_max_len(attrs: Mapping[str, Any], dicts: Any, factor: Any, where: str
     if length < 1:
         raise UserError(f"{where}: {key} is {shown(derived)}, so vLLM {VLLM_VERSION}'s maximum model length is "
                         f"{length} and it refuses the config (max_model_len must be a positive integer, got int: "
-                        f"{length}); give the model's real length")
+                        f"{length}. Example: max_model_len=2048); give the model's real length")
