@@ -82,10 +82,63 @@ def _times(head_dim: Any, factor: Any) -> Any:
 
 def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_type: str, where: str,
                wrapper: bool = False, modelled: bool = True) -> None:
-    """A user error for a config transformers' validate_rope refuses;
+    """A user error for a config transformers' validate_rope refuses, then
+    for one vLLM's patch_legacy_rope_type refuses after loading it;
     ``wrapper``: the class holds a text_config (a multimodal wrapper);
     ``modelled``: ``attrs`` is the class's view after __post_init__ (not
     only config.json's fields)."""
+    _check_rope_class(raw, attrs, model_type, where, wrapper, modelled)
+    if raw is not None:
+        _check_legacy_rope_type(raw, where)
+
+
+def _check_legacy_rope_type(raw: Mapping[str, Any], where: str) -> None:
+    """vLLM 0.33.0's get_config runs patch_rope_parameters on every loaded
+    config (transformers_utils/config.py:608-687): patch_legacy_rope_type on
+    each rope dict (per layer type when nested), then transformers'
+    validation again. A legacy ``type`` that conflicts with ``rope_type``,
+    a legacy "mrope" without mrope_section, and "su" (read as longrope,
+    whatever the class) without longrope's factor lists refuse the config."""
+    rope = raw.get("rope_scaling") or raw.get("rope_parameters")
+    if not isinstance(rope, dict) or not rope:
+        return
+    if all(k in _NESTED_KEYS for k in rope):
+        dicts = [d for d in rope.values() if isinstance(d, dict)]
+    else:
+        dicts = [rope]
+    fail = f"so vLLM {VLLM_VERSION} cannot load the config (patch_legacy_rope_type)"
+    for d in dicts:
+        if "rope_type" in d and "type" in d:
+            modern, legacy = d["rope_type"], d["type"]
+            if not ((legacy == "su" and modern == "longrope") or (legacy == "mrope" and modern == "default")) \
+                    and modern != legacy:
+                raise UserError(f"{where}: rope_parameters has rope_type {shown(modern)} and the legacy type "
+                                f"{shown(legacy)}, {fail}: Found conflicts between 'rope_type={modern}' (modern field) "
+                                f"and 'type={legacy}' (legacy field). You should only specify one of them.")
+        rope_type = d.get("rope_type", d.get("type"))
+        if rope_type == "su":
+            missing = sorted(k for k in ("short_factor", "long_factor") if k not in d)
+            if missing:
+                raise UserError(f"{where}: rope_type 'su' is read as longrope, which needs {' and '.join(missing)}, "
+                                f"{fail}: Missing required keys in `rope_parameters` for 'rope_type'='longrope': "
+                                f"{set(missing)}")
+        elif rope_type == "mrope" and "mrope_section" not in d:
+            raise UserError(f"{where}: the legacy rope_type 'mrope' has no mrope_section, {fail}: Legacy rope_type "
+                            "'mrope' requires 'mrope_section' in rope_parameters")
+
+
+# vLLM's is_rope_parameters_nested: keys among transformers 5.20's
+# ALLOWED_LAYER_TYPES, or DeepSeek-V4's rope kinds
+_NESTED_KEYS = frozenset({
+    "chunked_attention", "compressed_sparse_attention", "conv", "dense", "full_attention",
+    "heavily_compressed_attention", "hybrid", "hybrid_sliding", "indexed_attention", "linear_attention",
+    "minimax_m3_sparse", "moe", "reference_sliding_attention", "sliding_attention", "sparse", "window_attention",
+    "main", "compress"})
+
+
+def _check_rope_class(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_type: str, where: str,
+                      wrapper: bool, modelled: bool) -> None:
+    """transformers' validate_rope, as the config class runs it."""
     if raw is None or model_type in _NOT_REACHED:
         return
     mixin = "rope_parameters" in declared(model_type)

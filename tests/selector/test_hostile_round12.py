@@ -84,6 +84,37 @@ def test_longrope_on_a_class_without_head_dim_reads_hidden_over_heads():
     assert _facts(_with(GRANITEMOE_SWA, rope_parameters=_LONGROPE)).head_size == 64
 
 
+# --- vLLM's patch_legacy_rope_type, after the config is loaded -----------------------------
+
+_LLAMA_NOROPE = _with(json.loads((HERE.parent / "fixtures" / "configs" / "llama-3.1-8b" / "config.json").read_text()),
+                      drop=("rope_scaling",), num_hidden_layers=2)
+_LEGACY_ROPE_REFUSED = [
+    ("llama rope type 'su' without factor lists", _with(_LLAMA_NOROPE, rope_scaling={"type": "su", "factor": 2.0}),
+     "Missing required keys in `rope_parameters` for 'rope_type'='longrope'"),
+    ("llama rope_type linear with legacy type yarn", _with(_LLAMA_NOROPE, rope_scaling={
+        "rope_type": "linear", "type": "yarn", "factor": 2.0}), "Found conflicts between 'rope_type=linear'"),
+    ("llama legacy mrope without mrope_section", _with(_LLAMA_NOROPE, rope_scaling={"type": "mrope"}),
+     "Legacy rope_type 'mrope' requires 'mrope_section'"),
+]
+_LEGACY_ROPE_ACCEPTED = [
+    ("llama rope type 'su' with factor lists", _with(_LLAMA_NOROPE, rope_scaling={
+        "type": "su", "short_factor": [1.0] * 64, "long_factor": [1.0] * 64})),
+    ("llama legacy mrope with mrope_section", _with(_LLAMA_NOROPE, rope_scaling={
+        "type": "mrope", "mrope_section": [16, 24, 24]})),
+]
+
+
+@pytest.mark.parametrize("name,config,words", _LEGACY_ROPE_REFUSED, ids=[c[0] for c in _LEGACY_ROPE_REFUSED])
+def test_vllm_legacy_rope_patch_refusals(name, config, words):
+    with pytest.raises(UserError, match=words.replace("(", r"\(").replace("[", r"\[")):
+        _facts(config)
+
+
+@pytest.mark.parametrize("name,config", _LEGACY_ROPE_ACCEPTED, ids=[c[0] for c in _LEGACY_ROPE_ACCEPTED])
+def test_vllm_legacy_rope_patch_passes(name, config):
+    assert _facts(config).groups
+
+
 # --- transformers_strict.txt: the declared kinds of fields attn-select never reads --------
 
 LLAMA = _with(json.loads((HERE.parent / "fixtures" / "configs" / "llama-3.1-8b" / "config.json").read_text()),
@@ -365,6 +396,8 @@ _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
     ("bailing_hybrid config as MistralForCausalLM", BAILING_AS_MISTRAL, H100, None),
     ("minicpmv4_7 text layer_types sliding_attention", MINICPMV4_7_SLIDING, Capability(10, 0),
      "Invalid layer_type sliding_attention"),
+    *[(name, config, H100, words) for name, config, words in _LEGACY_ROPE_REFUSED],
+    *[(name, config, H100, None) for name, config in _LEGACY_ROPE_ACCEPTED],
     ("kimi-vl text heads 12 (DeepseekV2Config)", {**_kimi_vl(), "text_config": {
         **_kimi_vl()["text_config"], "num_attention_heads": 12}}, H100, "is not a multiple of the number of attention"),
     *[(name, config, H100, f"max_model_len must be a positive integer, {words}")
