@@ -138,6 +138,9 @@ _STRICT_REFUSED = [
     ("llama use_cache 'true'", _with(LLAMA, use_cache="true"), "use_cache"),
     ("llama hidden_act 5", _with(LLAMA, hidden_act=5), "hidden_act"),
     ("deepseek-v3 n_routed_experts 1.5", _with(DEEPSEEK_V3, n_routed_experts=1.5), "n_routed_experts"),
+    # a class vLLM registers over the model type (_CONFIG_REGISTRY: step3p5 is Step3p7TextConfig)
+    ("step-3.5 intermediate_size '11264'", model_cases_text._step3p5_flash(intermediate_size="11264"),
+     "intermediate_size"),
 ]
 _STRICT_ACCEPTED = [
     ("llama attention_dropout 0 (int | float)", _with(LLAMA, attention_dropout=0)),
