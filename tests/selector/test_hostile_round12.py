@@ -280,6 +280,18 @@ def test_kimi_vl_text_config_is_checked_as_deepseek_v2():
     assert _facts(kimi).groups
 
 
+# --- NemotronHConfig ignores config.json's num_hidden_layers (a property) ------------------
+
+NEMOTRON_H = next(c["config"] for c in model_cases_text.cases()
+                  if c["name"] == "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 cut to 8 layers")
+
+
+@pytest.mark.parametrize("value", [{"value": 8}, "x", 3.5, 3])
+def test_nemotron_h_num_hidden_layers_is_ignored_whatever_it_holds(value):
+    f = _facts(_with(NEMOTRON_H, num_hidden_layers=value), Capability(10, 0))
+    assert f.num_layers == _facts(NEMOTRON_H, Capability(10, 0)).num_layers
+
+
 # --- ModelConfig.is_hybrid starts from the model class ------------------------------------
 
 MINIMAX_M3 = next(c["config"] for c in model_cases_text.cases()
@@ -401,6 +413,8 @@ _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
      "Invalid layer_type sliding_attention"),
     *[(name, config, H100, words) for name, config, words in _LEGACY_ROPE_REFUSED],
     *[(name, config, H100, None) for name, config in _LEGACY_ROPE_ACCEPTED],
+    ("nemotron-h num_hidden_layers {'value': 8}", _with(NEMOTRON_H, num_hidden_layers={"value": 8}),
+     Capability(10, 0), None),
     ("kimi-vl text heads 12 (DeepseekV2Config)", {**_kimi_vl(), "text_config": {
         **_kimi_vl()["text_config"], "num_attention_heads": 12}}, H100, "is not a multiple of the number of attention"),
     *[(name, config, H100, f"max_model_len must be a positive integer, {words}")
