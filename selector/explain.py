@@ -457,13 +457,23 @@ def engine_overrides(ov: Overrides, engine: EngineConfig) -> Overrides:
     )
 
 
+# attention types whose layer class asks get_attn_backend itself with
+# cache_config.cache_dtype before Attention.__init__ applies the skip list
+# (CrossAttention, EncoderOnlyAttention): their selection keeps the run-wide dtype
+_OWN_BACKEND_TYPES = frozenset({"encoder_decoder", "encoder_only"})
+
+
 def split_skip_layers(groups: tuple[AttentionGroup, ...], skip: tuple[int, ...]) -> tuple[AttentionGroup, ...]:
     """Layers in kv_cache_dtype_skip_layers build with kv_cache_dtype "auto"
-    (Attention/MLAAttention.__init__), so they leave their group."""
+    (Attention/MLAAttention.__init__), so they leave their group; a cross or
+    encoder-only layer selected its backend before that and stays."""
     if not skip:
         return groups
     out: list[AttentionGroup] = []
     for g in groups:
+        if g.attn.attn_type in _OWN_BACKEND_TYPES and not g.attn.use_mla:
+            out.append(g)
+            continue
         kept = tuple(i for i in g.layers if i not in skip)
         skipped = tuple(i for i in g.layers if i in skip)
         if kept:

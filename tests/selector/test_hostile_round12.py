@@ -343,11 +343,18 @@ def test_layers_built_without_cache_config_keep_their_own_cache_dtype(config, kv
     assert {g.cfg.kv_cache_dtype for g in r.groups} == {want}
 
 
+def test_cross_attention_keeps_the_run_wide_cache_dtype_on_turboquant_boundary_layers():
+    r = _explain(WHISPER, Capability(10, 0), "turboquant_4bit_nc")
+    kv = {g.cfg.attn_type: g.cfg.kv_cache_dtype for g in r.groups}
+    assert kv == {"decoder": "auto", "encoder_decoder": "turboquant_4bit_nc"}
+
+
 def test_falcon_takes_no_model_level_sliding_window():
     assert all(g.attn.sliding_window is None for g in _facts(_with(FALCON_40B, sliding_window=4096)).groups)
 
 
 # (name, config, capability, vLLM refusal or None, --kv-cache-dtype)
+WHISPER = json.loads((HERE.parent / "fixtures" / "configs" / "whisper-small" / "config.json").read_text())
 _KV_CASES: list[tuple[str, dict, Capability, None, str]] = [
     ("falcon-40b kv fp8", FALCON_40B, H100, None, "fp8"),
     ("falcon-rw alibi kv fp8", FALCON_RW, H100, None, "fp8"),
@@ -355,6 +362,8 @@ _KV_CASES: list[tuple[str, dict, Capability, None, str]] = [
     ("falcon-40b compressed-tensors kv scheme", _with(FALCON_40B, quantization_config=_CT_KV), H100, None, "auto"),
     ("modernbert kv fp8", MODERNBERT, H100, None, "fp8"),
     ("llama kv fp8 (control)", LLAMA, H100, None, "fp8"),
+    # TurboQuant's boundary layers keep "auto" in Attention.__init__; CrossAttention asked before that
+    ("whisper-small turboquant_4bit_nc", WHISPER, H100, None, "turboquant_4bit_nc"),
 ]
 # TRITON_ATTN selected (the oracle builds every layer on it): its impl refuses an fp8 cache below SM89
 _TRITON_KV_CASES: list[tuple[str, dict, Capability, str, str]] = [
@@ -364,7 +373,6 @@ _TRITON_KV_CASES: list[tuple[str, dict, Capability, str, str]] = [
 
 # --- the token embedding's vocabulary split across tensor-parallel ranks -------------------
 
-WHISPER = json.loads((HERE.parent / "fixtures" / "configs" / "whisper-small" / "config.json").read_text())
 # vocab 128256 = 3 x 42752; an MLP width -tp 3 and 6 divide (MergedColumnParallelLinear asserts it)
 LLAMA_24 = _with(LLAMA, hidden_size=3072, num_attention_heads=24, num_key_value_heads=24, intermediate_size=12288)
 
