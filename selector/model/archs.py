@@ -224,6 +224,10 @@ def _runner_by_suffix(arch: str) -> str:
 # VllmConfig.with_hf_config takes text_config.architectures, else transformers'
 # causal-LM class for the text config's model_type.
 _LANGUAGE_MODEL: dict[str, str | None] = {
+    # llava.py / mistral3.py: init_vllm_registered_model(hf_config=config.text_config), whose
+    # architectures (else transformers' causal-LM class of its model type) pick the language model
+    "LlavaForConditionalGeneration": None,
+    "Mistral3ForConditionalGeneration": None,
     "LlavaOnevisionForConditionalGeneration": None,  # llava_onevision.py
     "LlavaNextVideoForConditionalGeneration": None,  # llava_next_video.py
     "InternVLForConditionalGeneration": None,  # internvl.py (HF format)

@@ -292,6 +292,36 @@ def test_nemotron_h_num_hidden_layers_is_ignored_whatever_it_holds(value):
     assert f.num_layers == _facts(NEMOTRON_H, Capability(10, 0)).num_layers
 
 
+# --- Llava / Mistral3 build their language model from text_config's architecture -----------
+
+_CLIP = {"model_type": "clip_vision_model", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2,
+         "num_hidden_layers": 1, "image_size": 28, "patch_size": 14}
+_PIXTRAL = {"model_type": "pixtral", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2,
+            "num_hidden_layers": 1, "head_dim": 32}
+
+
+def _seed(name: str) -> dict:
+    from .test_model_vs_vllm import _cases
+
+    return next(c["config"] for c in _cases() if c["name"] == name)
+
+
+def _wrapped(arch: str, model_type: str, vision: dict, text: dict) -> dict:
+    return {"architectures": [arch], "model_type": model_type, "torch_dtype": "bfloat16", "vision_config": vision,
+            "text_config": {k: v for k, v in text.items() if k != "architectures"}}
+
+
+def test_llava_over_gemma4_text_builds_gemma4s_layers():
+    config = _wrapped("LlavaForConditionalGeneration", "llava", _CLIP, _seed("gemma4 e2b-like kv-shared"))
+    assert {(g.attn.sliding_window is not None, g.attn.head_size) for g in _facts(config, Capability(8, 6)).groups} \
+        == {(True, 256), (False, 512)}
+
+
+def test_mistral3_over_minicpm3_builds_minicpm3s_layers():
+    config = _wrapped("Mistral3ForConditionalGeneration", "mistral3", _PIXTRAL, _seed("minicpm3-4b like"))
+    assert {g.attn.head_size for g in _facts(config, Capability(10, 0)).groups} == {96}
+
+
 # --- ModelConfig.is_hybrid starts from the model class ------------------------------------
 
 MINIMAX_M3 = next(c["config"] for c in model_cases_text.cases()
@@ -423,6 +453,10 @@ _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
     *[(name, config, H100, None) for name, config in _LEGACY_ROPE_ACCEPTED],
     ("nemotron-h num_hidden_layers {'value': 8}", _with(NEMOTRON_H, num_hidden_layers={"value": 8}),
      Capability(10, 0), None),
+    ("llava over gemma4_text", _wrapped("LlavaForConditionalGeneration", "llava", _CLIP,
+                                        _seed("gemma4 e2b-like kv-shared")), Capability(8, 6), None),
+    ("mistral3 over minicpm3", _wrapped("Mistral3ForConditionalGeneration", "mistral3", _PIXTRAL,
+                                        _seed("minicpm3-4b like")), Capability(10, 0), None),
     ("kimi-vl text heads 12 (DeepseekV2Config)", {**_kimi_vl(), "text_config": {
         **_kimi_vl()["text_config"], "num_attention_heads": 12}}, H100, "is not a multiple of the number of attention"),
     *[(name, config, H100, f"max_model_len must be a positive integer, {words}")
