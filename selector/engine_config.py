@@ -57,6 +57,24 @@ _UNLIMITED_OCR = frozenset({"UnlimitedOCRForCausalLM"})
 # Layer kinds that make vLLM's model_config.is_hybrid true (a Mamba-style or
 # linear-attention mixer beside attention); MLP/MoE-only layers do not.
 _HYBRID_KINDS_EXCLUDED = frozenset({"mlp", "moe"})
+# model_config.is_hybrid starts from the model class: the registered
+# architectures whose class implements IsHybrid in vLLM 0.33.0
+# (interfaces.is_hybrid over the model registry). Another architecture with
+# layers of its own kind (MiniMax-M3's sparse attention) is not hybrid.
+_HYBRID_ARCHS = frozenset({
+    "AliceAIForCausalLM", "BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM",
+    "BailingMoeV3VLForConditionalGeneration", "ClefFlashForJointSchema", "ColBERTLfm2Model", "ColQwen3_5",
+    "D3ForSequenceClassification", "FalconH1ForCausalLM", "Glm5NextForCausalLM", "Glm5NextForConditionalGeneration",
+    "GraniteMoeHybridForCausalLM", "InternS2MobiusForConditionalGeneration",
+    "InternS2PreviewForConditionalGeneration", "JambaForCausalLM", "JambaForSequenceClassification",
+    "KimiK3ForConditionalGeneration", "KimiLinearForCausalLM", "Lfm2ForCausalLM", "Lfm2MoeForCausalLM",
+    "Lfm2VlForConditionalGeneration", "MiniCPMOcrForConditionalGeneration", "MiniCPMV4_6ForConditionalGeneration",
+    "MiniCPMV4_7ForConditionalGeneration", "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM",
+    "NemotronH_Nano_Omni_Reasoning_V3", "NemotronH_Nano_VL_V2", "NemotronH_Omni_Reasoning_V3",
+    "NemotronH_Super_Omni_Reasoning_V3", "OlmoHybridForCausalLM", "Qwen3NextForCausalLM", "Qwen3_5ForCausalLM",
+    "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForCausalLM", "Qwen3_5MoeForConditionalGeneration",
+    "Qwen4ExpForCausalLM", "Qwen4ExpForConditionalGeneration", "Zamba2ForCausalLM",
+})
 
 # TurboQuantConfig.get_boundary_skip_layers keeps this many attention layers
 # at each end of a dense model uncompressed.
@@ -304,7 +322,10 @@ def _is_packed_kv(cache_dtype: str) -> bool:
 
 
 def _is_hybrid(model: ModelFacts) -> bool:
-    return any(o.kind not in _HYBRID_KINDS_EXCLUDED for o in model.other_layers)
+    """ModelConfig.is_hybrid: an IsHybrid model class whose layers are not
+    all attention (granite-4.0-micro's hybrid config with attention only is not)."""
+    return model.architecture in _HYBRID_ARCHS and any(
+        o.kind not in _HYBRID_KINDS_EXCLUDED for o in model.other_layers)
 
 
 def _boundary_skip_layers(s: _State, model: ModelFacts) -> None:

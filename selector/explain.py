@@ -382,6 +382,28 @@ def _mla_prefill(
     )
 
 
+# TritonAttentionImpl / TritonMLAImpl.__init__ name themselves so in their refusals
+_TRITON_IMPLS = {"TRITON_ATTN": "Triton attention backend", "TRITON_MLA": "Triton MLA backend"}
+
+
+def triton_impl_error(backend: str, kv: str, device: Device) -> str | None:
+    """What TritonAttentionImpl / TritonMLAImpl.__init__ raise on CUDA for the
+    layer's cache dtype (triton_attn.py:510-533, mla/triton_mla.py:198-221):
+    an fp8 cache below SM89 (no native fp8e4nv), a bfloat16 one below SM80.
+    Selection passes them; the layer then fails to build."""
+    cap = device.capability
+    where = f"on {device.name} (compute capability {cap.major}.{cap.minor})"
+    if kv.startswith("fp8") and (cap.major, cap.minor) < (8, 9):
+        suggested = "float16" if (cap.major, cap.minor) < (8, 0) else "bfloat16"
+        return (f"ValueError: FP8 KV cache is not supported by the {_TRITON_IMPLS[backend]} {where}; native FP8 "
+                f"(fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype {suggested}.")
+    if kv == "bfloat16" and (cap.major, cap.minor) < (8, 0):
+        what = "" if backend == "TRITON_ATTN" else f" by the {_TRITON_IMPLS[backend]}"
+        return (f"ValueError: bfloat16 KV cache is not supported{what} {where}; bfloat16 requires SM80+. Re-run "
+                "with --kv-cache-dtype float16.")
+    return None
+
+
 def explain_group(
     group: AttentionGroup | None,
     cfg: SelectorConfig,
@@ -403,6 +425,8 @@ def explain_group(
         from attn_select.selector.fa_version import layer_init_error
 
         layer_error = layer_init_error(cfg, device.capability, kernels, ctx, attn)
+    if sel.selected in _TRITON_IMPLS:
+        layer_error = triton_impl_error(sel.selected, cfg.kv_cache_dtype or ctx.cache_dtype, device)
     if sel.selected is not None and attn is not None and attn.use_alibi_sqrt \
             and not registry.BACKENDS[sel.selected].alibi_sqrt:
         # Attention.__init__ checks the chosen backend's supports_alibi_sqrt
@@ -433,13 +457,23 @@ def engine_overrides(ov: Overrides, engine: EngineConfig) -> Overrides:
     )
 
 
+# attention types whose layer class asks get_attn_backend itself with
+# cache_config.cache_dtype before Attention.__init__ applies the skip list
+# (CrossAttention, EncoderOnlyAttention): their selection keeps the run-wide dtype
+_OWN_BACKEND_TYPES = frozenset({"encoder_decoder", "encoder_only"})
+
+
 def split_skip_layers(groups: tuple[AttentionGroup, ...], skip: tuple[int, ...]) -> tuple[AttentionGroup, ...]:
     """Layers in kv_cache_dtype_skip_layers build with kv_cache_dtype "auto"
-    (Attention/MLAAttention.__init__), so they leave their group."""
+    (Attention/MLAAttention.__init__), so they leave their group; a cross or
+    encoder-only layer selected its backend before that and stays."""
     if not skip:
         return groups
     out: list[AttentionGroup] = []
     for g in groups:
+        if g.attn.attn_type in _OWN_BACKEND_TYPES and not g.attn.use_mla:
+            out.append(g)
+            continue
         kept = tuple(i for i in g.layers if i not in skip)
         skipped = tuple(i for i in g.layers if i in skip)
         if kept:

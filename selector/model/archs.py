@@ -226,6 +226,10 @@ def _runner_by_suffix(arch: str) -> str:
 # VllmConfig.with_hf_config takes text_config.architectures, else transformers'
 # causal-LM class for the text config's model_type.
 _LANGUAGE_MODEL: dict[str, str | None] = {
+    # llava.py / mistral3.py: init_vllm_registered_model(hf_config=config.text_config), whose
+    # architectures (else transformers' causal-LM class of its model type) pick the language model
+    "LlavaForConditionalGeneration": None,
+    "Mistral3ForConditionalGeneration": None,
     "LlavaOnevisionForConditionalGeneration": None,  # llava_onevision.py
     "LlavaNextVideoForConditionalGeneration": None,  # llava_next_video.py
     "InternVLForConditionalGeneration": None,  # internvl.py (HF format)
@@ -250,6 +254,10 @@ _LANGUAGE_MODEL: dict[str, str | None] = {
     "Exaone4_5_ForConditionalGeneration": "Exaone4ForCausalLM",  # exaone4_5.py
     "Gemma3nForConditionalGeneration": "Gemma3nForCausalLM",  # gemma3n_mm.py
     "Glm5NextForConditionalGeneration": "Glm5NextForCausalLM",  # vllm/models/glm5next/common/model.py
+    # minicpmv4_6.py builds Qwen3_5ForCausalLM over text_config (4.7 and the OCR model subclass it)
+    "MiniCPMV4_6ForConditionalGeneration": "Qwen3_5ForCausalLM",
+    "MiniCPMV4_7ForConditionalGeneration": "Qwen3_5ForCausalLM",
+    "MiniCPMOcrForConditionalGeneration": "Qwen3_5ForCausalLM",
     # vllm/models/qwen4_exp/{nvidia,amd}/model.py: Qwen4ExpForCausalLM over hf_text_config
     "Qwen4ExpForConditionalGeneration": "Qwen4ExpForCausalLM",
     # vllm/models/kimi_k3/nvidia/model.py: init_vllm_registered_model(architectures=["KimiLinearForCausalLM"])

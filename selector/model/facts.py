@@ -75,6 +75,27 @@ def group_layers(stacks: list[_Stack], encoder_decoder: bool) -> tuple[tuple[Att
     return tuple(groups), tuple(OtherLayers(kind=k, layers=tuple(v)) for k, v in other.items())
 
 
+# VocabParallelEmbedding / ParallelLMHead pad the vocabulary to a multiple of
+# this before splitting it across tensor-parallel ranks
+_VOCAB_PADDING = 64
+
+
+def _check_vocab_shards(text: Any, tp: int, engine: str) -> None:
+    """The model's token embedding (VocabParallelEmbedding, built before
+    its decoder layers) divides the padded vocabulary by the tensor-parallel
+    size, and vLLM's divide() asserts it: a -tp that is no power of two
+    (3, 6, ...) fails there unless it divides the padded size."""
+    vocab = text.get("vocab_size")
+    if engine == "sglang" or tp <= 1 or not isinstance(vocab, int) or isinstance(vocab, bool) or vocab <= 0:
+        return
+    padded = -(-vocab // _VOCAB_PADDING) * _VOCAB_PADDING
+    if padded % tp:
+        raise UserError(f"tensor parallel size {tp} does not divide the vocabulary: vLLM {VLLM_VERSION} pads "
+                        f"vocab_size {vocab} to {padded} (a multiple of {_VOCAB_PADDING}) and splits it across the "
+                        f"ranks, and fails building the token embedding (AssertionError: {padded} is not divisible "
+                        f"by {tp}); pick a tensor-parallel size that divides {padded}")
+
+
 _BIDIRECTIONAL_POOLING = ("avg", "cls", "last")
 # model types whose get_text_config() is thinker_config.text_config, and that
 # text config's model_type (the thinker's fixed text class)
@@ -377,9 +398,12 @@ def _model_facts(
         raise UserError(f"tensor parallel size {tp} does not divide the {heads} attention heads; pick a divisor "
                         f"(vLLM {VLLM_VERSION}: Total number of attention heads ({heads}) must be divisible by "
                         f"tensor parallel size ({tp}).)")
+    _check_vocab_shards(text, tp, engine)
     ctx = _Ctx(arch=built_arch, hf=hf, text=text, tp=tp, cache_window=cache_window,
                mm_prefix=is_mm_prefix_lm(hf, text, mm_inputs), per_head_scales=per_head, use_mla=use_mla,
-               alibi=uses_alibi(text, archs), notes=notes)
+               alibi=uses_alibi(text, archs), notes=notes,
+               uncached_kv="fp8" if kv_scheme == "fp8" and quant and quant.get("quant_method") == "compressed-tensors"
+               else "auto")
     try:
         built = builder(ctx)
     except NoVllmSelection as refusal:

@@ -394,6 +394,27 @@ def _check_remappable(raw: Mapping[str, Any] | None, where: str) -> None:
                         "kind string per layer")
 
 
+# vLLM 0.33.0's own config classes (transformers_utils/config.py
+# _CONFIG_REGISTRY), which vLLM loads instead of any transformers class of
+# the model type; their __post_init__ may rename layer kinds first
+_VLLM_CONFIG_REGISTRY = frozenset({
+    "RefinedWeb", "RefinedWebModel", "alpamayo2_super", "bagel", "bailing_moe_v3_vl", "beam", "chatglm", "colqwen3",
+    "deepseek_v32", "deepseek_v41", "deepseek_vl_v2", "dory", "dots3_note", "eagle", "flint", "funaudiochat", "hy_v4",
+    "hyperclovax", "inkling_mm_model", "inkling_model", "isaac", "k3_dspark", "kimi_k2", "kimi_k25", "kimi_k3",
+    "kimi_linear", "kimi_vl", "midashenglm", "minimax_m3_mtp", "minimax_m3_vl", "moondream3",
+    "moss_transcribe_diarize", "muse_spark", "muse_spark_audio", "muse_spark_dspark", "muse_spark_text",
+    "muse_spark_vision", "musespark1x_text", "openvla", "ops_colqwen3", "ovis", "qwen3_asr", "qwen3_vl_nemotron_embed",
+    "speculators", "step3_text", "step3_vl", "step3p5", "step5", "step5_vl", "ultravbert", "ultravox",
+    "unlimited-ocr", "unlimited_ocr"})
+
+
+def _transformers_class(model_type: str) -> bool:
+    """transformers 5.20's own config class loads the model type in vLLM."""
+    from attn_select.selector.model.hf_models import is_config_type
+
+    return is_config_type(model_type) and model_type not in _VLLM_CONFIG_REGISTRY
+
+
 def _check_layer_lists(attrs: Mapping[str, Any], model_type: str, where: str, kinds_known: bool = True) -> None:
     """transformers' layer_types / mlp_layer_types check, as it runs after
     __post_init__ (mlp_layer_types only once layer_types is given).
@@ -666,12 +687,21 @@ _HF_CLASSES["kimi_k2"] = _HF_CLASSES["deepseek_v3"]
 _HF_CLASSES["jais2"] = _HFClass("Jais2Config", {"num_hidden_layers": 32, "num_attention_heads": 26,
                                                 "hidden_size": 3328, "num_key_value_heads": None, "head_dim": None},
                                 _post_head_dim_and_kv)
+def _post_bailing_hybrid(a: dict[str, Any]) -> None:
+    # BailingHybridConfig.__post_init__: the linear layers take config.json's
+    # head_dim, then head_dim becomes qk_rope_head_dim (what a model file
+    # reading config.head_dim sees: MistralForCausalLM on such a config)
+    a["linear_head_dim"] = a.get("head_dim")
+    _post_kv(a)
+    a["head_dim"] = a.get("qk_rope_head_dim")
+
+
 # BailingHybridConfig (Ring/Ling-2.5): MLA sizes and layer_group_size
 # default in the class; KV heads default to the query heads
 _HF_CLASSES["bailing_hybrid"] = _HFClass("BailingHybridConfig", {
     "num_hidden_layers": 42, "num_attention_heads": 32, "hidden_size": 2560, "num_key_value_heads": 32,
     "head_dim": 128, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
-    "layer_group_size": 6}, _post_kv)
+    "layer_group_size": 6}, _post_bailing_hybrid)
 
 
 def _post_mimo_v2_flash(a: dict[str, Any]) -> None:
@@ -789,6 +819,10 @@ _HF_CLASSES["glm5_next_text"] = _HFClass("Glm5NextTextConfig", {
     "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 0, "qk_nope_head_dim": 256, "v_head_dim": 256,
     "index_topk": 2048}, _post_glm5_next_text)
 _HF_CLASSES["glm5_next"] = _HFClass("Glm5NextConfig", {}, None, text_config_type="glm5_next_text")
+# vLLM's KimiVLConfig (transformers_utils/configs/kimi_vl.py) builds its text_config
+# as DeepseekV2Config whatever model_type the section names (deepseek_v3 in
+# the published checkpoints), and from DeepseekV2Config's defaults when absent
+_HF_CLASSES["kimi_vl"] = _HFClass("KimiVLConfig", {}, None, text_config_type="deepseek_v2", text_from_defaults=True)
 
 
 def _post_jetmoe(a: dict[str, Any]) -> None:
@@ -1002,11 +1036,14 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
     # PreTrainedConfig.__post_init__ (every class): torch_dtype folds into dtype
     given = {**{k: v for k, v in given.items() if k != "torch_dtype"}, "dtype": config_dtype(given, where)}
     if cls is None:
-        _check_layer_lists(given, model_type, where, kinds_known=False)
+        # transformers' own class (CONFIG_MAPPING, not one vLLM registers over
+        # it) runs PreTrainedConfig.validate_layer_type on the entries as written
+        _check_layer_lists(given, model_type, where, kinds_known=_transformers_class(model_type))
         # the class is not modelled here, its validate_architecture still runs
         # (on config.json's sizes; a size left to the class default is not checked)
         _check_architecture(given, model_type, f"the {model_type} config class's validate_architecture", where)
-        check_rope(raw, given, model_type, where, wrapper=isinstance(given.get("text_config"), dict))
+        check_rope(raw, given, model_type, where, wrapper=isinstance(given.get("text_config"), dict),
+                   modelled=False)
         return HFView(model_type, given, set(), "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
     defaulted = set(cls.defaults) - set(given)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 _DATA = Path(__file__).with_name("transformers_models.txt")
+_STRICT = Path(__file__).with_name("transformers_strict.txt")
 
 
 class SubClass(NamedTuple):
@@ -126,6 +127,26 @@ def top_level_config_type(model_type: str) -> bool:
     """Whether vLLM's get_config has a config class for a config.json's own
     model_type: transformers' CONFIG_MAPPING or vLLM's _CONFIG_REGISTRY."""
     return is_config_type(model_type) or model_type in VLLM_CONFIG_REGISTRY
+
+
+@cache
+def _strict_table() -> dict[str, dict[str, tuple[str, bool]]]:
+    """model type -> field -> (kind, null allowed), from transformers_strict.txt."""
+    table: dict[str, dict[str, tuple[str, bool]]] = {}
+    for line in _STRICT.read_text().splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind != "strict":
+            continue
+        token, *model_types = rest.split()
+        name, _, field_kind = token.rstrip("?").partition(":")
+        for model_type in model_types:
+            table.setdefault(model_type, {})[name] = (field_kind or "int", token.endswith("?"))
+    return table
+
+
+def strict_fields(model_type: str) -> dict[str, tuple[str, bool]]:
+    """The common fields the strict class of ``model_type`` declares, with their kinds ({} if none)."""
+    return _strict_table().get(model_type, {})
 
 
 def text_spec(model_type: str) -> str:

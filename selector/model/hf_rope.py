@@ -81,9 +81,64 @@ def _times(head_dim: Any, factor: Any) -> Any:
 
 
 def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_type: str, where: str,
-               wrapper: bool = False) -> None:
-    """A user error for a config transformers' validate_rope refuses;
-    ``wrapper``: the class holds a text_config (a multimodal wrapper)."""
+               wrapper: bool = False, modelled: bool = True) -> None:
+    """A user error for a config transformers' validate_rope refuses, then
+    for one vLLM's patch_legacy_rope_type refuses after loading it;
+    ``wrapper``: the class holds a text_config (a multimodal wrapper);
+    ``modelled``: ``attrs`` is the class's view after __post_init__ (not
+    only config.json's fields)."""
+    _check_rope_class(raw, attrs, model_type, where, wrapper, modelled)
+    if raw is not None:
+        _check_legacy_rope_type(raw, where)
+
+
+def _check_legacy_rope_type(raw: Mapping[str, Any], where: str) -> None:
+    """vLLM 0.33.0's get_config runs patch_rope_parameters on every loaded
+    config (transformers_utils/config.py:608-687): patch_legacy_rope_type on
+    each rope dict (per layer type when nested), then transformers'
+    validation again. A legacy ``type`` that conflicts with ``rope_type``,
+    a legacy "mrope" without mrope_section, and "su" (read as longrope,
+    whatever the class) without longrope's factor lists refuse the config."""
+    rope = raw.get("rope_scaling") or raw.get("rope_parameters")
+    if not isinstance(rope, dict) or not rope:
+        return
+    if all(k in _NESTED_KEYS for k in rope):
+        dicts = [d for d in rope.values() if isinstance(d, dict)]
+    else:
+        dicts = [rope]
+    fail = f"so vLLM {VLLM_VERSION} cannot load the config (patch_legacy_rope_type)"
+    for d in dicts:
+        if "rope_type" in d and "type" in d:
+            modern, legacy = d["rope_type"], d["type"]
+            if not ((legacy == "su" and modern == "longrope") or (legacy == "mrope" and modern == "default")) \
+                    and modern != legacy:
+                raise UserError(f"{where}: rope_parameters has rope_type {shown(modern)} and the legacy type "
+                                f"{shown(legacy)}, {fail}: Found conflicts between 'rope_type={modern}' (modern field) "
+                                f"and 'type={legacy}' (legacy field). You should only specify one of them.")
+        rope_type = d.get("rope_type", d.get("type"))
+        if rope_type == "su":
+            missing = sorted(k for k in ("short_factor", "long_factor") if k not in d)
+            if missing:
+                raise UserError(f"{where}: rope_type 'su' is read as longrope, which needs {' and '.join(missing)}, "
+                                f"{fail}: Missing required keys in `rope_parameters` for 'rope_type'='longrope': "
+                                f"{set(missing)}")
+        elif rope_type == "mrope" and "mrope_section" not in d:
+            raise UserError(f"{where}: the legacy rope_type 'mrope' has no mrope_section, {fail}: Legacy rope_type "
+                            "'mrope' requires 'mrope_section' in rope_parameters")
+
+
+# vLLM's is_rope_parameters_nested: keys among transformers 5.20's
+# ALLOWED_LAYER_TYPES, or DeepSeek-V4's rope kinds
+_NESTED_KEYS = frozenset({
+    "chunked_attention", "compressed_sparse_attention", "conv", "dense", "full_attention",
+    "heavily_compressed_attention", "hybrid", "hybrid_sliding", "indexed_attention", "linear_attention",
+    "minimax_m3_sparse", "moe", "reference_sliding_attention", "sliding_attention", "sparse", "window_attention",
+    "main", "compress"})
+
+
+def _check_rope_class(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_type: str, where: str,
+                      wrapper: bool, modelled: bool) -> None:
+    """transformers' validate_rope, as the config class runs it."""
     if raw is None or model_type in _NOT_REACHED:
         return
     mixin = "rope_parameters" in declared(model_type)
@@ -125,7 +180,15 @@ def check_rope(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], model_ty
                             f"add {missing[0]}")
         factor = rope.get("partial_rotary_factor", 1.0)
         if rope_type == "longrope":
-            dim_of = head_dim if head_dim is not None else _hidden_over_heads(attrs)
+            # _validate_longrope_rope_parameters: getattr(self, "head_dim",
+            # hidden_size // num_attention_heads), the attribute as the class
+            # holds it (config.json's null too, on a class that derives none)
+            if modelled and "head_dim" in attrs and attrs["head_dim"] is None:
+                raise UserError(f"{where}: head_dim is null on a config class that derives none; longrope computes "
+                                "int(head_dim * partial_rotary_factor), which fails (TypeError: unsupported operand "
+                                f"type(s) for *: 'NoneType' and '{type(factor).__name__}') {fail}: give head_dim "
+                                "or leave it out")
+            dim_of = attrs["head_dim"] if "head_dim" in attrs else _hidden_over_heads(attrs)
             if isinstance(dim_of, int):
                 try:
                     _times(dim_of, factor)
@@ -185,6 +248,24 @@ def _hidden_over_heads(attrs: Mapping[str, Any]) -> int | None:
     return None
 
 
+def _check_phi_factors(rope: dict, half: int, where: str, fail: str) -> None:
+    """Phi3Config.validate_rope: a short_factor / long_factor that is there
+    (of any rope type) is a list of numbers of rotary_ndims // 2 entries,
+    rotary_ndims = int(hidden_size // num_attention_heads * partial_rotary_factor)."""
+    for key in ("short_factor", "long_factor"):
+        value = rope.get(key)
+        if value is None:
+            continue
+        if not (isinstance(value, list) and all(isinstance(x, (int, float)) for x in value)):
+            raise UserError(f"{where}: rope_parameters {key} is {shown(value)}, not a list of numbers "
+                            f"(Phi3Config.validate_rope: `rope_parameters`'s {key} field must be a list of numbers) "
+                            f"{fail}; fix {key}")
+        if len(value) != half:
+            raise UserError(f"{where}: rope_parameters {key} has {len(value)} entries, not rotary_ndims // 2 = {half} "
+                            f"(Phi3Config.validate_rope: `rope_parameters`'s {key} field must have length {half}, got "
+                            f"{len(value)}) {fail}; give one per rotary dimension pair or fix partial_rotary_factor")
+
+
 def _check_phi(rope: dict, attrs: Mapping[str, Any], model_type: str, where: str, fail: str) -> None:
     """Phi3Config.validate_rope (rotary dims from the factor; default or
     longrope only, "su" and "yarn" read as longrope) and
@@ -204,6 +285,8 @@ def _check_phi(rope: dict, attrs: Mapping[str, Any], model_type: str, where: str
         if rope_type not in ("default", "longrope"):
             raise UserError(f"{where}: rope_type {shown(rope_type)} is not one Phi3Config takes (default, longrope) "
                             f"{fail}; fix rope_parameters")
+        if per_head is not None and isinstance(factor, (int, float)):
+            _check_phi_factors(rope, int(per_head * factor) // 2, where, fail)
         return
     if rope_type != "default":
         for key in ("short_mscale", "long_mscale"):
@@ -225,9 +308,11 @@ def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) 
     scaled, null read as 1.0. A factor that is not a number fails there, on
     every model but Gemma-3's (whose max length is taken as scaled)."""
     if "gemma3" in model_type:
+        _check_max_len(attrs, [], 1.0, where)
         return
     dicts = _rope_dicts(attrs, attrs)
     if not dicts:
+        _check_max_len(attrs, [], 1.0, where)
         return
     factor: Any = 1.0
     for _, rope in dicts:
@@ -237,6 +322,7 @@ def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) 
         if not (isinstance(rope_type, str) and rope_type in _SCALED_ALREADY):
             factor = rope.get("factor", factor)
     if factor is None or isinstance(factor, (int, float)):
+        _check_max_len(attrs, dicts, 1.0 if factor is None else factor, where)
         return
     try:
         1.0 * factor  # the multiplication vLLM does
@@ -244,3 +330,37 @@ def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) 
         raise UserError(f"{where}: the rope factor is {shown(factor)}; vLLM {VLLM_VERSION} multiplies the model's "
                         f"maximum length by it (_get_and_verify_max_len), which fails (TypeError: {cut(str(e))}), "
                         "so it cannot load the config: write a number") from None
+
+
+# ModelArchitectureConfigConvertor.derive_max_model_len_and_key: the smallest
+# of these hf_text_config attributes, unless model_max_length is set
+_MAX_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+                 "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
+
+
+def _check_max_len(attrs: Mapping[str, Any], dicts: Any, factor: Any, where: str) -> None:
+    """vLLM's derived max model length (the smallest length key, times the
+    rope factor, int()) must be a positive integer (ModelConfig's
+    validate_model_config_after, config/model.py:1070): a length key of 0 or
+    less refuses the config. Only numbers are followed; a longrope dict
+    (max_model_len from original_max_position_embeddings) is left alone."""
+    if any(isinstance(rope, dict) and _rope_type(rope) == "longrope" for _, rope in (dicts or [])):
+        return
+    known = [(k, attrs.get(k)) for k in _MAX_LEN_KEYS
+             if isinstance(attrs.get(k), (int, float)) and not isinstance(attrs.get(k), bool)]
+    if not known or not isinstance(factor, (int, float)) or isinstance(factor, bool):
+        return
+    override = attrs.get("model_max_length")
+    key, derived = min(known, key=lambda kv: kv[1])
+    if override:
+        if not isinstance(override, (int, float)) or isinstance(override, bool):
+            return
+        key, derived = "model_max_length", override
+    try:
+        length = int(derived * factor)
+    except (OverflowError, ValueError):
+        return
+    if length < 1:
+        raise UserError(f"{where}: {key} is {shown(derived)}, so vLLM {VLLM_VERSION}'s maximum model length is "
+                        f"{length} and it refuses the config (max_model_len must be a positive integer, got int: "
+                        f"{length}. Example: max_model_len=2048); give the model's real length")

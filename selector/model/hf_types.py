@@ -223,8 +223,12 @@ def _fix(value: Any, kind: str) -> str:
 
 def check_declared(raw: Mapping[str, Any] | None, model_type: str, where: str) -> None:
     """A user error for the first field of ``raw`` (the mapping as written
-    in config.json) that the transformers class for ``model_type`` refuses."""
-    check_fields(raw, declared(model_type), where)
+    in config.json) that the transformers class for ``model_type`` refuses:
+    the table above (or transformers_models.txt's text classes), then the
+    common fields transformers_strict.txt lists for the class."""
+    from attn_select.selector.model.hf_models import strict_fields
+
+    check_fields(raw, {**strict_fields(model_type), **declared(model_type)}, where)
 
 
 def check_fields(raw: Mapping[str, Any] | None, fields: Mapping[str, tuple[str, bool]], where: str) -> None:

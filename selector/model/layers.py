@@ -30,6 +30,10 @@ class _Ctx(NamedTuple):
     use_mla: bool  # model_config.use_mla
     alibi: bool
     notes: list[str]
+    # the cache dtype a layer built without cache_config gets: "auto", or "fp8"
+    # where the checkpoint's llm-compressor kv_cache_scheme reaches Attention
+    # through quant_config (Attention.__init__)
+    uncached_kv: str = "auto"
 
 
 class _Stack(NamedTuple):
@@ -117,17 +121,21 @@ def _check_query_groups(heads: int, kv: int) -> None:
 
 def _attention(ctx: _Ctx, heads: int, kv: int, head: int, *, window: int | None = None,
                attn_type: str = "decoder", sinks: bool = False, soft_cap: float | None = None,
-               head_v: int | None = None) -> LayerAttention:
+               head_v: int | None = None, cache_config: bool = True) -> LayerAttention:
     """vllm ``Attention``: the per-layer window wins, else the model-level
     cache_config.sliding_window; sinks, mm-prefix and per-head scales as
-    Attention.__init__ passes them to get_attn_backend."""
+    Attention.__init__ passes them to get_attn_backend. A model file that
+    builds it without ``cache_config`` (``cache_config=False``) gives it no
+    model-level window and the cache dtype "auto" (fp8 with an llm-compressor
+    KV scheme), whatever --kv-cache-dtype says."""
     _check_query_groups(heads, kv)
     return LayerAttention(
         head_size=head, head_size_v=head_v or head, num_heads=heads, num_kv_heads=kv,
         attn_type=attn_type, has_sink=sinks,
-        sliding_window=window if window is not None else ctx.cache_window,
+        sliding_window=window if window is not None or not cache_config else ctx.cache_window,
         logits_soft_cap=soft_cap, use_alibi=ctx.alibi, use_mm_prefix=ctx.mm_prefix,
         use_per_head_quant_scales=ctx.per_head_scales,
+        kv_cache_dtype=None if cache_config else ctx.uncached_kv,
     )
 
 
@@ -451,7 +459,8 @@ def _qwen3_next(ctx: _Ctx) -> _Stack:
         elif kind == "linear_attention":
             stack.add(i, "gated_deltanet")
         else:
-            raise UserError(f"layer_types[{i}] is {kind!r}; Qwen3-Next layers are full_attention or linear_attention")
+            raise UserError(f"layer_types[{i}] is {kind!r}; Qwen3-Next layers are full_attention or linear_attention "
+                            f"(vLLM {VLLM_VERSION}'s decoder layer raises: Invalid layer_type {kind})")
     if t.get("attn_output_gate", True):
         _note(ctx, "attention output gate: q_proj doubles its output; head size unchanged")
     return stack
@@ -516,7 +525,12 @@ def _falcon(ctx: _Ctx) -> _Stack:
     if head * total != t.get("hidden_size"):
         raise UserError(f"hidden_size {t.get('hidden_size')} is not divisible by num_attention_heads {total}; "
                         "vLLM's FalconAttention asserts it")
-    layer = _attention(ctx, _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(kv_total, ctx.tp), head)
+    # FalconConfig.rotary is `not alibi`: both branches build Attention
+    # without cache_config (only the third, unreachable one passes it)
+    layer = _attention(ctx, _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(kv_total, ctx.tp), head,
+                       cache_config=False)
+    _note(ctx, "Falcon's Attention gets no cache_config: kv_cache_dtype auto and no model-level sliding window "
+               "whatever the engine's cache says")
     return _Stack([(i, layer) for i in range(n)])
 
 
@@ -552,7 +566,12 @@ def _chatglm(ctx: _Ctx) -> _Stack:
     total = _heads(ctx)
     kv_total = t.get("multi_query_group_num") if t.get("multi_query_attention") else total
     head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
-    layer = _attention(ctx, _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(kv_total, ctx.tp), head)
+    # FalconConfig.rotary is `not alibi`: both branches build Attention
+    # without cache_config (only the third, unreachable one passes it)
+    layer = _attention(ctx, _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(kv_total, ctx.tp), head,
+                       cache_config=False)
+    _note(ctx, "Falcon's Attention gets no cache_config: kv_cache_dtype auto and no model-level sliding window "
+               "whatever the engine's cache says")
     return _Stack([(i, layer) for i in range(n)])
 
 
@@ -1002,7 +1021,8 @@ def _modernbert(ctx: _Ctx) -> _Stack:
     if "sliding_attention" in types:
         _note(ctx, f"ModernBERT's sliding layers attend within {ctx.text.get('sliding_window', 0) + 1} tokens "
                    "(local_attention // 2 + 1); EncoderOnlyAttention passes no window to get_attn_backend")
-    layer = _bare(total, total, head, "encoder_only")
+    # built without cache_config: EncoderOnlyAttention asks with kv_cache_dtype "auto"
+    layer = _bare(total, total, head, "encoder_only")._replace(kv_cache_dtype="auto")
     return _Stack([(i, layer) for i in range(_n_layers(ctx))])
 
 

@@ -151,13 +151,22 @@ def first_error(exc: ValidationError, data: Any) -> tuple[str, str, Any]:
     return dotted(loc), msg, got
 
 
+# fields a config class takes and throws away (a property setter that ignores
+# the value), so no value of them refuses anything: NemotronHConfig's
+# num_hidden_layers is the length of layers_block_type (transformers 5.20)
+_IGNORED_BY_CLASS: dict[str, tuple[str, ...]] = {"nemotron_h": ("num_hidden_layers",)}
+
+
 def parse_raw(data: object, where: str) -> dict[str, Any]:
     """Type-check a config mapping; return the given fields (nested as dicts),
     with the values coerced to their kinds and unread fields as they were."""
     if not isinstance(data, dict):
         raise UserError(f"{where}: expected a JSON object with the model config, got {type(data).__name__}")
+    ignored = {k: data[k] for k in _IGNORED_BY_CLASS.get(data.get("model_type"), ()) if k in data}  # type: ignore[arg-type]
+    if ignored:
+        data = {k: v for k, v in data.items() if k not in ignored}
     try:
-        return _raw_validator(isinstance(data.get("text_config"), dict)).validate_python(data)
+        return {**_raw_validator(isinstance(data.get("text_config"), dict)).validate_python(data), **ignored}
     except ValidationError as exc:
         loc, msg, got = first_error(exc, data)
         raise UserError(f"{where}: field {loc!r}: {msg} (got {shown(got)}); fix the value in the config") from None

@@ -8,7 +8,10 @@ Run with the python of a venv holding ``vllm==0.33.0`` (see
 
 Input: a JSON list of ``{"config": {config.json}, "capability": [9, 0],
 "dtype": "auto", "weights": {tensor: safetensors dtype} (optional),
-"language_model_only": false, "disable_sliding_window": false, "files": {name: JSON or text}
+"language_model_only": false, "disable_sliding_window": false, "kv_cache_dtype": "auto" (optional),
+"tensor_parallel_size": 1 (optional; the model is built as rank 0 of that many: the one-process TP
+group reports that world size, which is all a layer's __init__ reads),
+"files": {name: JSON or text}
 (optional, written beside config.json), "trust_remote_code": false (for a config whose
 auto_map names a configuration file among "files")}``. Output, one per case: ``{"model": {ModelConfig facts},
 "calls": [every get_attn_backend call, with the calling layer's prefix],
@@ -113,6 +116,7 @@ def main() -> None:
     import vllm.v1.attention.selector as selector
     from vllm.config import set_current_vllm_config
     from vllm.distributed import init_distributed_environment, initialize_model_parallel
+    from vllm.distributed import parallel_state
     from vllm.distributed.parallel_state import destroy_model_parallel
     from torch.overrides import TorchFunctionMode
 
@@ -228,7 +232,9 @@ def main() -> None:
                 args = EngineArgs(model=str(folder), skip_tokenizer_init=not with_tokenizer, load_format="dummy",
                                   trust_remote_code=case.get("trust_remote_code", False),
                                   dtype=case.get("dtype", "auto"), max_model_len=case.get("max_model_len"),
+                                  kv_cache_dtype=case.get("kv_cache_dtype") or "auto",
                                   language_model_only=case.get("language_model_only", False),
+                                  tensor_parallel_size=case.get("tensor_parallel_size") or 1,
                                   disable_sliding_window=case.get("disable_sliding_window", False))
                 vc = args.create_engine_config()
                 mc, pc = vc.model_config, vc.parallel_config
@@ -255,6 +261,10 @@ def main() -> None:
                     # groups depend on the model (the expert-parallel group exists only for MoE)
                     destroy_model_parallel()
                     initialize_model_parallel(1, 1)
+                    tp = case.get("tensor_parallel_size") or 1
+                    if tp > 1:  # rank 0 of tp ranks, as far as building the layers goes
+                        parallel_state._TP.world_size = tp
+                        parallel_state._TP.rank_in_group = 0
                     if not workspace:  # sparse MLA impls reserve scratch at build time
                         from vllm.v1.worker.workspace import init_workspace_manager
 

@@ -170,8 +170,12 @@ def test_turboquant_boundary_layers():
     ec = engine_config(llama(layers=8), Overrides(kv_cache_dtype="turboquant_k8v4"), H100, ALL)
     assert ec.kv_skip_layers == (0, 1, 6, 7)
     assert engine_config(llama(layers=3), Overrides(kv_cache_dtype="turboquant_k8v4"), H100, ALL).kv_skip_layers == (0, 2)
-    hybrid = llama()._replace(other_layers=(OtherLayers("mamba", (8, 9)),))
+    hybrid = llama()._replace(architecture="JambaForCausalLM", other_layers=(OtherLayers("mamba", (8, 9)),))
     assert engine_config(hybrid, Overrides(kv_cache_dtype="turboquant_k8v4"), H100, ALL).kv_skip_layers == ()
+    # is_hybrid starts from the model class (IsHybrid): other layers on a class without it change nothing
+    not_hybrid = llama(layers=8)._replace(other_layers=(OtherLayers("mamba", (8, 9)),))
+    assert engine_config(not_hybrid, Overrides(kv_cache_dtype="turboquant_k8v4"), H100, ALL).kv_skip_layers == (
+        0, 1, 6, 7)
 
 
 def test_fp8_does_not_force_fa2():
