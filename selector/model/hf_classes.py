@@ -394,25 +394,12 @@ def _check_remappable(raw: Mapping[str, Any] | None, where: str) -> None:
                         "kind string per layer")
 
 
-# vLLM 0.33.0's own config classes (transformers_utils/config.py
-# _CONFIG_REGISTRY), which vLLM loads instead of any transformers class of
-# the model type; their __post_init__ may rename layer kinds first
-_VLLM_CONFIG_REGISTRY = frozenset({
-    "RefinedWeb", "RefinedWebModel", "alpamayo2_super", "bagel", "bailing_moe_v3_vl", "beam", "chatglm", "colqwen3",
-    "deepseek_v32", "deepseek_v41", "deepseek_vl_v2", "dory", "dots3_note", "eagle", "flint", "funaudiochat", "hy_v4",
-    "hyperclovax", "inkling_mm_model", "inkling_model", "isaac", "k3_dspark", "kimi_k2", "kimi_k25", "kimi_k3",
-    "kimi_linear", "kimi_vl", "midashenglm", "minimax_m3_mtp", "minimax_m3_vl", "moondream3",
-    "moss_transcribe_diarize", "muse_spark", "muse_spark_audio", "muse_spark_dspark", "muse_spark_text",
-    "muse_spark_vision", "musespark1x_text", "openvla", "ops_colqwen3", "ovis", "qwen3_asr", "qwen3_vl_nemotron_embed",
-    "speculators", "step3_text", "step3_vl", "step3p5", "step5", "step5_vl", "ultravbert", "ultravox",
-    "unlimited-ocr", "unlimited_ocr"})
-
-
 def _transformers_class(model_type: str) -> bool:
-    """transformers 5.20's own config class loads the model type in vLLM."""
-    from attn_select.selector.model.hf_models import is_config_type
+    """transformers 5.20's own config class loads the model type in vLLM (not
+    one of vLLM's own classes, whose __post_init__ may rename layer kinds first)."""
+    from attn_select.selector.model.hf_models import VLLM_CONFIG_REGISTRY, is_config_type
 
-    return is_config_type(model_type) and model_type not in _VLLM_CONFIG_REGISTRY
+    return is_config_type(model_type) and model_type not in VLLM_CONFIG_REGISTRY
 
 
 def _check_layer_lists(attrs: Mapping[str, Any], model_type: str, where: str, kinds_known: bool = True) -> None:
