@@ -498,6 +498,7 @@ def explain(
         if model is None:
             raise UserError("--mla-prefill-backend needs a MODEL: vLLM builds the MLA prefill selector "
                             "config from the model's dtype and MLA dims")
+    check_max_model_len(model, ov.max_model_len)
     engine = engine_config(model, ov, device.capability, kernels)
     if engine.error is not None:
         raise EngineConfigRefusal(f"vLLM {ENGINE_VERSION} refuses this engine config: {engine.error}")
@@ -568,6 +569,21 @@ def _refuse_if_first_layer_error_refuses(groups: list[GroupExplanation]) -> None
     if first.layer_error == MLA_PCP_DCP_LAYER_ERROR:
         raise UserError(f"{where}, layer {min(first.group.layers)}: {MLA_PCP_DCP_LAYER_ERROR} "
                         "Set --decode-context-parallel-size 1 or --prefill-context-parallel-size 1.")
+
+
+def check_max_model_len(model: ModelFacts | None, max_model_len: int | None) -> None:
+    """ModelConfig's _get_and_verify_max_len: a --max-model-len above the
+    model's derived maximum (and above its model_max_length) is refused
+    unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, which explain does not read."""
+    if model is None or model.derived_max_len is None or max_model_len in (None, -1):
+        return
+    key, derived, model_max_length = model.derived_max_len
+    if max_model_len > derived and (model_max_length is None or max_model_len > model_max_length):
+        raise EngineConfigRefusal(
+            f"vLLM {ENGINE_VERSION} refuses this engine config: User-specified max_model_len ({max_model_len}) is "
+            f"greater than the derived max_model_len ({key}={derived} or model_max_length={model_max_length} in "
+            "model's config.json). To allow overriding this maximum, set the env var "
+            f"VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; or give --max-model-len {int(derived)} or less")
 
 
 def _flag_notes(ov: Overrides) -> tuple[str, ...]:

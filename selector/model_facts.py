@@ -105,6 +105,11 @@ class ModelFacts(NamedTuple):
     # name: a check that reads one as a plain attribute raises AttributeError
     mla_dims_absent: tuple[str, ...] = ()
     text_config_class: str = ""
+    # (key, length, model_max_length) of the model's maximum length as vLLM
+    # derives it, which a user's --max-model-len may not exceed; None: not
+    # derived here (no length key, a pooling model's tokenizer limit, a
+    # window --disable-sliding-window turns into the limit)
+    derived_max_len: tuple[str, float, object] | None = None
     source: str | None = None  # where the config came from: HF repo of a profile, or the file read
     # Added for the SGLang engine (selector/sglang/model.py): SGLang keys its
     # model-specific rules on the full architectures list and reads a few raw

@@ -78,7 +78,7 @@ class Overrides(NamedTuple):
     pcp_size: Annotated[int | None, _what_if("vLLM --prefill-context-parallel-size (-pcp).",
                                              vllm_flags=("--prefill-context-parallel-size", "-pcp"))] = None
     # vLLM reads it only after selection (buffer sizes); explain says so in a note.
-    max_model_len: Annotated[int | None, _what_if("vLLM --max-model-len (32768, 32k, 32K, auto): accepted; it does not change the selection.",
+    max_model_len: Annotated[int | None, _what_if("vLLM --max-model-len (32768, 32k, 32K, auto): it does not change the selection; above the model's maximum length vLLM refuses it.",
                                                   parse=parse_max_model_len)] = None
     mla_prefill_backend: Annotated[str | None, _what_if(
         "attention_config.mla_prefill_backend: validate this MLA prefill backend only, no fallback "

@@ -14,7 +14,7 @@ from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
 from attn_select.selector.model.hf_models import base_model_class, keeps_text_config_dict, top_level_config_type
-from attn_select.selector.model.hf_rope import check_max_len_factor
+from attn_select.selector.model.hf_rope import check_max_len_factor, derived_max_len
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_types import check_declared, declared
 from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack, soft_cap_value
@@ -347,7 +347,8 @@ def _model_facts(
     if text.get("sliding_window") == 0:
         text.attrs["sliding_window"] = None
         notes.append("sliding_window 0 in config: vLLM treats it as no sliding window")
-    if disable_sliding_window and text.get("sliding_window") is not None:
+    window_given = text.get("sliding_window") is not None
+    if disable_sliding_window and window_given:
         # ModelConfig.__post_init__ assigns hf_text_config.sliding_window = None
         # (config/model.py:917); a class whose strict dataclass declares the
         # field a plain int refuses the assignment, so vLLM fails there
@@ -478,6 +479,8 @@ def _model_facts(
         index_topk=index_topk, source=source,
         mla_config_dims=tuple(as_hashable(text.get(k)) for k in _MLA_DIMS),
         mla_dims_absent=tuple(k for k in _MLA_DIMS if not text.has(k)), text_config_class=text.hf_class,
+        derived_max_len=(None if runner == "pooling" or (disable_sliding_window and window_given)
+                         else derived_max_len(text.attrs, text.model_type)),
         architectures=tuple(str(a) for a in archs),
         config_attrs=_engine_attrs(hf), text_config_attrs=_engine_attrs(text),
     )

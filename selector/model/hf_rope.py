@@ -338,6 +338,34 @@ _MAX_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_l
                  "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
 
 
+def derived_max_len(attrs: Mapping[str, Any], model_type: str) -> tuple[str, float, Any] | None:
+    """(key, length, model_max_length) as vLLM 0.33.0's _get_and_verify_max_len
+    derives the model's maximum length from hf_text_config: the smallest
+    length key (model_max_length when set), times the rope factor of a type
+    not already scaled (not on Gemma-3), a float. None where the config
+    gives no length key (the config class's default decides: not modelled)
+    or a value this cannot follow; check_max_len_factor refuses the bad ones."""
+    known = [(k, attrs.get(k)) for k in _MAX_LEN_KEYS
+             if isinstance(attrs.get(k), (int, float)) and not isinstance(attrs.get(k), bool)]
+    if not known:
+        return None
+    key, derived = min(known, key=lambda kv: kv[1])
+    override = attrs.get("model_max_length")
+    if override:
+        if not isinstance(override, (int, float)) or isinstance(override, bool):
+            return None
+        key, derived = "model_max_length", override
+    factor: Any = 1.0
+    if "gemma3" not in model_type:
+        for _, rope in _rope_dicts(attrs, attrs) or []:
+            if isinstance(rope, dict) and rope and _rope_type(rope) not in _SCALED_ALREADY:
+                factor = rope.get("factor", factor)
+    factor = 1.0 if factor is None else factor
+    if not isinstance(factor, (int, float)) or isinstance(factor, bool):
+        return None
+    return key, float(derived) * factor, attrs.get("model_max_length")
+
+
 def _check_max_len(attrs: Mapping[str, Any], dicts: Any, factor: Any, where: str) -> None:
     """vLLM's derived max model length (the smallest length key, times the
     rope factor, int()) must be a positive integer (ModelConfig's

@@ -583,3 +583,49 @@ def test_quant_config_from_config_matches_vllm(name, vllm_from_config_answers, t
     mine = _our_refusal(FROM_CONFIG_CASES[name], Capability(9, 0), Overrides(), tmp_path)
     assert mine == (refusal_message(theirs["error"]) if theirs["error"] else None)
     assert sum(1 for a in vllm_from_config_answers.values() if a["error"]) > 25
+
+
+# --- --max-model-len against the model's maximum -------------------------------------
+# ModelConfig's _get_and_verify_max_len: the smallest length key (model_max_length when
+# set) times a rope factor not already applied; a longer --max-model-len is refused.
+_LLAMA3_ROPE = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 2048}
+_MAX_LEN_CONFIGS = {
+    "llama": _SMALL_LLAMA,
+    "llama seq_length below": {**_SMALL_LLAMA, "seq_length": 1024},
+    "llama linear rope x2": {**_SMALL_LLAMA, "rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+    "llama llama3 rope (already scaled)": {**_SMALL_LLAMA, "rope_scaling": _LLAMA3_ROPE},
+    "llama model_max_length above": {**_SMALL_LLAMA, "model_max_length": 100_000},
+    "gemma3 linear rope (not applied)": {
+        "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_size": 256,
+        "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 64, "num_hidden_layers": 2,
+        "intermediate_size": 512, "vocab_size": 1024, "max_position_embeddings": 2048, "torch_dtype": "bfloat16",
+        "rope_scaling": {"rope_type": "linear", "factor": 8.0}},
+}
+MAX_LEN_CASES = {f"{name} max_model_len {m}": (config, m) for name, config in _MAX_LEN_CONFIGS.items()
+                 for m in (1024, 2048, 2049, 4097, 16385, 100_001)}
+
+
+@pytest.fixture(scope="module")
+def vllm_max_len_answers() -> dict[str, dict]:
+    return _oracle(MAX_LEN_CASES, [{"config": c, "capability": [9, 0], "max_model_len": m}
+                                   for c, m in MAX_LEN_CASES.values()], 900)
+
+
+@pytest.mark.parametrize("name", list(MAX_LEN_CASES))
+def test_max_model_len_matches_vllm(name, vllm_max_len_answers, tmp_path):
+    """max_len: vLLM's refusal sentence, or none."""
+    from attn_select.selector.errors import UserError
+    from attn_select.selector.explain import check_max_model_len
+
+    theirs = vllm_max_len_answers[name]["error"]
+    config, m = MAX_LEN_CASES[name]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    try:
+        check_max_model_len(load_model(str(path), capability=Capability(9, 0)), m)
+        mine = None
+    except UserError as e:
+        mine = "User-specified" + str(e).split("User-specified", 1)[1].split("=1", 1)[0]
+    assert mine == ("User-specified" + theirs.split("User-specified", 1)[1].split("=1", 1)[0] if theirs else None)
+    assert any(a["error"] for a in vllm_max_len_answers.values())
