@@ -245,7 +245,7 @@ def test_conversion_matches_vllm(name: str, vllm_results) -> None:
     from attn_select.selector.model.files import weights_dtype
 
     vllms = _facts_or_error(lambda: model_facts(theirs, name=name, where=str(folder / "params.json"),
-                                                weights=weights_dtype(folder)))
+                                                weights=weights_dtype(folder), mistral_format=True))
     assert mine == vllms
     if name.startswith("codestral-mamba"):
         assert isinstance(mine, str) and "no attention layers" in mine
