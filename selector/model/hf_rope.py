@@ -301,19 +301,15 @@ def _check_phi(rope: dict, attrs: Mapping[str, Any], model_type: str, where: str
 _SCALED_ALREADY = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"})
 
 
-def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) -> None:
-    """vLLM's _get_and_verify_max_len (config/model.py:2600-2634) multiplies
-    the derived max model length (a float) by the rope factor of
-    hf_text_config's rope dicts: the last one of a type that is not already
-    scaled, null read as 1.0. A factor that is not a number fails there, on
-    every model but Gemma-3's (whose max length is taken as scaled)."""
+def _max_len_factor(attrs: Mapping[str, Any], model_type: str) -> tuple[list, Any]:
+    """(rope dicts, factor): what vLLM's _get_and_verify_max_len
+    (config/model.py:2600-2634) multiplies the derived max model length by,
+    the factor of hf_text_config's last rope dict of a type that is not
+    already scaled, null read as 1.0; 1.0 on Gemma-3 (whose max length is
+    taken as scaled). Not necessarily a number."""
     if "gemma3" in model_type:
-        _check_max_len(attrs, [], 1.0, where)
-        return
-    dicts = _rope_dicts(attrs, attrs)
-    if not dicts:
-        _check_max_len(attrs, [], 1.0, where)
-        return
+        return [], 1.0
+    dicts = _rope_dicts(attrs, attrs) or []
     factor: Any = 1.0
     for _, rope in dicts:
         if not rope:
@@ -321,8 +317,15 @@ def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) 
         rope_type = _rope_type(rope)
         if not (isinstance(rope_type, str) and rope_type in _SCALED_ALREADY):
             factor = rope.get("factor", factor)
-    if factor is None or isinstance(factor, (int, float)):
-        _check_max_len(attrs, dicts, 1.0 if factor is None else factor, where)
+    return dicts, 1.0 if factor is None else factor
+
+
+def check_max_len_factor(attrs: Mapping[str, Any], model_type: str, where: str) -> None:
+    """A rope factor that is not a number fails vLLM's multiplication of the
+    max model length; a number must leave that length positive."""
+    dicts, factor = _max_len_factor(attrs, model_type)
+    if isinstance(factor, (int, float)):
+        _check_max_len(attrs, model_type, dicts, where)
         return
     try:
         1.0 * factor  # the multiplication vLLM does
@@ -341,10 +344,10 @@ _MAX_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_l
 def derived_max_len(attrs: Mapping[str, Any], model_type: str) -> tuple[str, float, Any] | None:
     """(key, length, model_max_length) as vLLM 0.33.0's _get_and_verify_max_len
     derives the model's maximum length from hf_text_config: the smallest
-    length key (model_max_length when set), times the rope factor of a type
-    not already scaled (not on Gemma-3), a float. None where the config
-    gives no length key (the config class's default decides: not modelled)
-    or a value this cannot follow; check_max_len_factor refuses the bad ones."""
+    length key (model_max_length when set), times the rope factor, a float.
+    None where the config gives no length key (the config class's default
+    decides: not modelled) or a value this cannot follow
+    (check_max_len_factor refuses the bad ones)."""
     known = [(k, attrs.get(k)) for k in _MAX_LEN_KEYS
              if isinstance(attrs.get(k), (int, float)) and not isinstance(attrs.get(k), bool)]
     if not known:
@@ -355,40 +358,31 @@ def derived_max_len(attrs: Mapping[str, Any], model_type: str) -> tuple[str, flo
         if not isinstance(override, (int, float)) or isinstance(override, bool):
             return None
         key, derived = "model_max_length", override
-    factor: Any = 1.0
-    if "gemma3" not in model_type:
-        for _, rope in _rope_dicts(attrs, attrs) or []:
-            if isinstance(rope, dict) and rope and _rope_type(rope) not in _SCALED_ALREADY:
-                factor = rope.get("factor", factor)
-    factor = 1.0 if factor is None else factor
+    _, factor = _max_len_factor(attrs, model_type)
     if not isinstance(factor, (int, float)) or isinstance(factor, bool):
         return None
-    return key, float(derived) * factor, attrs.get("model_max_length")
-
-
-def _check_max_len(attrs: Mapping[str, Any], dicts: Any, factor: Any, where: str) -> None:
-    """vLLM's derived max model length (the smallest length key, times the
-    rope factor, int()) must be a positive integer (ModelConfig's
-    validate_model_config_after, config/model.py:1070): a length key of 0 or
-    less refuses the config. Only numbers are followed; a longrope dict
-    (max_model_len from original_max_position_embeddings) is left alone."""
-    if any(isinstance(rope, dict) and _rope_type(rope) == "longrope" for _, rope in (dicts or [])):
-        return
-    known = [(k, attrs.get(k)) for k in _MAX_LEN_KEYS
-             if isinstance(attrs.get(k), (int, float)) and not isinstance(attrs.get(k), bool)]
-    if not known or not isinstance(factor, (int, float)) or isinstance(factor, bool):
-        return
-    override = attrs.get("model_max_length")
-    key, derived = min(known, key=lambda kv: kv[1])
-    if override:
-        if not isinstance(override, (int, float)) or isinstance(override, bool):
-            return
-        key, derived = "model_max_length", override
     try:
-        length = int(derived * factor)
+        return key, float(derived) * factor, override
+    except OverflowError:
+        return None
+
+
+def _check_max_len(attrs: Mapping[str, Any], model_type: str, dicts: list, where: str) -> None:
+    """vLLM's derived max model length, int(), must be a positive integer
+    (ModelConfig's validate_model_config_after, config/model.py:1070): a
+    length key of 0 or less refuses the config. A longrope dict
+    (max_model_len from original_max_position_embeddings) is left alone."""
+    if any(isinstance(rope, dict) and _rope_type(rope) == "longrope" for _, rope in dicts):
+        return
+    found = derived_max_len(attrs, model_type)
+    if found is None:
+        return
+    key, derived, _ = found
+    try:
+        length = int(derived)
     except (OverflowError, ValueError):
         return
     if length < 1:
-        raise UserError(f"{where}: {key} is {shown(derived)}, so vLLM {VLLM_VERSION}'s maximum model length is "
-                        f"{length} and it refuses the config (max_model_len must be a positive integer, got int: "
+        raise UserError(f"{where}: {key} is {shown(attrs.get(key))}, so vLLM {VLLM_VERSION}'s maximum model length "
+                        f"is {length} and it refuses the config (max_model_len must be a positive integer, got int: "
                         f"{length}. Example: max_model_len=2048); give the model's real length")
