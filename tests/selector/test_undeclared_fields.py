@@ -33,8 +33,6 @@ the engine config, then the model built on meta); skipped without it.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -47,9 +45,9 @@ from attn_select.selector.overrides import Overrides
 from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_device
 
 from . import model_cases_pooling, model_cases_text, model_cases_vlm
+from .model_oracle_client import facts_agreeing_with_vllm, run_model_oracle
 
 HERE = Path(__file__).resolve().parent
-VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
 T4, H100 = Capability(7, 5), Capability(9, 0)
 
 
@@ -501,14 +499,9 @@ _NO_LAYER_CASES = [_with(JAIS2, num_hidden_layers=0), _with(LLAMA, num_hidden_la
 
 @pytest.fixture(scope="module")
 def vllm_answers() -> list[dict]:
-    if not Path(VLLM_PYTHON).exists():
-        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
     cases = [{"config": c, "capability": [cap.major, cap.minor]} for _, c, cap, _ in _VLLM_CASES]
     cases += [{"config": c, "capability": [9, 0]} for c in _NO_LAYER_CASES]
-    proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout)
+    return run_model_oracle(cases, 900)
 
 
 @pytest.mark.vllm
@@ -517,16 +510,9 @@ def vllm_answers() -> list[dict]:
 def test_against_vllm(vllm_answers, index):
     name, config, cap, refusal = _VLLM_CASES[index]
     res = vllm_answers[index]
-    if refusal is not None:
-        assert res["error"] and refusal in res["error"], res["error"]
-        with pytest.raises(UserError):
-            _facts(config, cap)
+    f = facts_agreeing_with_vllm(res, lambda: _facts(config, cap), refusal)
+    if f is None:
         return
-    assert res["error"] is None, res["error"]
-    f = _facts(config, cap)
-    model = res["model"]
-    assert (f.dtype, f.head_size, f.model_use_mla, f.num_kv_heads) == (
-        model["dtype"], model["head_size"], model["use_mla"], model["num_kv_heads"])
     theirs = {(c["head_size"], c["use_mla"], c["attn_type"]) for c in res["calls"]}
     assert {(g.attn.head_size, g.attn.use_mla, g.attn.attn_type) for g in f.groups} == theirs
     caps = {layer.get("logits_soft_cap") or None for layer in res["layers"]}
@@ -550,16 +536,11 @@ _ST_MAX_LEN = [(0, "positive integer"), ("x", "invalid literal for int()"), ("51
 @pytest.mark.vllm
 @pytest.mark.slow
 def test_sentence_transformers_max_seq_length_against_vllm(tmp_path):
-    if not Path(VLLM_PYTHON).exists():
-        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
     from attn_select.selector.model import facts_from_path
 
     files = [{"sentence_bert_config.json": json.dumps({"max_seq_length": v})} for v, _ in _ST_MAX_LEN]
-    cases = [{"config": QWEN3, "capability": [9, 0], "files": f} for f in files]
-    proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    for i, ((value, refusal), res, f) in enumerate(zip(_ST_MAX_LEN, json.loads(proc.stdout), files)):
+    answers = run_model_oracle([{"config": QWEN3, "capability": [9, 0], "files": f} for f in files], 900)
+    for i, ((value, refusal), res, f) in enumerate(zip(_ST_MAX_LEN, answers, files)):
         folder = tmp_path / str(i)
         folder.mkdir()
         (folder / "config.json").write_text(json.dumps(QWEN3))

@@ -1,0 +1,45 @@
+"""The test side of model_oracle.py: vLLM 0.33.0's own model build for a
+list of cases, run in the vLLM python (ATTN_SELECT_VLLM_PYTHON), and the
+comparison the hostile-config tests share."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from attn_select.selector.errors import UserError
+
+HERE = Path(__file__).resolve().parent
+VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
+
+
+def run_model_oracle(cases: list[dict], timeout: float) -> list[dict]:
+    """model_oracle.py's answer for each case; the test skips without the vLLM python."""
+    if not Path(VLLM_PYTHON).exists():
+        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
+    proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def facts_agreeing_with_vllm(res: dict, facts: Callable[[], object], refusal: str | None):
+    """With ``refusal``: vLLM's error holds it and ``facts()`` refuses too
+    (None). Otherwise vLLM built the model and ``facts()`` agrees on its
+    dtype, head size, MLA and KV heads; returned for the caller's own checks."""
+    if refusal is not None:
+        assert res["error"] and refusal in res["error"], res["error"]
+        with pytest.raises(UserError):
+            facts()
+        return None
+    assert res["error"] is None, res["error"]
+    f = facts()
+    model = res["model"]
+    assert (f.dtype, f.head_size, f.model_use_mla, f.num_kv_heads) == (
+        model["dtype"], model["head_size"], model["use_mla"], model["num_kv_heads"])
+    return f
