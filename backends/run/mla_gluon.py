@@ -47,7 +47,8 @@ The schedule (the idea of FlashMLA's dense sm90 decode; our own code):
   from shared memory twice as often per key as 64-wide ones: the score dot
   is shared-memory bound (FlashMLA avoids it with one 64-key block per
   warpgroup and the two warpgroups half a step apart, which needs
-  warp-specialised control flow: the next step here).
+  warp-specialised control flow: ``mla_gluon_ws.py``, the adapter's default
+  since it was measured faster at 128 heads; this kernel stays a variant).
 - **Paged cache.** The cache [num_pages, PAGE, 576] is viewed as rows
   [num_pages * PAGE, 576]; a tile is ``BLOCK_N / PAGE`` row copies of
   ``PAGE`` keys (page 16 under 64-key tiles: 4) or one copy of ``BLOCK_N``
@@ -70,6 +71,7 @@ tests compile it for sm_90 and emulate the schedule in torch.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import triton
@@ -120,21 +122,24 @@ def gluon_smem_bytes(t: GluonTiles, rank: int = 512, rope: int = 64, elem: int =
     return (t.block_h * lat + t.stages * t.block_n * lat + t.block_h * t.block_n) * elem
 
 
-# The warp-specialised form (mla_gluon_ws): FlashMLA's schedule, for 128 heads; not yet measured.
-# "wsc": each buffer's late half (the one the other warpgroup refills) in 4 copies with a barrier each.
+# The warp-specialised form (mla_gluon_ws): FlashMLA's schedule, each warpgroup
+# its own 64-key block. "wsc": each buffer's late half (the one the other
+# warpgroup refills) in 4 copies with a barrier each.
 WS_SCHEDULES = {"ws": 1, "wsc": 4}  # schedule -> copies a late half comes in
 WS_TILES = GluonTiles(64, 2, overlap=False, schedule="ws")
 WSC_TILES = GluonTiles(64, 2, overlap=False, schedule="wsc")
+SHARED_TILES = GluonTiles(64, 2, overlap=False)
 
-# The launch shapes the H200 driver times (.gpu-drv/gluonmla); the first is
-# the adapter's default, the fastest of the six measured on the H200
-# (2026-12-02: 0.85x FlashMLA at 128 heads, 1.02x at 64). The warp-specialised
-# two (mla_gluon_ws.py) are compiled and emulated, not yet run on a GPU.
-# 64-key tiles fit two buffers (224 KiB with the query and P); 32-key tiles
-# three or four.
+# The launch shapes the GPU driver times (benchmarks/run_gluon_mla.py); the
+# first is the adapter's default. Measured twice on an H100 (2026-12-06, 32 x
+# 4096, BENCHMARKS.md "Fourth pass"): at 128 heads ws64 is 0.96-1.02x the
+# faster of FlashMLA and FA3-MLA at page 64 and 0.95x at page 16, where the
+# shared schedule (this module's kernel, the default before) is 0.87-0.93x
+# and 0.82-0.87x; at 64 heads the two are within 1.6 %. 64-key tiles fit two
+# buffers (224 KiB with the query and P); 32-key tiles three or four.
 GLUON_VARIANTS: tuple[GluonTiles, ...] = (
-    GluonTiles(64, 2, overlap=False),
     WS_TILES,
+    SHARED_TILES,
     WSC_TILES,
     GluonTiles(32, 4),
     GluonTiles(64, 2),
@@ -143,6 +148,15 @@ GLUON_VARIANTS: tuple[GluonTiles, ...] = (
     GluonTiles(32, 3, overlap=False),
 )
 DEFAULT_GLUON_TILES = GLUON_VARIANTS[0]
+# ATTN_SELECT_MLA_KERNEL names a schedule to run instead of the default (the GPU
+# driver confirms a variant through `attn-select run` this way before the rule takes it)
+FORCED_SCHEDULES = {"ws": WS_TILES, "wsc": WSC_TILES, "shared": SHARED_TILES}
+
+
+def gluon_tiles_for_run() -> GluonTiles:
+    """The Gluon launch shape `run` takes: the default, or the schedule
+    ``ATTN_SELECT_MLA_KERNEL`` names (``ws`` / ``wsc`` / ``shared``)."""
+    return FORCED_SCHEDULES.get(os.environ.get("ATTN_SELECT_MLA_KERNEL", ""), DEFAULT_GLUON_TILES)
 
 
 @gluon.jit
@@ -396,6 +410,6 @@ def launch(q, lat, out, lse, part_o, part_lse, block_table, seq_lens, num_heads:
     )
 
 
-__all__ = ["GluonTiles", "GLUON_VARIANTS", "DEFAULT_GLUON_TILES", "WS_SCHEDULES", "WS_TILES", "WSC_TILES",
-           "gluon_smem_bytes", "launch",
+__all__ = ["GluonTiles", "GLUON_VARIANTS", "DEFAULT_GLUON_TILES", "gluon_tiles_for_run", "WS_SCHEDULES", "WS_TILES",
+           "WSC_TILES", "SHARED_TILES", "gluon_smem_bytes", "launch",
            "mla_gluon_decode_kernel", "triton"]

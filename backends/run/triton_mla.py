@@ -324,9 +324,9 @@ class TritonMLAAdapter(Adapter):
                 self.env.is_cuda, self.env.capability, self.kv_elem(), p.num_heads, batch.page_size,
                 p.kv_lora_rank, p.qk_rope_head_dim)
             if self.why_not_gluon is None:
-                from attn_select.backends.run.mla_gluon import DEFAULT_GLUON_TILES
+                from attn_select.backends.run.mla_gluon import gluon_tiles_for_run
 
-                tiles = DEFAULT_GLUON_TILES
+                tiles = gluon_tiles_for_run()
             else:
                 tiles = choose_tiles(p.num_heads, self.kv_elem())
         groups = -(-p.num_heads // tiles.block_h)

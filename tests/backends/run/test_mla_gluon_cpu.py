@@ -189,7 +189,7 @@ def test_every_gluon_variant_fits_shared_memory():
     assert gluon_smem_bytes(GluonTiles(64, 2)) == (64 * 576 + 2 * 64 * 576 + 64 * 64) * 2
     # warp-specialised: the query and two 64-key buffers; P in the rope slots
     assert gluon_smem_bytes(WS_TILES) == gluon_smem_bytes(WSC_TILES) == (64 * 576 + 2 * 64 * 576) * 2
-    assert WS_TILES in GLUON_VARIANTS and mla_gluon.DEFAULT_GLUON_TILES.schedule == "shared"
+    assert WS_TILES in GLUON_VARIANTS and mla_gluon.DEFAULT_GLUON_TILES.schedule == "ws"
 
 
 def test_gluon_rule_says_why_not(monkeypatch):
@@ -248,3 +248,17 @@ def test_a_rule_chosen_gluon_launch_that_fails_falls_back_to_tl(monkeypatch):
     assert not isinstance(ad.build(batch).tiles, GluonTiles)  # later steps too
     with pytest.raises(RuntimeError, match="PassManager"):
         ad.run(ad.build(batch, tiles=GluonTiles(64, 2)), q, ad.alloc_cache(batch.num_pages, 64), None, out)
+
+
+@pytest.mark.parametrize("env, schedule",
+                         [("", "ws"), ("ws", "ws"), ("wsc", "wsc"), ("shared", "shared"), ("bogus", "ws")])
+def test_the_env_names_the_gluon_schedule_run_takes(monkeypatch, env, schedule):
+    """ATTN_SELECT_MLA_KERNEL=ws / wsc / shared puts that schedule in the rule's
+    place (the GPU driver confirms one through `run` this way); other values
+    leave the default, the warp-specialised one."""
+    import attn_select.backends.run.triton_mla as tm
+
+    monkeypatch.setenv("ATTN_SELECT_MLA_KERNEL", env)
+    monkeypatch.setattr(tm, "gluon_unavailable", lambda *a: None)
+    plan = _adapter(MLAParams(128, 512, 64, DEEPSEEK_SCALE)).build(decode_batch([100], 64))
+    assert isinstance(plan.tiles, GluonTiles) and plan.tiles.schedule == schedule
