@@ -111,15 +111,16 @@ def prefill_smem_bytes(t: PrefillTiles, head: int = 128, elem: int = 2) -> int:
     return (t.block_m * head + 2 * t.stages * t.block_n * head) * elem
 
 
-# The launch shapes the H200 driver checks and times (benchmarks/run_gluon_prefill.py); the
-# first is the adapter's default until a measurement says otherwise: FA3's shape (128 x 128
-# tiles, a producer warp, the consumers at 240 registers by setmaxnreg). 128 x 128 at 2 buffers is
-# 160 KiB (3 would be 224 KiB: one program an SM either way); 64-key tiles fit 3-4 buffers.
-# Without the producer warp, 128 x 128 with overlapped dots needs more than 255 registers (ptxas
-# spills 8 bytes around the loop): one tile at a time, or 64-key tiles, instead.
+# The launch shapes the GPU driver checks and times (benchmarks/run_gluon_prefill.py); the first is
+# the adapter's default. FA3's shape (128 x 128 tiles, a producer warp, the consumers at 240
+# registers by setmaxnreg) with 3 buffers (224 KiB: one program an SM) was the fastest of the five
+# on an H100 in two runs (2026-12-06, BENCHMARKS.md "A Gluon prefill kernel"): 0.78-0.82 of FA3's
+# speed, against 0.60-0.69 with 2 buffers and 0.71-0.79 for the tl kernel. 64-key tiles fit 3-4
+# buffers. Without the producer warp, 128 x 128 with overlapped dots needs more than 255 registers
+# (ptxas spills 8 bytes around the loop): one tile at a time, or 64-key tiles, instead.
 PREFILL_VARIANTS: tuple[PrefillTiles, ...] = (
-    PrefillTiles(128, 128, 2, warp_spec=True),
     PrefillTiles(128, 128, 3, warp_spec=True),
+    PrefillTiles(128, 128, 2, warp_spec=True),
     PrefillTiles(128, 64, 3),
     PrefillTiles(128, 128, 2, overlap=False),
     PrefillTiles(64, 64, 3),

@@ -15,8 +15,10 @@ warpgroups, FA3's schedule) over the same work list; otherwise, and for
 every decode and mixed batch, the ``tl`` kernel (``triton_kernel.py``). The
 rule is ``gluon_prefill_unavailable``; a Gluon launch that fails falls back
 to ``tl`` for this and every later step; the row's kernel name says which
-ran and why. ``ATTN_SELECT_ATTN_KERNEL=tl`` forces ``tl``; until the Gluon
-kernel has run on an H200, it is taken only with ``ATTN_SELECT_ATTN_KERNEL=gluon``.
+ran and why. ``ATTN_SELECT_ATTN_KERNEL=tl`` forces ``tl``. The Gluon kernel
+was checked and timed on a GPU at head 128 (4-14 % faster than ``tl`` on
+every prefill shape measured); at head 64, not yet measured, it is taken only
+with ``ATTN_SELECT_ATTN_KERNEL=gluon``.
 """
 
 from __future__ import annotations
@@ -182,10 +184,10 @@ def gluon_prefill_unavailable(is_cuda: bool, capability, kv_elem: int, p, page_s
         return f"{p.group} query heads a KV head (more than the Gluon tile's {block_m} rows)"
     if page_size % 8 or (page_size % block_n and block_n % page_size):
         return f"page {page_size} (the Gluon kernel needs a multiple of 8 that tiles {block_n} keys)"
-    if choice != "gluon":
-        # written and checked on the CPU only (emulation, sm_90 compile): until an H200 run has checked
-        # and timed it (BENCHMARKS.md, "A Gluon prefill kernel"), a layer it would take still runs tl unless asked
-        return "not yet run on a GPU (ATTN_SELECT_ATTN_KERNEL=gluon opts in)"
+    if p.head_size != 128 and choice != "gluon":
+        # checked and timed on a GPU at head 128 only (BENCHMARKS.md, "A Gluon prefill kernel": faster
+        # than tl on every shape there); head 64 compiles and is emulated on the CPU, not yet measured
+        return f"head size {p.head_size} not yet measured on a GPU (ATTN_SELECT_ATTN_KERNEL=gluon opts in)"
     return None
 
 

@@ -62,9 +62,10 @@ V = {t.label: t for t in PREFILL_VARIANTS}
 SPLIT = replace(PREFILL_CONFIG, min_split_tokens=128)
 CASES = {
     # name: (params, new tokens, cached tokens, page, tiles, cfg)
-    "default shape (producer warp), page 16, ragged chunks on ragged contexts": (
+    "2 buffers, producer warp, page 16, ragged chunks on ragged contexts": (
         GQA4, [40, 7, 70], [100, 0, 33], 16, V["g128x128x2ow"], None),
-    "default shape, page 64 (two boxes a tile)": (GQA4, [40, 7, 70], [100, 0, 33], 64, V["g128x128x2ow"], None),
+    "default shape (3 buffers, producer warp), page 64 (two boxes a tile)": (
+        GQA4, [40, 7, 70], [100, 0, 33], 64, V["g128x128x3ow"], None),
     "64-key tiles, 3 buffers, no producer, page 16, from empty (the ring wraps)": (
         GQA4, [200], [0], 16, V["g128x64x3o"], None),
     "64-key tiles, 4 buffers, producer warp, page 64 (one box a tile), long context": (
@@ -72,7 +73,7 @@ CASES = {
     "one tile at a time, page 8 (sixteen boxes a tile)": (GQA4, [33, 64], [500, 17], 8, V["g128x128x2s"], None),
     "one tile at a time, producer warp, page 16 (not a driver shape)": (
         GQA4, [33, 64], [200, 17], 16, PrefillTiles(128, 128, 2, overlap=False, warp_spec=True), None),
-    "128-key tiles, 3 buffers, producer warp, page 16 (the ring of 3 wraps)": (
+    "default shape, page 16 (the ring of 3 wraps)": (
         GQA4, [300, 64], [129, 17], 16, V["g128x128x3ow"], None),
     "64-row tiles (one warpgroup, 16 tokens), page 16": (GQA4, [40, 7, 70], [100, 0, 33], 16, V["g64x64x3o"], None),
     "3 heads a KV head (padding rows), page 16": (GQA3, [40, 9], [50, 200], 16, V["g128x128x2ow"], None),
@@ -151,8 +152,12 @@ def test_rule_takes_the_llama_prefill_and_says_why_not_otherwise(monkeypatch):
     assert "page 12" in _rule(monkeypatch, page=12)
     assert "page 48" in _rule(monkeypatch, page=48)
     assert _rule(monkeypatch, kernel="tl") == "ATTN_SELECT_ATTN_KERNEL=tl"
-    # not yet run on a GPU: a layer it would take runs tl unless asked for
-    assert _rule(monkeypatch, llama, kernel="") == "not yet run on a GPU (ATTN_SELECT_ATTN_KERNEL=gluon opts in)"
+    # measured on a GPU at head 128 only: taken there by default, at head 64 only when asked for
+    assert _rule(monkeypatch, llama, kernel="") is None
+    head64 = AttnParams(32, 8, 64, 64, 64 ** -0.5)
+    assert _rule(monkeypatch, head64, kernel="") == (
+        "head size 64 not yet measured on a GPU (ATTN_SELECT_ATTN_KERNEL=gluon opts in)")
+    assert _rule(monkeypatch, head64) is None
     assert "fp8" in _rule(monkeypatch, kv_elem=1, kernel="")  # a reason of the layer's own comes first
 
 
