@@ -132,10 +132,10 @@ SHARED_TILES = GluonTiles(64, 2, overlap=False)
 
 # The launch shapes the GPU driver times (benchmarks/run_gluon_mla.py); the
 # first is the adapter's default. Measured twice on an H100 (2026-12-06, 32 x
-# 4096, BENCHMARKS.md "Fourth pass"): at 128 heads ws64 is 0.96-1.02x the
-# faster of FlashMLA and FA3-MLA at page 64 and 0.95x at page 16, where the
-# shared schedule (this module's kernel, the default before) is 0.87-0.93x
-# and 0.82-0.87x; at 64 heads the two are within 1.6 %. 64-key tiles fit two
+# 4096, BENCHMARKS.md "Fourth pass"): at 128 heads ws64 is 0.96-0.98x the
+# faster of FlashMLA and FA3-MLA at page 64 and 0.93-0.95x at page 16, where
+# the shared schedule (this module's kernel, the default before) is 0.87-0.89x
+# and 0.83-0.85x; at 64 heads the two are within 1.6 %. 64-key tiles fit two
 # buffers (224 KiB with the query and P); 32-key tiles three or four.
 GLUON_VARIANTS: tuple[GluonTiles, ...] = (
     WS_TILES,
