@@ -43,7 +43,7 @@ def compile_tiles(t, page: int = 16, heads=(32, 8), head: int = 128, arch: int =
                stride_qt="i32", stride_qh="i32", stride_ot="i32", stride_oh="i32", stride_bt="i32",
                stride_ps="i32", stride_pt="i32", stride_ph="i32", qk_scale="fp32")
     const = dict(G=g, G_PAD=g_pad, BLOCK_Q=t.block_m // g_pad, HEAD=head, PAGE=page, BLOCK_N=t.block_n,
-                 STAGES=t.stages, OVERLAP=t.overlap, WARP_SPEC=t.warp_spec)
+                 STAGES=t.stages, OVERLAP=t.overlap, WARP_SPEC=t.warp_spec, PINGPONG=t.pingpong)
     sig.update({k: "constexpr" for k in const})
     names = list(sig)
     # what a launch specialises on: 16-byte aligned pointers, strides divisible by 16 (stride_w is
@@ -52,7 +52,8 @@ def compile_tiles(t, page: int = 16, heads=(32, 8), head: int = 128, arch: int =
              "stride_qt", "stride_qh", "stride_ot", "stride_oh"]
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in div16}
     src = GluonASTSource(ag.attn_gluon_prefill_kernel, sig, const, attrs)
-    return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=dict(num_warps=t.num_warps))
+    opts = dict(num_warps=t.num_warps, **({"maxnreg": ag.PINGPONG_MAXNREG} if t.pingpong else {}))
+    return triton.compile(src, target=GPUTarget("cuda", arch, 32), options=opts)
 
 
 def report(t, page: int, head: int = 128, dtype: str = "bfloat16") -> dict:
@@ -61,7 +62,7 @@ def report(t, page: int, head: int = 128, dtype: str = "bfloat16") -> dict:
     from attn_select.backends.run.attn_gluon import prefill_smem_bytes
 
     row = dict(shape=t.label, block_m=t.block_m, block_n=t.block_n, stages=t.stages, overlap=t.overlap,
-               warp_spec=t.warp_spec, page=page, smem_model=prefill_smem_bytes(t, head))
+               warp_spec=t.warp_spec, pingpong=t.pingpong, page=page, smem_model=prefill_smem_bytes(t, head))
     try:
         k = compile_tiles(t, page, head=head, dtype=dtype)
     except Exception as e:

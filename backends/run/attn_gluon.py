@@ -83,6 +83,11 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 LOG2E = gl.constexpr(1.4426950408889634)
+# Ping-pong registers: 12 warps share the 64 K registers (at most 168 a thread at launch); the
+# producer partition drops to 24 by setmaxnreg, each consumer half rises to 240 (24 + 2 x 240 warps' worth
+# = 504 x 128 threads <= 65,536)
+PINGPONG_REGS = gl.constexpr(240)
+PINGPONG_MAXNREG = 168
 
 
 @dataclass(frozen=True)
@@ -94,15 +99,24 @@ class PrefillTiles:
     stages: int  # K/V buffers in the TMA ring
     overlap: bool = True  # the next score dot issued before this P V dot (see the module docstring)
     warp_spec: bool = False  # a producer warp issues the copies (gl.warp_specialize)
+    # the two consumer warpgroups as partitions of their own taking turns at the tensor cores
+    # (FA3's ping-pong; needs warp_spec, overlap and 128 rows); the producer is then 4 warps
+    pingpong: bool = False
+
+    def __post_init__(self):
+        if self.pingpong and not (self.warp_spec and self.overlap and self.block_m == 128):
+            raise ValueError("ping-pong consumers need the producer warp, overlapped dots and 128-row tiles")
 
     @property
     def num_warps(self) -> int:
+        if self.pingpong:
+            return 4  # the default partition (the producer); each consumer partition adds 4
         return self.block_m // 16  # 16 rows a warp: the wgmma M of 64 a warpgroup
 
     @property
     def label(self) -> str:
         return (f"g{self.block_m}x{self.block_n}x{self.stages}{'o' if self.overlap else 's'}"
-                f"{'w' if self.warp_spec else ''}")
+                f"{'w' if self.warp_spec else ''}{'p' if self.pingpong else ''}")
 
 
 def prefill_smem_bytes(t: PrefillTiles, head: int = 128, elem: int = 2) -> int:
@@ -120,6 +134,7 @@ def prefill_smem_bytes(t: PrefillTiles, head: int = 128, elem: int = 2) -> int:
 # (ptxas spills 8 bytes around the loop): one tile at a time, or 64-key tiles, instead.
 PREFILL_VARIANTS: tuple[PrefillTiles, ...] = (
     PrefillTiles(128, 128, 3, warp_spec=True),
+    PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True),  # not yet run on a GPU
     PrefillTiles(128, 128, 2, warp_spec=True),
     PrefillTiles(128, 64, 3),
     PrefillTiles(128, 128, 2, overlap=False),
@@ -258,8 +273,13 @@ def _consume(q_s, k_s, v_s, k_ready, v_ready, empty, kv_desc,
              stride_ot, stride_oh, stride_ps, stride_pt, stride_ph,
              G: gl.constexpr, G_PAD: gl.constexpr, BLOCK_Q: gl.constexpr, HEAD: gl.constexpr,
              PAGE: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, NUM_WARPS: gl.constexpr,
-             OVERLAP: gl.constexpr, WARP_SPEC: gl.constexpr):
-    """The consumer warpgroups: the key loop and the epilogue."""
+             OVERLAP: gl.constexpr, WARP_SPEC: gl.constexpr, turn=None, ME: gl.constexpr = -1):
+    """The consumer warpgroups: the key loop and the epilogue. ``ME`` 0 / 1:
+    this is one ping-pong half (its own 64 rows); before issuing a step's two
+    dots it waits for its turn on ``turn[ME]``, and after issuing them hands
+    the turn to the other half, so one half's softmax runs under the other's
+    dots (half 0 goes first: its first wait is on the phase before a fresh
+    barrier's first, which passes)."""
     BLOCK_M: gl.constexpr = BLOCK_Q * G_PAD
     S_LAYOUT: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[NUM_WARPS, 1],
                                                        instr_shape=[16, BLOCK_N, 16])
@@ -294,10 +314,14 @@ def _consume(q_s, k_s, v_s, k_ready, v_ready, empty, kv_desc,
                 nxt = (j + 1) % STAGES
                 t_next = start + (j + 1) * BLOCK_N
                 mbarrier.wait(k_ready.index(nxt), ((j + 1) // STAGES) & 1)
+                if ME >= 0:
+                    mbarrier.wait(turn.index(ME), (j & 1) ^ (1 - ME))
                 s = _scores(q_s, k_s.index(nxt), S_LAYOUT, BLOCK_M, BLOCK_N)
                 # no stale value rows here: only the split's last tile (n - 1) reaches past kv_len
                 mbarrier.wait(v_ready.index(cur), (j // STAGES) & 1)
                 acc = warpgroup_mma(p, v_s.index(cur), acc, is_async=True)  # O += P_j V_j
+                if ME >= 0:
+                    mbarrier.arrive(turn.index(1 - ME), count=1)
                 s = warpgroup_mma_wait(1, deps=[s])  # the score dot done; P_j V_j may still run
                 if j + 1 < n_full:
                     m_i, l_i, p, alpha = _softmax(s, t_next, end, row_pos, m_i, l_i, qk_scale, cols, False, dt, P_OPERAND)
@@ -361,6 +385,24 @@ def _consume(q_s, k_s, v_s, k_ready, v_ready, empty, kv_desc,
 
 
 @gluon.jit
+def _consume_half(q_s, k_s, v_s, k_ready, v_ready, empty, turn, kv_desc,
+                  out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, bt_row,
+                  kvh, q_first, split, nsplit, prow0, tok0, q_len, ctx_len, start, end, full_end, qk_scale,
+                  stride_ot, stride_oh, stride_ps, stride_pt, stride_ph,
+                  G: gl.constexpr, G_PAD: gl.constexpr, BLOCK_Q: gl.constexpr, HEAD: gl.constexpr,
+                  PAGE: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, ME: gl.constexpr):
+    """One ping-pong consumer partition (4 warps): rows [64 ME, 64 ME + 64) of
+    the 128-row tile, i.e. the block's tokens from q_first + ME * BLOCK_Q / 2,
+    over the same key tiles (start / end / full_end are the whole block's)."""
+    HALF_Q: gl.constexpr = BLOCK_Q // 2
+    _consume(q_s.slice(ME * HALF_Q * G_PAD, HALF_Q * G_PAD), k_s, v_s, k_ready, v_ready, empty, kv_desc,
+             out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, bt_row,
+             kvh, q_first + ME * HALF_Q, split, nsplit, prow0 + ME * HALF_Q, tok0, q_len, ctx_len, start, end,
+             full_end, qk_scale, stride_ot, stride_oh, stride_ps, stride_pt, stride_ph,
+             G, G_PAD, HALF_Q, HEAD, PAGE, BLOCK_N, STAGES, 4, True, True, turn, ME)
+
+
+@gluon.jit
 def _produce(kv_desc, k_s, v_s, k_ready, v_ready, empty, bt_row, start, n, last_key, col,
              PAGE: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr):
     """The producer warp: tile j into buffer j % STAGES once the consumers
@@ -384,6 +426,7 @@ def attn_gluon_prefill_kernel(
     qk_scale,  # sm_scale * log2(e)
     G: gl.constexpr, G_PAD: gl.constexpr, BLOCK_Q: gl.constexpr, HEAD: gl.constexpr, PAGE: gl.constexpr,
     BLOCK_N: gl.constexpr, STAGES: gl.constexpr, OVERLAP: gl.constexpr, WARP_SPEC: gl.constexpr,
+    PINGPONG: gl.constexpr = False,
 ):
     """Grid (work items, KV heads), as ``triton_kernel.paged_attention_kernel``'s large-tile path."""
     NUM_WARPS: gl.constexpr = gl.num_warps()
@@ -413,10 +456,13 @@ def attn_gluon_prefill_kernel(
     k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # ping-pong only
     for i in gl.static_range(STAGES):
         mbarrier.init(k_ready.index(i), count=1)
         mbarrier.init(v_ready.index(i), count=1)
-        mbarrier.init(empty.index(i), count=1)
+        mbarrier.init(empty.index(i), count=2 if PINGPONG else 1)  # ping-pong: each half releases
+    for i in gl.static_range(2):
+        mbarrier.init(turn.index(i), count=1)
     fence_async_shared()
 
     if not WARP_SPEC:  # the first STAGES tiles, before the query (their copies run meanwhile)
@@ -437,7 +483,23 @@ def attn_gluon_prefill_kernel(
     fence_async_shared()
     gl.thread_barrier()
 
-    if WARP_SPEC:
+    if PINGPONG:
+        # the default partition (4 warps, the launch's) produces; each half is a 4-warp worker
+        gl.warp_specialize([
+            (_produce, (kv_desc, k_s, v_s, k_ready, v_ready, empty, bt_row, start, n, last_key, col,
+                        PAGE, BLOCK_N, STAGES)),
+            (_consume_half, (q_s, k_s, v_s, k_ready, v_ready, empty, turn, kv_desc,
+                             out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, bt_row,
+                             kvh, q_first, split, nsplit, prow0, tok0, q_len, ctx_len, start, end, full_end,
+                             qk_scale, stride_ot, stride_oh, stride_ps, stride_pt, stride_ph,
+                             G, G_PAD, BLOCK_Q, HEAD, PAGE, BLOCK_N, STAGES, 0)),
+            (_consume_half, (q_s, k_s, v_s, k_ready, v_ready, empty, turn, kv_desc,
+                             out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, bt_row,
+                             kvh, q_first, split, nsplit, prow0, tok0, q_len, ctx_len, start, end, full_end,
+                             qk_scale, stride_ot, stride_oh, stride_ps, stride_pt, stride_ph,
+                             G, G_PAD, BLOCK_Q, HEAD, PAGE, BLOCK_N, STAGES, 1)),
+        ], [4, 4], [PINGPONG_REGS, PINGPONG_REGS])
+    elif WARP_SPEC:
         gl.warp_specialize([
             (_consume, (q_s, k_s, v_s, k_ready, v_ready, empty, kv_desc,
                         out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, bt_row,
@@ -457,6 +519,8 @@ def attn_gluon_prefill_kernel(
         mbarrier.invalidate(k_ready.index(i))
         mbarrier.invalidate(v_ready.index(i))
         mbarrier.invalidate(empty.index(i))
+    for i in gl.static_range(2):
+        mbarrier.invalidate(turn.index(i))
 
 
 def _gl_dtype(torch_dtype):
@@ -484,6 +548,8 @@ def launch(q, cache, out, part_acc, part_m, part_l, block_table, work, num_items
     head = q.shape[-1]
     if block_q * g_pad != tiles.block_m:
         raise ValueError(f"{block_q} tokens x {g_pad} heads is not the tiles' {tiles.block_m} rows")
+    if tiles.pingpong and block_q % 2:
+        raise ValueError(f"ping-pong halves split the block's tokens: {block_q} token(s) a block do not halve")
     desc = kv_descriptor(cache, tiles, page, head)
     dummy = out
     ps = part_acc.stride()[:3] if part_acc is not None else (0, 0, 0)
@@ -495,8 +561,8 @@ def launch(q, cache, out, part_acc, part_m, part_l, block_table, work, num_items
         ps[0], ps[1], ps[2],
         sm_scale * 1.4426950408889634,
         G=group, G_PAD=g_pad, BLOCK_Q=block_q, HEAD=head, PAGE=page, BLOCK_N=tiles.block_n, STAGES=tiles.stages,
-        OVERLAP=tiles.overlap, WARP_SPEC=tiles.warp_spec,
-        num_warps=tiles.num_warps,
+        OVERLAP=tiles.overlap, WARP_SPEC=tiles.warp_spec, PINGPONG=tiles.pingpong,
+        num_warps=tiles.num_warps, **({"maxnreg": PINGPONG_MAXNREG} if tiles.pingpong else {}),
     )
 
 

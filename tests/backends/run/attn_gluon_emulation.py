@@ -27,6 +27,12 @@ What it reproduces, as the kernel does it:
   running max / sum / accumulator; P rounded to the cache dtype;
 - ``overlap``: tile j+1's softmax before tile j's P V has landed, the
   accumulator rescaled after it; without it, one tile at a time;
+- ``pingpong``: the two warpgroups as partitions of their own, each
+  releasing a buffer (the producer waits for both), taking turns at the
+  dots: each step, half 0 waits on its turn barrier, issues, hands the turn
+  to half 1, which waits, issues and hands it back; each wait is checked
+  against the completions the other half has made (the halves run in that
+  order here, which is the order the barriers force);
 - the epilogue: the output, or the partial (acc, max in log2, sum) where
   the ``tl`` merge kernel reads it.
 """
@@ -187,10 +193,19 @@ def _program(q, c2, block_table, work_col, kvh, group, g_pad, block_q, qk_scale,
         ring.wait(ring.v_ready[b], (j // stages) & 1, b, j)
         return ring.v[b].float()
 
+    turn = [_Barrier(), _Barrier()]  # ping-pong: half w waits on turn[w], the other half completes it
+
+    def take_turns(j):
+        for me in (0, 1):
+            assert turn[me].passes((j & 1) ^ (1 - me)), f"half {me} would wait forever for its turn at step {j}"
+            turn[1 - me].completions += 1  # after issuing its dots
+
     if tiles.overlap:
         if n > 0:
             m_i, l_i, p, _ = softmax(scores(0), 0, m_i, l_i)
             for j in range(n - 1):
+                if tiles.pingpong:
+                    take_turns(j)
                 s_next = scores(j + 1)  # issued before this tile's P V
                 v = values(j)
                 pv = [p[w] @ v for w in range(len(wgs))]
@@ -223,6 +238,8 @@ def emulate_launch(q, cache, out, part_acc, part_m, part_l, block_table, work, n
     head = q.shape[-1]
     if block_q * g_pad != tiles.block_m:
         raise ValueError(f"{block_q} tokens x {g_pad} heads is not the tiles' {tiles.block_m} rows")
+    if tiles.pingpong and block_q % 2:
+        raise ValueError(f"ping-pong halves split the block's tokens: {block_q} token(s) a block do not halve")
     assert cache.is_contiguous()
     c2 = cache.view(cache.shape[0] * 2 * page, cache.shape[3] * cache.shape[4])
     p_dtype = p_dtype or cache.dtype

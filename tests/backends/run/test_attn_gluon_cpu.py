@@ -76,6 +76,10 @@ CASES = {
     "default shape, page 16 (the ring of 3 wraps)": (
         GQA4, [300, 64], [129, 17], 16, V["g128x128x3ow"], None),
     "64-row tiles (one warpgroup, 16 tokens), page 16": (GQA4, [40, 7, 70], [100, 0, 33], 16, V["g64x64x3o"], None),
+    "ping-pong halves, page 16, ragged chunks (a half past the request's tokens)": (
+        GQA4, [40, 7, 70], [100, 0, 33], 16, V["g128x128x3owp"], None),
+    "ping-pong halves, page 64, 3 heads a KV head (padding rows), split over the context": (
+        GQA3, [20, 9], [700, 200], 64, V["g128x128x3owp"], SPLIT),
     "3 heads a KV head (padding rows), page 16": (GQA3, [40, 9], [50, 200], 16, V["g128x128x2ow"], None),
     "one head a KV head (128 tokens a tile), page 64": (MHA, [150, 20], [70, 300], 64, V["g128x64x3o"], None),
     "a single-block request split over its context (merge kernel), page 16": (
@@ -201,7 +205,8 @@ def test_cpu_prefill_names_the_reason_and_decode_names_none():
 def test_every_launch_shape_fits_the_shared_memory_of_a_block():
     for t in PREFILL_VARIANTS:
         assert prefill_smem_bytes(t) + 64 * t.stages <= SMEM_LIMIT, t
-        assert t.num_warps * 16 == t.block_m
+        # 16 rows a consumer warp; a ping-pong launch's own warps are the producer's 4 (each half adds 4)
+        assert t.num_warps == (4 if t.pingpong else t.block_m // 16), t
     assert len({t.label for t in PREFILL_VARIANTS}) == len(PREFILL_VARIANTS)
     assert PrefillTiles(128, 128, 3).block_m == 128 and prefill_smem_bytes(PrefillTiles(128, 128, 3)) == 229376
 
@@ -250,6 +255,38 @@ def test_launch_binds_every_kernel_parameter(monkeypatch):
     assert (b["G"], b["G_PAD"], b["BLOCK_Q"], b["HEAD"], b["PAGE"]) == (4, 4, 32, 64, 16)
     assert (b["BLOCK_N"], b["STAGES"], b["OVERLAP"], b["WARP_SPEC"]) == (128, 2, True, True)
     assert b["stride_w"] == plan.work.stride(0) and b["kv_desc"].block_shape == [16, 64]
+
+
+def test_ping_pong_tiles_are_only_the_shape_its_kernel_has():
+    assert PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True).label == "g128x128x3owp"
+    for bad in (dict(warp_spec=False), dict(overlap=False), dict(block_m=64)):
+        with pytest.raises(ValueError, match="ping-pong"):
+            PrefillTiles(**{**dict(block_m=128, block_n=128, stages=3, warp_spec=True, pingpong=True), **bad})
+
+
+def test_a_ping_pong_launch_passes_its_register_cap_and_refuses_one_token_blocks(monkeypatch):
+    """The ping-pong launch: 4 warps of its own (the producer), PINGPONG set,
+    ptxas held to 168 registers at launch (12 warps x 168 fit the SM); one
+    token a block (128 heads a KV head) cannot be halved, and is refused
+    before any launch (the adapter's rule falls back to tl on the error)."""
+    seen = {}
+
+    class Grid:
+        def __getitem__(self, grid):
+            return lambda *a, **k: seen.update(k)
+
+    monkeypatch.setattr(attn_gluon, "attn_gluon_prefill_kernel", Grid())
+    tiles = V["g128x128x3owp"]
+    ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.bfloat16, "auto"), GQA4)
+    batch = make_prefill_batch([40, 7], [30, 0], 16, "cpu", seed=3)
+    plan = ad.build(batch, gluon=tiles)
+    q = torch.zeros(batch.num_tokens, GQA4.num_heads, GQA4.head_size, dtype=torch.bfloat16)
+    ad._launch_gluon(plan, q, ad.alloc_cache(batch.num_pages, 16), torch.empty_like(q))
+    assert (seen["num_warps"], seen["maxnreg"], seen["PINGPONG"]) == (4, attn_gluon.PINGPONG_MAXNREG, True)
+    cache = torch.zeros(4, 2, 16, 1, 64, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="do not halve"):
+        attn_gluon.launch(q, cache, q, None, None, None, batch.block_table, plan.work, 1, 1, 128, 128, 1, 0.1, 16,
+                          tiles)
 
 
 def test_the_drivers_fa3_row_is_runs_plan_of_llama_on_sm90():
