@@ -6,6 +6,8 @@ inside the command function, so `attn-select explain` never pays for torch.
 
 from __future__ import annotations
 
+import errno
+import io
 import os
 import sys
 
@@ -183,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     from attn_select.selector.errors import UserError, one_line
 
     _no_pydantic_plugins()
+    if sys.stdout is None:  # started with standard output closed (>&-)
+        sys.stdout = _ClosedStdout()
     args = hoist_root_switches(list(argv if argv is not None else sys.argv[1:]))
     debug = "--debug" in args
     command = _command(args)
@@ -226,6 +230,23 @@ def main(argv: list[str] | None = None) -> int:
         )
         return ExitCode.INTERNAL
     return code if isinstance(code, int) else ExitCode.OK
+
+
+class _ClosedStdout(io.TextIOBase):
+    """Standard output when the process started with it closed: Python sets
+    sys.stdout to None and click's echo then writes nothing, so the report
+    was lost with exit 0. Writing here fails as a write to /dev/full does,
+    and the same error path says so; a command that writes nothing to
+    standard output (lock -o FILE) still succeeds."""
+
+    encoding = "utf-8"  # click takes a stream with these as a text stream as it is
+    errors = "strict"
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "it is closed")
+
+    def flush(self) -> None:
+        pass  # nothing was written, so nothing is lost; the interpreter flushes at exit
 
 
 def _stdout_failed(exc: OSError) -> bool:

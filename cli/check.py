@@ -47,9 +47,10 @@ def check_cmd(
     differ, 2 for bad input.
     """
     from attn_select.cli.formats import render
-    from attn_select.cli.lock import check_engine, check_output_folder, read_text, refuse_overwriting, write_text
+    from attn_select.cli.lock import check_engine, check_output_folder, refuse_overwriting, write_text
     from attn_select.selector.host.engine_packages import lock_warnings
     from attn_select.selector.lock import parse_deployments, parse_lockfile, run_check
+    from attn_select.selector.safe_yaml import read_text
 
     check_engine(engine)
     refuse_overwriting(output, lockfile=lockfile, deployments_file=deployments)

@@ -14,13 +14,6 @@ from attn_select.cli.options import SglangPythonOpt, VllmPythonOpt, versioned
 app = typer.Typer()
 
 
-def read_text(path: str, what: str) -> str:
-    """A file's text (at most safe_yaml's MAX_FILE_BYTES), or a one-line user error."""
-    from attn_select.selector.safe_yaml import read_text as read_yaml_text
-
-    return read_yaml_text(path, what)
-
-
 def write_text(path: str, text: str, what: str) -> None:
     """Write a file, or a one-line user error (missing folder, no permission)."""
     from attn_select.selector.errors import UserError
@@ -99,6 +92,7 @@ def lock_cmd(
     from attn_select.selector.lock import dump_lock, lock_deployments, parse_deployments
     from attn_select.selector.lock.evaluate import Evaluator
     from attn_select.selector.lock.lockfile import produced_by
+    from attn_select.selector.safe_yaml import read_text
 
     check_engine(engine)
     refuse_overwriting(output, deployments_file=deployments)

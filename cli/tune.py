@@ -199,7 +199,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     """The command without the rendering (tests and scripts call it)."""
     from attn_select.cli.run import check_run_device
     from attn_select.selector.tune_workload import (
-        DEFAULT_BATCHES, DEFAULT_CONTEXTS, MAX_POINTS, grid, parse_ints, parse_workload,
+        DEFAULT_BATCHES, DEFAULT_CONTEXTS, check_sweep_size, grid, parse_ints, parse_workload,
     )
     from attn_select.selector.vllm_names import dtype_error, forced_dtype
 
@@ -215,11 +215,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     pages = parse_ints(page_sizes, "page-sizes")
     kvs = _kv_dtypes(kv_cache_dtypes)
     items = parse_workload(workload if workload is not None else (CPU_WORKLOAD if cpu else GPU_WORKLOAD))
-    points = (len(bs) * len(cs) + len(items)) * len(pages) * len(kvs)
-    if points > MAX_POINTS:  # counted before the grid is built
-        raise UserError(f"the sweep has {points:,} points ({len(bs)} batches x {len(cs)} contexts + {len(items)} "
-                        f"workload shapes, x {len(pages)} page sizes x {len(kvs)} KV dtypes), more than "
-                        f"{MAX_POINTS:,}; give fewer values")
+    check_sweep_size(len(bs), len(cs), len(items), len(pages), len(kvs))
     shapes = list(dict.fromkeys(grid(bs, cs) + [it.shape for it in items]))
     on_task, message = progress or ((lambda d, t, w: None), (lambda m: None))
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, NamedTuple
 
 from attn_select.selector.config import Kernels
+from attn_select.selector.engine_env import shown_value
+from attn_select.selector.errors import one_line
 from attn_select.selector.installed import EngineWarning
 
 DEFAULT_CUBINS_URL = "https://edge.urm.nvidia.com/artifactory/sw-kernelinferencelibrary-public-generic-local/"
@@ -121,7 +123,8 @@ def gpu_checks(driver: bool, smi_found: bool, rows: list[list[str]] | None, smi_
     driver_version = rows[0][4] if rows and len(rows[0]) >= 5 else "unknown"
     checks.append(Check("driver", driver_version, f"supports CUDA {cuda_version}" if cuda_version else None, None))
     if visible is not None:
-        checks.append(Check("CUDA_VISIBLE_DEVICES", visible, "vLLM and explain's probe see only these", None))
+        checks.append(Check("CUDA_VISIBLE_DEVICES", shown_value(visible), "vLLM and explain's probe see only these",
+                            None))
     return tuple(checks)
 
 
@@ -136,14 +139,15 @@ def jit_checks(facts: dict, nvcc: Tool, ninja: Tool, env: Mapping[str, str]) -> 
     """FlashInfer's JIT needs nvcc (found as vLLM finds it) and ninja; with
     neither, nor cubins, vLLM's has_flashinfer() is False."""
     checks = []
+    # CUDA_HOME / CUDA_PATH and PATH name these paths: shown as the variables are
     if nvcc.path is None:
         checks.append(Check("nvcc", "not found", "looked in CUDA_HOME, CUDA_PATH, nvcc on PATH, /usr/local/cuda", False))
     else:
-        checks.append(Check("nvcc", nvcc.version or "unknown version", nvcc.path, True))
+        checks.append(Check("nvcc", nvcc.version or "unknown version", shown_value(nvcc.path), True))
     if ninja.path is None:
         checks.append(Check("ninja", "not found", "not on PATH", False))
     else:
-        checks.append(Check("ninja", ninja.version or "unknown version", ninja.path, True))
+        checks.append(Check("ninja", ninja.version or "unknown version", shown_value(ninja.path), True))
     cubin = facts["packages"].get("flashinfer-cubin") is not None or env_flag(env, "VLLM_HAS_FLASHINFER_CUBIN")
     if facts["modules"].get("flashinfer") is None:
         verdict = Check("has_flashinfer()", "False", "flashinfer-python is not installed", None)
@@ -189,7 +193,7 @@ def cubin_checks(facts: dict, env: Mapping[str, str], head: tuple[bool, str] | N
                             "or `vllm download-kernels`)", None if env_cubin else False))
     checks.append(Check("flashinfer-jit-cache", jit or "not installed",
                         "precompiled JIT kernels" if jit else "FlashInfer compiles its kernels on first use", None))
-    url = cubins_url(env)
+    url = shown_value(cubins_url(env))  # the user's FLASHINFER_CUBINS_REPOSITORY
     if not cubins_need_request(facts, env):
         checks.append(Check("trtllm cubins", "available", "has_nvidia_artifactory() is True without a request", True))
     elif head is None:
@@ -197,16 +201,17 @@ def cubin_checks(facts: dict, env: Mapping[str, str], head: tuple[bool, str] | N
                             f"vLLM requests {url} (5 s timeout) at start; not probed here (--probe-network does one "
                             "HEAD request); on an air-gapped node pass --kernels without trtllm-cubins", None))
     else:
-        reachable, what = head
+        reachable, what = head  # urllib's refusal of a malformed URL repeats it whole
         checks.append(Check("trtllm cubins", "reachable" if reachable else "unreachable",
-                            f"HEAD {url}: {what}" + ("" if reachable else "; pass --kernels without trtllm-cubins"),
+                            f"HEAD {url}: {one_line(what)}"
+                            + ("" if reachable else "; pass --kernels without trtllm-cubins"),
                             reachable))
     return tuple(checks)
 
 
 def env_checks(env: Mapping[str, str]) -> tuple[Check, ...]:
     """Every variable that changes selection, set or not, and each removed one that is set."""
-    from attn_select.selector.engine_env import REMOVED_VARS, SELECTION_VARS, shown_value
+    from attn_select.selector.engine_env import REMOVED_VARS, SELECTION_VARS
 
     out = []
     for var in SELECTION_VARS:

@@ -103,12 +103,24 @@ _EXPLAIN_FLAG = {
 }
 
 
-def shown_value(value: str) -> str:
-    """A variable's value for a warning: as set when it is short and printable,
-    else cut and escaped (a 100 KB value or a terminal escape is no report line)."""
-    from attn_select.selector.errors import SHOWN_CHARS, shown
+# An environment value is echoed whole up to this length: a CUDA_HOME path
+# or a cubin mirror's URL (the default one is 89 characters) stays readable.
+ENV_SHOWN_CHARS = 200
 
-    return value if value.isprintable() and len(value) <= SHOWN_CHARS else shown(value)
+
+def shown_value(value: str, limit: int = ENV_SHOWN_CHARS) -> str:
+    """A variable's value for a report line or a warning: as set when it is
+    short and printable, else quoted with its control characters escaped
+    (a newline or a terminal escape is no report line), and past ``limit``
+    cut in the middle with its length said (a megabyte is no report line;
+    both ends of a path or a URL tell most). The same text in every format:
+    JSON's escaping would make it safe, but not short, and a reader who
+    needs the raw value has the environment it came from."""
+    if len(value) <= limit:
+        return value if value.isprintable() else repr(value)
+    half = limit // 2
+    ends = value[:half] + "\u2026" + value[-half:]
+    return f"{ends!r} ({len(value):,} characters)"
 
 
 def removed_var_warnings(environ: Mapping[str, str]) -> tuple[str, ...]:

@@ -142,6 +142,16 @@ def load_workload_file(path: Path) -> list[WorkItem]:
     return out
 
 
+def check_sweep_size(batches: int, contexts: int, items: int, page_sizes: int, kv_dtypes: int) -> None:
+    """Refuse a sweep of more than MAX_POINTS points, counted from how many
+    values each list has, before the grid is built."""
+    points = (batches * contexts + items) * page_sizes * kv_dtypes
+    if points > MAX_POINTS:
+        raise UserError(f"the sweep has {points:,} points ({batches} batches x {contexts} contexts + {items} "
+                        f"workload shapes, x {page_sizes} page sizes x {kv_dtypes} KV dtypes), more than "
+                        f"{MAX_POINTS:,}; give fewer values")
+
+
 def grid(batches: tuple[int, ...], contexts: tuple[int, ...]) -> list[Shape]:
     """The decode grid: every batch size on every context length."""
     return [Shape("decode", decodes=b, decode_context=c) for c in contexts for b in batches]

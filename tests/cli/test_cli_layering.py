@@ -65,3 +65,50 @@ def test_the_checks_find_what_they_look_for(tmp_path):
     f.write_text("def f():\n    import subprocess\n    from attn_select.cli.run import _parse\n")
     names = [name for _, name in imports(f)]
     assert names == ["subprocess", "attn_select.cli.run._parse"]
+
+
+
+def _below(nodes) -> set[str]:
+    """The names ``nodes`` import from below the CLI."""
+    import ast
+
+    return {a.asname or a.name for n in nodes if isinstance(n, ast.ImportFrom) and n.module
+            and n.module.split(".")[:2] in (["attn_select", top] for top in ("selector", "backends", "profiles"))
+            for a in n.names}
+
+
+def _forwarders(path: Path) -> list[str]:
+    """Module functions whose body (past a docstring and imports) is only
+    ``return f(...)`` of their own parameters, in order, ``f`` imported from
+    below the CLI: a second name for a function there."""
+    import ast
+
+    tree = ast.parse(path.read_text(), str(path))
+    out = []
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        body = [s for s in node.body if not isinstance(s, (ast.Import, ast.ImportFrom))
+                and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+        call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+        if (isinstance(call, ast.Call) and not call.keywords and getattr(call.func, "id", None)
+                in _below(tree.body + node.body) and [getattr(a, "id", None) for a in call.args] == params):
+            out.append(f"{path.name}:{node.lineno} {node.name}")
+    return out
+
+
+@pytest.mark.parametrize("path", CLI, ids=_rel)
+def test_cli_modules_hold_no_forwarders(path):
+    """A cli function that only calls one below with the same arguments
+    (lock.py's read_text did, for safe_yaml's): callers call the real one."""
+    assert not _forwarders(path)
+
+
+def test_the_forwarder_check_finds_one(tmp_path):
+    f = tmp_path / "x.py"
+    f.write_text('from attn_select.backends.x import y\n\n'
+                 'def read_text(path, what):\n    """Doc."""\n    from attn_select.selector.m import read_text as r\n\n'
+                 '    return r(path, what)\n\ndef g(a):\n    return y(a, 1)\n\ndef h(a):\n    return y(a)\n\n'
+                 'def seam():\n    return versions()\n')
+    assert _forwarders(f) == ["x.py:3 read_text", "x.py:12 h"]

@@ -130,3 +130,23 @@ def test_cubin_env_variable_means_no_request(capsys, monkeypatch):
 def test_doctor_bad_python_is_one_line(tmp_path, capsys):
     rc, out, err = run(capsys, "doctor", "--vllm-python", tmp_path / "missing")
     assert rc == 2 and err.count("\n") == 1 and "no such file" in err
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_hostile_environment_values_are_cut_and_escaped(capsys, monkeypatch, fmt):
+    """CUDA_HOME and FLASHINFER_CUBINS_REPOSITORY were echoed whole: 100 KB
+    of them, or a terminal escape and a newline, went into the report as set.
+    (100 KB: a longer variable could not reach doctor's own subprocesses.)"""
+    url = "http://mirror/" + "y" * 100_000 + "\x1b]0;title\x07\n"
+    monkeypatch.setenv("FLASHINFER_CUBINS_REPOSITORY", url)
+    monkeypatch.setenv("CUDA_HOME", "/opt/cuda\x1b[31m\nred")
+    monkeypatch.delenv("VLLM_HAS_FLASHINFER_CUBIN", raising=False)
+    rc, out, _ = run(capsys, "doctor", "--format", fmt)
+    assert rc == 0 and "\x1b" not in out and "\x07" not in out and len(out) < 20_000
+    if fmt == "json":
+        checks = _checks(json.loads(out))
+        assert checks["CUDA_HOME"]["value"] == "'/opt/cuda\\x1b[31m\\nred'"
+        assert checks["FLASHINFER_CUBINS_REPOSITORY"]["value"].endswith("\\x07\\n' (100,025 characters)")
+        assert "(100,025 characters)" in checks["trtllm cubins"]["detail"]
+    else:
+        assert out.count("(100,025 characters)") == 2 and "'/opt/cuda\\x1b[31m\\nred'" in out

@@ -741,6 +741,18 @@ def test_a_plot_path_in_no_folder_is_refused_before_the_sweep(tmp_path, monkeypa
     assert err.startswith("error: --plot ") and "is not an existing folder" in err, err
 
 
+# attn-select in a fresh interpreter, for the tests of what standard output is
+MAIN = (sys.executable, "-c", "import sys; from attn_select.cli.app import main; sys.exit(main(sys.argv[1:]))")
+
+
+def _with_stdout_closed(argv: list[str]):
+    """attn-select ARGV started with standard output closed, as `>&-` starts it."""
+    import subprocess
+
+    return subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *MAIN, *argv], stderr=subprocess.PIPE, text=True,
+                          timeout=120)
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("argv", [
     ["explain", "llama-3.1-8b", "--device", "h100"],
@@ -754,12 +766,32 @@ def test_a_full_standard_output_is_one_line_not_an_internal_error(argv):
     and no second error from the interpreter's flush at exit."""
     import subprocess
 
-    code = "import sys; from attn_select.cli.app import main; sys.exit(main(sys.argv[1:]))"
     with open("/dev/full", "w") as full:
-        got = subprocess.run([sys.executable, "-c", code, *argv], stdout=full, stderr=subprocess.PIPE,
-                             text=True, timeout=120)
+        got = subprocess.run([*MAIN, *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
     assert got.returncode == 2, (got.returncode, got.stderr)
     assert got.stderr == "error: cannot write the report to standard output: No space left on device\n", got.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["explain", "llama-3.1-8b", "--device", "h100"],
+    ["explain", "llama-3.1-8b", "--device", "h100", "--format", "json"],
+    ["explain", "--help"],  # rich writes the help
+])
+def test_a_closed_standard_output_is_one_line_not_a_silent_success(argv):
+    """>&-: Python starts with sys.stdout None and click's echo wrote nothing,
+    so the report was lost with exit 0. One line and exit 2, as > /dev/full."""
+    got = _with_stdout_closed(argv)
+    assert got.returncode == 2, (got.returncode, got.stderr)
+    assert got.stderr == "error: cannot write the report to standard output: it is closed\n", got.stderr
+
+
+def test_a_closed_standard_output_is_no_error_where_nothing_goes_to_it(tmp_path):
+    """lock -o FILE writes its lockfile and its note (to stderr) and nothing to
+    standard output: closed, it is not missed."""
+    out = tmp_path / "x.lock"
+    got = _with_stdout_closed(["lock", str(EXAMPLE), "-o", str(out)])
+    assert got.returncode == 0 and got.stderr.startswith(f"wrote {out}:"), got.stderr
+    assert out.stat().st_size > 0
 
 
 @pytest.mark.parametrize("entry", [

@@ -18,28 +18,34 @@ HERE = Path(__file__).resolve().parent
 VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
 
 
-def run_model_oracle(cases: list[dict], timeout: float) -> list[dict]:
-    """model_oracle.py's answer for each case; the test skips without the vLLM python."""
+def vllm_python() -> str:
+    """The vLLM python's path; the test skips without it."""
     if not Path(VLLM_PYTHON).exists():
         pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
+    return VLLM_PYTHON
+
+
+def run_model_oracle(cases: list[dict], timeout: float) -> list[dict]:
+    """model_oracle.py's answer for each case; the test skips without the vLLM python."""
+    proc = subprocess.run([vllm_python(), str(HERE / "model_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
 
-def facts_agreeing_with_vllm(res: dict, facts: Callable[[], object], refusal: str | None):
+def facts_agreeing_with_vllm(res: dict, facts: Callable[[], object], refusal: str | None, name: str = ""):
     """With ``refusal``: vLLM's error holds it and ``facts()`` refuses too
     (None). Otherwise vLLM built the model and ``facts()`` agrees on its
-    dtype, head size, MLA and KV heads; returned for the caller's own checks."""
+    dtype, head size, MLA and KV heads; returned for the caller's own checks.
+    ``name``: the case, for a failure's message where one test checks many."""
     if refusal is not None:
-        assert res["error"] and refusal in res["error"], res["error"]
+        assert res["error"] and refusal in res["error"], (name, res["error"])
         with pytest.raises(UserError):
             facts()
         return None
-    assert res["error"] is None, res["error"]
+    assert res["error"] is None, (name, res["error"])
     f = facts()
     model = res["model"]
     assert (f.dtype, f.head_size, f.model_use_mla, f.num_kv_heads) == (
-        model["dtype"], model["head_size"], model["use_mla"], model["num_kv_heads"])
+        model["dtype"], model["head_size"], model["use_mla"], model["num_kv_heads"]), name
     return f

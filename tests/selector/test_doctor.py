@@ -62,3 +62,38 @@ def test_boolean_variables_are_read_as_vllm_reads_them():
     assert env_flag({"X": "1"}, "X") and env_flag({"X": "2"}, "X")
     assert not env_flag({"X": "0"}, "X") and not env_flag({}, "X")
     assert not env_flag({"X": "true"}, "X")  # vLLM raises ValueError reading it; never "on"
+
+
+# --- what doctor echoes from the environment ---------------------------------------
+# A megabyte value, a newline or a terminal escape in FLASHINFER_CUBINS_REPOSITORY,
+# CUDA_VISIBLE_DEVICES or CUDA_HOME (the nvcc path) went into the report as set.
+
+HOSTILE = "http://mirror/" + "y" * 1_000_000 + "\x1b]0;title\x07\n"
+
+
+def _bounded(text: str) -> None:
+    assert len(text) < 1000 and "\x1b" not in text and "\n" not in text and "\x07" not in text
+
+
+def test_the_cubin_repository_is_cut_and_escaped():
+    env = {"FLASHINFER_CUBINS_REPOSITORY": HOSTILE}
+    line = d.cubin_checks(facts(), env, None)[-1]
+    _bounded(line.detail)
+    assert "'http://mirror/yyy" in line.detail and "\\x1b]0;title\\x07\\n' (1,000,025 characters)" in line.detail
+    # urllib's refusal repeats the URL: that too is bounded
+    line = d.cubin_checks(facts(), env, (False, f"ValueError: unknown url type: {HOSTILE!r}"))[-1]
+    _bounded(line.detail)
+
+
+def test_a_usual_cubin_repository_is_shown_as_set():
+    line = d.cubin_checks(facts(), {}, None)[-1]
+    assert f"vLLM requests {d.DEFAULT_CUBINS_URL} (5 s" in line.detail
+
+
+def test_visible_devices_and_tool_paths_are_cut_and_escaped():
+    rows = [["0", "NVIDIA H100", "9.0", "81559", "580.1"]]
+    (visible,) = [c for c in d.gpu_checks(True, True, rows, None, "13.0", HOSTILE) if c.name == "CUDA_VISIBLE_DEVICES"]
+    _bounded(visible.value)
+    nvcc, ninja, _ = d.jit_checks(facts(), d.Tool("/cuda\x1b[2J/bin/nvcc", "13.0"), d.Tool("/b/" + "n" * 5000), {})
+    assert nvcc.detail == "'/cuda\\x1b[2J/bin/nvcc'" and "(5,003 characters)" in ninja.detail
+    _bounded(ninja.detail)

@@ -9,20 +9,14 @@ skipped without it."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
 
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.facts import model_facts
 
 from . import model_cases_pooling, model_cases_vlm
+from .model_oracle_client import facts_agreeing_with_vllm, run_model_oracle
 
-HERE = Path(__file__).resolve().parent
-VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
 _BY_NAME = {c["name"]: c["config"] for c in model_cases_vlm.cases() + model_cases_pooling.cases()}
 QWEN2_VL = _BY_NAME["qwen2_vl flat"]  # vision_config: Qwen2VLVisionConfig (fixed)
 QWEN2_5_VL = _BY_NAME["qwen2_5_vl flat"]
@@ -95,17 +89,14 @@ def test_the_refusals_name_the_sub_config_and_carry_transformers_words():
         _facts(CASES[4][1])
 
 
+@pytest.fixture(scope="module")
+def vllm_answers() -> list[dict]:
+    return run_model_oracle([{"config": c, "capability": [9, 0]} for _, c, _ in CASES], 900)
+
+
 @pytest.mark.vllm
 @pytest.mark.slow
-def test_against_vllm():
-    if not Path(VLLM_PYTHON).exists():
-        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    cases = [{"config": c, "capability": [9, 0]} for _, c, _ in CASES]
-    proc = subprocess.run([VLLM_PYTHON, str(HERE / "model_oracle.py")], input=json.dumps(cases),
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    for (name, _, words), res in zip(CASES, json.loads(proc.stdout)):
-        if words is None:
-            assert res["error"] is None, (name, res["error"])
-        else:
-            assert res["error"] and words in res["error"], (name, res["error"])
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[c[0] for c in CASES])
+def test_against_vllm(vllm_answers, index):
+    _, config, words = CASES[index]
+    facts_agreeing_with_vllm(vllm_answers[index], lambda: _facts(config), words)

@@ -83,6 +83,34 @@ def test_bad_workload_items_are_user_errors(text):
     assert "\n" not in str(e.value)
 
 
+SWEEP_TOO_LARGE = ("the sweep has 16,384 points (64 batches x 64 contexts + 0 workload shapes, x 4 page sizes "
+                   "x 1 KV dtypes), more than 4,096; give fewer values")
+
+
+def test_a_sweep_past_max_points_is_refused_where_the_bound_is():
+    """The count sat in cli/tune.py, away from MAX_POINTS (cli/ holds no logic)."""
+    from attn_select.selector.tune_workload import MAX_POINTS, check_sweep_size
+
+    check_sweep_size(32, 32, 0, 4, 1)  # exactly MAX_POINTS: taken
+    assert 32 * 32 * 4 == MAX_POINTS
+    with pytest.raises(UserError) as e:
+        check_sweep_size(64, 64, 0, 4, 1)
+    assert str(e.value) == SWEEP_TOO_LARGE
+    with pytest.raises(UserError, match=r"^the sweep has 4,100 points \(32 batches x 32 contexts \+ 1 workload"):
+        check_sweep_size(32, 32, 1, 1, 4)
+
+
+def test_tune_says_the_same_of_a_sweep_too_large(capsys):
+    from attn_select.cli.app import main
+
+    values = ",".join(map(str, range(1, 65)))
+    rc = main(["tune", "llama-3.1-8b", "--device", "cpu", "--batches", values, "--contexts", values,
+               "--page-sizes", "16,32,64,128", "--kv-cache-dtypes", "auto", "--workload", "decode:1x16"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err == "error: " + SWEEP_TOO_LARGE.replace("+ 0 workload", "+ 1 workload").replace(
+        "16,384", "16,388") + "\n"
+
+
 def test_workload_yaml_file(tmp_path):
     f = tmp_path / "mix.yaml"
     f.write_text("workload:\n  - {decode: 32x4096, weight: 0.9}\n  - {prefill: 4x512/1024, weight: 0.1}\n")
