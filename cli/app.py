@@ -187,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     _no_pydantic_plugins()
     if sys.stdout is None:  # started with standard output closed (>&-)
         sys.stdout = _ClosedStdout()
+        _hold_descriptor_1()
     args = hoist_root_switches(list(argv if argv is not None else sys.argv[1:]))
     debug = "--debug" in args
     command = _command(args)
@@ -247,6 +248,21 @@ class _ClosedStdout(io.TextIOBase):
 
     def flush(self) -> None:
         pass  # nothing was written, so nothing is lost; the interpreter flushes at exit
+
+
+def _hold_descriptor_1() -> None:
+    """With descriptor 1 closed, the next file opened (lock -o's lockfile, a
+    cache entry) would get it, and a subprocess left to inherit standard
+    output would write into that file: /dev/null holds the number instead."""
+    try:
+        os.fstat(1)
+        return  # open after all (Python saw it closed for another reason)
+    except OSError:
+        pass
+    fd = os.open(os.devnull, os.O_WRONLY)
+    if fd != 1:
+        os.dup2(fd, 1)
+        os.close(fd)
 
 
 def _stdout_failed(exc: OSError) -> bool:

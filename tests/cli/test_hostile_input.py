@@ -794,6 +794,25 @@ def test_a_closed_standard_output_is_no_error_where_nothing_goes_to_it(tmp_path)
     assert out.stat().st_size > 0
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_a_closed_standard_output_lends_its_number_to_no_file(tmp_path):
+    """With descriptor 1 closed, the first file opened would get it, and what a
+    child process writes to its standard output would land in that file:
+    main() holds descriptor 1 on /dev/null before the command opens anything."""
+    import subprocess
+
+    probe = ("import os, sys; from attn_select.cli.app import main; code = main(sys.argv[1:]); "
+             "f = open(sys.argv[-1] + '.probe', 'w'); "
+             "sys.stderr.write('fd1=' + os.readlink('/proc/self/fd/1') + ' file=' + str(f.fileno()) + chr(10)); "
+             "sys.exit(code)")
+    out = tmp_path / "x.lock"
+    got = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-c", probe, "lock", str(EXAMPLE),
+                          "-o", str(out)], stderr=subprocess.PIPE, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    line = got.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"fd1={os.devnull} file=") and line != f"fd1={os.devnull} file=1", got.stderr
+
+
 @pytest.mark.parametrize("entry", [
     '"a string"', "[1, 2]", "{}", '{"nope": 1}', nested(100_000), "\xff\xfe", "{" * 3, "FIFO", "FOLDER",
 ])
