@@ -520,11 +520,13 @@ def _index_topk(value: object, sparse: bool, where: str) -> object:
     """hf_text_config.index_topk as the selection reads it. A sparse MLA
     layer sizes its top-k buffers with it: an integer (``"2048"`` and
     ``2048.0`` read as 2048). Elsewhere only a forced sparse backend's checks
-    read it, with ``int(...)`` and ``% 128``: any number is kept as written
-    (vLLM never refuses a model for it); a value those would fail on is
-    refused as before."""
-    if value is None or (not sparse and isinstance(value, (int, float)) and not isinstance(value, bool)):
-        return value
+    read it, with ``int(...)`` and ``% 128``, and vLLM builds the model
+    whatever it is (``[2048]``, ``"x"``): it is kept as written (a list or
+    mapping wrapped hashable), and those checks fail on it as vLLM's do."""
+    if value is None:
+        return None
+    if not sparse:
+        return as_hashable(value)
     try:
         return LAX_INT.validate_python(value)
     except ValidationError as exc:
