@@ -31,6 +31,7 @@ from attn_select.selector.model.model_level import (
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, check_kv_cache_scheme, model_hook_quant
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import LAX_INT, parse_raw
+from attn_select.selector.model.layer_build import check_layer_build
 from attn_select.selector.model.vllm_registry import dropped_note, resolve_architecture, transformers_backend
 from attn_select.selector.model_facts import (
     AttentionGroup,
@@ -442,6 +443,9 @@ def _model_facts(
             raise
         built = None
         notes.append(f"vLLM's layers not read: {refusal}")
+    if engine != "sglang":
+        # the rotary embedding and the MLP split, built with each attention layer
+        check_layer_build(built_arch, text.attrs, tp, where)
     if built is None:
         groups, others = (), ()
     else:

@@ -1,0 +1,101 @@
+"""vLLM 0.33.0's failures while building a Llama-style model's decoder layers
+(selector/model/layer_build.py): the rotary embedding's arithmetic on rope
+values that are no numbers (a null or string rope_theta, a null yarn factor,
+an integer linear factor), and an intermediate_size the tensor-parallel size
+does not divide. Plain tests, and the same configs through vLLM's own build
+(tests/selector/model_oracle.py; marker ``vllm``, skipped without a vLLM
+0.33.0 python).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from attn_select.selector.config import Capability
+from attn_select.selector.errors import UserError
+from attn_select.selector.model.facts import model_facts
+from tests.cli.helpers import run
+
+from .model_oracle_client import facts_agreeing_with_vllm, run_model_oracle
+
+H100 = Capability(9, 0)
+LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
+         "num_attention_heads": 8, "num_key_value_heads": 8, "num_hidden_layers": 2, "intermediate_size": 2048,
+         "vocab_size": 1024, "torch_dtype": "bfloat16", "max_position_embeddings": 8192}
+QWEN2 = {**LLAMA, "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2"}
+QWEN3 = {**LLAMA, "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "head_dim": 128}
+MISTRAL = {**LLAMA, "architectures": ["MistralForCausalLM"], "model_type": "mistral"}
+_YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}
+
+
+def _with(base: dict, **fields) -> dict:
+    return {**base, **fields}
+
+
+# (name, config, tensor parallel size, a piece of vLLM's error or None where it builds)
+CASES = [
+    ("rope_theta string", _with(LLAMA, rope_theta="10000"), 1, "for ** or pow(): 'str' and 'Tensor'"),
+    ("rope_theta null (qwen3)", _with(QWEN3, rope_theta=None), 1, "for ** or pow(): 'NoneType' and 'Tensor'"),
+    ("rope_theta string (mistral)", _with(MISTRAL, rope_theta="10000"), 1, "'str' and 'Tensor'"),
+    ("rope_parameters rope_theta string", _with(LLAMA, rope_parameters={"rope_type": "default", "rope_theta": "1e4"}),
+     1, "'str' and 'Tensor'"),
+    ("rope_parameters' rope_theta wins over a string one", _with(LLAMA, rope_theta="x", rope_parameters={
+        "rope_type": "default", "rope_theta": 10000.0}), 1, None),
+    ("rope_theta true", _with(LLAMA, rope_theta=True), 1, None),
+    ("yarn factor null", _with(LLAMA, rope_scaling={**_YARN, "factor": None}), 1,
+     "'<=' not supported between instances of 'NoneType' and 'int'"),
+    ("yarn factor null (qwen3)", _with(QWEN3, rope_scaling={**_YARN, "factor": None}), 1, "'NoneType' and 'int'"),
+    ("yarn factor string", _with(LLAMA, rope_scaling={**_YARN, "factor": "4"}), 1, "'str' and 'int'"),
+    ("yarn factor int", _with(LLAMA, rope_scaling={**_YARN, "factor": 4}), 1, None),
+    ("yarn beta_fast null", _with(LLAMA, rope_scaling={**_YARN, "beta_fast": None}), 1, "TypeError"),
+    ("linear factor null", _with(LLAMA, rope_scaling={"rope_type": "linear", "factor": None}), 1,
+     "'NoneType' object is not iterable"),
+    ("linear factor int", _with(LLAMA, rope_scaling={"rope_type": "linear", "factor": 4}), 1,
+     "'int' object is not iterable"),
+    ("linear factor float", _with(LLAMA, rope_scaling={"rope_type": "linear", "factor": 4.0}), 1, None),
+    ("dynamic factor null", _with(LLAMA, rope_scaling={"rope_type": "dynamic", "factor": None}), 1,
+     "unsupported operand type(s) for *: 'NoneType' and 'int'"),
+    ("tp 4, intermediate_size 2050", _with(LLAMA, intermediate_size=2050), 4, "AssertionError"),
+    ("tp 4, intermediate_size 2050 (qwen2)", _with(QWEN2, intermediate_size=2050), 4, "AssertionError"),
+    ("tp 2, intermediate_size 2049 (mistral)", _with(MISTRAL, intermediate_size=2049), 2, "AssertionError"),
+    ("tp 2, intermediate_size 2049 (qwen3)", _with(QWEN3, intermediate_size=2049), 2, "AssertionError"),
+    ("tp 4, intermediate_size 2112", _with(LLAMA, intermediate_size=2112), 4, None),
+]
+
+
+def _facts(config: dict, tp: int = 1):
+    return model_facts(config, name="m", capability=H100, tp=tp)
+
+
+@pytest.mark.parametrize("name,config,tp,refusal", CASES, ids=[c[0] for c in CASES])
+def test_refused_where_vllm_fails_building_the_layers(name, config, tp, refusal):
+    if refusal is None:
+        assert _facts(config, tp).groups
+        return
+    with pytest.raises(UserError, match="cannot build the model's attention layers|does not divide intermediate"):
+        _facts(config, tp)
+
+
+def test_the_refusal_is_one_line_naming_the_value_and_what_to_do(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(_with(LLAMA, rope_scaling={"rope_type": "linear", "factor": 4})))
+    rc, out, err = run(capsys, "explain", path, "--device", "h100")
+    assert rc == 2 and not out and len(err.strip().splitlines()) == 1
+    assert "the linear rope factor is 4" in err and "4.0, not 4" in err and "Traceback" not in err
+    path.write_text(json.dumps(_with(LLAMA, intermediate_size=2050)))
+    rc, _, err = run(capsys, "explain", path, "--device", "h100", "-tp", "4")
+    assert rc == 2 and "tensor parallel size 4 does not divide intermediate_size 2050" in err
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    cases = [{"config": c, "tensor_parallel_size": tp} for _, c, tp, _ in CASES]
+    return run_model_oracle(cases, timeout=1200)
+
+
+@pytest.mark.vllm
+def test_against_vllm(oracle):
+    for (name, config, tp, refusal), res in zip(CASES, oracle):
+        facts_agreeing_with_vllm(res, lambda: _facts(config, tp), refusal)
