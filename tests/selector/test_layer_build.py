@@ -2,7 +2,8 @@
 (selector/model/layer_build.py): the rotary embedding's arithmetic on rope
 values that are no numbers (a null or string rope_theta, a null yarn factor,
 an integer linear factor), and an intermediate_size the tensor-parallel size
-does not divide. Plain tests, and the same configs through vLLM's own build
+does not divide; and, on loading any config class, the arithmetic transformers'
+validate_rope does on yarn and llama3 rope values. Plain tests, and the same configs through vLLM's own build
 (tests/selector/model_oracle.py; marker ``vllm``, skipped without a vLLM
 0.33.0 python).
 """
@@ -61,6 +62,28 @@ CASES = [
     ("tp 2, intermediate_size 2049 (qwen3)", _with(QWEN3, intermediate_size=2049), 2, "AssertionError"),
     ("tp 4, intermediate_size 2112", _with(LLAMA, intermediate_size=2112), 4, None),
 ]
+_LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+           "original_max_position_embeddings": 4096}
+MIXTRAL = {**LLAMA, "architectures": ["MixtralForCausalLM"], "model_type": "mixtral", "num_local_experts": 4,
+           "num_experts_per_tok": 2}
+# transformers' validate_rope (every config class with rope parameters, on loading): the arithmetic its
+# yarn and llama3 validators do on the values, where a value of the wrong kind otherwise only warns
+LOAD_CASES = [
+    ("yarn original_max_position_embeddings null", _with(LLAMA, rope_scaling={
+        **_YARN, "original_max_position_embeddings": None}), 1, "unsupported operand type(s) for /"),
+    ("yarn original_max_position_embeddings null (mixtral)", _with(MIXTRAL, rope_scaling={
+        **_YARN, "original_max_position_embeddings": None}), 1, "unsupported operand type(s) for /"),
+    ("yarn original_max_position_embeddings 0", _with(LLAMA, rope_scaling={
+        **_YARN, "original_max_position_embeddings": 0}), 1, "division by zero"),
+    ("yarn beta_slow string", _with(QWEN3, rope_scaling={**_YARN, "beta_slow": "1"}), 1, "'<' not supported"),
+    ("llama3 low_freq_factor null", _with(LLAMA, rope_scaling={**_LLAMA3, "low_freq_factor": None}), 1,
+     "'<=' not supported between instances of 'float' and 'NoneType'"),
+    ("llama3 original_max_position_embeddings string", _with(LLAMA, rope_scaling={
+        **_LLAMA3, "original_max_position_embeddings": "4096"}), 1, "'>=' not supported"),
+    ("llama3", _with(LLAMA, rope_scaling=_LLAMA3), 1, None),
+    ("yarn without original_max_position_embeddings", _with(MIXTRAL, rope_scaling={"rope_type": "yarn",
+                                                                                    "factor": 4.0}), 1, None),
+]
 
 
 def _facts(config: dict, tp: int = 1):
@@ -73,6 +96,15 @@ def test_refused_where_vllm_fails_building_the_layers(name, config, tp, refusal)
         assert _facts(config, tp).groups
         return
     with pytest.raises(UserError, match="cannot build the model's attention layers|does not divide intermediate"):
+        _facts(config, tp)
+
+
+@pytest.mark.parametrize("name,config,tp,refusal", LOAD_CASES, ids=[c[0] for c in LOAD_CASES])
+def test_refused_where_transformers_fails_validating_the_rope(name, config, tp, refusal):
+    if refusal is None:
+        assert _facts(config, tp).groups
+        return
+    with pytest.raises(UserError, match=r"transformers' validate_rope\), so vLLM 0.33.0 cannot load the config"):
         _facts(config, tp)
 
 
@@ -91,11 +123,11 @@ def test_the_refusal_is_one_line_naming_the_value_and_what_to_do(tmp_path, capsy
 
 @pytest.fixture(scope="module")
 def oracle():
-    cases = [{"config": c, "tensor_parallel_size": tp} for _, c, tp, _ in CASES]
+    cases = [{"config": c, "tensor_parallel_size": tp} for _, c, tp, _ in CASES + LOAD_CASES]
     return run_model_oracle(cases, timeout=1200)
 
 
 @pytest.mark.vllm
 def test_against_vllm(oracle):
-    for (name, config, tp, refusal), res in zip(CASES, oracle):
+    for (name, config, tp, refusal), res in zip(CASES + LOAD_CASES, oracle):
         facts_agreeing_with_vllm(res, lambda: _facts(config, tp), refusal)
