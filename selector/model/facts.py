@@ -265,8 +265,16 @@ def _check_config_class(data: object, where: str, trust_remote_code: bool) -> st
     remote = isinstance(auto_map, (dict, list, str)) and "AutoConfig" in auto_map
     archs = data.get("architectures")
     first = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
-    if model_type is None and first in _MODEL_TYPE_OF_ARCH:
+    if (model_type is None and first in _MODEL_TYPE_OF_ARCH) or model_type in _MODEL_TYPE_OF_ARCH.values():
         return None  # get_config builds the class vLLM names for the architecture, no AutoConfig
+    if remote and not isinstance(auto_map, dict):
+        try:
+            auto_map["AutoConfig"]  # type: ignore[index]
+        except TypeError as exc:  # AutoConfig.from_pretrained reads the class reference so, whatever the model type
+            raise UserError(f"{where}: auto_map is {shown(auto_map)}, not a mapping: transformers' AutoConfig reads "
+                            f"auto_map['AutoConfig'] from it, which fails (TypeError: {exc}), so vLLM "
+                            f"{VLLM_VERSION} cannot load the config; write auto_map as a mapping of auto classes to "
+                            "'module.Class' references, or leave it out") from None
     if isinstance(model_type, str) and model_type and top_level_config_type(model_type):
         return None
     if remote and not trust_remote_code:

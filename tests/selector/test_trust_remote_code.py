@@ -81,6 +81,16 @@ def test_a_remote_config_class_beside_a_known_model_type_needs_no_trust(model_ty
     assert _facts(config).architecture == arch
 
 
+@pytest.mark.parametrize("auto_map,words", [(["AutoConfig"], "list indices must be integers"),
+                                             ("AutoConfig", "string indices must be integers")])
+@pytest.mark.parametrize("trust", [False, True])
+def test_an_auto_map_that_is_no_mapping_fails_autoconfig_whatever_the_model_type(auto_map, words, trust):
+    llama = {**REMOTE_MODEL_ONLY, "architectures": ["LlamaForCausalLM"], "auto_map": auto_map}
+    with pytest.raises(UserError, match=f"auto_map is .*, not a mapping.*{words}"):
+        _facts(llama, trust_remote_code=trust)
+    assert _facts({**llama, "auto_map": "x"}).architecture == "LlamaForCausalLM"  # no AutoConfig named: not read
+
+
 # --- the model class -------------------------------------------------------------------
 
 
@@ -160,6 +170,13 @@ def _vllm_cases() -> list[tuple[dict, str | None]]:
         (_untrusted(remote["phi-3.5-vision like"]), REFUSED),
         ({"name": "orion, the remote class not shipped", "config": ORION}, REFUSED),
         ({"name": "remote AutoModel only", "config": REMOTE_MODEL_ONLY}, "are not supported for now"),
+        ({"name": "auto_map a list", "config": {**REMOTE_MODEL_ONLY, "architectures": ["LlamaForCausalLM"],
+                                                "auto_map": ["AutoConfig"]}}, "list indices must be integers"),
+        ({"name": "auto_map a string, trusted", "trust_remote_code": True, "config": {
+            **REMOTE_MODEL_ONLY, "architectures": ["LlamaForCausalLM"], "auto_map": "AutoConfig"}},
+         "string indices must be integers"),
+        ({"name": "auto_map a string naming no AutoConfig", "config": {
+            **REMOTE_MODEL_ONLY, "architectures": ["LlamaForCausalLM"], "auto_map": "x"}}, None),
         # trusted: both read it (the stand-in configuration class keeps config.json's fields)
         (remote["orion-14b like"], None),
     ]
