@@ -13,7 +13,12 @@ from attn_select.selector.errors import WRONG_KIND, UserError, shown, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
-from attn_select.selector.model.hf_models import base_model_class, keeps_text_config_dict, top_level_config_type
+from attn_select.selector.model.hf_models import (
+    VLLM_CONFIG_REGISTRY,
+    base_model_class,
+    keeps_text_config_dict,
+    top_level_config_type,
+)
 from attn_select.selector.model.hf_rope import check_max_len_factor, derived_max_len
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_types import check_declared, declared
@@ -276,6 +281,13 @@ def _check_config_class(data: object, where: str, trust_remote_code: bool) -> st
                             f"{VLLM_VERSION} cannot load the config; write auto_map as a mapping of auto classes to "
                             "'module.Class' references, or leave it out") from None
     if isinstance(model_type, str) and model_type and top_level_config_type(model_type):
+        if remote and trust_remote_code and isinstance(auto_map, dict) and model_type not in VLLM_CONFIG_REGISTRY:
+            # AutoConfig takes the remote class over transformers' own when trusted
+            # (vLLM's registered classes count as local code, and it never passes trust for them)
+            return (f"with --trust-remote-code transformers loads auto_map's remote AutoConfig "
+                    f"({shown(auto_map.get('AutoConfig'))}) in place of its own class for model_type {model_type}; "
+                    "attn-select reads config.json through transformers' class, taking the remote one to read the "
+                    "same fields")
         return None
     if remote and not trust_remote_code:
         ref = auto_map.get("AutoConfig") if isinstance(auto_map, dict) else None

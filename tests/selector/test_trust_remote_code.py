@@ -79,6 +79,10 @@ def test_a_remote_config_class_beside_a_known_model_type_needs_no_trust(model_ty
         config.update(kv_lora_rank=128, q_lora_rank=256, qk_nope_head_dim=64, qk_rope_head_dim=32, v_head_dim=64,
                       n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=128)
     assert _facts(config).architecture == arch
+    trusted = _facts(config, trust_remote_code=True)
+    # trusted, transformers takes the remote class over its own (not over vLLM's registered ones): said in a note
+    said = any("in place of its own class" in n for n in trusted.notes)
+    assert said == (model_type == "phi3") and not any("in place of" in n for n in _facts(config).notes)
 
 
 @pytest.mark.parametrize("auto_map,words", [(["AutoConfig"], "list indices must be integers"),
