@@ -1,4 +1,4 @@
-"""What vLLM 0.33.0 meets while building a Llama-style model's decoder
+"""What vLLM 0.33.0 meets while building a decoder-only model's decoder
 layers, after the config has loaded: each attention layer's rotary embedding
 (``get_rope`` with hf_text_config's rope parameters, then the embedding
 class's own arithmetic), then the MLP's tensor-parallel split (a
@@ -6,10 +6,10 @@ MergedColumnParallelLinear gate/up projection and a RowParallelLinear down
 projection of ``intermediate_size``). A config that fails there never
 serves, whatever the attention selection would be.
 
-Checked for the model files below only (llama.py, and the Mistral, Qwen2 and
-Qwen3 files, which build the same two modules from the same fields, each
-checked against vLLM's own build); other model files read other fields or
-build other modules.
+Checked for the model files named below only (Llama, Mistral, Qwen2, Qwen3,
+Gemma, Gemma-2, Granite, Mixtral, OLMo-2, Phi-3, Qwen2-MoE, Qwen3-MoE: each
+part checked against vLLM's own build); other model files read other fields
+or build other modules.
 """
 
 from __future__ import annotations
@@ -20,6 +20,16 @@ from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, cut, shown
 
 LLAMA_STYLE = frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"})
+# model files whose attention builds get_rope from the config's rope parameters: rope_theta is its base
+_ROPE_THETA = LLAMA_STYLE | {"GemmaForCausalLM", "Gemma2ForCausalLM", "GraniteForCausalLM", "MixtralForCausalLM",
+                             "Olmo2ForCausalLM", "Phi3ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"}
+# ... and its scaling type and factor too (Olmo2's takes no linear scaling there; Phi3Config refuses
+# every type but longrope on loading)
+_ROPE_SCALING = _ROPE_THETA - {"Olmo2ForCausalLM", "Phi3ForCausalLM"}
+# a dense MLP (or Mixtral's experts) of intermediate_size split across the ranks in every layer; the MoE
+# layers of Qwen2-MoE / Qwen3-MoE read moe_intermediate_size instead
+_MLP_SPLIT = LLAMA_STYLE | {"GemmaForCausalLM", "Gemma2ForCausalLM", "GraniteForCausalLM", "MixtralForCausalLM",
+                            "Olmo2ForCausalLM", "Phi3ForCausalLM"}
 # yarn's correction range computes with these (_yarn_find_correction_range)
 _YARN_BETAS = ("beta_fast", "beta_slow")
 
@@ -30,10 +40,10 @@ def _number(value: Any) -> bool:
 
 def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str) -> None:
     """A user error where vLLM fails building this model's decoder layers."""
-    if arch not in LLAMA_STYLE:
-        return
-    _check_rope(attrs, where)
-    _check_mlp_split(attrs, tp, where)
+    if arch in _ROPE_THETA:
+        _check_rope(attrs, where, scaling=arch in _ROPE_SCALING)
+    if arch in _MLP_SPLIT:
+        _check_mlp_split(attrs, tp, where)
 
 
 def _rope_dict(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -52,7 +62,7 @@ def _rope_dict(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
     return rope
 
 
-def _check_rope(attrs: Mapping[str, Any], where: str) -> None:
+def _check_rope(attrs: Mapping[str, Any], where: str, scaling: bool) -> None:
     rope = _rope_dict(attrs)
     if rope is None:
         return
@@ -63,7 +73,7 @@ def _check_rope(attrs: Mapping[str, Any], where: str) -> None:
                         "frequencies as rope_theta ** (...), which fails (TypeError: unsupported operand type(s) "
                         f"for ** or pow(): '{type(theta).__name__}' and 'Tensor'), {fail}")
     rope_type = rope.get("rope_type", rope.get("type", "default"))
-    if "factor" not in rope:
+    if not scaling or "factor" not in rope:
         return  # transformers refuses a scaling type without it on loading (hf_rope)
     factor = rope["factor"]
     if rope_type == "yarn":

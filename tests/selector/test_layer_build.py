@@ -26,11 +26,25 @@ LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_s
 QWEN2 = {**LLAMA, "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2"}
 QWEN3 = {**LLAMA, "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "head_dim": 128}
 MISTRAL = {**LLAMA, "architectures": ["MistralForCausalLM"], "model_type": "mistral"}
-_YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}
-
-
 def _with(base: dict, **fields) -> dict:
     return {**base, **fields}
+
+
+_YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}
+# other model files that build the same rotary embedding (and, but for the MoE ones, the same MLP split)
+OTHERS = {
+    "phi3": _with(LLAMA, architectures=["Phi3ForCausalLM"], model_type="phi3"),
+    "gemma": _with(LLAMA, architectures=["GemmaForCausalLM"], model_type="gemma", head_dim=128),
+    "gemma2": _with(LLAMA, architectures=["Gemma2ForCausalLM"], model_type="gemma2", head_dim=128),
+    "granite": _with(LLAMA, architectures=["GraniteForCausalLM"], model_type="granite"),
+    "olmo2": _with(LLAMA, architectures=["Olmo2ForCausalLM"], model_type="olmo2"),
+    "mixtral": _with(LLAMA, architectures=["MixtralForCausalLM"], model_type="mixtral", num_local_experts=4,
+                     num_experts_per_tok=2),
+    "qwen2_moe": _with(LLAMA, architectures=["Qwen2MoeForCausalLM"], model_type="qwen2_moe", num_experts=4,
+                       num_experts_per_tok=2, moe_intermediate_size=512, shared_expert_intermediate_size=1024),
+    "qwen3_moe": _with(LLAMA, architectures=["Qwen3MoeForCausalLM"], model_type="qwen3_moe", num_experts=4,
+                       num_experts_per_tok=2, moe_intermediate_size=512, head_dim=128),
+}
 
 
 # (name, config, tensor parallel size, a piece of vLLM's error or None where it builds)
@@ -53,7 +67,9 @@ CASES = [
      "'NoneType' object is not iterable"),
     ("linear factor int", _with(LLAMA, rope_scaling={"rope_type": "linear", "factor": 4}), 1,
      "'int' object is not iterable"),
-    ("linear factor float", _with(LLAMA, rope_scaling={"rope_type": "linear", "factor": 4.0}), 1, None),
+    # 2.0, not 4.0: vLLM caches rotary embeddings by their parameters, and 4.0 == 4 would hand the
+    # later int-factor cases of the same process this one's embedding
+    ("linear factor float", _with(LLAMA, rope_scaling={"rope_type": "linear", "factor": 2.0}), 1, None),
     ("dynamic factor null", _with(LLAMA, rope_scaling={"rope_type": "dynamic", "factor": None}), 1,
      "unsupported operand type(s) for *: 'NoneType' and 'int'"),
     ("tp 4, intermediate_size 2050", _with(LLAMA, intermediate_size=2050), 4, "AssertionError"),
@@ -61,6 +77,13 @@ CASES = [
     ("tp 2, intermediate_size 2049 (mistral)", _with(MISTRAL, intermediate_size=2049), 2, "AssertionError"),
     ("tp 2, intermediate_size 2049 (qwen3)", _with(QWEN3, intermediate_size=2049), 2, "AssertionError"),
     ("tp 4, intermediate_size 2112", _with(LLAMA, intermediate_size=2112), 4, None),
+    *[(f"rope_theta string ({n})", _with(c, rope_theta="x"), 1, "'str' and 'Tensor'") for n, c in OTHERS.items()],
+    *[(f"linear factor int ({n})", _with(c, rope_scaling={"rope_type": "linear", "factor": 4}), 1,
+       "'int' object is not iterable") for n, c in OTHERS.items() if n not in ("olmo2", "phi3")],
+    ("linear factor int (olmo2)", _with(OTHERS["olmo2"], rope_scaling={"rope_type": "linear", "factor": 4}), 1,
+     None),
+    *[(f"tp 2, intermediate_size 2049 ({n})", _with(c, intermediate_size=2049), 2,
+       None if n.endswith("moe") else "AssertionError") for n, c in OTHERS.items()],
 ]
 _LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
            "original_max_position_embeddings": 4096}
