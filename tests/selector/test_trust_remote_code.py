@@ -205,3 +205,35 @@ def _ours(case: dict, folder: Path):
 def test_refusals_and_answers_match_vllm(oracle, tmp_path):
     for i, ((case, refusal), res) in enumerate(oracle):
         facts_agreeing_with_vllm(res, _ours(case, tmp_path / f"m{i}"), refusal)
+
+
+# --- run and tune read the model too ---------------------------------------------------
+
+TINY_REMOTE = {"architectures": ["OrionForCausalLM"], "model_type": "orion",
+               "auto_map": {"AutoConfig": "configuration_orion.OrionConfig"}, "hidden_size": 128,
+               "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2, "intermediate_size": 128,
+               "vocab_size": 100, "max_position_embeddings": 256, "torch_dtype": "float32"}
+
+
+def test_run_and_tune_take_the_flag(tmp_path, capsys):
+    folder = _folder(tmp_path, TINY_REMOTE)
+    cpu = ["--device", "cpu", "--no-timing", "--shapes", "decode", "--checks", "1", "--backend", "TRITON_ATTN"]
+    rc, _, err = run(capsys, "run", folder, *cpu)
+    assert rc == 2 and REFUSED in err and "pass --trust-remote-code" in err
+    rc, out, _ = run(capsys, "run", folder, *cpu, "--trust-remote-code")
+    assert rc == 0 and "TRITON_ATTN" in out
+    rc, _, err = run(capsys, "tune", folder, "--device", "cpu", "--max-seconds", "0", "--no-cache")
+    assert rc == 2 and REFUSED in err
+    rc, _, err = run(capsys, "tune", folder, "--device", "cpu", "--max-seconds", "0", "--no-cache",
+                     "--trust-remote-code")
+    assert REFUSED not in err
+
+
+def test_a_fanned_out_run_checks_the_model_with_the_flag(tmp_path):
+    from attn_select.cli.fanout import check_inputs
+
+    folder = _folder(tmp_path, TINY_REMOTE)
+    run_args = {"model": str(folder), "device": "cpu", "shapes": "decode"}
+    with pytest.raises(UserError, match=REFUSED):
+        check_inputs(run_args)
+    check_inputs({**run_args, "trust_remote_code": True})
