@@ -237,3 +237,14 @@ def test_a_fanned_out_run_checks_the_model_with_the_flag(tmp_path):
     with pytest.raises(UserError, match=REFUSED):
         check_inputs(run_args)
     check_inputs({**run_args, "trust_remote_code": True})
+
+
+def test_check_ray_runs_a_deployment_with_its_trust_remote_code(tmp_path):
+    from attn_select.cli.fleet.ray_check import _run_kwargs
+    from attn_select.selector.lock.deployments import DeploymentInputs
+
+    trusted = DeploymentInputs(model="orion", device="h100", trust_remote_code=True)
+    run_args, _ = _run_kwargs(trusted, tmp_path, {"shapes": "decode"}, "h100")
+    assert run_args["trust_remote_code"] is True
+    plain, _ = _run_kwargs(DeploymentInputs(model="orion", device="h100"), tmp_path, {"shapes": "decode"}, "h100")
+    assert "trust_remote_code" not in plain
