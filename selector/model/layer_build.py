@@ -26,6 +26,8 @@ _ROPE_THETA = LLAMA_STYLE | {"GemmaForCausalLM", "Gemma2ForCausalLM", "GraniteFo
 # ... and its scaling type and factor too (Olmo2's takes no linear scaling there; Phi3Config refuses
 # every type but longrope on loading)
 _ROPE_SCALING = _ROPE_THETA - {"Olmo2ForCausalLM", "Phi3ForCausalLM"}
+# ... and the rotated fraction, partial_rotary_factor (OLMo-2's rope reads none)
+_ROPE_PARTIAL = _ROPE_THETA - {"Olmo2ForCausalLM"}
 # a dense MLP (or Mixtral's experts) of intermediate_size split across the ranks in every layer; the MoE
 # layers of Qwen2-MoE / Qwen3-MoE read moe_intermediate_size instead
 _MLP_SPLIT = LLAMA_STYLE | {"GemmaForCausalLM", "Gemma2ForCausalLM", "GraniteForCausalLM", "MixtralForCausalLM",
@@ -41,7 +43,7 @@ def _number(value: Any) -> bool:
 def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str) -> None:
     """A user error where vLLM fails building this model's decoder layers."""
     if arch in _ROPE_THETA:
-        _check_rope(attrs, where, scaling=arch in _ROPE_SCALING)
+        _check_rope(attrs, where, scaling=arch in _ROPE_SCALING, partial=arch in _ROPE_PARTIAL)
     if arch in _MLP_SPLIT:
         _check_mlp_split(attrs, tp, where)
 
@@ -59,10 +61,12 @@ def _rope_dict(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
     rope = dict(rope)
     if "rope_theta" in attrs:
         rope.setdefault("rope_theta", attrs["rope_theta"])
+    if attrs.get("partial_rotary_factor") is not None:
+        rope.setdefault("partial_rotary_factor", attrs["partial_rotary_factor"])
     return rope
 
 
-def _check_rope(attrs: Mapping[str, Any], where: str, scaling: bool) -> None:
+def _check_rope(attrs: Mapping[str, Any], where: str, scaling: bool, partial: bool) -> None:
     rope = _rope_dict(attrs)
     if rope is None:
         return
@@ -72,6 +76,14 @@ def _check_rope(attrs: Mapping[str, Any], where: str, scaling: bool) -> None:
         raise UserError(f"{where}: rope_theta is {shown(theta)}; vLLM's rotary embedding (get_rope) computes its "
                         "frequencies as rope_theta ** (...), which fails (TypeError: unsupported operand type(s) "
                         f"for ** or pow(): '{type(theta).__name__}' and 'Tensor'), {fail}")
+    if partial and "partial_rotary_factor" in rope and not rope.get("rope_dim"):
+        fraction = rope["partial_rotary_factor"]
+        problem = _fails(lambda: fraction <= 0.0 or fraction > 1.0)
+        if problem or not fraction > 0.0 or fraction > 1.0:  # get_rope's own range check, a ValueError
+            raise UserError(f"{where}: partial_rotary_factor is {shown(fraction)}; vLLM's get_rope requires it between "
+                            f"0.0 and 1.0 (0.0 excluded){f', and comparing it fails ({problem})' if problem else ''}, "
+                            f"so vLLM {VLLM_VERSION} cannot build the model's attention layers: write a number above 0 "
+                            "and at most 1 (the rotated fraction of each head)")
     rope_type = rope.get("rope_type", rope.get("type", "default"))
     if not scaling or "factor" not in rope:
         return  # transformers refuses a scaling type without it on loading (hf_rope)

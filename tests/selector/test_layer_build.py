@@ -84,6 +84,16 @@ CASES = [
      None),
     *[(f"tp 2, intermediate_size 2049 ({n})", _with(c, intermediate_size=2049), 2,
        None if n.endswith("moe") else "AssertionError") for n, c in OTHERS.items()],
+    # get_rope's range check of the rotated fraction
+    ("partial_rotary_factor 1.5", _with(LLAMA, partial_rotary_factor=1.5), 1, "must be between 0.0 and 1.0"),
+    ("partial_rotary_factor 0.0", _with(LLAMA, partial_rotary_factor=0.0), 1, "must be between 0.0 and 1.0"),
+    ("partial_rotary_factor string", _with(LLAMA, partial_rotary_factor="0.5"), 1, "'<=' not supported"),
+    ("partial_rotary_factor in rope_parameters", _with(LLAMA, rope_parameters={
+        "rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 1.5}), 1, "between 0.0 and 1.0"),
+    ("partial_rotary_factor null", _with(LLAMA, partial_rotary_factor=None), 1, None),
+    ("partial_rotary_factor 0.5", _with(LLAMA, partial_rotary_factor=0.5), 1, None),
+    *[(f"partial_rotary_factor 1.5 ({n})", _with(c, partial_rotary_factor=1.5), 1,
+       None if n == "olmo2" else "between 0.0 and 1.0") for n, c in OTHERS.items()],
 ]
 _LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
            "original_max_position_embeddings": 4096}
