@@ -30,6 +30,7 @@ def explain_cmd(
     capability: o.CapabilityOpt = None,
     kernels: o.KernelsOpt = None,
     revision: o.RevisionOpt = None,
+    trust_remote_code: o.TrustRemoteCodeOpt = False,
     fmt: o.FormatOpt = o.Format.text,
     ov: Overrides = Overrides(),  # one flag per field (o.what_if_options)
     attention_config: o.AttentionConfigOpt = None,
@@ -63,7 +64,7 @@ def explain_cmd(
     inputs_engine = "sglang" if engine is o.Engine.sglang_installed else engine.value
     model, ov, sglang_backend, load, input_notes = read_vllm_inputs(
         model, vllm_command, ov, engine=inputs_engine, attention_backend=attention_backend,
-        attention_config=attention_config, revision=revision,
+        attention_config=attention_config, revision=revision, trust_remote_code=trust_remote_code,
     )
 
     if engine not in (o.Engine.vllm, o.Engine.vllm_installed):

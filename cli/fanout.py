@@ -47,7 +47,8 @@ def check_inputs(run: dict[str, Any]) -> None:
 
     # the model must load; the real load happens on each worker, for its GPU
     load_model(run["model"], tp=run.get("tp") or 1, dtype=run.get("dtype") or "auto",
-               capability=parse_capability(run.get("capability") or "9.0"))
+               capability=parse_capability(run.get("capability") or "9.0"),
+               trust_remote_code=bool(run.get("trust_remote_code")))
 
 
 def _progress(unit: str, line: str) -> None:

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Iterator, Optional
 import typer
 
 from attn_select.cli.exit import ExitCode
-from attn_select.cli.options import seconds, what_if_option
+from attn_select.cli.options import TrustRemoteCodeOpt, seconds, what_if_option
 from attn_select.selector.errors import UserError
 
 app = typer.Typer()
@@ -62,6 +62,7 @@ def run_cmd(
     no_timing: Annotated[bool, typer.Option("--no-timing", help="Check correctness only.")] = False,
     build_span: Annotated[float, typer.Option("--build-span", click_type=seconds(0.0, infinite=False), help="Seconds over which every build is timed again at the end, for a steadier build cost c on a noisy host (0: only each row's own timing).")] = 20.0,
     capability: Annotated[Optional[str], typer.Option("--capability", help="With --device cpu: the GPU the selection is for (default 9.0).")] = None,
+    trust_remote_code: TrustRemoteCodeOpt = False,
     allow_missing: Annotated[bool, typer.Option("--allow-missing", help="Selected backend not installed here: warn instead of exit 1.")] = False,
     fmt: Annotated[RunFormat, typer.Option("--format", "-f", help="Output format (junit: with --gpus or --ray).")] = RunFormat.text,
     gpus: Annotated[Optional[str], typer.Option("--gpus", help="all or 0,1,...: one worker per GPU of this node, in parallel, merged (docs/node.md).", rich_help_panel=FANOUT)] = None,
@@ -79,7 +80,7 @@ def run_cmd(
         run = dict(model=model, device=device, tp=tp, dtype=dtype, quantization=quantization, kv_cache_dtype=kv_cache_dtype,
                    block_size=block_size, backend=backend, batch=batch, context=context, shapes=shapes,
                    checks=checks, timing=not no_timing, capability=capability, allow_missing=allow_missing,
-                   build_span=build_span)
+                   build_span=build_span, trust_remote_code=trust_remote_code)
         raise typer.Exit(run_fanout(run, gpus=gpus, ray=ray, every_node=every_node, windows=windows,
                                     timeout_s=worker_timeout, jit_cache=jit_cache, fail_on_slow=fail_on_slow,
                                     fmt=fmt.value))
@@ -92,7 +93,7 @@ def run_cmd(
                          kv_cache_dtype=kv_cache_dtype,
                          block_size=block_size, backend=backend, batch=batch, context=context, shapes=shapes,
                          checks=checks, timing=not no_timing, capability=capability, allow_missing=allow_missing,
-                         build_span=build_span, progress=progress)
+                         build_span=build_span, progress=progress, trust_remote_code=trust_remote_code)
     if fmt is RunFormat.json:
         typer.echo(report.to_json())
     else:
@@ -167,7 +168,7 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
             quantization: str | None = None, kv_cache_dtype: str | None = None, block_size: int | None = None, backend: str | None = None,
             batch: int | None = None, context: int | None = None, shapes: str = "decode,prefill,mixed",
             checks: int = 2, timing: bool = True, capability: str | None = None, allow_missing: bool = False,
-            build_span: float = 20.0, progress=lambda m: None, facts: Any = None):
+            build_span: float = 20.0, progress=lambda m: None, facts: Any = None, trust_remote_code: bool = False):
     """The command without the rendering: returns a RunReport with ``exit_code`` set.
 
     ``facts`` (a ModelFacts) replaces loading ``model`` (for scripts and tests)."""
@@ -190,7 +191,8 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
         from attn_select.selector.profiles import load_model
 
         # vLLM's "auto" dtype depends on the GPU (no bfloat16 before 8.0).
-        facts = load_model(model, tp=tp, dtype=dtype or "auto", capability=dev.capability)
+        facts = load_model(model, tp=tp, dtype=dtype or "auto", capability=dev.capability,
+                           trust_remote_code=trust_remote_code)
     if kv_cache_dtype not in (None, "auto") and not kv_cache_dtype.startswith("fp8"):
         raise UserError(f"attn-select run supports --kv-cache-dtype auto or fp8*, got {kv_cache_dtype!r}")
     # before planning: the plan itself lists every request's length (--batch 10**9 exhausts memory there)

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from attn_select.cli.exit import ExitCode
-from attn_select.cli.options import TextOrJson, TextOrJsonOpt, seconds, what_if_option
+from attn_select.cli.options import TextOrJson, TextOrJsonOpt, TrustRemoteCodeOpt, seconds, what_if_option
 from attn_select.selector.errors import UserError
 
 app = typer.Typer()
@@ -86,6 +86,7 @@ def tune_cmd(
     repeats: Annotated[int, typer.Option("--repeats", min=1, max=100, help="Timings of vLLM's default per point (at most 100): their spread is the noise a win must beat.")] = 3,
     checks: Annotated[int, typer.Option("--checks", min=1, max=100, help="Fresh-input correctness checks per point (at most 100).")] = 1,
     capability: Annotated[Optional[str], typer.Option("--capability", help="With --device cpu: the GPU the selection is for (default 9.0).")] = None,
+    trust_remote_code: TrustRemoteCodeOpt = False,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Write the plots to FILE.png and FILE.svg (needs the \\[plot] extra).")] = None,
     cache_dir: Annotated[Optional[Path], typer.Option("--cache-dir", help="Where finished points are kept (default $XDG_CACHE_HOME/attn-select/tune).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Measure every point again; keep nothing.")] = False,
@@ -107,7 +108,7 @@ def tune_cmd(
                          page_sizes=page_sizes, kv_cache_dtypes=kv_cache_dtypes, settings=settings, workload=workload,
                          repeats=repeats, checks=checks, capability=capability,
                          cache_dir=None if no_cache else (cache_dir or default_cache_dir()), progress=progress,
-                         max_seconds=max_seconds)
+                         max_seconds=max_seconds, trust_remote_code=trust_remote_code)
     if plot is not None:
         from attn_select.cli.tune_plot import save_plots
 
@@ -195,7 +196,8 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
             kv_cache_dtypes: str = "auto", settings: str | None = None, workload: str | None = None,
             repeats: int = 3, checks: int = 1,
             capability: str | None = None, cache_dir: Path | None = None, progress=None,
-            facts: Any = None, memory_bytes: int | None = None, max_seconds: float | None = None) -> TuneReport:
+            facts: Any = None, memory_bytes: int | None = None, max_seconds: float | None = None,
+            trust_remote_code: bool = False) -> TuneReport:
     """The command without the rendering (tests and scripts call it)."""
     from attn_select.cli.run import check_run_device
     from attn_select.selector.tune_workload import (
@@ -232,7 +234,8 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
     if facts is None:
         from attn_select.selector.profiles import load_model
 
-        facts = load_model(model, tp=tp, dtype=dtype or "auto", capability=dev.capability)
+        facts = load_model(model, tp=tp, dtype=dtype or "auto", capability=dev.capability,
+                           trust_remote_code=trust_remote_code)
 
     from attn_select.backends import registry
     from attn_select.backends.run.adapter import runs_on_cpu

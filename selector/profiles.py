@@ -165,6 +165,7 @@ def load_model(
     revision: str | None = None,
     cache_dir: str | None = None,
     engine: str = "vllm",
+    trust_remote_code: bool = False,
 ) -> ModelFacts:
     """MODEL -> ModelFacts. ``spec`` is a profile name, a config.json, or a
     folder holding one; a Hugging Face repo id in the local cache (or its
@@ -176,11 +177,13 @@ def load_model(
     "auto" dtype depends on it; None assumes >= 8.0). ``cache_dir`` is
     vLLM's --download-dir (default: the hub cache, selector/hub_cache.py).
     ``engine`` "sglang": facts for SGLang's resolution only (model_facts).
+    ``trust_remote_code``: vLLM's --trust-remote-code (model_facts).
     """
     from attn_select.selector import model as parser
 
     options = dict(tp=tp, dtype=dtype, capability=capability, mm_inputs=mm_inputs,
-                   disable_sliding_window=disable_sliding_window, engine=engine)
+                   disable_sliding_window=disable_sliding_window, engine=engine,
+                   trust_remote_code=trust_remote_code)
     text = spec.strip()
     if not text:
         raise UserError("empty MODEL; give a profile name, a config.json or a model folder")

@@ -29,6 +29,7 @@ def read_vllm_inputs(
     attention_backend: str | None = None,
     attention_config: str | None = None,
     revision: str | None = None,
+    trust_remote_code: bool = False,
 ) -> VllmInputs:
     """MODEL (and the words after it), the generated what-ifs and the flags
     vLLM and attn-select share -> what explain runs."""
@@ -45,6 +46,8 @@ def read_vllm_inputs(
 
         ov = with_attention_config(ov, attention_config, "--attention-config", given_as)
     load: dict[str, object] = {"revision": revision}
+    if trust_remote_code:
+        load["trust_remote_code"] = True
     if not may_be_command_line(model, rest):
         return VllmInputs(model, ov, sglang_backend, load, ())
     from attn_select.selector.vllm_serve import command_tokens, parse_serve_line, with_serve_line
@@ -57,5 +60,8 @@ def read_vllm_inputs(
     line = parse_serve_line(words)
     if revision is not None and line.load.get("revision") not in (None, revision):
         raise UserError("--revision is given before -- and in the vllm serve line; give it once")
+    if trust_remote_code and line.load.get("trust_remote_code") is False:
+        raise UserError("--trust-remote-code is given before -- and the vllm serve line turns it off "
+                        "(--no-trust-remote-code); give it once")
     load.update({k: v for k, v in line.load.items() if v is not None})
     return VllmInputs(line.model, with_serve_line(ov, line), sglang_backend, load, line.notes)

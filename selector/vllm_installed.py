@@ -149,7 +149,8 @@ def engine_case(ov: Overrides, cap: Capability, folder: str, load: dict[str, Any
                         "decode_context_parallel_size": ov.dcp_size,
                         "prefill_context_parallel_size": ov.pcp_size,
                         "disable_sliding_window": load.get("disable_sliding_window") or None,
-                        "language_model_only": True if load.get("mm_inputs") is False else None},
+                        "language_model_only": True if load.get("mm_inputs") is False else None,
+                        "trust_remote_code": load.get("trust_remote_code") or None},
         "batch_invariant": bool(ov.use_batch_invariant),
         "groups": [],
     }

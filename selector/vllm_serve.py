@@ -12,7 +12,8 @@ have is an error, as it is for vLLM.
 The options that feed the selection become ``Overrides`` fields, through the
 ``vllm_flags`` and ``attention_config`` names each field declares; a few set
 how the model is read (``--revision``, ``--download-dir``,
-``--disable-sliding-window``, ``--language-model-only``). Every other option
+``--disable-sliding-window``, ``--language-model-only``,
+``--trust-remote-code``). Every other option
 is named in a note: ignored, or, for the few that can change vLLM's
 selection in ways attn-select does not model, said to be so.
 """
@@ -95,7 +96,8 @@ class ServeLine(NamedTuple):
     model: str
     values: dict[str, Any]  # Overrides fields
     given_as: dict[str, str]  # Overrides field -> the vLLM option that set it
-    load: dict[str, Any]  # load_model options: revision, cache_dir, disable_sliding_window, mm_inputs
+    load: dict[str, Any]  # load_model options: revision, cache_dir, disable_sliding_window, mm_inputs,
+    # trust_remote_code
     notes: tuple[str, ...]
 
 
@@ -322,7 +324,8 @@ def _field_by_option() -> dict[str, Any]:
 
 # What a line can set besides the Overrides fields
 _LOAD_OPTIONS = {"--revision": "revision", "--download-dir": "cache_dir",
-                 "--disable-sliding-window": "disable_sliding_window", "--language-model-only": "mm_inputs"}
+                 "--disable-sliding-window": "disable_sliding_window", "--language-model-only": "mm_inputs",
+                 "--trust-remote-code": "trust_remote_code"}
 
 
 def parse_serve_line(words: list[str]) -> ServeLine:

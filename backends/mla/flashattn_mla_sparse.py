@@ -17,7 +17,7 @@ from attn_select.backends.mla.common import (
     has_flashinfer,
 )
 from attn_select.backends.mla.flashattn_mla import FA_MLA_UNSUPPORTED
-from attn_select.backends.mla.flashinfer_mla_sparse import trtllm_sparse_combination
+from attn_select.backends.mla.flashinfer_mla_sparse import index_topk_op, trtllm_sparse_combination
 from attn_select.backends.spec import BackendSpec, CapabilityRange, MultipleOf, rule
 from attn_select.selector.config import Capability, Kernels, Query
 from attn_select.selector.fa_version import fa_supports_mla
@@ -105,7 +105,8 @@ def _fa4_combination(q: Query) -> str | None:
         return reason
     if ctx.has_model:
         topk = ctx.mla_index_topk
-        if topk is None or topk % FA4_INDEX_TOPK_TILE != 0:
+        if topk is None or index_topk_op("FLASHATTN_MLA_SPARSE", topk, lambda t: t % FA4_INDEX_TOPK_TILE,
+                                         "index_topk % 128") != 0:
             return f"FA4 sparse MLA requires index_topk % 128 == 0, got {topk}"
         dims = (ctx.mla_kv_lora_rank, ctx.mla_qk_rope_head_dim)
         if dims != FA4_DIMS:

@@ -18,6 +18,9 @@ would compare them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from attn_select.backends.mla.common import (
     DS_MLA_ROW_BYTES,
     MLA_KV_CACHE_SHAPE,
@@ -38,6 +41,20 @@ SM10_QK_NOPE_HEAD_DIMS = (128, 192)
 # The one no-rope shape FlashInfer ships: (qk_nope_head_dim, kv_lora_rank).
 NOPE_SHAPE = (256, 512)
 SM120_INDEX_TOPK = 2048
+
+
+def index_topk_op(name: str, topk: object, op: Callable[[Any], Any], what: str) -> Any:
+    """``op`` (the arithmetic a sparse backend's check does) on the model's
+    index_topk as config.json gives it. A model without sparse layers keeps
+    any value (vLLM builds it); where Python cannot do that arithmetic on it
+    ([2048], "x"), vLLM's check raises, and so does this, as a user error."""
+    raw = getattr(topk, "value", topk)  # a list or mapping arrives wrapped hashable
+    try:
+        return op(raw)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"vLLM {VLLM_VERSION}'s selection code raises for {name}: {type(exc).__name__}: {exc} "
+                        f"(its check computes {what} on the config's index_topk, {raw!r}); write index_topk as an "
+                        "integer, or choose another backend") from None
 
 
 def trtllm_sparse_combination(q: Query, name: str) -> str | None:
@@ -136,7 +153,7 @@ def _sm120_combination(q: Query) -> str | None:
             "FLASHINFER_MLA_SPARSE_SM120 requires a model with "
             "index_topk config"
         )
-    if int(topk) != SM120_INDEX_TOPK:
+    if index_topk_op("FLASHINFER_MLA_SPARSE_SM120", topk, int, "int(index_topk)") != SM120_INDEX_TOPK:
         return (
             "FLASHINFER_MLA_SPARSE_SM120 requires index_topk=2048; "
             f"got {topk}"

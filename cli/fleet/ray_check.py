@@ -105,6 +105,8 @@ def _run_kwargs(inputs, lock_dir: Path, opts: dict[str, Any], gpu_profile: str |
     ov = inputs.overrides.model_dump(exclude_unset=True)
     model, _ = model_ref(inputs.model, lock_dir)
     run = {"model": model, **{k: ov[k] for k in RUN_OVERRIDES if ov.get(k) is not None}, **opts}
+    if inputs.trust_remote_code:  # the deployment's, as the lock read the model
+        run["trust_remote_code"] = True
     if run.get("device") == "cpu" and gpu_profile is not None:
         # a CPU stand-in selects for the GPU it stands in for
         run["capability"] = str(_capability_of(gpu_profile))

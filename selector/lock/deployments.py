@@ -184,6 +184,8 @@ class DeploymentInputs(BaseModel):
     model: Optional[str] = None
     # A Hugging Face id's cached snapshot: branch, tag or commit (default main).
     revision: Optional[str] = None
+    # vLLM's --trust-remote-code: read a config whose config or model class is the checkpoint's own code.
+    trust_remote_code: Optional[bool] = None
     selector: Optional[SelectorModel] = None  # type: ignore[valid-type]
     device: Optional[str] = None
     capability: Optional[Union[str, float, int]] = None
@@ -225,6 +227,9 @@ class DeploymentInputs(BaseModel):
             raise ValueError(f"engine {self.engine} needs 'model': SGLang resolves from the model's config")
         if self.revision is not None and self.model is None:
             raise ValueError("'revision' needs 'model' (a Hugging Face id in the local cache)")
+        if self.trust_remote_code is not None and self.model is None:
+            raise ValueError("'trust_remote_code' needs 'model' (vLLM's --trust-remote-code is about the model's "
+                             "config.json)")
         if self.sglang is not None and self.engine not in ("sglang", "both"):
             raise ValueError("'sglang' flags need engine: sglang or engine: both")
         return self
@@ -247,6 +252,8 @@ class DeploymentInputs(BaseModel):
             out["model"] = model_path if model_path is not None else self.model
         if self.revision is not None:
             out["revision"] = self.revision
+        if self.trust_remote_code:
+            out["trust_remote_code"] = True
         if self.selector is not None:
             out["selector"] = given(self.selector)
         if self.device is not None:

@@ -88,18 +88,18 @@ class Evaluator:
     one device load per name, one explanation per distinct input."""
 
     def __init__(self, default_engine: str | None = None) -> None:
-        self._models: dict[tuple[str, int, Capability, str | None], Any] = {}
+        self._models: dict[tuple[Any, ...], Any] = {}
         self._devices: dict[str, Device] = {}
         self._groups: dict[tuple[Any, ...], tuple[LockGroup, ...]] = {}
         self._sglang: dict[tuple[Any, ...], SGLangLock] = {}
         self.default_engine = default_engine or "vllm"  # for deployments that name none
 
     def _model(self, spec: str, tp: int, cap: Capability, base_dir: Path, revision: str | None = None,
-               engine: str = "vllm") -> Any:
+               engine: str = "vllm", trust_remote_code: bool = False) -> Any:
         # The capability matters to the model: vLLM's "auto" dtype falls
         # back to float16 where bfloat16 is unsupported. The SGLang engine's
         # facts keep models vLLM refuses to select for (load_model's engine).
-        key = (spec, tp, cap, revision, engine)
+        key = (spec, tp, cap, revision, engine, trust_remote_code)
         if key not in self._models:
             from attn_select.selector.profiles import load_model
 
@@ -108,7 +108,8 @@ class Evaluator:
             # neither a path here nor a cached hub id: it must be a profile
             if not model_ref(spec, base_dir)[1] and hub_cache.find_cached(spec, revision) is None:
                 _check_model_name(spec, base_dir)
-            self._models[key] = load_model(spec, tp=tp, capability=cap, revision=revision, engine=engine)
+            self._models[key] = load_model(spec, tp=tp, capability=cap, revision=revision, engine=engine,
+                                           trust_remote_code=trust_remote_code)
         return self._models[key]
 
     def _device(self, inputs: DeploymentInputs) -> Device:
@@ -138,7 +139,8 @@ class Evaluator:
         inputs (unknown profile, bad value) are reported at their line in ``doc``."""
         model_spec, device, kernels, ov = self._inputs(inputs, base_dir, doc, loc)
         try:
-            model = (self._model(model_spec, ov.tp, device.capability, base_dir, inputs.revision)
+            model = (self._model(model_spec, ov.tp, device.capability, base_dir, inputs.revision,
+                                 trust_remote_code=bool(inputs.trust_remote_code))
                      if model_spec is not None else None)
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
@@ -151,7 +153,7 @@ class Evaluator:
         """The lock groups these inputs give now (one explanation per
         distinct input)."""
         model_spec, device, kernels, ov = self._inputs(inputs, base_dir, doc, loc)
-        key = (model_spec, inputs.revision, device, kernels, ov)
+        key = (model_spec, inputs.revision, bool(inputs.trust_remote_code), device, kernels, ov)
         hit = self._groups.get(key)
         if hit is not None:
             return hit
@@ -204,12 +206,13 @@ class Evaluator:
             flags = ServerFlags(tp_size=ov.tp, **flags_in)
         except UserError as exc:
             raise doc.error(loc + ("overrides", "kv_cache_dtype"), str(exc)) from None
-        key = (model_spec, inputs.revision, device, kernels, flags, cuda)
+        key = (model_spec, inputs.revision, bool(inputs.trust_remote_code), device, kernels, flags, cuda)
         hit = self._sglang.get(key)
         if hit is not None:
             return hit
         try:
-            model = self._model(model_spec, ov.tp, device.capability, base_dir, inputs.revision, "sglang")
+            model = self._model(model_spec, ov.tp, device.capability, base_dir, inputs.revision, "sglang",
+                                bool(inputs.trust_remote_code))
         except UserError as exc:
             raise doc.error(loc + ("model",), str(exc)) from None
         try:

@@ -115,7 +115,8 @@ def preview_check(lock: Lockfile, doc: Located, lock_dir: Path, engine: str | No
     extra: list[Diff] = []
     stand_ins: list[str] = []
     for key, items in by_kernels.items():
-        cases = [case_for(r, model_folder(spec, {"revision": d.inputs.revision})) for _, d, r, spec in items]
+        cases = [case_for(r, model_folder(spec, {"revision": d.inputs.revision}),
+                          {"trust_remote_code": d.inputs.trust_remote_code}) for _, d, r, spec in items]
         answer = run_selection(cases, items[0][2].kernels)
         stand_ins += [s for s in answer.get("stand_ins", []) if s not in stand_ins]
         for (i, d, r, _), case in zip(items, answer["cases"]):

@@ -13,7 +13,12 @@ from attn_select.selector.errors import WRONG_KIND, UserError, shown, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
-from attn_select.selector.model.hf_models import base_model_class, keeps_text_config_dict, top_level_config_type
+from attn_select.selector.model.hf_models import (
+    VLLM_CONFIG_REGISTRY,
+    base_model_class,
+    keeps_text_config_dict,
+    top_level_config_type,
+)
 from attn_select.selector.model.hf_rope import check_max_len_factor, derived_max_len
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_types import check_declared, declared
@@ -31,6 +36,7 @@ from attn_select.selector.model.model_level import (
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, check_kv_cache_scheme, model_hook_quant
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import LAX_INT, parse_raw
+from attn_select.selector.model.layer_build import check_layer_build
 from attn_select.selector.model.vllm_registry import dropped_note, resolve_architecture, transformers_backend
 from attn_select.selector.model_facts import (
     AttentionGroup,
@@ -214,6 +220,7 @@ def model_facts(
     pooling_config: bool = False,
     engine: str = "vllm",
     mistral_format: bool = False,
+    trust_remote_code: bool = False,
 ) -> ModelFacts:
     """A parsed config.json (a mapping) -> ModelFacts.
 
@@ -227,6 +234,9 @@ def model_facts(
     is a Sentence-Transformers pooling module next to the config, which makes
     vLLM run the model as a pooling model. ``mistral_format``: ``data`` is a
     converted params.json, which MistralConfigParser builds without AutoConfig.
+    ``trust_remote_code`` is vLLM's --trust-remote-code: without it a config
+    whose class or model class only the checkpoint's own code has is refused,
+    as vLLM refuses it.
 
     parse_raw types the fields every model reads; a field only some config
     class or model file computes with ("sliding_window_pattern": "x",
@@ -237,34 +247,72 @@ def model_facts(
         return _model_facts(data, name=name, where=where, tp=tp, dtype=dtype, capability=capability,
                             weights=weights, mm_inputs=mm_inputs, disable_sliding_window=disable_sliding_window,
                             source=source, pooling_config=pooling_config, engine=engine,
-                            mistral_format=mistral_format)
+                            mistral_format=mistral_format, trust_remote_code=trust_remote_code)
     except WRONG_KIND as exc:
         raise wrong_kind(where, exc, "transformers and vLLM") from None
 
 
-def _check_config_class(data: object, where: str) -> str | None:
+def _check_config_class(data: object, where: str, trust_remote_code: bool) -> str | None:
     """vLLM's get_config (HFConfigParser) loads a model_type it has no class
-    for through transformers' AutoConfig, which finds a class only in
-    auto_map's remote AutoConfig: without one it refuses the model type
-    (with --trust-remote-code too). With one, `vllm serve` needs
-    --trust-remote-code; the config is read here as transformers' generic
-    config (as that remote class is taken to keep config.json's fields), and
-    the returned note says so."""
+    for through transformers' AutoConfig. AutoConfig.from_pretrained takes
+    auto_map's remote AutoConfig when config.json's model_type has no class
+    of its own (transformers' CONFIG_MAPPING, where vLLM registers its
+    _CONFIG_REGISTRY first): vLLM passes trust_remote_code=False unless
+    --trust-remote-code is given, and resolve_trust_remote_code then raises.
+    Without a remote AutoConfig the model type is refused (with
+    --trust-remote-code too). Trusted, the config is read here as
+    transformers' generic config (as that remote class is taken to keep
+    config.json's fields), and the returned note says so."""
     if not isinstance(data, dict):
         return None
     model_type = data.get("model_type")
-    if not isinstance(model_type, str) or not model_type or top_level_config_type(model_type):
-        return None
     auto_map = data.get("auto_map")
-    if isinstance(auto_map, (dict, list, str)) and "AutoConfig" in auto_map:
-        return (f"model_type {model_type} has no config class in transformers 5.20 or vLLM {VLLM_VERSION}: vLLM "
-                "loads auto_map's remote AutoConfig only with --trust-remote-code (without it: \"The repository "
-                "... contains custom code which must be executed to correctly load the model\"); its fields are "
-                "read here as config.json gives them")
+    remote = isinstance(auto_map, (dict, list, str)) and "AutoConfig" in auto_map
+    archs = data.get("architectures")
+    first = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
+    if (model_type is None and first in _MODEL_TYPE_OF_ARCH) or model_type in _MODEL_TYPE_OF_ARCH.values():
+        return None  # get_config builds the class vLLM names for the architecture, no AutoConfig
+    if remote and not isinstance(auto_map, dict):
+        try:
+            auto_map["AutoConfig"]  # type: ignore[index]
+        except TypeError as exc:  # AutoConfig.from_pretrained reads the class reference so, whatever the model type
+            raise UserError(f"{where}: auto_map is {shown(auto_map)}, not a mapping: transformers' AutoConfig reads "
+                            f"auto_map['AutoConfig'] from it, which fails (TypeError: {exc}), so vLLM "
+                            f"{VLLM_VERSION} cannot load the config; write auto_map as a mapping of auto classes to "
+                            "'module.Class' references, or leave it out") from None
+    if isinstance(model_type, str) and model_type and top_level_config_type(model_type):
+        if remote and trust_remote_code and isinstance(auto_map, dict) and model_type not in VLLM_CONFIG_REGISTRY:
+            # AutoConfig takes the remote class over transformers' own when trusted
+            # (vLLM's registered classes count as local code, and it never passes trust for them)
+            return (f"with --trust-remote-code transformers loads auto_map's remote AutoConfig "
+                    f"({shown(auto_map.get('AutoConfig'))}) in place of its own class for model_type {model_type}; "
+                    "attn-select reads config.json through transformers' class, taking the remote one to read the "
+                    "same fields")
+        return None
+    if remote and not trust_remote_code:
+        ref = auto_map.get("AutoConfig") if isinstance(auto_map, dict) else None
+        named = f", {ref}" if isinstance(ref, str) else ""
+        what = (f"model_type {model_type}" if isinstance(model_type, str) and model_type
+                else "a config with no model_type")
+        raise UserError(f"{where}: The repository contains custom code which must be executed to correctly load the "
+                        f"model (config.json's auto_map names a remote AutoConfig{named}, and {what} has no config "
+                        f"class in transformers 5.20 or vLLM {VLLM_VERSION}); vLLM runs it "
+                        "only with trust_remote_code: pass --trust-remote-code (attn-select runs no model code either "
+                        "way, and then reads config.json's fields as given)")
+    if not isinstance(model_type, str) or not model_type:
+        return None
+    if remote:
+        return (f"model_type {model_type} has no config class in transformers 5.20 or vLLM {VLLM_VERSION}: with "
+                "--trust-remote-code vLLM loads auto_map's remote AutoConfig; its fields are read here as "
+                "config.json gives them")
     raise UserError(f"{where}: The checkpoint you are trying to load has model type `{model_type}` but Transformers "
                     f"does not recognize this architecture (neither transformers 5.20, which vLLM {VLLM_VERSION} "
                     "installs, nor vLLM has a config class for it, and config.json's auto_map names no remote "
                     "AutoConfig)")
+
+
+# get_config's _ARCHITECTURE_TO_MODEL_TYPE: a config with no model_type gets its class from the architecture
+_MODEL_TYPE_OF_ARCH = {"LongcatFlashForCausalLM": "longcat_flash", "LongcatFlashNgramForCausalLM": "longcat_flash"}
 
 
 def _check_text_config_kept(data: object, model_type: str, where: str) -> None:
@@ -317,10 +365,12 @@ def _model_facts(
     pooling_config: bool,
     engine: str,
     mistral_format: bool = False,
+    trust_remote_code: bool = False,
 ) -> ModelFacts:
     if not isinstance(tp, int) or tp < 1:
         raise UserError(f"tensor parallel size must be a positive integer, got {tp!r}")
-    remote_note = _check_config_class(data, where) if engine == "vllm" and not mistral_format else None
+    remote_note = (_check_config_class(data, where, trust_remote_code)
+                   if engine == "vllm" and not mistral_format else None)
     data, base_note = _fill_architectures(data, where, engine)
     given = parse_raw(data, where)
     archs = given["architectures"]
@@ -333,7 +383,8 @@ def _model_facts(
     # the architecture vLLM reports, and the registered one whose model file
     # builds it (GPT2ForTokenClassification: GPT2LMHeadModel's, converted)
     try:
-        arch, model_arch = resolve_architecture(list(archs), hf.get("auto_map"))
+        arch, model_arch = resolve_architecture(list(archs), hf.get("auto_map"),
+                                                trust_remote_code or engine != "vllm")
     except UserError:
         if engine != "sglang":
             raise
@@ -412,6 +463,9 @@ def _model_facts(
             raise
         built = None
         notes.append(f"vLLM's layers not read: {refusal}")
+    if engine != "sglang":
+        # the rotary embedding and the MLP split, built with each attention layer
+        check_layer_build(built_arch, text.attrs, tp, where)
     if built is None:
         groups, others = (), ()
     else:
@@ -490,11 +544,13 @@ def _index_topk(value: object, sparse: bool, where: str) -> object:
     """hf_text_config.index_topk as the selection reads it. A sparse MLA
     layer sizes its top-k buffers with it: an integer (``"2048"`` and
     ``2048.0`` read as 2048). Elsewhere only a forced sparse backend's checks
-    read it, with ``int(...)`` and ``% 128``: any number is kept as written
-    (vLLM never refuses a model for it); a value those would fail on is
-    refused as before."""
-    if value is None or (not sparse and isinstance(value, (int, float)) and not isinstance(value, bool)):
-        return value
+    read it, with ``int(...)`` and ``% 128``, and vLLM builds the model
+    whatever it is (``[2048]``, ``"x"``): it is kept as written (a list or
+    mapping wrapped hashable), and those checks fail on it as vLLM's do."""
+    if value is None:
+        return None
+    if not sparse:
+        return as_hashable(value)
     try:
         return LAX_INT.validate_python(value)
     except ValidationError as exc:

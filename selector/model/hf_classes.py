@@ -837,6 +837,16 @@ _HF_CLASSES["siglip"] = _HFClass("SiglipConfig", {}, None, text_config_type="sig
 _HF_CLASSES["siglip_text_model"] = _HFClass("SiglipTextConfig", _BERT_SIZES)
 # jina-embeddings-v5's remote JinaEmbeddingsV5Config subclasses Qwen3Config unchanged
 _HF_CLASSES["jina_embeddings_v5"] = _HF_CLASSES["qwen3"]._replace(name="JinaEmbeddingsV5Config")
+# Ernie4_5Config (ERNIE-4.5-0.3B's sizes): head_dim defaults to 128, hidden_size // heads only when null
+_HF_CLASSES["ernie4_5"] = _HFClass("Ernie4_5Config", {"num_hidden_layers": 18, "num_attention_heads": 16,
+                                                       "hidden_size": 1024, "num_key_value_heads": 2, "head_dim": 128},
+                                   _post_head_dim_and_kv)
+# Ernie4_5_MoeConfig (ERNIE-4.5-21B-A3B's sizes): no head_dim field; __post_init__ only sets
+# moe_layer_end_index, which changes no attention layer
+_HF_CLASSES["ernie4_5_moe"] = _HFClass("Ernie4_5_MoeConfig", {"num_hidden_layers": 28, "num_attention_heads": 20,
+                                                               "hidden_size": 2560, "num_key_value_heads": 4},
+                                       attribute_map=MappingProxyType({"num_experts": "moe_num_experts",
+                                                                       "num_experts_per_tok": "moe_k"}))
 # EuroBertConfig (jina-embeddings-v5-text-nano's encoder): Llama's head_dim / KV defaults
 _HF_CLASSES["eurobert"] = _HFClass("EuroBertConfig", {**_BERT_SIZES, "num_key_value_heads": None, "head_dim": None},
                                    _post_head_dim_and_kv)

@@ -178,6 +178,8 @@ def _check_rope_class(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], m
         if missing:
             raise UserError(f"{where}: rope_parameters (rope_type {rope_type!r}) has no {missing[0]!r} {fail}; "
                             f"add {missing[0]}")
+        if rope_type in ("yarn", "llama3"):
+            _check_scaled_rope(rope, rope_type, attrs, where, fail)
         factor = rope.get("partial_rotary_factor", 1.0)
         if rope_type == "longrope":
             # _validate_longrope_rope_parameters: getattr(self, "head_dim",
@@ -199,6 +201,44 @@ def _check_rope_class(raw: Mapping[str, Any] | None, attrs: Mapping[str, Any], m
         _check_even(head_dim, factor, layer_type, where, fail)
     if model_type in ("phi3", "phimoe"):
         _check_phi(dicts[0][1] if dicts else {}, attrs, model_type, where, fail)
+
+
+def _compared(compute: Any, what: str, where: str, fail: str) -> None:
+    """``compute`` (a comparison or division validate_rope makes), refused as
+    transformers fails on it."""
+    try:
+        compute()
+    except (TypeError, ZeroDivisionError) as e:
+        raise UserError(f"{where}: {what}, which fails ({type(e).__name__}: {cut(str(e))}) {fail}: write "
+                        "numbers") from None
+
+
+def _check_scaled_rope(rope: dict, rope_type: str, attrs: Mapping[str, Any], where: str, fail: str) -> None:
+    """The arithmetic _validate_yarn_rope_parameters and
+    _validate_llama3_rope_parameters do on the rope values (a value of the
+    wrong kind there only warns; these comparisons raise). The pretraining
+    length is standardize_rope_params': the config's own
+    original_max_position_embeddings, else the rope dict's, else
+    max_position_embeddings (a class default where config.json has none: a
+    number, which 8192 stands for, as only the raising matters here)."""
+    max_pos = attrs.get("max_position_embeddings", 8192)
+    if "original_max_position_embeddings" in attrs:
+        original = attrs["original_max_position_embeddings"]
+    else:
+        original = rope.get("original_max_position_embeddings", max_pos)
+    if rope_type == "yarn":
+        fast, slow = rope.get("beta_fast"), rope.get("beta_slow")
+        _compared(lambda: (fast or 32) < (slow or 1), f"the yarn rope beta_fast / beta_slow are {shown(fast)} / "
+                  f"{shown(slow)}; transformers compares them", where, fail)
+        _compared(lambda: max_pos / original, f"the yarn rope original_max_position_embeddings is {shown(original)} "
+                  f"(max_position_embeddings {shown(max_pos)}); transformers divides the one by the other", where,
+                  fail)
+        return
+    high, low = rope.get("high_freq_factor"), rope.get("low_freq_factor")
+    _compared(lambda: high <= low, f"the llama3 rope high_freq_factor / low_freq_factor are {shown(high)} / "
+              f"{shown(low)}; transformers compares them", where, fail)
+    _compared(lambda: original >= max_pos, f"the llama3 rope original_max_position_embeddings is {shown(original)} "
+              f"(max_position_embeddings {shown(max_pos)}); transformers compares them", where, fail)
 
 
 def _check_wrapper_rope(raw: Mapping[str, Any], dicts: list[tuple[str, dict]], where: str, fail: str) -> None:

@@ -100,9 +100,11 @@ _declare(f"{_SIZES} num_key_value_heads? sliding_window? use_sliding_window:bool
 _declare(f"{_SIZES} num_key_value_heads sliding_window?", "qwen3_omni_moe_text")
 _declare(f"{_SIZES} num_key_value_heads? head_dim", "qwen3_vl_text")
 _declare("d_model encoder_layers decoder_layers encoder_attention_heads decoder_attention_heads", "whisper")
+_declare(f"{_SIZES} num_key_value_heads? head_dim?", "ernie4_5")
+_declare(f"{_SIZES} num_key_value_heads?", "ernie4_5_moe")
 # Text classes the mirror reads with raw.py's lax reading alone (no class
 # defaults modelled): their declared sizes are checked all the same.
-_declare(f"{_SIZES} num_key_value_heads?", "apertus", "ernie4_5_moe", "flex_olmo", "olmo", "olmo2")
+_declare(f"{_SIZES} num_key_value_heads?", "apertus", "flex_olmo", "olmo", "olmo2")
 _declare(f"{_SIZES} num_key_value_heads? head_dim?", "arcee", "hunyuan_v1_moe", "jais2", "seed_oss")
 _declare(f"{_SIZES} num_key_value_heads? sliding_window?", "olmo3")
 _declare(f"{_SIZES} num_key_value_heads", "glm4_moe")

@@ -206,20 +206,23 @@ def _remote_model(auto_map: object) -> bool:
     return isinstance(auto_map, dict) and any(str(k).startswith("AutoModel") for k in auto_map)
 
 
-def resolve_architecture(archs: list[str], auto_map: object) -> tuple[str, str]:
+def resolve_architecture(archs: list[str], auto_map: object, trust_remote_code: bool = False) -> tuple[str, str]:
     """ModelRegistry.inspect_model_cls (model_executor/models/registry.py):
     (the architecture vLLM reports, the registered architecture whose model
     file builds it; the reported one itself on the Transformers backend).
     With no architecture registered, the Transformers backend is tried first
     for an unconverted first architecture; then each architecture as
     registered or normalized; then the Transformers backend again. It takes
-    a remote AutoModel class in auto_map, or a transformers class it can
-    wrap. Else ``UserError`` with _raise_for_unsupported's message."""
+    a transformers class it can wrap, or a remote AutoModel class in
+    auto_map, which it loads only with ``trust_remote_code``
+    (try_get_class_from_dynamic_module fails, with a warning, without it).
+    Else ``UserError`` with _raise_for_unsupported's message."""
     from attn_select.selector.errors import UserError
     from attn_select.selector.model.hf_models import backend_can_wrap
 
     unregistered = all(a not in REGISTERED for a in archs)
-    wraps = unregistered and (_remote_model(auto_map) or backend_can_wrap(archs[0]))
+    remote = _remote_model(auto_map)
+    wraps = unregistered and ((remote and trust_remote_code) or backend_can_wrap(archs[0]))
     if wraps and _convert_of(archs[0]) == "none":
         return archs[0], archs[0]
     for arch in archs:
@@ -230,6 +233,10 @@ def resolve_architecture(archs: list[str], auto_map: object) -> tuple[str, str]:
         return archs[0], archs[0]
     why = (f"(vLLM {VLLM_VERSION}: not in its model registry, and transformers has no {archs[0]} class its "
            "Transformers modeling backend can use)")
+    if unregistered and remote:
+        why = (f"(vLLM {VLLM_VERSION}: not in its model registry, and transformers has no {archs[0]} class; "
+               "config.json's auto_map names a remote AutoModel class, which vLLM loads only with "
+               "trust_remote_code: pass --trust-remote-code)")
     for arch in archs:
         if arch in _DROPPED:
             raise UserError(f"Model architecture {arch} was supported in vLLM until v{_DROPPED[arch]}, and is not "

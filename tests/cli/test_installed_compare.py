@@ -171,8 +171,8 @@ def test_upgrade_preview_lists_and_explains_per_deployment(tmp_path, capsys, mon
     asked = {}  # id of each request case -> the mirror's explanation it was made from
     real_case_for = vi.case_for
 
-    def recording_case_for(r, folder):
-        case = real_case_for(r, folder)
+    def recording_case_for(r, folder, load=None):
+        case = real_case_for(r, folder, load)
         asked[id(case)] = r
         return case
 

@@ -364,14 +364,15 @@ def test_unknown_architecture_is_derived_generically():
          "num_kv_heads": 4, "num_hidden_layers": 4, "torch_dtype": "float16", "auto_map": _REMOTE_FOO,
          "layer_types": ["full_attention", "sliding_attention", "full_attention", "sliding_attention"],
          "sliding_window": 512}
-    f = model_facts(c, name="foo")
+    f = model_facts(c, trust_remote_code=True, name="foo")
     assert f.groups[0].layers == (0, 2) and f.groups[0].attn.num_kv_heads == 4
     assert f.groups[1].layers == (1, 3) and f.groups[1].attn.sliding_window == 512
     assert f.dtype == "float16" and any("not in vLLM 0.33.0's model registry" in n for n in f.notes)
     # the Transformers backend vLLM tries refuses layers without attention (checked against
     # vLLM with transformers' Bamba / MiniMax classes in test_model_vs_vllm.py)
     with pytest.raises(UserError, match=r"Layer 1 \(mamba\) does not dispatch"):
-        model_facts({**c, "layer_types": ["full_attention", "mamba", "full_attention", "mamba"]}, name="foo")
+        model_facts({**c, "layer_types": ["full_attention", "mamba", "full_attention", "mamba"]},
+                    trust_remote_code=True, name="foo")
 
 
 def test_registered_architecture_without_a_mirror_is_derived_llama_style():
@@ -379,7 +380,7 @@ def test_registered_architecture_without_a_mirror_is_derived_llama_style():
          "auto_map": {"AutoConfig": "configuration_orion.OrionConfig"}, "hidden_size": 2048,
          "num_attention_heads": 16, "num_key_value_heads": 4, "num_hidden_layers": 2, "torch_dtype": "bfloat16",
          "attn_logit_softcapping": 30.0}
-    f = model_facts(c, name="orion")
+    f = model_facts(c, trust_remote_code=True, name="orion")
     assert any("no dedicated mirror" in n for n in f.notes)
     # a Llama-style model file reads no soft cap; only the Transformers backend passes one
     assert f.groups[0].attn.logits_soft_cap is None
@@ -392,11 +393,11 @@ def test_unregistered_architecture_takes_the_transformers_backend_mla_rule():
          "q_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 64, "v_head_dim": 128, "head_dim": 128,
          "index_topk": 64, "auto_map": {"AutoConfig": "configuration_bar.BarConfig",
                                     "AutoModelForCausalLM": "modeling_bar.BarForCausalLM"}}
-    f = model_facts(c, name="bar")
+    f = model_facts(c, trust_remote_code=True, name="bar")
     a = f.groups[0].attn
     assert a.use_mla and a.head_size == 256 + 64 and not a.use_sparse and f.groups[0].layers == (0, 1, 2)
     # the same fields under a registered, unmirrored architecture: vLLM's MLA model-type list decides (no MLA)
-    g = model_facts({**c, "architectures": ["OrionForCausalLM"]}, name="orion-like")
+    g = model_facts({**c, "architectures": ["OrionForCausalLM"]}, trust_remote_code=True, name="orion-like")
     assert not g.groups[0].attn.use_mla and g.groups[0].attn.head_size == 128
 
 
@@ -508,7 +509,7 @@ def test_missing_model_type():
 def test_missing_heads_for_unknown_model_type():
     c = {"architectures": ["FooForCausalLM"], "model_type": "foo", "hidden_size": 64, "num_hidden_layers": 2,
          "auto_map": _REMOTE_FOO}
-    expect_error("num_attention_heads", model_facts, c, name="x")
+    expect_error("num_attention_heads", model_facts, c, trust_remote_code=True, name="x")
 
 
 def test_wrong_field_type_names_the_field():
@@ -677,7 +678,7 @@ def test_decilm_nemotron_nas_per_block_kv_heads_and_no_op_layers():
     # nemotron_nas.py DeciLMDecoderLayer: KV heads = 64 // n_heads_in_group per
     # block; no_op blocks build no attention. NemotronNasModelArchConfigConvertor:
     # the model-level KV heads are the first attention block's
-    f = model_facts(_nemotron_super_like(), name="nemotron-super", capability=H100)
+    f = model_facts(_nemotron_super_like(), trust_remote_code=True, name="nemotron-super", capability=H100)
     by_layer = {i: g.attn for g in f.groups for i in g.layers}
     assert sorted(by_layer) == [0, 2, 3, 5]
     assert {i: by_layer[i].num_kv_heads for i in by_layer} == {0: 8, 2: 8, 3: 4, 5: 8}
@@ -685,7 +686,8 @@ def test_decilm_nemotron_nas_per_block_kv_heads_and_no_op_layers():
     assert {o.kind for o in f.other_layers} == {"no_op_attention"}
     assert f.num_kv_heads == 8 and f.head_size == 128
     assert any("not checked against a vLLM build" in n for n in f.notes)
-    assert model_facts(_nemotron_super_like(), name="n", tp=8, capability=H100).groups[0].attn.num_kv_heads == 1
+    tp8 = model_facts(_nemotron_super_like(), trust_remote_code=True, name="n", tp=8, capability=H100)
+    assert tp8.groups[0].attn.num_kv_heads == 1
 
 
 def test_decilm_without_attention_blocks_rejected():
@@ -706,13 +708,13 @@ def test_exaone_3_5_num_layers_maps_to_num_hidden_layers():
               "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
                                "original_max_position_embeddings": 8192, "rope_type": "llama3"},
               "activation_function": "silu", "layer_norm_epsilon": 1e-5, "torch_dtype": "bfloat16"}
-    f = model_facts(config, name="exaone-3.5", capability=H100)
+    f = model_facts(config, trust_remote_code=True, name="exaone-3.5", capability=H100)
     assert f.num_layers == 32 and [g.layers for g in f.groups] == [tuple(range(32))]
     a = f.groups[0].attn
     assert (a.num_heads, a.num_kv_heads, a.head_size, a.sliding_window) == (32, 8, 128, None)
     # no num_key_value_heads: ExaoneConfig gives the query head count
     del config["num_key_value_heads"]
-    assert model_facts(config, name="e", capability=H100).groups[0].attn.num_kv_heads == 32
+    assert model_facts(config, trust_remote_code=True, name="e", capability=H100).groups[0].attn.num_kv_heads == 32
 
 
 def test_longcat_flash_null_num_layers_is_a_user_error():

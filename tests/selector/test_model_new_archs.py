@@ -105,7 +105,7 @@ def test_generic_fallback_says_which_per_layer_fields_it_ignores():
            "swa_num_key_value_heads": 8, "hybrid_layer_pattern": [0, 1, 1, 0], "num_hidden_layers": 4,
            "torch_dtype": "bfloat16", "auto_map": {"AutoConfig": "configuration_swa.SwaHybridConfig",
                                                 "AutoModelForCausalLM": "modeling_swa.SwaHybridForCausalLM"}}
-    notes = " ".join(model_facts(cfg, name="swa").notes)
+    notes = " ".join(model_facts(cfg, trust_remote_code=True, name="swa").notes)
     assert "swa_head_dim, swa_num_key_value_heads, hybrid_layer_pattern" in notes
 
 
@@ -171,16 +171,16 @@ def test_bert_with_rope_models_are_encoder_only():
     nomic = {"architectures": ["NomicBertModel"], "model_type": "nomic_bert",
            "auto_map": {"AutoConfig": "configuration_hf_nomic_bert.NomicBertConfig"}, "n_embd": 768, "n_head": 12,
              "n_layer": 12, "n_inner": 3072, "activation_function": "swiglu", "torch_dtype": "float32"}
-    f = model_facts(nomic, name="nomic")
+    f = model_facts(nomic, trust_remote_code=True, name="nomic")
     a = f.groups[0].attn
     assert f.num_layers == 12 and (a.attn_type, a.num_heads, a.num_kv_heads, a.head_size) == ("encoder_only", 12, 12, 64)
     gte = {"architectures": ["GteNewModel"], "model_type": "new",
            "auto_map": {"AutoConfig": "configuration.NewConfig"}, "hidden_size": 1024, "num_attention_heads": 16,
            "num_hidden_layers": 24, "torch_dtype": "float32"}
-    a = model_facts(gte, name="gte").groups[0].attn
+    a = model_facts(gte, trust_remote_code=True, name="gte").groups[0].attn
     assert (a.attn_type, a.num_heads, a.head_size) == ("encoder_only", 16, 64)
     with pytest.raises(UserError, match="exact split"):
-        model_facts({**gte, "hidden_size": 1000}, name="gte")
+        model_facts({**gte, "hidden_size": 1000}, trust_remote_code=True, name="gte")
 
 
 def test_bidirectional_embedding_models_are_encoder_only():
@@ -263,7 +263,7 @@ def test_step1_kv_heads_from_attention_groups_with_sqrt_alibi():
     cfg = {"architectures": ["Step1ForCausalLM"], "model_type": "step1",
            "auto_map": {"AutoConfig": "configuration_step1.Step1Config"}, "hidden_size": 4096,
            "num_attention_heads": 32, "num_attention_groups": 4, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
-    layers = _by_layer(model_facts(cfg, name="step1"))
+    layers = _by_layer(model_facts(cfg, trust_remote_code=True, name="step1"))
     assert {(a.num_kv_heads, a.head_size, a.use_alibi, a.use_alibi_sqrt) for a in layers.values()} == {
         (4, 128, True, True)}
 
@@ -276,7 +276,7 @@ def test_step1_layers_fail_on_a_backend_without_sqrt_alibi():
     cfg = {"architectures": ["Step1ForCausalLM"], "model_type": "step1",
            "auto_map": {"AutoConfig": "configuration_step1.Step1Config"}, "hidden_size": 4096,
            "num_attention_heads": 32, "num_attention_groups": 4, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
-    facts = model_facts(cfg, name="step1")
+    facts = model_facts(cfg, trust_remote_code=True, name="step1")
     for device in ("h100", "b200", "a100", "l4"):
         (g,) = explain(facts, load_device(device), Kernels(), Overrides()).groups
         assert g.selection.selected != "TRITON_ATTN"
@@ -290,7 +290,7 @@ def test_iquest_loopcoder_builds_one_attention_per_loop_and_windows_the_later_lo
            "auto_map": {"AutoConfig": "configuration_iquestloopcoder.IQuestLoopCoderConfig"}, "hidden_size": 5120,
            "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 256, "num_hidden_layers": 3,
            "loop_num": 2, "loop_window_size": 64, "torch_dtype": "bfloat16"}
-    layers = _by_layer(model_facts(cfg, name="loopcoder"))
+    layers = _by_layer(model_facts(cfg, trust_remote_code=True, name="loopcoder"))
     assert sorted(layers) == list(range(6))
     assert [layers[i].sliding_window for i in range(6)] == [None] * 3 + [64] * 3
     assert {a.head_size for a in layers.values()} == {128}  # hidden // heads: head_dim is not read
@@ -300,7 +300,7 @@ def test_telechat2_counts_layers_and_heads_through_n_layer_and_n_head():
     cfg = {"architectures": ["TeleChat2ForCausalLM"], "model_type": "telechat",
            "auto_map": {"AutoConfig": "configuration_telechat2.Telechat2Config"}, "hidden_size": 4096,
            "n_head": 32, "n_layer": 3, "torch_dtype": "bfloat16"}
-    f = model_facts(cfg, name="telechat2")
+    f = model_facts(cfg, trust_remote_code=True, name="telechat2")
     assert (f.num_layers, f.num_heads, f.head_size) == (3, 32, 128)
 
 
@@ -327,7 +327,10 @@ def test_dropped_architecture_without_a_transformers_class_is_refused():
            "num_attention_heads": 16, "num_hidden_layers": 2, "torch_dtype": "bfloat16"}
     with pytest.raises(UserError, match="was supported in vLLM until v0.23.0"):
         model_facts(cfg, name="m")
-    # a remote AutoModel class in auto_map: vLLM tries it, so the generic derivation stands
+    # a remote AutoModel class in auto_map: vLLM loads it only with --trust-remote-code, and
+    # then the generic derivation stands
     cfg["auto_map"] = {"AutoModelForCausalLM": "modeling_minimax.MiniMaxText01ForCausalLM"}
     cfg["layer_types"] = ["full_attention"] * 2
-    assert model_facts(cfg, name="m").num_layers == 2
+    with pytest.raises(UserError, match="was supported in vLLM until v0.23.0.*pass --trust-remote-code"):
+        model_facts(cfg, name="m")
+    assert model_facts(cfg, name="m", trust_remote_code=True).num_layers == 2

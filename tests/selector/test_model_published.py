@@ -137,10 +137,13 @@ def test_a_model_type_no_config_class_knows_is_refused_without_a_remote_autoconf
                                         "architecture"):
         model_facts(config, name="x", capability=Capability(9, 0))
     # a remote AutoConfig (microsoft/phi-2's first config.json, model_type phi-msft): `vllm serve`
-    # needs --trust-remote-code, said in a note; the fields are read as given
+    # refuses it without --trust-remote-code (transformers' resolve_trust_remote_code); with it, the
+    # fields are read as given and a note says so
     remote = {**config, "auto_map": {"AutoConfig": "configuration_custom.CustomConfig"}}
-    facts = model_facts(remote, name="x", capability=Capability(9, 0))
-    assert any("only with --trust-remote-code" in n and "contains custom code" in n for n in facts.notes)
+    with pytest.raises(UserError, match="contains custom code which must be executed.*pass --trust-remote-code"):
+        model_facts(remote, name="x", capability=Capability(9, 0))
+    facts = model_facts(remote, name="x", capability=Capability(9, 0), trust_remote_code=True)
+    assert any("with --trust-remote-code vLLM loads auto_map's remote AutoConfig" in n for n in facts.notes)
     # vLLM registers its own classes first (kimi_k2: DeepseekV3Config), so those load
     kimi = {**config, "model_type": "kimi_k2", "architectures": ["DeepseekV3ForCausalLM"], "kv_lora_rank": 128,
             "q_lora_rank": 256, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64,

@@ -1504,7 +1504,8 @@ def _our_layers(case: dict, f) -> dict:
 def _ours(case: dict, tmp: Path):
     options = dict(capability=Capability(*case.get("capability", [9, 0])), dtype=case.get("dtype", "auto"),
                    mm_inputs=not case.get("language_model_only", False),
-                   disable_sliding_window=case.get("disable_sliding_window", False))
+                   disable_sliding_window=case.get("disable_sliding_window", False),
+                   trust_remote_code=case.get("trust_remote_code", False))
     if not case.get("weights") and not case.get("files"):
         return model_facts(case["config"], name=case["name"], **options)
     folder = tmp / re.sub(r"\W+", "_", case["name"])

@@ -19,7 +19,8 @@ Request::
                                 "tensor_parallel_size", "flash_attn_version", "use_trtllm_attention",
                                 "mla_prefill_backend", "decode_context_parallel_size",
                                 "prefill_context_parallel_size",
-                                "disable_sliding_window", "language_model_only", "quantization"},
+                                "disable_sliding_window", "language_model_only", "quantization",
+                                "trust_remote_code"},
                 "batch_invariant": bool,
                 "groups": [{"name", "selector_config": {...}, "num_heads", "layer_kv_cache_dtype",
                             "fa_call": {get_flash_attn_version kwargs},
@@ -643,7 +644,7 @@ def _engine_args(folder, args):
                   tensor_parallel_size=args.get("tensor_parallel_size") or 1)
     # given only when the user gave them: EngineArgs' own defaults otherwise
     for key in ("decode_context_parallel_size", "prefill_context_parallel_size", "disable_sliding_window",
-                "language_model_only", "quantization"):
+                "language_model_only", "quantization", "trust_remote_code"):
         if args.get(key) is not None:
             kwargs[key] = args[key]
     attention = {k: args[k] for k in ("flash_attn_version", "use_trtllm_attention", "mla_prefill_backend")

@@ -1,0 +1,129 @@
+"""What vLLM 0.33.0 meets while building a decoder-only model's decoder
+layers, after the config has loaded: each attention layer's rotary embedding
+(``get_rope`` with hf_text_config's rope parameters, then the embedding
+class's own arithmetic), then the MLP's tensor-parallel split (a
+MergedColumnParallelLinear gate/up projection and a RowParallelLinear down
+projection of ``intermediate_size``). A config that fails there never
+serves, whatever the attention selection would be.
+
+Checked for the model files named below only (Llama, Mistral, Qwen2, Qwen3,
+Gemma, Gemma-2, Granite, Mixtral, OLMo-2, Phi-3, Qwen2-MoE, Qwen3-MoE: each
+part checked against vLLM's own build); other model files read other fields
+or build other modules.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from attn_select.selector.engines import VLLM_VERSION
+from attn_select.selector.errors import UserError, cut, shown
+
+LLAMA_STYLE = frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"})
+# model files whose attention builds get_rope from the config's rope parameters: rope_theta is its base
+_ROPE_THETA = LLAMA_STYLE | {"GemmaForCausalLM", "Gemma2ForCausalLM", "GraniteForCausalLM", "MixtralForCausalLM",
+                             "Olmo2ForCausalLM", "Phi3ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"}
+# ... and its scaling type and factor too (Olmo2's takes no linear scaling there; Phi3Config refuses
+# every type but longrope on loading)
+_ROPE_SCALING = _ROPE_THETA - {"Olmo2ForCausalLM", "Phi3ForCausalLM"}
+# ... and the rotated fraction, partial_rotary_factor (OLMo-2's rope reads none)
+_ROPE_PARTIAL = _ROPE_THETA - {"Olmo2ForCausalLM"}
+# a dense MLP (or Mixtral's experts) of intermediate_size split across the ranks in every layer; the MoE
+# layers of Qwen2-MoE / Qwen3-MoE read moe_intermediate_size instead
+_MLP_SPLIT = LLAMA_STYLE | {"GemmaForCausalLM", "Gemma2ForCausalLM", "GraniteForCausalLM", "MixtralForCausalLM",
+                            "Olmo2ForCausalLM", "Phi3ForCausalLM"}
+# yarn's correction range computes with these (_yarn_find_correction_range)
+_YARN_BETAS = ("beta_fast", "beta_slow")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float))
+
+
+def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str) -> None:
+    """A user error where vLLM fails building this model's decoder layers."""
+    if arch in _ROPE_THETA:
+        _check_rope(attrs, where, scaling=arch in _ROPE_SCALING, partial=arch in _ROPE_PARTIAL)
+    if arch in _MLP_SPLIT:
+        _check_mlp_split(attrs, tp, where)
+
+
+def _rope_dict(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The one (not per-layer-type) rope dict transformers' standardize_rope_params
+    leaves on the config: rope_scaling when truthy, else rope_parameters, with
+    config.json's top-level rope_theta set in where the dict has none."""
+    rope = attrs.get("rope_scaling") or attrs.get("rope_parameters") or {}
+    if not isinstance(rope, dict):
+        return None  # refused on loading (hf_rope)
+    types = attrs.get("layer_types")
+    if isinstance(types, (list, tuple)) and any(k in types for k in rope):
+        return None  # nested per layer type: not this reading
+    rope = dict(rope)
+    if "rope_theta" in attrs:
+        rope.setdefault("rope_theta", attrs["rope_theta"])
+    if attrs.get("partial_rotary_factor") is not None:
+        rope.setdefault("partial_rotary_factor", attrs["partial_rotary_factor"])
+    return rope
+
+
+def _check_rope(attrs: Mapping[str, Any], where: str, scaling: bool, partial: bool) -> None:
+    rope = _rope_dict(attrs)
+    if rope is None:
+        return
+    fail = f"so vLLM {VLLM_VERSION} cannot build the model's attention layers: write a number"
+    if "rope_theta" in rope and not _number(rope["rope_theta"]):
+        theta = rope["rope_theta"]
+        raise UserError(f"{where}: rope_theta is {shown(theta)}; vLLM's rotary embedding (get_rope) computes its "
+                        "frequencies as rope_theta ** (...), which fails (TypeError: unsupported operand type(s) "
+                        f"for ** or pow(): '{type(theta).__name__}' and 'Tensor'), {fail}")
+    if partial and "partial_rotary_factor" in rope and not rope.get("rope_dim"):
+        fraction = rope["partial_rotary_factor"]
+        problem = _fails(lambda: fraction <= 0.0 or fraction > 1.0)
+        if problem or not fraction > 0.0 or fraction > 1.0:  # get_rope's own range check, a ValueError
+            raise UserError(f"{where}: partial_rotary_factor is {shown(fraction)}; vLLM's get_rope requires it between "
+                            f"0.0 and 1.0 (0.0 excluded){f', and comparing it fails ({problem})' if problem else ''}, "
+                            f"so vLLM {VLLM_VERSION} cannot build the model's attention layers: write a number above 0 "
+                            "and at most 1 (the rotated fraction of each head)")
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    if not scaling or "factor" not in rope:
+        return  # transformers refuses a scaling type without it on loading (hf_rope)
+    factor = rope["factor"]
+    if rope_type == "yarn":
+        problem = _fails(lambda: factor <= 1)  # yarn_get_mscale(factor)
+        if problem:
+            raise UserError(f"{where}: the yarn rope factor is {shown(factor)}; vLLM's YaRNScalingRotaryEmbedding "
+                            f"compares it with 1 (yarn_get_mscale), which fails ({problem}), {fail}")
+        for key in _YARN_BETAS:
+            if key in rope and not _number(rope[key]):
+                raise UserError(f"{where}: the yarn rope {key} is {shown(rope[key])}; vLLM's "
+                                "YaRNScalingRotaryEmbedding computes its correction range with it, which fails "
+                                f"(TypeError), {fail} or leave it out")
+    elif rope_type == "linear" and not isinstance(factor, (float, list)):
+        # LinearScalingRotaryEmbedding wraps a float in a list and iterates anything else
+        raise UserError(f"{where}: the linear rope factor is {shown(factor)}; vLLM's LinearScalingRotaryEmbedding "
+                        "takes a float (4.0, not 4) or a list of floats and iterates anything else, which fails "
+                        f"(TypeError), {fail} with a decimal point")
+    elif rope_type == "dynamic" and "alpha" not in rope and factor is None:
+        raise UserError(f"{where}: the dynamic rope factor is null; vLLM's DynamicNTKScalingRotaryEmbedding "
+                        "multiplies the maximum position by it, which fails (TypeError: unsupported operand "
+                        f"type(s) for *: 'int' and 'NoneType'), {fail}")
+
+
+def _fails(compute: Any) -> str | None:
+    try:
+        compute()
+    except TypeError as exc:
+        return f"TypeError: {cut(str(exc))}"
+    return None
+
+
+def _check_mlp_split(attrs: Mapping[str, Any], tp: int, where: str) -> None:
+    """LlamaMLP: MergedColumnParallelLinear asserts every output size
+    (intermediate_size, twice) divides by the tensor-parallel size."""
+    size = attrs.get("intermediate_size")
+    if tp <= 1 or not isinstance(size, int) or isinstance(size, bool) or size <= 0 or size % tp == 0:
+        return
+    raise UserError(f"{where}: tensor parallel size {tp} does not divide intermediate_size {size}: vLLM "
+                    f"{VLLM_VERSION} splits each decoder layer's MLP (its gate/up MergedColumnParallelLinear) across "
+                    "the ranks and fails building it (AssertionError); pick a tensor-parallel size that divides "
+                    f"{size}")
