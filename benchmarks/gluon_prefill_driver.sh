@@ -15,7 +15,7 @@ OUT=${OUT:-/tmp/gluonpf-out}; mkdir -p "$OUT"
 export PYTHONPATH=${VLLM_SITE:+$VLLM_SITE:}${PYTHONPATH:-}
 export TRITON_CACHE_DIR=${GLUON_TRITON_CACHE:-/root/keep/triton-gluonpf}
 unset TRITON_INTERPRET
-export ATTN_SELECT_ATTN_KERNEL=gluon  # the rule's row at head 64 too (there it is opt-in until measured)
+unset ATTN_SELECT_ATTN_KERNEL  # the rule as a user gets it
 python3 -c "import attn_select.backends.run.attn_gluon as m, triton; print('attn_select from', m.__file__, 'triton', triton.__version__)"
 echo "setup done in $(( $(date +%s) - GLUON_DRV_T0 )) s"
 # the timer of the python part leaves room for the summary; stderr (progress lines) goes to the log only

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # TRITON_ATTN's prefill at head 64 through `attn-select run` as a user runs it, beside vLLM's FA3 in the
-# same process: Llama-3.2-1B's published config (32 / 8 heads, head 64, where the Gluon kernel is opt-in
-# until measured), once with the Gluon kernel (ATTN_SELECT_ATTN_KERNEL=gluon) and once with the rule (tl):
+# same process: Llama-3.2-1B's published config (32 / 8 heads, head 64), once with the rule (the Gluon
+# kernel, ATTN_SELECT_ATTN_KERNEL unset) and once with the tl kernel (ATTN_SELECT_ATTN_KERNEL=tl):
 #   source benchmarks/run_h200_setup.sh && bash benchmarks/run_h200_prefill_heads.sh
 # carry: [".whl", ".gpu-vllm"]. First every run's checked step in parallel processes (compiles land in the
 # kept Triton cache), then the timed runs one process each: prefill (4 x 512 new on 1024) and mixed, page 16.
@@ -28,11 +28,11 @@ one() {  # one NAME KERNEL MODEL ARGS...: a run in its own process (KERNEL: ATTN
   echo "$name: exit $? in $(( $(date +%s) - s )) s"
 }
 t0=$(date +%s)
-one check-1b-gluon gluon $cfg --no-timing --checks 1 &
 one check-1b-rule "" $cfg --no-timing --checks 1 &
+one check-1b-tl tl $cfg --no-timing --checks 1 &
 wait; echo "checks and compiles: $(( $(date +%s) - t0 )) s"
-one llama-3.2-1b-gluon gluon $cfg
 one llama-3.2-1b-rule "" $cfg
+one llama-3.2-1b-tl tl $cfg
 python3 - "$o" <<'PY'
 import json, pathlib, sys
 for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):

@@ -16,9 +16,8 @@ every decode and mixed batch, the ``tl`` kernel (``triton_kernel.py``). The
 rule is ``gluon_prefill_unavailable``; a Gluon launch that fails falls back
 to ``tl`` for this and every later step; the row's kernel name says which
 ran and why. ``ATTN_SELECT_ATTN_KERNEL=tl`` forces ``tl``. The Gluon kernel
-was checked and timed on a GPU at head 128 (4-14 % faster than ``tl`` on
-every prefill shape measured); at head 64, not yet measured, it is taken only
-with ``ATTN_SELECT_ATTN_KERNEL=gluon``.
+was checked and timed on a GPU at heads 128 and 64, faster than ``tl`` on
+every prefill shape measured (BENCHMARKS.md, "A Gluon prefill kernel").
 """
 
 from __future__ import annotations
@@ -184,10 +183,8 @@ def gluon_prefill_unavailable(is_cuda: bool, capability, kv_elem: int, p, page_s
         return f"{p.group} query heads a KV head (more than the Gluon tile's {block_m} rows)"
     if page_size % 8 or (page_size % block_n and block_n % page_size):
         return f"page {page_size} (the Gluon kernel needs a multiple of 8 that tiles {block_n} keys)"
-    if p.head_size != 128 and choice != "gluon":
-        # checked and timed on a GPU at head 128 only (BENCHMARKS.md, "A Gluon prefill kernel": faster
-        # than tl on every shape there); head 64 compiles and is emulated on the CPU, not yet measured
-        return f"head size {p.head_size} not yet measured on a GPU (ATTN_SELECT_ATTN_KERNEL=gluon opts in)"
+    # head 64 as head 128: measured through `attn-select run` on Llama-3.2-1B's heads (32 / 8, head 64;
+    # BENCHMARKS.md "A Gluon prefill kernel"), faster than the tl kernel there too
     return None
 
 
@@ -223,7 +220,8 @@ class TritonPlan:
 
 
 def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, cfg: KernelConfig,
-              max_splits: int = 64, head_v: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+              max_splits: int = 64, head_v: int = 0,
+              longest_first: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
     """Host arithmetic of ``build``: the work list and merge list (CPU int32 tensors).
 
     A request with at most ``small_q`` new tokens (a decode) is one small query
@@ -239,7 +237,10 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     (``short_split_tokens``) when the splits then merge in-kernel (which
     depends on the value head size ``head_v``; 0: never) and the decode
     programs stay within ``short_programs``: such a step is all latency, and
-    shorter programs finish sooner.
+    shorter programs finish sooner. ``longest_first``: every item of the step
+    sorted by the keys it reads, most first (ties keep the order above), for
+    a launch that starts items in list order (the Gluon kernel's heads-first
+    grid): the longest-processing-time-first order of FA3's causal scheduler.
 
     Plain Python over the requests: a step has tens to hundreds of them, and
     a torch CPU op costs microseconds of dispatch each; as ~30 tensor ops the
@@ -267,6 +268,8 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     q_first = [0, *accumulate(ql)]
     items = [(r, b * block_q, sp, ns, part_base[r], q_first[r], ql[r], sl[r] - ql[r])
              for r, (nb, ns) in enumerate(zip(n_blocks, nsplit)) for b in reversed(range(nb)) for sp in range(ns)]
+    if longest_first:  # keys an item reads: the context and its block's tokens, over its splits
+        items.sort(key=lambda it: -((it[7] + min(it[1] + bq, it[6])) // it[3]))
     cols = [array("i", c) for c in zip(*items)] if items else [array("i")] * 8
     work = _int32(sum(cols[1:], cols[0])).view(8, -1)
     red_token = array("i", [t for r, n in enumerate(split_q) if n for t in range(q_first[r], q_first[r] + n)])
@@ -359,9 +362,9 @@ class TritonAttnAdapter(Adapter):
             if cfg is PREFILL_CONFIG:
                 why = self.why_not_gluon = self._gluon_failed or self._gluon_rule(batch.page_size)
                 if why is None:
-                    from attn_select.backends.run.attn_gluon import DEFAULT_PREFILL_TILES
+                    from attn_select.backends.run.attn_gluon import rule_tiles
 
-                    tiles = DEFAULT_PREFILL_TILES
+                    tiles = rule_tiles(g_pad)
                     cfg = replace(cfg, block_m=tiles.block_m, block_n=tiles.block_n)
         if p.head_size > 128:  # keep the K/V tiles within shared memory
             cfg = replace(cfg, block_n=min(cfg.block_n, 32), small_n=min(cfg.small_n, 32))
@@ -370,7 +373,8 @@ class TritonAttnAdapter(Adapter):
         if block_q == 0 and max(q_lens) > small_q:
             raise ValueError(f"decode-only config given a batch with {max(q_lens)}-token requests")
         work, red_token, red_nsplit, max_splits = plan_work(
-            q_lens, batch.seq_lens_cpu.tolist(), block_q, small_q, p.num_kv_heads, cfg, head_v=p.head_size_v)
+            q_lens, batch.seq_lens_cpu.tolist(), block_q, small_q, p.num_kv_heads, cfg, head_v=p.head_size_v,
+            longest_first=tiles is not None and tiles.lpt)
         work_d, red_token_d, red_nsplit_d = self.staging.upload([work, red_token, red_nsplit], batch.device)
         n_red = red_token.numel()
         part_acc = part_m = part_l = counters = None
@@ -497,7 +501,8 @@ class TritonAttnAdapter(Adapter):
             return (f"attn-select Gluon paged prefill kernel (sm_90: {t.block_m} rows = {plan.block_q} tokens x {g} "
                     f"heads x {t.block_n} keys per tile, {t.stages} TMA buffers, {wgs} warpgroup{'s' if wgs > 1 else ''}, "
                     f"{'overlapped dots' if t.overlap else 'one tile at a time'}"
-                    f"{', producer warp' if t.warp_spec else ''}, page {plan.batch.page_size}{splits})")
+                    f"{', ping-pong warpgroups' if t.pingpong else ', producer warp' if t.warp_spec else ''}"
+                    f"{', longest first' if t.lpt else ''}, page {plan.batch.page_size}{splits})")
         tiles = []
         if plan.small_q:
             tiles.append(f"decode tiles {plan.small_q * g}x{c.small_n}")

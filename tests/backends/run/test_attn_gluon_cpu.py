@@ -156,11 +156,10 @@ def test_rule_takes_the_llama_prefill_and_says_why_not_otherwise(monkeypatch):
     assert "page 12" in _rule(monkeypatch, page=12)
     assert "page 48" in _rule(monkeypatch, page=48)
     assert _rule(monkeypatch, kernel="tl") == "ATTN_SELECT_ATTN_KERNEL=tl"
-    # measured on a GPU at head 128 only: taken there by default, at head 64 only when asked for
+    # measured on a GPU at heads 128 and 64: taken at both by default
     assert _rule(monkeypatch, llama, kernel="") is None
     head64 = AttnParams(32, 8, 64, 64, 64 ** -0.5)
-    assert _rule(monkeypatch, head64, kernel="") == (
-        "head size 64 not yet measured on a GPU (ATTN_SELECT_ATTN_KERNEL=gluon opts in)")
+    assert _rule(monkeypatch, head64, kernel="") is None
     assert _rule(monkeypatch, head64) is None
     assert "fp8" in _rule(monkeypatch, kv_elem=1, kernel="")  # a reason of the layer's own comes first
 
@@ -200,6 +199,44 @@ def test_cpu_prefill_names_the_reason_and_decode_names_none():
     from attn_select.backends.run.batch import make_decode_batch
 
     assert "Gluon" not in ad.kernel_name(ad.build(make_decode_batch([40, 9], 16, "cpu")))
+
+
+def test_the_rule_halves_blocks_for_ping_pong_only_where_their_tokens_halve():
+    """A ping-pong half takes half a block's tokens: 128 rows of 128 heads (one token a block)
+    run the one-partition shape, with the rest of the default's tiles."""
+    from attn_select.backends.run.attn_gluon import DEFAULT_PREFILL_TILES, rule_tiles
+
+    assert DEFAULT_PREFILL_TILES.pingpong
+    for g_pad in (1, 2, 4, 8, 16, 32, 64):
+        assert rule_tiles(g_pad) == DEFAULT_PREFILL_TILES
+    one = rule_tiles(128)
+    assert not one.pingpong and one.warp_spec and (one.block_m, one.block_n, one.stages) == (128, 128, 3)
+    assert one.num_warps == 8
+
+
+def test_longest_first_sorts_every_item_by_the_keys_it_reads_and_keeps_the_merge_list():
+    from attn_select.backends.run.triton_attn import PREFILL_CONFIG, plan_work
+
+    q_lens, seq_lens = [64, 96, 40], [64 + 10, 96 + 300, 40]  # blocks of 32 tokens
+    work, red, nsp, ms = plan_work(q_lens, seq_lens, 32, 0, 8, PREFILL_CONFIG)
+    lwork, lred, lnsp, lms = plan_work(q_lens, seq_lens, 32, 0, 8, PREFILL_CONFIG, longest_first=True)
+    keys = lambda w: [int(w[7, i] + min(w[1, i] + 32, w[6, i])) // int(w[3, i]) for i in range(w.shape[1])]  # noqa: E731
+    assert keys(lwork) == sorted(keys(work), reverse=True)
+    # the same items, only their order
+    assert sorted(map(tuple, lwork.t().tolist())) == sorted(map(tuple, work.t().tolist()))
+    assert torch.equal(red, lred) and torch.equal(nsp, lnsp) and ms == lms
+    # request 1 (300 cached) first, its last block (the most keys) leading
+    assert lwork[0, 0] == 1 and lwork[1, 0] == 64
+
+
+def test_longest_first_tiles_put_the_heads_on_the_grid_first_axis_within_cuda_limits():
+    from attn_select.backends.run.attn_gluon import MAX_GRID_Y, heads_first_grid
+
+    lpt = PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True, lpt=True)
+    assert lpt.label == "g128x128x3owpl"
+    assert heads_first_grid(lpt, 64) and heads_first_grid(lpt, MAX_GRID_Y)
+    assert not heads_first_grid(lpt, MAX_GRID_Y + 1)  # items past the second axis' limit: items first
+    assert not heads_first_grid(PrefillTiles(128, 128, 3, warp_spec=True), 64)
 
 
 def test_every_launch_shape_fits_the_shared_memory_of_a_block():
