@@ -17,5 +17,12 @@ if [ -n "${NCU_S:-90}" ] && command -v ncu >/dev/null; then
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
     --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis \
     python3 benchmarks/profile_decode_ncu.py --kv fp8 --rows TRITON_ATTN,FLASHINFER,FLASH_ATTN > $o/ncu/fp8.txt 2>&1
-  echo "ncu fp8: exit $? in $(( $(date +%s) - s )) s"; grep -E "^  [A-Za-z_].*\(|Duration|Memory Throughput|DRAM Through|err |Warp Cycles Per Issued|Issued Warp|No Eligible|Achieved Occupancy|Registers Per|Stall" $o/ncu/fp8.txt | head -60
+  echo "ncu fp8: exit $? in $(( $(date +%s) - s )) s"
+  s=$(date +%s)
+  PYTHONPATH=$VLLM_SITE:$PYTHONPATH timeout ${NCU_S:-90} ncu --clock-control none --nvtx --nvtx-include "prof/" \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
+    --section Occupancy --section LaunchStats \
+    python3 benchmarks/profile_decode_ncu.py --prefill-pages 16,64 > $o/ncu/prefill.txt 2>&1
+  echo "ncu prefill: exit $? in $(( $(date +%s) - s )) s"
+  for f in fp8 prefill; do echo "== $f"; grep -E "^  [A-Za-z_].*\(|^[A-Z_]+ page|^[A-Z_].*err |Duration|Memory Throughput|DRAM Throughput|Warp Cycles Per Issued|Issue Slots Busy|No Eligible|Achieved Occupancy|Registers Per" $o/ncu/$f.txt | head -70; done
 fi
