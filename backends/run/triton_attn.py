@@ -89,6 +89,23 @@ def widens_v(cfg: KernelConfig, fp8_dot: int, kv_element_bytes: int, capability:
             and capability is not None and tuple(capability) >= (8, 9))
 
 
+# fp8 decode with the value tile widened where it is loaded (``widen_v``): the key loop is a third
+# shorter, but the second, 16-bit copy of the tile takes the table's fp8 entry from 75 to 108 KB of
+# shared memory, two programs an SM instead of three. On an H100 (2026-12-06, BENCHMARKS.md "fp8
+# decode: the value tile widened where the plan leaves room"; 32 / 8 heads, head 128, page 16, 13
+# points) it was faster wherever the plan has one split or at most two programs an SM (32 x 4096:
+# 100.3 against 108.8 us, 96 % of XQA against 89 %; 1 x 512: 9.0 against 10.1; 128 x 512: 79.9
+# against 85.3) and slower where the split count was chosen for three programs an SM (8 x 32768, 6
+# splits: 252 against 202 us; 1 x 32768, 49 splits: 45.9 against 40.5).
+WIDEN_V_PROGRAMS = 132 * 2
+WIDEN_V_HEADS = (128,)  # measured at head 128 only
+
+
+def fp8_decode_widens(max_splits: int, programs: int) -> bool:
+    """Whether the fp8 decode entry's plan takes ``widen_v``: one split, or at most two programs an SM."""
+    return max_splits == 1 or programs <= WIDEN_V_PROGRAMS
+
+
 def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
     """The config fields that pick the compiled kernel and its launch options,
     for a plan that does (``fused``) or does not merge in-kernel; the split
@@ -152,6 +169,7 @@ FP8_DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16,
                                  num_warps=4, target_programs=132 * 3, min_split_tokens=256,
                                  fused_merge_max=768, short_split_tokens=128, short_programs=132, max_registers=168,
                                  page_vector=True)
+FP8_DECODE_WIDE_V = replace(FP8_DECODE_CONFIG, widen_v=True)  # fp8_decode_widens' plans
 PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=5, small_m=0, small_n=0, small_stages=0,
                               num_warps=8, target_programs=132 * 4, min_split_tokens=512, page_vector=True)
 MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=5, small_m=16, small_n=64, small_stages=5,
@@ -351,6 +369,7 @@ class TritonAttnAdapter(Adapter):
         g_pad = _next_pow2(p.group)
         q_lens = _q_lens(batch)  # read once: build is the timed per-step host work
         tiles, why = gluon, None
+        from_table = cfg is None and gluon is None
         if gluon is not None:
             if min(q_lens) <= self._small_q():
                 raise ValueError("the Gluon prefill kernel takes prefill-only batches")
@@ -375,6 +394,9 @@ class TritonAttnAdapter(Adapter):
         work, red_token, red_nsplit, max_splits = plan_work(
             q_lens, batch.seq_lens_cpu.tolist(), block_q, small_q, p.num_kv_heads, cfg, head_v=p.head_size_v,
             longest_first=tiles is not None and tiles.lpt)
+        if (from_table and cfg is FP8_DECODE_CONFIG and p.head_size in WIDEN_V_HEADS
+                and fp8_decode_widens(max_splits, work.shape[1] * p.num_kv_heads)):
+            cfg = FP8_DECODE_WIDE_V
         work_d, red_token_d, red_nsplit_d = self.staging.upload([work, red_token, red_nsplit], batch.device)
         n_red = red_token.numel()
         part_acc = part_m = part_l = counters = None
@@ -510,6 +532,8 @@ class TritonAttnAdapter(Adapter):
             tiles.append(f"prefill tiles {plan.block_q * g}x{c.block_n}")
         merge = ", merged in-kernel" if plan.counters is not None else ""
         splits = f", split-KV up to {plan.max_splits}{merge}" if plan.num_split_tokens else ""
+        if widens_v(c, c.fp8_dot, 1 if self.fp8_cache else 2, self.env.capability, self.env.is_cuda):
+            splits += ", fp8 V widened where loaded"
         # the rule's reason only where it was asked (a prefill-only batch under the table's config)
         why = f"; Gluon not used: {plan.gluon_why}" if plan.gluon_why else ""
         return f"attn-select paged kernel ({', '.join(tiles)}{splits}{why})"

@@ -614,3 +614,29 @@ def test_new_kv_scales_go_into_the_same_device_tensor():
     a.kv_scales = (0.5, 2.0)
     again = a._scales(torch.device("cpu"))
     assert again is first and again.tolist() == [0.5, 2.0]
+
+
+def test_fp8_decode_widens_v_where_the_plan_leaves_shared_memory_for_it():
+    """The table's fp8 decode entry takes ``widen_v`` (108 KB: two programs an SM) for a plan
+    of one split or at most two programs an SM, at head 128 (where it was measured); a plan
+    whose splits were chosen for three programs an SM keeps the entry as it is."""
+    from attn_select.backends.run.batch import make_decode_batch
+    from attn_select.backends.run.reference import AttnParams
+    from attn_select.backends.run.triton_attn import (
+        FP8_DECODE_CONFIG, FP8_DECODE_WIDE_V, TritonAttnAdapter, fp8_decode_widens,
+    )
+
+    assert fp8_decode_widens(1, 2048) and fp8_decode_widens(17, 136) and fp8_decode_widens(3, 264)
+    assert not fp8_decode_widens(6, 384) and not fp8_decode_widens(49, 392)
+    assert FP8_DECODE_WIDE_V.widen_v and not FP8_DECODE_CONFIG.widen_v
+
+    def cfg_of(params, contexts, kv="fp8"):
+        ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, kv), params)
+        return ad.build(make_decode_batch(contexts, 16, "cpu")).cfg
+
+    llama = AttnParams(32, 8, 128, 128, 128 ** -0.5)
+    assert cfg_of(llama, [4096] * 32) is FP8_DECODE_WIDE_V  # 256 programs, one split
+    assert cfg_of(llama, [512]) is FP8_DECODE_WIDE_V  # split, 40 programs
+    assert cfg_of(llama, [4096] * 8) is FP8_DECODE_CONFIG  # 6 splits x 64 rows: 384 programs
+    assert cfg_of(AttnParams(32, 8, 64, 64, 0.125), [4096] * 32) is FP8_DECODE_CONFIG  # not measured at 64
+    assert not cfg_of(llama, [4096] * 32, kv="auto").widen_v  # a bf16 cache: its own entry
