@@ -72,7 +72,7 @@ sm_90 (test_attn_gluon_sm90_codegen.py) and emulate the schedule in torch
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import triton
 from triton.experimental import gluon
@@ -106,16 +106,10 @@ class PrefillTiles:
     # longest_first), and the grid (KV heads, items), so the hardware starts every head of the
     # longest block first and the grid's tail holds the shortest (FA3's LPT order for causal masks)
     lpt: bool = False
-    # the first ``stages`` tiles' copies issued before the query tile is loaded, as the shapes
-    # without a producer do, so they fly during that load; the producer then starts at tile
-    # ``stages`` (without it, a warp-specialised program's first copy waits for the query)
-    early: bool = False
 
     def __post_init__(self):
         if self.pingpong and not (self.warp_spec and self.overlap and self.block_m == 128):
             raise ValueError("ping-pong consumers need the producer warp, overlapped dots and 128-row tiles")
-        if self.early and not self.warp_spec:
-            raise ValueError("early copies are the producer's: the shapes without one always issue them first")
 
     @property
     def num_warps(self) -> int:
@@ -126,7 +120,7 @@ class PrefillTiles:
     @property
     def label(self) -> str:
         return (f"g{self.block_m}x{self.block_n}x{self.stages}{'o' if self.overlap else 's'}"
-                f"{'w' if self.warp_spec else ''}{'p' if self.pingpong else ''}{'e' if self.early else ''}{'l' if self.lpt else ''}")
+                f"{'w' if self.warp_spec else ''}{'p' if self.pingpong else ''}{'l' if self.lpt else ''}")
 
 
 def prefill_smem_bytes(t: PrefillTiles, head: int = 128, elem: int = 2) -> int:
@@ -149,8 +143,6 @@ def prefill_smem_bytes(t: PrefillTiles, head: int = 128, elem: int = 2) -> int:
 PREFILL_VARIANTS: tuple[PrefillTiles, ...] = (
     PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True),
     PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True, lpt=True),  # not yet run on a GPU
-    PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True, early=True),  # not yet run on a GPU
-    PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True, early=True, lpt=True),  # not yet run on a GPU
     PrefillTiles(128, 128, 3, warp_spec=True),
     PrefillTiles(128, 128, 2, warp_spec=True),
     PrefillTiles(128, 64, 3),
@@ -165,7 +157,7 @@ def rule_tiles(g_pad: int) -> PrefillTiles:
     block's tokens (``block_m / g_pad``) do not halve."""
     t = DEFAULT_PREFILL_TILES
     if t.pingpong and (t.block_m // g_pad) % 2:
-        return replace(t, pingpong=False)
+        return PrefillTiles(t.block_m, t.block_n, t.stages, t.overlap, t.warp_spec, pingpong=False, lpt=t.lpt)
     return t
 
 
@@ -430,12 +422,11 @@ def _consume_half(q_s, k_s, v_s, k_ready, v_ready, empty, turn, kv_desc,
 
 @gluon.jit
 def _produce(kv_desc, k_s, v_s, k_ready, v_ready, empty, bt_row, start, n, last_key, col,
-             PAGE: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, FIRST: gl.constexpr):
+             PAGE: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr):
     """The producer warp: tile j into buffer j % STAGES once the consumers
     have released it (a fresh barrier passes the wait on the phase before
-    its first, hence the ``^ 1``), from tile ``FIRST`` (the prologue issued
-    the ones before); the tile's pages are read before the wait."""
-    for j in range(FIRST, n):
+    its first, hence the ``^ 1``); the tile's pages are read before the wait."""
+    for j in range(0, n):
         b = j % STAGES
         t0 = start + j * BLOCK_N
         pages, box = _tile_pages(kv_desc, bt_row, t0, last_key, PAGE, BLOCK_N)
@@ -453,7 +444,7 @@ def attn_gluon_prefill_kernel(
     qk_scale,  # sm_scale * log2(e)
     G: gl.constexpr, G_PAD: gl.constexpr, BLOCK_Q: gl.constexpr, HEAD: gl.constexpr, PAGE: gl.constexpr,
     BLOCK_N: gl.constexpr, STAGES: gl.constexpr, OVERLAP: gl.constexpr, WARP_SPEC: gl.constexpr,
-    PINGPONG: gl.constexpr = False, HEADS_FIRST: gl.constexpr = False, EARLY: gl.constexpr = False,
+    PINGPONG: gl.constexpr = False, HEADS_FIRST: gl.constexpr = False,
 ):
     """Grid (work items, KV heads), as ``triton_kernel.paged_attention_kernel``'s large-tile path;
     ``HEADS_FIRST``: (KV heads, work items), the heads of one item launched together."""
@@ -497,7 +488,7 @@ def attn_gluon_prefill_kernel(
         mbarrier.init(turn.index(i), count=1)
     fence_async_shared()
 
-    if EARLY or not WARP_SPEC:  # the first STAGES tiles, before the query (their copies run meanwhile)
+    if not WARP_SPEC:  # the first STAGES tiles, before the query (their copies run meanwhile)
         for i in gl.static_range(STAGES):
             _issue_kv(kv_desc, k_s.index(i), v_s.index(i), k_ready.index(i), v_ready.index(i), bt_row,
                       start + i * BLOCK_N, last_key, col, i < n, PAGE, BLOCK_N)
@@ -519,7 +510,7 @@ def attn_gluon_prefill_kernel(
         # the default partition (4 warps, the launch's) produces; each half is a 4-warp worker
         gl.warp_specialize([
             (_produce, (kv_desc, k_s, v_s, k_ready, v_ready, empty, bt_row, start, n, last_key, col,
-                        PAGE, BLOCK_N, STAGES, STAGES if EARLY else 0)),
+                        PAGE, BLOCK_N, STAGES)),
             (_consume_half, (q_s, k_s, v_s, k_ready, v_ready, empty, turn, kv_desc,
                              out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, bt_row,
                              kvh, q_first, split, nsplit, prow0, tok0, q_len, ctx_len, start, end, full_end,
@@ -539,7 +530,7 @@ def attn_gluon_prefill_kernel(
                         stride_ot, stride_oh, stride_ps, stride_pt, stride_ph,
                         G, G_PAD, BLOCK_Q, HEAD, PAGE, BLOCK_N, STAGES, NUM_WARPS, OVERLAP, WARP_SPEC)),
             (_produce, (kv_desc, k_s, v_s, k_ready, v_ready, empty, bt_row, start, n, last_key, col,
-                        PAGE, BLOCK_N, STAGES, STAGES if EARLY else 0)),
+                        PAGE, BLOCK_N, STAGES)),
         ], [1], [24])
     else:
         _consume(q_s, k_s, v_s, k_ready, v_ready, empty, kv_desc,
@@ -606,7 +597,6 @@ def launch(q, cache, out, part_acc, part_m, part_l, block_table, work, num_items
         sm_scale * 1.4426950408889634,
         G=group, G_PAD=g_pad, BLOCK_Q=block_q, HEAD=head, PAGE=page, BLOCK_N=tiles.block_n, STAGES=tiles.stages,
         OVERLAP=tiles.overlap, WARP_SPEC=tiles.warp_spec, PINGPONG=tiles.pingpong, HEADS_FIRST=heads_first,
-        EARLY=tiles.early,
         num_warps=tiles.num_warps, **({"maxnreg": PINGPONG_MAXNREG} if tiles.pingpong else {}),
     )
 

@@ -19,8 +19,7 @@ What it reproduces, as the kernel does it:
   the phase the kernel expects and that the buffer holds the tile it reads;
   without a producer warp the prologue's ``stages`` copies and the refill
   after each release, with one the producer's wait on ``empty`` (a fresh
-  barrier passing the wait on the phase before its first), from tile
-  ``stages`` on where the prologue issued the first ones (``early``);
+  barrier passing the wait on the phase before its first);
 - the value rows of keys past the request's last zeroed in the landed tile
   (asserted to happen only in the split's last tile, where the overlapped
   loop does it);
@@ -138,12 +137,11 @@ def _program(q, c2, block_table, work_col, kvh, group, g_pad, block_q, qk_scale,
             ring.issue(b, j, load(j), True)
             produced[0] += 1
 
-    if tiles.warp_spec and not tiles.early:
+    if tiles.warp_spec:
         pump()
-    else:  # the prologue's copies (with ``early``, the producer then starts after them)
+    else:
         for i in range(stages):
             ring.issue(i, i, load(i) if i < n else (None, None), i < n)
-        produced[0] = min(stages, n)
 
     def release(j):
         b = j % stages

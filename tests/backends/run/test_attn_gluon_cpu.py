@@ -80,11 +80,6 @@ CASES = {
         GQA4, [40, 7, 70], [100, 0, 33], 16, V["g128x128x3owp"], None),
     "ping-pong halves, page 64, 3 heads a KV head (padding rows), split over the context": (
         GQA3, [20, 9], [700, 200], 64, V["g128x128x3owp"], SPLIT),
-    "ping-pong, early copies, page 16, a request shorter than the ring (2 tiles, 3 buffers)": (
-        GQA4, [40, 7, 70], [100, 0, 33], 16, V["g128x128x3owpe"], None),
-    "ping-pong, early copies, longest first, page 64, split over the context": (
-        GQA3, [20, 9], [700, 200], 64, V["g128x128x3owpel"], SPLIT),
-    "ping-pong, longest first, page 16, the ring wraps": (GQA4, [300, 64], [129, 17], 16, V["g128x128x3owpl"], None),
     "3 heads a KV head (padding rows), page 16": (GQA3, [40, 9], [50, 200], 16, V["g128x128x2ow"], None),
     "one head a KV head (128 tokens a tile), page 64": (MHA, [150, 20], [70, 300], 64, V["g128x64x3o"], None),
     "a single-block request split over its context (merge kernel), page 16": (
