@@ -567,8 +567,7 @@ MAX_GRID_Y = 65535  # CUDA's limit on a grid's second dimension
 
 def heads_first_grid(tiles: PrefillTiles, num_items: int) -> bool:
     """Whether the launch puts the KV heads on the grid's first axis (``tiles.lpt``): the items
-    then go on the second, which holds at most 65,535 (past that the items stay first: the sorted
-    list then runs longest first within each head)."""
+    then go on the second, which holds at most 65,535 (past that, items first, unsorted order's grid)."""
     return tiles.lpt and num_items <= MAX_GRID_Y
 
 
