@@ -43,8 +43,7 @@ def compile_tiles(t, page: int = 16, heads=(32, 8), head: int = 128, arch: int =
                stride_qt="i32", stride_qh="i32", stride_ot="i32", stride_oh="i32", stride_bt="i32",
                stride_ps="i32", stride_pt="i32", stride_ph="i32", qk_scale="fp32")
     const = dict(G=g, G_PAD=g_pad, BLOCK_Q=t.block_m // g_pad, HEAD=head, PAGE=page, BLOCK_N=t.block_n,
-                 STAGES=t.stages, OVERLAP=t.overlap, WARP_SPEC=t.warp_spec, PINGPONG=t.pingpong,
-                 HEADS_FIRST=t.lpt)
+                 STAGES=t.stages, OVERLAP=t.overlap, WARP_SPEC=t.warp_spec, PINGPONG=t.pingpong)
     sig.update({k: "constexpr" for k in const})
     names = list(sig)
     # what a launch specialises on: 16-byte aligned pointers, strides divisible by 16 (stride_w is
