@@ -72,7 +72,7 @@ sm_90 (test_attn_gluon_sm90_codegen.py) and emulate the schedule in torch
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import triton
 from triton.experimental import gluon
@@ -102,10 +102,6 @@ class PrefillTiles:
     # the two consumer warpgroups as partitions of their own taking turns at the tensor cores
     # (FA3's ping-pong; needs warp_spec, overlap and 128 rows); the producer is then 4 warps
     pingpong: bool = False
-    # longest first: the work list sorted by keys a block, longest first (plan_work's
-    # longest_first), and the grid (KV heads, items), so the hardware starts every head of the
-    # longest block first and the grid's tail holds the shortest (FA3's LPT order for causal masks)
-    lpt: bool = False
 
     def __post_init__(self):
         if self.pingpong and not (self.warp_spec and self.overlap and self.block_m == 128):
@@ -120,7 +116,7 @@ class PrefillTiles:
     @property
     def label(self) -> str:
         return (f"g{self.block_m}x{self.block_n}x{self.stages}{'o' if self.overlap else 's'}"
-                f"{'w' if self.warp_spec else ''}{'p' if self.pingpong else ''}{'l' if self.lpt else ''}")
+                f"{'w' if self.warp_spec else ''}{'p' if self.pingpong else ''}")
 
 
 def prefill_smem_bytes(t: PrefillTiles, head: int = 128, elem: int = 2) -> int:
@@ -135,14 +131,16 @@ def prefill_smem_bytes(t: PrefillTiles, head: int = 128, elem: int = 2) -> int:
 # Gluon prefill kernel"), two runs: with one producer warp and both warpgroups in one partition,
 # 0.77-0.85 of FA3's speed, against 0.60-0.72 with 2 buffers and 0.63-0.81 for the tl kernel; a third
 # run: the ping-pong halves 0.78 / 0.87 (page 16: 4 x 512 on 1024 / 1 x 8192) and 0.91 / 1.01 (page
-# 64), 2-19 % faster than the one-partition shape on all four. A ping-pong half takes half the
+# 64), 2-19 % faster than the one-partition shape on all four; two more runs on another H100: 0.81 /
+# 0.88 and 0.83 / 0.88 at page 16. Tried there and slower: the work list longest first with a
+# heads-first grid (0.79-0.80 at page 16), and the first tiles' copies issued before the query load
+# (0.77-0.80). A ping-pong half takes half the
 # block's tokens: a block of one token (a group of more than 64 heads) runs the one-partition shape
 # (``rule_tiles``). 64-key tiles fit 3-4 buffers. Without the producer warp, 128 x 128 with
 # overlapped dots needs more than 255 registers (ptxas spills 8 bytes around the loop): one tile at a
 # time, or 64-key tiles, instead.
 PREFILL_VARIANTS: tuple[PrefillTiles, ...] = (
     PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True),
-    PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True, lpt=True),  # not yet run on a GPU
     PrefillTiles(128, 128, 3, warp_spec=True),
     PrefillTiles(128, 128, 2, warp_spec=True),
     PrefillTiles(128, 64, 3),
@@ -157,7 +155,7 @@ def rule_tiles(g_pad: int) -> PrefillTiles:
     block's tokens (``block_m / g_pad``) do not halve."""
     t = DEFAULT_PREFILL_TILES
     if t.pingpong and (t.block_m // g_pad) % 2:
-        return PrefillTiles(t.block_m, t.block_n, t.stages, t.overlap, t.warp_spec, pingpong=False, lpt=t.lpt)
+        return replace(t, pingpong=False)
     return t
 
 
@@ -444,19 +442,14 @@ def attn_gluon_prefill_kernel(
     qk_scale,  # sm_scale * log2(e)
     G: gl.constexpr, G_PAD: gl.constexpr, BLOCK_Q: gl.constexpr, HEAD: gl.constexpr, PAGE: gl.constexpr,
     BLOCK_N: gl.constexpr, STAGES: gl.constexpr, OVERLAP: gl.constexpr, WARP_SPEC: gl.constexpr,
-    PINGPONG: gl.constexpr = False, HEADS_FIRST: gl.constexpr = False,
+    PINGPONG: gl.constexpr = False,
 ):
-    """Grid (work items, KV heads), as ``triton_kernel.paged_attention_kernel``'s large-tile path;
-    ``HEADS_FIRST``: (KV heads, work items), the heads of one item launched together."""
+    """Grid (work items, KV heads), as ``triton_kernel.paged_attention_kernel``'s large-tile path."""
     NUM_WARPS: gl.constexpr = gl.num_warps()
     BLOCK_M: gl.constexpr = BLOCK_Q * G_PAD
     dt: gl.constexpr = kv_desc.dtype
-    if HEADS_FIRST:
-        item = gl.program_id(1)
-        kvh = gl.program_id(0)
-    else:
-        item = gl.program_id(0)
-        kvh = gl.program_id(1)
+    item = gl.program_id(0)
+    kvh = gl.program_id(1)
 
     w = work_ptr + item
     req = gl.load(w)
@@ -562,15 +555,6 @@ def kv_descriptor(cache, tiles: PrefillTiles, page: int, head: int) -> TensorDes
                             gl.NVMMASharedLayout.get_default_for(block, _gl_dtype(cache.dtype)))
 
 
-MAX_GRID_Y = 65535  # CUDA's limit on a grid's second dimension
-
-
-def heads_first_grid(tiles: PrefillTiles, num_items: int) -> bool:
-    """Whether the launch puts the KV heads on the grid's first axis (``tiles.lpt``): the items
-    then go on the second, which holds at most 65,535 (past that, items first, unsorted order's grid)."""
-    return tiles.lpt and num_items <= MAX_GRID_Y
-
-
 def launch(q, cache, out, part_acc, part_m, part_l, block_table, work, num_items: int, num_kv_heads: int,
            group: int, g_pad: int, block_q: int, sm_scale: float, page: int, tiles: PrefillTiles) -> None:
     """One launch over the work list (``plan_work``'s, built for ``block_q``
@@ -585,9 +569,7 @@ def launch(q, cache, out, part_acc, part_m, part_l, block_table, work, num_items
     desc = kv_descriptor(cache, tiles, page, head)
     dummy = out
     ps = part_acc.stride()[:3] if part_acc is not None else (0, 0, 0)
-    heads_first = heads_first_grid(tiles, num_items)
-    grid = (num_kv_heads, num_items) if heads_first else (num_items, num_kv_heads)
-    attn_gluon_prefill_kernel[grid](
+    attn_gluon_prefill_kernel[(num_items, num_kv_heads)](
         q, desc, out, part_acc if part_acc is not None else dummy, part_m if part_m is not None else dummy,
         part_l if part_l is not None else dummy,
         block_table, work, work.stride(0),
@@ -595,11 +577,11 @@ def launch(q, cache, out, part_acc, part_m, part_l, block_table, work, num_items
         ps[0], ps[1], ps[2],
         sm_scale * 1.4426950408889634,
         G=group, G_PAD=g_pad, BLOCK_Q=block_q, HEAD=head, PAGE=page, BLOCK_N=tiles.block_n, STAGES=tiles.stages,
-        OVERLAP=tiles.overlap, WARP_SPEC=tiles.warp_spec, PINGPONG=tiles.pingpong, HEADS_FIRST=heads_first,
+        OVERLAP=tiles.overlap, WARP_SPEC=tiles.warp_spec, PINGPONG=tiles.pingpong,
         num_warps=tiles.num_warps, **({"maxnreg": PINGPONG_MAXNREG} if tiles.pingpong else {}),
     )
 
 
 __all__ = ["PrefillTiles", "PREFILL_VARIANTS", "DEFAULT_PREFILL_TILES", "prefill_smem_bytes", "launch",
-           "heads_first_grid", "rule_tiles",
+           "rule_tiles",
            "kv_descriptor", "attn_gluon_prefill_kernel", "triton"]

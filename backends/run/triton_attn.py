@@ -201,8 +201,9 @@ def gluon_prefill_unavailable(is_cuda: bool, capability, kv_elem: int, p, page_s
         return f"{p.group} query heads a KV head (more than the Gluon tile's {block_m} rows)"
     if page_size % 8 or (page_size % block_n and block_n % page_size):
         return f"page {page_size} (the Gluon kernel needs a multiple of 8 that tiles {block_n} keys)"
-    # head 64 as head 128: measured through `attn-select run` on Llama-3.2-1B's heads (32 / 8, head 64;
-    # BENCHMARKS.md "A Gluon prefill kernel"), faster than the tl kernel there too
+    # head 64 as head 128: measured through `attn-select run` on Llama-3.2-1B's heads (32 / 8, head 64,
+    # 4 x 512 on 1024; BENCHMARKS.md "A Gluon prefill kernel"), the ping-pong default 89.7 us against
+    # the tl kernel's 95.9 (FA3 73.2)
     return None
 
 
@@ -238,8 +239,7 @@ class TritonPlan:
 
 
 def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, cfg: KernelConfig,
-              max_splits: int = 64, head_v: int = 0,
-              longest_first: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+              max_splits: int = 64, head_v: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
     """Host arithmetic of ``build``: the work list and merge list (CPU int32 tensors).
 
     A request with at most ``small_q`` new tokens (a decode) is one small query
@@ -255,10 +255,7 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     (``short_split_tokens``) when the splits then merge in-kernel (which
     depends on the value head size ``head_v``; 0: never) and the decode
     programs stay within ``short_programs``: such a step is all latency, and
-    shorter programs finish sooner. ``longest_first``: every item of the step
-    sorted by the keys it reads, most first (ties keep the order above), for
-    a launch that starts items in list order (the Gluon kernel's heads-first
-    grid): the longest-processing-time-first order of FA3's causal scheduler.
+    shorter programs finish sooner.
 
     Plain Python over the requests: a step has tens to hundreds of them, and
     a torch CPU op costs microseconds of dispatch each; as ~30 tensor ops the
@@ -286,8 +283,6 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     q_first = [0, *accumulate(ql)]
     items = [(r, b * block_q, sp, ns, part_base[r], q_first[r], ql[r], sl[r] - ql[r])
              for r, (nb, ns) in enumerate(zip(n_blocks, nsplit)) for b in reversed(range(nb)) for sp in range(ns)]
-    if longest_first:  # keys an item reads: the context and its block's tokens, over its splits
-        items.sort(key=lambda it: -((it[7] + min(it[1] + bq, it[6])) // it[3]))
     cols = [array("i", c) for c in zip(*items)] if items else [array("i")] * 8
     work = _int32(sum(cols[1:], cols[0])).view(8, -1)
     red_token = array("i", [t for r, n in enumerate(split_q) if n for t in range(q_first[r], q_first[r] + n)])
@@ -392,8 +387,7 @@ class TritonAttnAdapter(Adapter):
         if block_q == 0 and max(q_lens) > small_q:
             raise ValueError(f"decode-only config given a batch with {max(q_lens)}-token requests")
         work, red_token, red_nsplit, max_splits = plan_work(
-            q_lens, batch.seq_lens_cpu.tolist(), block_q, small_q, p.num_kv_heads, cfg, head_v=p.head_size_v,
-            longest_first=tiles is not None and tiles.lpt)
+            q_lens, batch.seq_lens_cpu.tolist(), block_q, small_q, p.num_kv_heads, cfg, head_v=p.head_size_v)
         if (from_table and cfg is FP8_DECODE_CONFIG and p.head_size in WIDEN_V_HEADS
                 and fp8_decode_widens(max_splits, work.shape[1] * p.num_kv_heads)):
             cfg = FP8_DECODE_WIDE_V
@@ -524,7 +518,7 @@ class TritonAttnAdapter(Adapter):
                     f"heads x {t.block_n} keys per tile, {t.stages} TMA buffers, {wgs} warpgroup{'s' if wgs > 1 else ''}, "
                     f"{'overlapped dots' if t.overlap else 'one tile at a time'}"
                     f"{', ping-pong warpgroups' if t.pingpong else ', producer warp' if t.warp_spec else ''}"
-                    f"{', longest first' if t.lpt else ''}, page {plan.batch.page_size}{splits})")
+                    f", page {plan.batch.page_size}{splits})")
         tiles = []
         if plan.small_q:
             tiles.append(f"decode tiles {plan.small_q * g}x{c.small_n}")

@@ -214,31 +214,6 @@ def test_the_rule_halves_blocks_for_ping_pong_only_where_their_tokens_halve():
     assert one.num_warps == 8
 
 
-def test_longest_first_sorts_every_item_by_the_keys_it_reads_and_keeps_the_merge_list():
-    from attn_select.backends.run.triton_attn import PREFILL_CONFIG, plan_work
-
-    q_lens, seq_lens = [64, 96, 40], [64 + 10, 96 + 300, 40]  # blocks of 32 tokens
-    work, red, nsp, ms = plan_work(q_lens, seq_lens, 32, 0, 8, PREFILL_CONFIG)
-    lwork, lred, lnsp, lms = plan_work(q_lens, seq_lens, 32, 0, 8, PREFILL_CONFIG, longest_first=True)
-    keys = lambda w: [int(w[7, i] + min(w[1, i] + 32, w[6, i])) // int(w[3, i]) for i in range(w.shape[1])]  # noqa: E731
-    assert keys(lwork) == sorted(keys(work), reverse=True)
-    # the same items, only their order
-    assert sorted(map(tuple, lwork.t().tolist())) == sorted(map(tuple, work.t().tolist()))
-    assert torch.equal(red, lred) and torch.equal(nsp, lnsp) and ms == lms
-    # request 1 (300 cached) first, its last block (the most keys) leading
-    assert lwork[0, 0] == 1 and lwork[1, 0] == 64
-
-
-def test_longest_first_tiles_put_the_heads_on_the_grid_first_axis_within_cuda_limits():
-    from attn_select.backends.run.attn_gluon import MAX_GRID_Y, heads_first_grid
-
-    lpt = PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True, lpt=True)
-    assert lpt.label == "g128x128x3owpl"
-    assert heads_first_grid(lpt, 64) and heads_first_grid(lpt, MAX_GRID_Y)
-    assert not heads_first_grid(lpt, MAX_GRID_Y + 1)  # items past the second axis' limit: items first
-    assert not heads_first_grid(PrefillTiles(128, 128, 3, warp_spec=True), 64)
-
-
 def test_every_launch_shape_fits_the_shared_memory_of_a_block():
     for t in PREFILL_VARIANTS:
         assert prefill_smem_bytes(t) + 64 * t.stages <= SMEM_LIMIT, t
