@@ -134,11 +134,10 @@ def prefill_smem_bytes(t: PrefillTiles, head: int = 128, elem: int = 2) -> int:
 # 64), 2-19 % faster than the one-partition shape on all four; two more runs on another H100: 0.81 /
 # 0.88 and 0.83 / 0.88 at page 16. Tried there and slower: the work list longest first with a
 # heads-first grid (0.79-0.80 at page 16), and the first tiles' copies issued before the query load
-# (0.77-0.80). A ping-pong half takes half the
-# block's tokens: a block of one token (a group of more than 64 heads) runs the one-partition shape
-# (``rule_tiles``). 64-key tiles fit 3-4 buffers. Without the producer warp, 128 x 128 with
-# overlapped dots needs more than 255 registers (ptxas spills 8 bytes around the loop): one tile at a
-# time, or 64-key tiles, instead.
+# (0.77-0.80). A ping-pong half takes half the block's tokens: a block of one token (a group of more
+# than 64 heads) runs the one-partition shape (``rule_tiles``). 64-key tiles fit 3-4 buffers. Without
+# the producer warp, 128 x 128 with overlapped dots needs more than 255 registers (ptxas spills 8
+# bytes around the loop): one tile at a time, or 64-key tiles, instead.
 PREFILL_VARIANTS: tuple[PrefillTiles, ...] = (
     PrefillTiles(128, 128, 3, warp_spec=True, pingpong=True),
     PrefillTiles(128, 128, 3, warp_spec=True),
@@ -583,5 +582,4 @@ def launch(q, cache, out, part_acc, part_m, part_l, block_table, work, num_items
 
 
 __all__ = ["PrefillTiles", "PREFILL_VARIANTS", "DEFAULT_PREFILL_TILES", "prefill_smem_bytes", "launch",
-           "rule_tiles",
-           "kv_descriptor", "attn_gluon_prefill_kernel", "triton"]
+           "rule_tiles", "kv_descriptor", "attn_gluon_prefill_kernel", "triton"]
