@@ -203,6 +203,12 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
                              kv_cache_dtype or "auto", device_memory(torch_device))
     if too_big:
         raise UserError(too_big)
+    if cpu:
+        from attn_select.selector.tune_workload import cpu_run_size_error
+
+        too_slow = cpu_run_size_error(shape_list, facts.groups)
+        if too_slow:
+            raise UserError(too_slow)
     ov = Overrides(dtype=dtype, quantization=quantization, kv_cache_dtype=kv_cache_dtype, block_size=block_size,
                    backend=run_backends[0] if run_backends and len(run_backends) == 1 else None, tp=tp)
     exp = explain(facts, dev, kern, ov)

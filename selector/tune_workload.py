@@ -237,6 +237,28 @@ def run_size_error(shapes: list[Shape], page_size: int, groups: Any, dtype: str,
     return None
 
 
+# ``run --device cpu`` runs TRITON_ATTN / TRITON_MLA in Triton's interpreter, which reads about a
+# million cached elements a second on a 2-core machine (Llama-3.1-8B heads, 2,048 elements a token:
+# 16 x 1 new on 1024 took 46 s, 8 on 256 11 s, the default 2 on 24 3 s, two checks each). A step of
+# at most this many elements a layer keeps each shape within about a minute there.
+CPU_STEP_ELEMENTS = 5 << 23  # 41,943,040
+
+
+def cpu_run_size_error(shapes: list[Shape], groups: Any) -> str | None:
+    """Why ``run --device cpu`` would not finish these shapes in bounded time, or None: each
+    shape's cached tokens x the elements a token takes in a layer (the largest group's),
+    against ``CPU_STEP_ELEMENTS``."""
+    per_token = max(token_elements(g.attn.use_mla, g.attn.num_kv_heads, g.attn.head_size, g.attn.head_size_v)
+                    for g in groups)
+    for shape in shapes:
+        reads = shape.kv_tokens() * per_token
+        if reads > CPU_STEP_ELEMENTS:
+            return (f"--device cpu runs the kernels in Triton's interpreter: the {shape.kind} batch "
+                    f"({shape.describe()}) reads {reads:,} cached elements a layer, past the CPU bound of "
+                    f"{CPU_STEP_ELEMENTS:,} (about a minute a shape); lower --batch or --context, or run on a GPU")
+    return None
+
+
 def _gib(n: int) -> str:
     if n >= 1 << 70:  # past a zebibyte (and a float, from 10**309 on): the size is only absurd
         return f"more than {1 << 40:,} GiB"

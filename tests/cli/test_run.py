@@ -85,6 +85,32 @@ def test_a_batch_that_cannot_fit_is_one_line_before_anything_runs(tiny_model, ca
     assert "GiB usable here; lower --batch, --context or --block-size" in err, err
 
 
+def test_a_cpu_run_past_the_interpreters_bound_is_one_line_before_anything_runs(tiny_model, capsys):
+    """Memory fits (about 1.6 GB), but Triton's interpreter would take many minutes: refused up front."""
+    from attn_select.selector.tune_workload import CPU_STEP_ELEMENTS
+
+    assert main(["run", tiny_model, "--device", "cpu", "--no-timing", "--batch", "64", "--context", "8192"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error" not in err
+    assert err.startswith("error: --device cpu runs the kernels in Triton's interpreter: the decode batch "
+                          "(64 x 1 new on 8192) reads "), err
+    assert f"past the CPU bound of {CPU_STEP_ELEMENTS:,}" in err and "lower --batch or --context" in err
+
+
+def test_the_cpu_bound_counts_cached_tokens_times_a_tokens_elements():
+    from attn_select.selector.run_plan import Shape
+    from attn_select.selector.tune_workload import CPU_STEP_ELEMENTS, cpu_run_size_error
+
+    class Attn:  # Llama-3.1-8B's: 8 KV heads of 128, 2,048 elements a token
+        use_mla, num_kv_heads, head_size, head_size_v = False, 8, 128, 128
+
+    groups = [type("G", (), {"attn": Attn})()]
+    fits = Shape("decode", decodes=16, decode_context=1024)  # 16 x 1025 tokens: 33.6 M elements (46 s here)
+    assert fits.kv_tokens() * 2048 <= CPU_STEP_ELEMENTS and cpu_run_size_error([fits], groups) is None
+    over = Shape("decode", decodes=16, decode_context=2048)
+    assert "(16 x 1 new on 2048) reads 67,141,632 cached elements" in cpu_run_size_error([fits, over], groups)
+
+
 @interpreter
 def test_cpu_run_checks_flex_and_triton(tiny_model, capsys):
     code = main(["run", tiny_model, "--device", "cpu", "--no-timing", "--checks", "1",
