@@ -248,8 +248,8 @@ def cpu_run_size_error(shapes: list[Shape], groups: Any) -> str | None:
     """Why ``run --device cpu`` would not finish these shapes in bounded time, or None: each
     shape's cached tokens x the elements a token takes in a layer (the largest group's),
     against ``CPU_STEP_ELEMENTS``."""
-    per_token = max(token_elements(g.attn.use_mla, g.attn.num_kv_heads, g.attn.head_size, g.attn.head_size_v)
-                    for g in groups)
+    per_token = max((token_elements(g.attn.use_mla, g.attn.num_kv_heads, g.attn.head_size, g.attn.head_size_v)
+                     for g in groups), default=0)
     for shape in shapes:
         reads = shape.kv_tokens() * per_token
         if reads > CPU_STEP_ELEMENTS:
