@@ -20,7 +20,7 @@ timeout -k 5 ${MLA_TIMEOUT:-118} python3 benchmarks/run_gluon_mla.py --out $o/ml
 tail -n 4 $o/mla/stderr.log
 
 export GLUON_DRV_T0=$(date +%s) TRITON_CACHE_DIR=/root/keep/triton-gluonpf
-ATTN_SELECT_ATTN_KERNEL=gluon timeout -k 5 ${PF_TIMEOUT:-135} python3 benchmarks/run_gluon_prefill.py --out $o/prefill \
+timeout -k 5 ${PF_TIMEOUT:-135} python3 benchmarks/run_gluon_prefill.py --out $o/prefill \
   --budget ${PF_BUDGET:-118} 2> $o/prefill/stderr.log | grep -v "^time \|^check" ; el "prefill exit ${PIPESTATUS[0]}"
 tail -n 4 $o/prefill/stderr.log
 

@@ -197,18 +197,14 @@ def execute(model: str, *, device: str | None = None, tp: int = 1, dtype: str | 
         raise UserError(f"attn-select run supports --kv-cache-dtype auto or fp8*, got {kv_cache_dtype!r}")
     # before planning: the plan itself lists every request's length (--batch 10**9 exhausts memory there)
     from attn_select.backends.run.tune_sweep import device_memory
-    from attn_select.selector.tune_workload import run_size_error
+    from attn_select.selector.tune_workload import cpu_run_size_error, run_size_error
 
     too_big = run_size_error(shape_list, block_size or 16, facts.groups, forced_dtype(dtype) or facts.dtype,
                              kv_cache_dtype or "auto", device_memory(torch_device))
     if too_big:
         raise UserError(too_big)
-    if cpu:
-        from attn_select.selector.tune_workload import cpu_run_size_error
-
-        too_slow = cpu_run_size_error(shape_list, facts.groups)
-        if too_slow:
-            raise UserError(too_slow)
+    if cpu and (too_slow := cpu_run_size_error(shape_list, facts.groups)):
+        raise UserError(too_slow)
     ov = Overrides(dtype=dtype, quantization=quantization, kv_cache_dtype=kv_cache_dtype, block_size=block_size,
                    backend=run_backends[0] if run_backends and len(run_backends) == 1 else None, tp=tp)
     exp = explain(facts, dev, kern, ov)

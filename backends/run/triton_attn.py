@@ -185,8 +185,7 @@ def gluon_prefill_unavailable(is_cuda: bool, capability, kv_elem: int, p, page_s
     (padded to a power of two) within the tile, and pages of a multiple of 8
     slots that tile the keys evenly (a TMA box is one page or one tile, on
     whole 8-row swizzle atoms). Prefill-only batches are the caller's test."""
-    choice = os.environ.get("ATTN_SELECT_ATTN_KERNEL", "")
-    if choice == "tl":
+    if os.environ.get("ATTN_SELECT_ATTN_KERNEL", "") == "tl":
         return "ATTN_SELECT_ATTN_KERNEL=tl"
     why = gluon_hopper_unavailable(is_cuda, capability, "attn_gluon")
     if why:
