@@ -72,6 +72,11 @@ class KernelConfig:
     # an fp8 cache with fp16 P.V dots: each value tile widened to fp16 where it is loaded, so the
     # dot takes it through shared memory as 16-bit data (triton_kernel._widen_fp8_here); sm_89+ only
     widen_v: bool = False
+    # a decode whose last split would hold at most 1 / fold_tail of a split's keys is cut in one split
+    # fewer, that tail dealt to the others (0: never). A decode reads its cached context and its new
+    # token: 512 + 1 keys in 128-key splits are 4 splits and a fifth of one key otherwise, a program
+    # and a partial to merge for a single key
+    fold_tail: int = 0
 
 
 def merges_in_kernel(cfg: KernelConfig, max_splits: int, head_v: int) -> bool:
@@ -162,13 +167,21 @@ def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
 #   128: 160 -> 109-145), so it is on in every entry. With it, prefill's
 #   128x128 tiles at 5 stages lead (two runs: 135.7 us on 4 x 512 on 1024,
 #   1347-1358 us on 1 x 8192, against 139.5 and 1434 for 128x64).
+# - A decode's tail folded into its other splits (fold_tail 4): every grid
+#   context is a power of two of cached keys plus the new token, so the split
+#   count by ceiling gave each split block a last split of one key (1 x 512,
+#   head 128: 5 programs of which one reads one key, and 4 partials to merge
+#   in-kernel; head 256: 3 splits, past the in-kernel merge, where 2 merge in
+#   it). To be measured against the unfolded plans ("unfolded tail") in the
+#   next grid.
 DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=5,
                              num_warps=4, target_programs=132 * 3, min_split_tokens=256,
-                             fused_merge_max=640, short_split_tokens=128, short_programs=132, page_vector=True)
+                             fused_merge_max=640, short_split_tokens=128, short_programs=132, page_vector=True,
+                             fold_tail=4)
 FP8_DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=128, small_stages=5,
                                  num_warps=4, target_programs=132 * 3, min_split_tokens=256,
                                  fused_merge_max=768, short_split_tokens=128, short_programs=132, max_registers=168,
-                                 page_vector=True)
+                                 page_vector=True, fold_tail=4)
 FP8_DECODE_WIDE_V = replace(FP8_DECODE_CONFIG, widen_v=True)  # fp8_decode_widens' plans
 PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=5, small_m=0, small_n=0, small_stages=0,
                               num_warps=8, target_programs=132 * 4, min_split_tokens=512, page_vector=True)
@@ -268,9 +281,9 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     n_blocks = [1 if sm else -(-q // bq) for q, sm in zip(ql, small)]
     base = (sum(small) if any(small) else sum(n_blocks)) * num_kv_heads
     cap = min(max(1, cfg.target_programs // max(1, base)), max_splits)
-    nsplit = _splits(sl, small, n_blocks, cap, cfg.min_split_tokens)
+    nsplit = _splits(sl, small, n_blocks, cap, cfg.min_split_tokens, cfg.fold_tail)
     if cfg.short_split_tokens and head_v:
-        fine = _splits(sl, small, n_blocks, cap, cfg.short_split_tokens)
+        fine = _splits(sl, small, n_blocks, cap, cfg.short_split_tokens, cfg.fold_tail)
         most = max(fine, default=1)
         if (most > max(nsplit, default=1) and merges_in_kernel(cfg, most, head_v)
                 and sum(f for f, sm, nb in zip(fine, small, n_blocks) if sm or nb == 1) * num_kv_heads
@@ -289,10 +302,21 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     return work, _int32(red_token), _int32(red_nsplit), max(nsplit, default=1)
 
 
-def _splits(seq_lens: list[int], small: list[bool], n_blocks: list[int], cap: int, tokens: int) -> list[int]:
+def _splits(seq_lens: list[int], small: list[bool], n_blocks: list[int], cap: int, tokens: int,
+            fold_tail: int = 0) -> list[int]:
     """Splits per request: a decode or a single-block request cut into ``tokens``-key
-    splits, at most ``cap``; the others whole."""
-    return [max(1, min(cap, -(-n // tokens))) if (sm or nb == 1) else 1 for n, sm, nb in zip(seq_lens, small, n_blocks)]
+    splits, at most ``cap``; the others whole. A decode's tail of at most
+    ``tokens // fold_tail`` keys is no split of its own (``fold_tail`` 0: it is)."""
+    out = []
+    for n, sm, nb in zip(seq_lens, small, n_blocks):
+        if not (sm or nb == 1):
+            out.append(1)
+            continue
+        ns = -(-n // tokens)
+        if sm and fold_tail and ns > 1 and n - (ns - 1) * tokens <= tokens // fold_tail:
+            ns -= 1
+        out.append(max(1, min(cap, ns)))
+    return out
 
 
 def _int32(a: array) -> torch.Tensor:

@@ -222,9 +222,12 @@ def _attend_block(
     if HAS_WINDOW:
         lo = tl.maximum(ctx_len + q_first - window + 1, 0)
     lo = (lo // BLOCK_N) * BLOCK_N
-    span = tl.cdiv(tl.cdiv(hi - lo, nsplit), BLOCK_N) * BLOCK_N
-    start = lo + split * span
-    end = tl.minimum(start + span, hi)
+    # the range's tiles dealt out evenly (each split the floor or ceiling of tiles / nsplit, the longer
+    # ones last), so no split is left empty while another has two tiles more; the host may cut a
+    # decode in fewer splits than its tiles ask (triton_attn.KernelConfig.fold_tail)
+    n_tiles = tl.cdiv(hi - lo, BLOCK_N)
+    start = lo + (split * n_tiles // nsplit) * BLOCK_N
+    end = tl.minimum(lo + ((split + 1) * n_tiles // nsplit) * BLOCK_N, hi)
     # whole tiles every row sees in full: keys <= the block's first query position
     if HAS_WINDOW:
         full_end = start

@@ -2,6 +2,8 @@
 paged batches, against the float32 reference: GQA, sliding window, soft cap,
 sinks, decode / prefill / mixed, split-KV and unsplit."""
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -56,6 +58,24 @@ def test_triton_kernel_matches_reference(pname, kind):
     assert err < 1e-4
     if kind == "decode":
         assert plan.max_splits > 1 and plan.num_split_tokens == 3
+
+
+@needs_interpreter
+@pytest.mark.parametrize("pname", list(PARAMS))
+@pytest.mark.parametrize("fused", [False, True])
+def test_triton_kernel_folded_tail_matches_reference(pname, fused):
+    """fold_tail: 32 + 1 keys in 16-key splits are 2 splits (the new token's key dealt to the
+    last), not 3 with a last split of one key; the kernel deals the 3 tiles out as 1 and 2."""
+    from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
+
+    cfg = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=16, small_stages=1, num_warps=4,
+                       target_programs=64, min_split_tokens=16, fused_merge_max=(1 << 30) if fused else 0,
+                       fold_tail=4)
+    shape = Shape("decode", decodes=3, decode_context=32)
+    err, plan = _check(TritonAttnAdapter, PARAMS[pname], shape, seed=5, cfg=cfg)
+    assert err < 1e-4 and plan.max_splits == 2 and (plan.counters is not None) == fused
+    err, plan = _check(TritonAttnAdapter, PARAMS[pname], shape, seed=5, cfg=replace(cfg, fold_tail=0))
+    assert err < 1e-4 and plan.max_splits == 3
 
 
 @needs_interpreter
@@ -499,7 +519,10 @@ def test_triton_decode_table_keeps_the_decodes_in_one_wave():
         work, red_tok, _, max_s = plan_work([1] * 32, [4097] * 32, 0, 4, 8, cfg)
         assert max_s == 1 and red_tok.numel() == 0 and work.shape[1] == 32
         _, red_tok, _, max_s = plan_work([1], [4097], 0, 4, 8, cfg)
-        assert max_s == 17 and red_tok.tolist() == [0]  # 8 x 17 = 136 programs (of 396 allowed)
+        # 256-key splits, the new token's key folded into the last: 8 x 16 = 128 programs (of 396 allowed)
+        assert max_s == 16 and red_tok.tolist() == [0]
+        assert plan_work([1], [4097], 0, 4, 8, replace(cfg, fold_tail=0))[3] == 17
+        assert plan_work([1], [4096 + 65], 0, 4, 8, cfg)[3] == 17  # a tail past a quarter split keeps its own
         _, _, _, max_s = plan_work([1] * 8, [32769] * 8, 0, 4, 8, cfg)
         assert max_s == 6  # 8 x 8 x 6 = 384 <= 396
     _, _, _, max_s = plan_work([1] * 32 + [512] * 4, [4097] * 32 + [1536] * 4, 32, 4, 8, MIXED_CONFIG)
@@ -522,22 +545,24 @@ def test_triton_table_merges_few_splits_in_kernel():
     assert not any(merges_in_kernel(c, 3, 128) for c in (MIXED_CONFIG, PREFILL_CONFIG))
 
 
-@pytest.mark.parametrize("n, kv, head_v, want", [
-    (1, 8, 128, 5),    # 1 request x 8 KV heads, 513 keys: 128-key splits, 40 programs
-    (8, 1, 128, 5),    # 8 x 1 (GQA 8): the same 40 programs
-    (1, 8, 64, 5),
-    (32, 1, 128, 3),   # 32 rows: 160 programs past the 132 SMs: 256-key splits
-    (8, 8, 128, 3),    # 64 rows: likewise
-    (1, 8, 256, 3),    # head 256: 5 splits would merge in a second launch (not measured so): 256-key splits
+@pytest.mark.parametrize("n, kv, head_v, want, unfolded", [
+    (1, 8, 128, 4, 5),    # 1 request x 8 KV heads, 512 + 1 keys: 128-key splits, 32 programs
+    (8, 1, 128, 4, 5),    # 8 x 1 (GQA 8): the same 32 programs
+    (1, 8, 64, 4, 5),
+    (32, 1, 128, 4, 3),   # 32 rows: 4 x 32 = 128 programs within short_programs (unfolded: 160, past them)
+    (8, 8, 128, 2, 3),    # 64 rows: 256 programs, past short_programs: 256-key splits
+    (1, 8, 256, 2, 3),    # head 256: 4 splits would merge in a second launch (not measured so): 256-key splits
 ])
-def test_triton_table_cuts_short_contexts_finer_for_few_rows(n, kv, head_v, want):
-    from attn_select.backends.run.triton_attn import DECODE_CONFIG, plan_work
+def test_triton_table_cuts_short_contexts_finer_for_few_rows(n, kv, head_v, want, unfolded):
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG, merges_in_kernel, plan_work
 
     _, red_tok, _, max_s = plan_work([1] * n, [513] * n, 0, 4, kv, DECODE_CONFIG, head_v=head_v)
-    assert max_s == want and red_tok.numel() == n
-    # a long context keeps 256-key splits (128-key ones would be 33, past the in-kernel merge)
+    assert max_s == want and red_tok.numel() == n and merges_in_kernel(DECODE_CONFIG, max_s, head_v)
+    # each split a whole tail of its own, as before fold_tail: one split more, of a single key
+    assert plan_work([1] * n, [513] * n, 0, 4, kv, replace(DECODE_CONFIG, fold_tail=0), head_v=head_v)[3] == unfolded
+    # a long context keeps 256-key splits (128-key ones would be 32, past the in-kernel merge)
     _, _, _, max_s = plan_work([1], [4097], 0, 4, 8, DECODE_CONFIG, head_v=head_v)
-    assert max_s == 17
+    assert max_s == 16
 
 
 @needs_interpreter
@@ -549,8 +574,8 @@ def test_triton_build_counts_in_kernel_merges_only_where_the_table_says():
     many = make_batch(Shape("decode", decodes=1, decode_context=4096), 16, "cpu", seed=1)
     p_few, p_many = a.build(few), a.build(many)
     assert p_few.cfg == p_many.cfg == DECODE_CONFIG
-    assert p_few.max_splits == 5 and p_few.counters is not None and "merged in-kernel" in a.kernel_name(p_few)
-    assert p_many.max_splits == 17 and p_many.counters is None and "merged in-kernel" not in a.kernel_name(p_many)
+    assert p_few.max_splits == 4 and p_few.counters is not None and "merged in-kernel" in a.kernel_name(p_few)
+    assert p_many.max_splits == 16 and p_many.counters is None and "merged in-kernel" not in a.kernel_name(p_many)
 
 
 def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg, max_splits=64):
@@ -562,6 +587,9 @@ def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg,
     base = int(small.sum() if bool(small.any()) else n_blocks.sum()) * num_kv_heads
     want = max(1, cfg.target_programs // max(1, base))
     by_len = (seq_lens + cfg.min_split_tokens - 1) // cfg.min_split_tokens
+    if cfg.fold_tail:  # a decode's tail of at most a 1 / fold_tail split joins the split before
+        tail = seq_lens - (by_len - 1) * cfg.min_split_tokens
+        by_len = torch.where(small & (by_len > 1) & (tail <= cfg.min_split_tokens // cfg.fold_tail), by_len - 1, by_len)
     nsplit = torch.where(splittable, by_len.clamp(max=min(want, max_splits)).clamp(min=1), torch.ones_like(n_blocks))
     items = n_blocks * nsplit
     req = torch.repeat_interleave(torch.arange(len(q_lens)), items)
@@ -590,7 +618,7 @@ def test_triton_work_list_matches_its_vectorized_definition_on_random_batches():
         seq = q + torch.tensor([rng.randint(0, 9000) for _ in range(n)])
         cfg = KernelConfig(block_m=64, block_n=64, num_stages=1, small_m=16, small_n=64, small_stages=1,
                            num_warps=4, target_programs=rng.choice([1, 64, 528, 4096]),
-                           min_split_tokens=rng.choice([16, 256, 1 << 20]))
+                           min_split_tokens=rng.choice([16, 256, 1 << 20]), fold_tail=rng.choice([0, 2, 4]))
         block_q, small_q = rng.choice([0, 16, 64]), rng.choice([0, 1, 2, 4])
         if block_q == 0:  # a decode-only config is only given decode batches
             q = q.clamp(max=max(small_q, 1))
