@@ -60,6 +60,26 @@ _BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _MAX_DIGITS = 20
 
 
+def human_readable_int(text: str) -> int:
+    """vLLM's human_readable_int (``--max-num-batched-tokens`` and others):
+    2048, 2k (x1000), 2K (x1024), 2.5k; otherwise Python's int(), which takes
+    1_000 and +5 too (at most 4300 digits, int()'s own limit). Raises
+    ValueError."""
+    value = str(text).strip()
+    match = _HUMAN_INT.fullmatch(value)
+    if match:
+        number, suffix = match.groups()
+        if suffix in _DECIMAL:
+            return int(float(number) * _DECIMAL[suffix])
+        if "." in number:
+            raise ValueError(f"decimals are not allowed with binary suffixes like {suffix}; "
+                             f"did you mean {number}{suffix.lower()}?")
+        return int(number) * _BINARY[suffix]
+    if len(value) > 4300:
+        raise ValueError(f"{value[:40]!r}...: more than 4300 digits")
+    return int(value)
+
+
 def parse_max_model_len(text: str) -> int:
     """--max-model-len as vLLM reads it (human_readable_int_or_auto): 32768,
     32k (x1000), 32K (x1024), 25.6k; -1 or auto for vLLM's auto-fit.
@@ -70,21 +90,10 @@ def parse_max_model_len(text: str) -> int:
     bad = f"{value[:40]!r} is not a length; write it as 32768, 32k (x1000), 32K (x1024) or auto"
     if len(value) > _MAX_DIGITS:
         raise ValueError(bad)
-    match = _HUMAN_INT.fullmatch(value)
-    if match:
-        number, suffix = match.groups()
-        if suffix in _DECIMAL:
-            n = int(float(number) * _DECIMAL[suffix])
-        elif "." in number:
-            raise ValueError(f"decimals are not allowed with binary suffixes like {suffix}; "
-                             f"did you mean {number}{suffix.lower()}?")
-        else:
-            n = int(number) * _BINARY[suffix]
-    else:
-        try:  # vLLM's plain int(): 1_000, +5 and other digits too (at most _MAX_DIGITS characters)
-            n = int(value)
-        except ValueError:
-            raise ValueError(bad) from None
+    try:
+        n = human_readable_int(value)
+    except ValueError as exc:  # the binary-suffix decimal keeps its own reason
+        raise ValueError(str(exc) if _HUMAN_INT.fullmatch(value) else bad) from None
     if n < 1:
         raise ValueError(f"max_model_len must be a positive integer or -1 (auto), got {n}")
     return n

@@ -27,8 +27,8 @@ from typing import Any, NamedTuple
 
 from attn_select.selector.errors import UserError
 from attn_select.selector.overrides import FIELDS, Overrides
-from attn_select.selector.vllm_names import dtype_error, parse_max_model_len
-from attn_select.selector.vllm_serve_flags import SERVE_OPTIONS
+from attn_select.selector.vllm_names import dtype_error, human_readable_int, parse_max_model_len
+from attn_select.selector.vllm_serve_flags import SERVE_BOUNDS, SERVE_CHOICES, SERVE_OPTIONS
 
 WHERE = "the vllm serve line"
 # ModelConfig.model's default: what vLLM serves when the line names no model
@@ -69,7 +69,7 @@ class _Option(NamedTuple):
     name: str  # its first spelling, e.g. --tensor-parallel-size
     arity: str  # argparse nargs: "0", "1", "?", "+"
     off: frozenset[str]  # spellings of an on/off option that turn it off
-    kind: str = ""  # "int" / "float": argparse converts each value so, and refuses what does not convert
+    kind: str = ""  # "int" / "float" / "hint" (+ "?"): how argparse converts each value (vllm_serve_flags)
 
 
 @functools.cache
@@ -288,19 +288,91 @@ def _parse(args: list[str]) -> tuple[dict[str, tuple[str, Any]], list[str]]:
 
 
 def _check_type(opt: _Option, values: list[str]) -> None:
-    """argparse's type=int / type=float: a value that does not convert is
-    vLLM's usage error, for an option attn-select only notes too (--seed x,
-    --gpu-memory-utilization abc)."""
-    if not opt.kind:
-        return
-    convert = int if opt.kind == "int" else float
+    """argparse's type=int / type=float, and vLLM's human_readable_int and
+    optional_type: a value that does not convert is vLLM's usage error, for an
+    option attn-select only notes too (--seed x, --gpu-memory-utilization abc,
+    --max-num-batched-tokens 1.5K)."""
     for value in values:
-        try:
-            if len(value) > 4300:  # int()'s own limit; float() of such a string is inf, not refused
-                raise ValueError
-            convert(value)
-        except ValueError:
-            raise UserError(f"{WHERE}: argument {opt.name}: invalid {opt.kind} value: {value[:_ECHO]!r}") from None
+        _converted(opt, value)
+
+
+def _converted(opt: _Option, value: str) -> int | float | None:
+    """The number argparse makes of one value of ``opt`` (None: no number, or
+    an option whose values are not numbers)."""
+    kind = opt.kind.rstrip("?")
+    if not kind or (opt.kind.endswith("?") and value in ("", "None")):
+        return None
+    try:
+        if kind == "hint":
+            return human_readable_int(value)
+        if len(value) > 4300:  # int()'s own limit; float() of such a string is inf, not refused
+            raise ValueError
+        return int(value) if kind == "int" else float(value)
+    except ValueError:
+        shown = "int" if kind == "hint" else kind
+        raise UserError(f"{WHERE}: argument {opt.name}: invalid {shown} value: {value[:_ECHO]!r}") from None
+
+
+@functools.cache
+def _bounds() -> dict[str, list[tuple[str, tuple[tuple[str, float], ...]]]]:
+    """option (first spelling) -> [(vLLM's Class.field, its bounds as (op, number))], the
+    field the option is named for first (a value can also break a field vLLM derives from it)."""
+    out: dict[str, list[tuple[str, tuple[tuple[str, float], ...]]]] = {}
+    for line in SERVE_BOUNDS.strip().splitlines():
+        option, where, *bounds = line.split()
+        out.setdefault(option, []).append(
+            (where, tuple((op, float(n)) for op, _, n in (b.partition(":") for b in bounds))))
+    return out
+
+
+@functools.cache
+def _choices() -> dict[str, tuple[str, frozenset[str]]]:
+    """option (first spelling) -> (how a value is read first, the values vLLM's parser takes)."""
+    out = {}
+    for line in SERVE_CHOICES.strip().splitlines():
+        option, read, *values = line.split()
+        out[option] = (read, frozenset(values))
+    return out
+
+
+def _check_choices(opt: _Option, spelled: str, value: Any) -> None:
+    """argparse's choices: a value outside vLLM's list is its usage error
+    (vllm serve exits 2), for an option attn-select only notes too."""
+    if opt.name not in _choices():
+        return
+    read, allowed = _choices()[opt.name]
+    for one in value if isinstance(value, list) else [value]:
+        if not isinstance(one, str) or (read == "?" and one in ("", "None")):
+            continue
+        if read == ":int":
+            number = _converted(opt, one)
+            seen = one if number is None else str(number)
+        else:
+            seen = one.lower().replace("-", "_") if read == "lower_" else one
+        if seen not in allowed:
+            shown = ", ".join(sorted(allowed)[:12]) + (", ..." if len(allowed) > 12 else "")
+            raise UserError(f"{WHERE}: argument {spelled}: invalid choice: {one[:_ECHO]!r} (choose from {shown})")
+
+
+_HOLDS = {"gt": lambda v, n: v > n, "ge": lambda v, n: v >= n, "lt": lambda v, n: v < n, "le": lambda v, n: v <= n}
+_SAID = {"gt": "greater than", "ge": "at least", "lt": "less than", "le": "at most"}
+
+
+def _check_bounds(opt: _Option, spelled: str, value: Any) -> None:
+    """A value past a bound of the config field it sets: vLLM builds its
+    config from the line and refuses it (a pydantic ValidationError; vllm
+    serve does not start), for an option attn-select only notes too."""
+    if opt.name not in _bounds() or not isinstance(value, str):
+        return
+    number = _converted(opt, value)
+    broken = [(where, bounds) for where, bounds in _bounds()[opt.name]
+              if number is not None and not all(_HOLDS[op](number, n) for op, n in bounds)]
+    if not broken:
+        return
+    where, bounds = broken[0]
+    want = " and ".join(f"{_SAID[op]} {n:g}" for op, n in bounds)
+    raise UserError(f"{WHERE}: argument {spelled}: {value[:_ECHO]!r} is refused by vLLM 0.33.0 ({where} must be "
+                    f"{want}); give a value in that range")
 
 
 def _int(option: str, text: Any) -> int:
@@ -362,6 +434,9 @@ def parse_serve_line(words: list[str]) -> ServeLine:
     attention_config: Any = None
     for option, (spelled, value) in seen.items():
         field = _field_by_option().get(option)
+        if field is None:  # the Overrides fields check their own values
+            _check_choices(_table()[option], spelled, value)
+            _check_bounds(_table()[option], spelled, value)
         if field is not None:
             values[field.name] = _field_value(field.name, option, value)
             given_as[field.name] = spelled

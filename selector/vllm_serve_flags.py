@@ -2,6 +2,8 @@
 `python -m vllm.entrypoints.openai.api_server`, the same parser), as data:
 one line per option, how many values it takes (argparse's nargs: 0, 1, ?, +),
 ":int" or ":float" when argparse converts each value with int() or float(),
+":hint" for vLLM's human_readable_int (2k, 2K, 2048), each with "?" where
+vLLM's optional_type also takes "" or "None" for no value,
 and every option string the parser accepts for it (help hides some); "!"
 marks the strings of an on/off option that turn it off. Generated from
 vLLM's parser by tests/tools/vllm_serve_flags.py; do not edit by hand.
@@ -37,7 +39,7 @@ SERVE_OPTIONS = """
 1 --config-format
 1 --convert
 1:int --cp-kv-cache-interleave-size
-1 --cpu-distributed-timeout-seconds
+1:int? --cpu-distributed-timeout-seconds
 1:float --cpu-offload-gb
 + --cpu-offload-params
 +:int --cudagraph-capture-sizes
@@ -75,7 +77,7 @@ SERVE_OPTIONS = """
 0 --disable-sliding-window !--enable-sliding-window !--no-disable-sliding-window
 0 --disable-uvicorn-access-log !--enable-uvicorn-access-log !--no-disable-uvicorn-access-log
 1 --distributed-executor-backend
-1 --distributed-timeout-seconds
+1:int? --distributed-timeout-seconds
 1 --download-dir
 1:int --dp-supervisor-probe-failure-threshold
 1:float --dp-supervisor-probe-interval-s
@@ -141,7 +143,7 @@ SERVE_OPTIONS = """
 1 --generation-config
 1:float --gpu-memory-utilization --device-memory-utilization
 0 --grpc
-1 --grpc-port
+1:int? --grpc-port
 0 -h --help
 1:int --h11-max-header-count
 1:int --h11-max-incomplete-event-size
@@ -161,12 +163,12 @@ SERVE_OPTIONS = """
 1 --kernel-config
 1 --kv-cache-dtype
 + --kv-cache-dtype-skip-layers
-1 --kv-cache-memory-bytes
+1:hint? --kv-cache-memory-bytes
 0 --kv-cache-metrics !--no-kv-cache-metrics
 1:float --kv-cache-metrics-sample
 1 --kv-events-config
 1 --kv-offloading-backend
-1 --kv-offloading-size
+1:float? --kv-offloading-size
 0 --kv-sharing-fast-prefill !--no-kv-sharing-fast-prefill
 1 --kv-transfer-config
 0 --language-model-only !--no-language-model-only
@@ -185,7 +187,7 @@ SERVE_OPTIONS = """
 + --lora-modules
 + --lora-target-modules
 1 --mamba-backend
-1 --mamba-block-size
+1:int? --mamba-block-size
 1 --mamba-cache-dtype
 1 --mamba-cache-mode
 1:int --mamba-cache-philox-rounds
@@ -193,21 +195,21 @@ SERVE_OPTIONS = """
 1 --mamba-ssu-algorithm
 1 --master-addr
 1:int --master-port
-1 --max-cpu-loras
+1:int? --max-cpu-loras
 1:int --max-cudagraph-capture-size
-1 --max-log-len
+1:int? --max-log-len
 1:int --max-logprobs
-1 --max-lora-cls-labels
+1:int? --max-lora-cls-labels
 1:int --max-lora-rank
 1:int --max-loras
 1 --max-model-len
-1 --max-num-active-seqs
-1 --max-num-batched-tokens
-1 --max-num-queued-reqs
-1 --max-num-queued-tokens
-1 --max-num-scheduled-tokens
+1:int? --max-num-active-seqs
+1:hint --max-num-batched-tokens
+1:int? --max-num-queued-reqs
+1:hint? --max-num-queued-tokens
+1:hint? --max-num-scheduled-tokens
 1:int --max-num-seqs
-1 --max-parallel-loading-workers
+1:int? --max-parallel-loading-workers
 1 --media-io-kwargs
 1 --middleware
 0 --mm-device-do-normalize !--no-mm-device-do-normalize
@@ -234,10 +236,10 @@ SERVE_OPTIONS = """
 0 --monokernel !--no-monokernel
 1:int --nnodes -n
 1:int --node-rank -r
-1 --num-gpu-blocks-override
+1:int? --num-gpu-blocks-override
 0 --numa-bind !--no-numa-bind
 + --numa-bind-cpus
-+ --numa-bind-nodes
++:int? --numa-bind-nodes
 1 --offload-backend
 1:int --offload-group-size
 1:int --offload-num-in-group
@@ -253,9 +255,9 @@ SERVE_OPTIONS = """
 1:int --port
 1:int --prefill-context-parallel-size -pcp
 1:int --prefill-schedule-interval
-1 --prefix-cache-retention-interval
+1:int? --prefix-cache-retention-interval
 1 --prefix-caching-hash-algo
-1 --prefix-match-unit
+1:int? --prefix-match-unit
 1 --profiler-config
 1 --pt-load-map-location
 1 --quantization -q
@@ -274,7 +276,7 @@ SERVE_OPTIONS = """
 1 --root-path
 1 --runner
 1 --safetensors-load-strategy
-1 --safetensors-prefetch-block-size
+1:hint --safetensors-prefetch-block-size
 1:int --safetensors-prefetch-num-threads
 1 --scheduler-cls
 0 --scheduler-reserve-full-isl !--no-scheduler-reserve-full-isl
@@ -322,11 +324,112 @@ SERVE_OPTIONS = """
 0 --use-tqdm-on-load !--no-use-tqdm-on-load
 1 --uvicorn-log-level
 1 --video-pruning-method
-1 --video-pruning-rate
+1:float? --video-pruning-rate
 1 --watchdog-config
 1:float --watermark
 1 --watermark-config
 1 --weight-transfer-config
 1 --worker-cls
 1 --worker-extension-cls
+"""
+
+# Value bounds vLLM 0.33.0 enforces when it builds its config from a plain
+# `vllm serve MODEL --option VALUE` line: option, Class.field, then each bound
+# as gt / ge / lt / le and the number (see the generator's docstring).
+SERVE_BOUNDS = """
+--block-size CacheConfig.block_size gt:0
+--cpu-offload-gb UVAOffloadConfig.cpu_offload_gb ge:0
+--data-parallel-rank ParallelConfig.data_parallel_rank ge:0
+--data-parallel-rpc-port ParallelConfig.data_parallel_rpc_port ge:1 le:65535
+--data-parallel-size ParallelConfig.data_parallel_size ge:1
+--data-parallel-size ParallelConfig.data_parallel_size_local ge:0
+--data-parallel-size-local ParallelConfig.data_parallel_size_local ge:0
+--dbo-decode-token-threshold ParallelConfig.dbo_decode_token_threshold ge:0
+--dbo-prefill-token-threshold ParallelConfig.dbo_prefill_token_threshold ge:0
+--decode-context-parallel-size ParallelConfig.decode_context_parallel_size ge:1
+--dp-sync-interval ParallelConfig.dp_sync_interval ge:1
+--elastic-ep-max-dp-size ParallelConfig.elastic_ep_max_dp_size ge:1
+--gpu-memory-utilization CacheConfig.gpu_memory_utilization gt:0 le:1
+--kv-cache-metrics-sample ObservabilityConfig.kv_cache_metrics_sample gt:0 le:1
+--long-prefill-token-threshold SchedulerConfig.long_prefill_token_threshold ge:0
+--mamba-block-size CacheConfig.mamba_block_size gt:0
+--max-logprobs ModelConfig.max_logprobs ge:-1
+--max-model-len ModelConfig.max_model_len ge:-1
+--max-num-active-seqs SchedulerConfig.max_num_active_seqs ge:1
+--max-num-batched-tokens SchedulerConfig.max_num_batched_tokens ge:1
+--max-num-batched-tokens SchedulerConfig.max_num_seqs ge:1
+--max-num-queued-reqs SchedulerConfig.max_num_queued_reqs ge:0
+--max-num-queued-tokens SchedulerConfig.max_num_queued_tokens ge:0
+--max-num-scheduled-tokens SchedulerConfig.max_num_scheduled_tokens ge:1
+--max-num-seqs SchedulerConfig.max_num_seqs ge:1
+--max-num-seqs SchedulerConfig.max_num_batched_tokens ge:1
+--max-parallel-loading-workers ParallelConfig.max_parallel_loading_workers ge:1
+--nnodes ParallelConfig.nnodes ge:1
+--node-rank ParallelConfig.node_rank ge:0
+--offload-group-size PrefetchOffloadConfig.offload_group_size ge:0
+--offload-num-in-group PrefetchOffloadConfig.offload_num_in_group ge:1
+--offload-prefetch-step PrefetchOffloadConfig.offload_prefetch_step ge:0
+--pipeline-parallel-size ParallelConfig.pipeline_parallel_size ge:1
+--prefill-context-parallel-size ParallelConfig.prefill_context_parallel_size ge:1
+--prefill-schedule-interval SchedulerConfig.prefill_schedule_interval ge:1
+--prefix-cache-retention-interval CacheConfig.prefix_cache_retention_interval ge:0
+--prefix-match-unit CacheConfig.prefix_match_unit gt:0
+--replayssm-buffer-len CacheConfig.replayssm_buffer_len gt:0
+--safetensors-prefetch-block-size LoadConfig.safetensors_prefetch_block_size ge:1
+--safetensors-prefetch-num-threads LoadConfig.safetensors_prefetch_num_threads ge:1
+--shutdown-timeout VllmConfig.shutdown_timeout ge:0
+--spec-tokens SpeculativeConfig.num_speculative_tokens gt:0
+--stream-interval SchedulerConfig.stream_interval ge:1
+--tensor-parallel-size ParallelConfig.tensor_parallel_size ge:1
+--ubatch-size ParallelConfig.ubatch_size ge:0
+--watermark SchedulerConfig.watermark ge:0.0 lt:1.0
+"""
+
+# The values an option takes where vLLM's parser has a fixed list (argparse
+# choices; any other value is its usage error): option, how a value is read
+# before the check (-: as written; lower_: lowercased, "-" made "_"; :int:
+# int(); ?: "" and "None" are no value), then the values.
+SERVE_CHOICES = """
+--all2all-backend - allgather_reducescatter deepep_high_throughput deepep_low_latency deepep_v2 flashinfer_all2allv flashinfer_nvlink_one_sided flashinfer_nvlink_two_sided moonep mori_high_throughput mori_low_latency naive nixl_ep pplx
+--anthropic-disabled-thinking-effort - auto high low max medium none xhigh
+--chat-template-content-format - auto openai string
+--collect-detailed-traces ? all model worker
+--convert - auto classify embed none
+--dcp-comm-backend ? a2a ag_rs
+--dtype - auto bfloat16 float float16 float32 half
+--expert-placement-strategy - linear round_robin
+--fingerprint-mode - custom full hash none
+--gdn-prefill-backend - flashinfer triton cutedsl aiter_flydsl sycl
+--jit-monitor-mode - error warn
+--kda-decode-backend - auto native flashinfer triton
+--kda-prefill-backend - auto triton flashkda flashinfer fused
+--kv-offloading-backend - lmcache native
+--linear-backend lower_ aiter auto b12x conch cutlass deep_gemm emulation exllama fbgemm flashinfer_b12x flashinfer_cudnn flashinfer_cutedsl flashinfer_cutlass flashinfer_trtllm humming machete marlin torch triton xpu xpu_woq
+--log-level - CRITICAL ERROR WARNING INFO DEBUG NOTSET
+--logprobs-mode - processed_logits processed_logprobs raw_logits raw_logprobs
+--lora-dtype - auto bfloat16 float16
+--mamba-cache-dtype - auto bfloat16 float16 float32
+--mamba-cache-mode - align none
+--mamba-ssm-cache-dtype - auto bfloat16 float16 float32
+--mamba-ssu-algorithm ? auto horizontal simple vertical
+--max-lora-rank :int 1 8 16 32 64 128 256 320 512
+--mm-encoder-attn-dtype ? fp8
+--mm-encoder-tp-mode - data weights
+--mm-hasher-algorithm - blake3 sha256 sha512
+--mm-processor-cache-type - lru shm
+--mm-processor-device - auto cpu cuda
+--mm-tensor-ipc - direct_rpc torch_shm
+--moe-backend lower_ aiter aiter_mega_moe aiter_triton_mxfp4_bf16 aiter_triton_mxfp4_mxfp4 auto b12x batched_triton cutlass deep_gemm deep_gemm_mega_moe emulation flashinfer_b12x flashinfer_cutedsl flashinfer_cutlass flashinfer_moe_ep_cutedsl flashinfer_moe_ep_mega_deep_gemm flashinfer_trtllm flydsl hpc humming marlin rdna3 triton triton_unfused
+--offload-backend - auto prefetch uva
+--per-request-spec-decode-metrics - detailed none summary
+--performance-mode - balanced interactivity throughput
+--prefix-caching-hash-algo - sha256 sha256_cbor xxhash xxhash_cbor
+--runner - auto draft generate pooling
+--safetensors-load-strategy ? eager lazy prefetch torchao
+--scheduling-policy - fcfs priority
+--sparse-indexer-topk-backend lower_ aiter auto cooperative deep_select flashinfer per_row persistent torch
+--spec-method ? bailing_hybrid_mtp bailing_hybrid_v3_mtp custom_class deepseek_mtp dflash dots3_note_mtp draft_model dspark eagle eagle3 ernie_mtp exaone4_5_mtp exaone_moe_mtp extract_hidden_states gemma4_mtp glm4_moe_lite_mtp glm4_moe_mtp glm5_next_mtp glm_ocr_mtp hy_v3_mtp hy_v4_mtp inkling_mtp kimi_k3_mtp longcat_flash_mtp mimo_mtp mimo_v2_mtp minimax_m3_mtp mtp nemotron_h_mtp ngram ngram_gpu pangu_ultra_moe_mtp qwen3_5_mtp qwen3_next_mtp qwen4_exp_mtp step3p5_mtp step5_mtp suffix
+--tool-strict-level ? auto function parameter
+--uvicorn-log-level - critical debug error info trace warning
+--video-pruning-method - evs vidcom2
 """

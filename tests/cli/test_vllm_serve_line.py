@@ -133,6 +133,12 @@ def test_extra_arguments_without_a_vllm_command_are_an_error(capsys):
     (["--gpu-memory-utilization", "abc"], "argument --gpu-memory-utilization: invalid float value: 'abc'"),
     (["-pp", "two"], "argument --pipeline-parallel-size: invalid int value: 'two'"),
     (["--cudagraph-capture-sizes", "1", "2", "x"], "argument --cudagraph-capture-sizes: invalid int value: 'x'"),
+    # vLLM's human_readable_int and optional_type(int) convert these; the values were only noted before
+    (["--max-num-batched-tokens", "1.5K"], "argument --max-num-batched-tokens: invalid int value: '1.5K'"),
+    (["--max-num-active-seqs", "many"], "argument --max-num-active-seqs: invalid int value: 'many'"),
+    # argparse's choices
+    (["--scheduling-policy", "lifo"], "argument --scheduling-policy: invalid choice: 'lifo' (choose from fcfs, priority)"),
+    (["--max-lora-rank", "12"], "argument --max-lora-rank: invalid choice: '12'"),
 ])
 def test_a_value_vllms_parser_refuses_is_refused_for_a_noted_option_too(capsys, flags, words):
     """argparse converts these with type=int / type=float and refuses the line
@@ -141,8 +147,27 @@ def test_a_value_vllms_parser_refuses_is_refused_for_a_noted_option_too(capsys, 
     assert words in err, err
 
 
+@pytest.mark.parametrize("flags, words", [
+    (["--gpu-memory-utilization", "2.5"],
+     "--gpu-memory-utilization: '2.5' is refused by vLLM 0.33.0 (CacheConfig.gpu_memory_utilization must be "
+     "greater than 0 and at most 1)"),
+    (["--max-num-seqs", "-5"], "(SchedulerConfig.max_num_seqs must be at least 1)"),
+    (["--max-num-batched-tokens=0"], "(SchedulerConfig.max_num_batched_tokens must be at least 1)"),
+    (["--watermark", "1"], "(SchedulerConfig.watermark must be at least 0 and less than 1)"),
+    (["--spec-tokens", "0"], "(SpeculativeConfig.num_speculative_tokens must be greater than 0)"),
+])
+def test_a_value_vllms_config_refuses_is_refused_for_a_noted_option_too(capsys, flags, words):
+    """vLLM's parser takes these, then its config classes refuse them (pydantic
+    Field bounds; vllm serve does not start); the options were only noted."""
+    err = one_line_error(*run(capsys, "explain", "--device", "h100", "--", "vllm", "serve", "llama-3.1-8b", *flags))
+    assert words in err and "give a value in that range" in err, err
+
+
 @pytest.mark.parametrize("flags", [["--seed", "5"], ["--seed", "1_000"], ["--gpu-memory-utilization", "0.9"],
-                                   ["--gpu-memory-utilization", "1e-1"], ["--max-num-seqs", "-5"]])
+                                   ["--gpu-memory-utilization", "1e-1"], ["--gpu-memory-utilization", "1"],
+                                   ["--max-num-seqs", "1"], ["--max-num-batched-tokens", "8k"],
+                                   ["--max-num-active-seqs", "None"], ["--scheduling-policy", "priority"],
+                                   ["--moe-backend", "Deep-GEMM"], ["--max-lora-rank", "+16"]])
 def test_what_vllms_parser_converts_is_still_taken(capsys, flags):
     rc, _, err = run(capsys, "explain", "--device", "h100", "--", "vllm", "serve", "llama-3.1-8b", *flags)
     assert rc == 0, err

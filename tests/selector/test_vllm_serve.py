@@ -99,7 +99,57 @@ def test_option_table_is_generated_data():
     text = (ROOT / "selector" / "vllm_serve_flags.py").read_text(encoding="utf-8")
     rows = vllm_serve.SERVE_OPTIONS.strip().splitlines()
     assert len(rows) > 300 and all(r.split()[0].partition(":")[0] in ("0", "1", "?", "+") for r in rows)
-    assert all(r.split()[0].partition(":")[2] in ("", "int", "float") for r in rows)
+    kinds = {"", "int", "float", "hint"}
+    assert all(r.split()[0].partition(":")[2] in kinds | {k + "?" for k in kinds - {""}} for r in rows)
+    bounds = vllm_serve._bounds()
+    assert len(bounds) > 20 and all(o in vllm_serve._table() and "." in where and b
+                                    for o, rows in bounds.items() for where, b in rows)
     assert "tests/tools/vllm_serve_flags.py" in text
     spellings = [s.lstrip("!") for r in rows for s in r.split()[1:]]
     assert len(spellings) == len(set(spellings))  # each spelling names one option
+
+
+# values around every bound and through every converter: numbers at, past and inside the bounds,
+# human-readable ints, optional_type's "None" / "", and what float() takes that no bound holds for
+_PROBE_VALUES = ("0", "1", "-1", "2", "0.5", "1.5", "65536", "2k", "1.5K", "1_000", "+3", "None", "", "nan",
+                 "inf", "-inf", "abc")
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_noted_option_values_are_refused_where_vllm_refuses_them():
+    """Every option with value bounds or a numeric converter, and no Overrides
+    field of its own (those check their values themselves): attn-select refuses
+    the line exactly where vLLM's parser or its engine config does (a pydantic
+    ValidationError); a failure of vLLM's for another reason is not compared."""
+    import json
+
+    if not Path(VLLM_PYTHON).exists():
+        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
+    fields = vllm_serve._field_by_option()
+    checked = {o.name for o in vllm_serve._table().values() if o.name not in fields and o.arity in ("1", "+")
+               and (o.kind or o.name in vllm_serve._bounds() or o.name in vllm_serve._choices())}
+    options = sorted(checked)
+    assert {"--gpu-memory-utilization", "--max-num-batched-tokens", "--scheduling-policy"} <= checked
+    # each option's own choices, mixed-case and dashed spellings of them, and the probe values
+    listed = {o: sorted(vllm_serve._choices().get(o, ("-", ()))[1])[:3] for o in options}
+    cases = [[o, v] for o in options
+             for v in (*_PROBE_VALUES, *listed[o], *(c.upper().replace("_", "-") for c in listed[o]))]
+    out = subprocess.run([VLLM_PYTHON, str(ROOT / "tests" / "selector" / "serve_value_oracle.py")],
+                         input=json.dumps(cases), capture_output=True, text=True, timeout=1500)
+    assert out.returncode == 0, out.stderr[-2000:]
+    answers = json.loads(out.stdout)
+    differ, compared = [], 0
+    for (option, value), vllm in zip(cases, answers):
+        if vllm["refused"] == "other":
+            continue
+        compared += 1
+        try:
+            parse(f"vllm serve m {option}={value}")
+            ours = None
+        except UserError as exc:
+            ours = str(exc)
+        if (ours is None) != (vllm["refused"] is None):
+            differ.append((option, value, vllm["refused"], vllm["detail"][:120], ours))
+    assert compared > len(cases) // 2
+    assert not differ, "\n".join(map(str, differ))
