@@ -12,7 +12,6 @@ skipped otherwise.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -24,13 +23,13 @@ from attn_select.selector.explain import Overrides
 from attn_select.selector.profiles import load_model
 
 from . import model_cases_published
+from .model_oracle_client import vllm_python
 from .test_model_published import kimi_k3
 
 pytestmark = [pytest.mark.vllm, pytest.mark.slow]
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
 
 
 def _profile_config(name: str) -> dict:
@@ -91,9 +90,7 @@ def _our_refusal(config: dict, capability: Capability, ov: Overrides, tmp: Path,
 
 def _oracle(names, cases: list[dict], timeout: float) -> dict[str, dict]:
     """vLLM's own engine config for each case (engine_config_oracle.py in the vLLM python)."""
-    if not Path(VLLM_PYTHON).exists():
-        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    run = subprocess.run([VLLM_PYTHON, str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
+    run = subprocess.run([vllm_python(), str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     if run.returncode != 0:
         pytest.fail(f"oracle failed:\n{run.stderr[-4000:]}")
@@ -277,11 +274,9 @@ FLAG_CASES: dict[str, tuple[dict, tuple[int, int], str, dict]] = {
 
 @pytest.fixture(scope="module")
 def vllm_flag_answers() -> dict[str, dict]:
-    if not Path(VLLM_PYTHON).exists():
-        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
     cases = [{"config": c, "capability": list(cap), "quantization": flag, "files": files}
              for c, cap, flag, files in FLAG_CASES.values()]
-    run = subprocess.run([VLLM_PYTHON, str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
+    run = subprocess.run([vllm_python(), str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
                          capture_output=True, text=True, timeout=1500, cwd=ROOT)
     if run.returncode != 0:
         pytest.fail(f"oracle failed:\n{run.stderr[-4000:]}")

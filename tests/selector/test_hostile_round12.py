@@ -13,7 +13,6 @@ the layers' selection inputs match).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -27,10 +26,9 @@ from attn_select.selector.overrides import Overrides
 from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_model
 
 from . import model_cases_text, model_cases_vlm
-from .model_oracle_client import facts_agreeing_with_vllm, run_model_oracle
+from .model_oracle_client import facts_agreeing_with_vllm, run_model_oracle, vllm_python
 
 HERE = Path(__file__).resolve().parent
-VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
 H100 = Capability(9, 0)
 
 
@@ -550,10 +548,8 @@ _ENGINE_CASES: dict[str, tuple[dict, str]] = {
 @pytest.mark.vllm
 @pytest.mark.slow
 def test_engine_config_against_vllm(tmp_path):
-    if not Path(VLLM_PYTHON).exists():
-        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
     cases = [{"config": c, "capability": [10, 0], "kv_cache_dtype": kv} for c, kv in _ENGINE_CASES.values()]
-    proc = subprocess.run([VLLM_PYTHON, str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
+    proc = subprocess.run([vllm_python(), str(HERE / "engine_config_oracle.py")], input=json.dumps(cases),
                           capture_output=True, text=True, timeout=900, cwd=HERE.parents[1])
     assert proc.returncode == 0, proc.stderr[-3000:]
     for (name, (config, kv)), theirs in zip(_ENGINE_CASES.items(), json.loads(proc.stdout)):

@@ -11,7 +11,6 @@ The format-detection tests at the bottom run without vLLM.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -20,9 +19,7 @@ import pytest
 from attn_select.selector.errors import UserError
 from attn_select.selector.model import facts_from_path, model_facts
 
-VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
-needs_vllm = [pytest.mark.vllm, pytest.mark.skipif(not Path(VLLM_PYTHON).exists(),
-                                                   reason=f"no vLLM python at {VLLM_PYTHON}")]
+from .model_oracle_client import vllm_python
 
 # vLLM side: get_config on each folder; to_dict() writes the class's (empty)
 # model_type, so the instance's model_type is put back for each sub-config.
@@ -159,11 +156,9 @@ def _folder(root: Path, params: dict, config: dict | None, weights: str | None) 
 
 @pytest.fixture(scope="module")
 def vllm_results(tmp_path_factory) -> dict[str, tuple[Path, dict]]:
-    if not Path(VLLM_PYTHON).exists():
-        pytest.skip(f"no vLLM python at {VLLM_PYTHON}")
     root = tmp_path_factory.mktemp("mistral")
     folders = {name: _folder(root / f"m{i}", *case) for i, (name, case) in enumerate(CASES.items())}
-    proc = subprocess.run([VLLM_PYTHON, "-c", _ORACLE], input=json.dumps([str(f) for f in folders.values()]),
+    proc = subprocess.run([vllm_python(), "-c", _ORACLE], input=json.dumps([str(f) for f in folders.values()]),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout)

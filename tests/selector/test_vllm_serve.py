@@ -1,7 +1,6 @@
 """selector/vllm_serve.py: the pasted vllm serve line's parser, and its
 option table against vLLM's own parser (when a python with vLLM is there)."""
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -10,9 +9,9 @@ import pytest
 from attn_select.selector import vllm_serve
 from attn_select.selector.errors import UserError
 from attn_select.selector.overrides import FIELDS
+from .model_oracle_client import vllm_python
 
 ROOT = Path(__file__).resolve().parents[2]
-VLLM_PYTHON = os.environ.get("ATTN_SELECT_VLLM_PYTHON", "/tmp/vllm-venv/bin/python")
 
 
 def parse(line: str) -> vllm_serve.ServeLine:
@@ -85,9 +84,7 @@ def test_not_a_serve_line():
 @pytest.mark.vllm
 @pytest.mark.slow
 def test_option_table_is_vllms_parser():
-    if not Path(VLLM_PYTHON).exists():
-        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
-    out = subprocess.run([VLLM_PYTHON, str(ROOT / "tests" / "tools" / "vllm_serve_flags.py")],
+    out = subprocess.run([vllm_python(), str(ROOT / "tests" / "tools" / "vllm_serve_flags.py")],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     stored = (ROOT / "selector" / "vllm_serve_flags.py").read_text(encoding="utf-8")
@@ -124,8 +121,6 @@ def test_noted_option_values_are_refused_where_vllm_refuses_them():
     ValidationError); a failure of vLLM's for another reason is not compared."""
     import json
 
-    if not Path(VLLM_PYTHON).exists():
-        pytest.skip(f"no vLLM python at {VLLM_PYTHON} (set ATTN_SELECT_VLLM_PYTHON)")
     fields = vllm_serve._field_by_option()
     checked = {o.name for o in vllm_serve._table().values() if o.name not in fields and o.arity in ("1", "+")
                and (o.kind or o.name in vllm_serve._bounds() or o.name in vllm_serve._choices())}
@@ -135,7 +130,7 @@ def test_noted_option_values_are_refused_where_vllm_refuses_them():
     listed = {o: sorted(vllm_serve._choices().get(o, ("-", ()))[1])[:3] for o in options}
     cases = [[o, v] for o in options
              for v in (*_PROBE_VALUES, *listed[o], *(c.upper().replace("_", "-") for c in listed[o]))]
-    out = subprocess.run([VLLM_PYTHON, str(ROOT / "tests" / "selector" / "serve_value_oracle.py")],
+    out = subprocess.run([vllm_python(), str(ROOT / "tests" / "selector" / "serve_value_oracle.py")],
                          input=json.dumps(cases), capture_output=True, text=True, timeout=1500)
     assert out.returncode == 0, out.stderr[-2000:]
     answers = json.loads(out.stdout)
