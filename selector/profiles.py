@@ -197,7 +197,7 @@ def load_model(
 
     cached = hub_cache.find_cached(text, revision, cache_dir)
     if cached is not None:
-        return parser.facts_from_path(cached, name=spec, **options)
+        return parser.facts_from_path(cached, name=spec, from_hub_cache=True, **options)
     if state == "exists":
         return parser.facts_from_path(path, name=spec, **options)
     if is_hub_id(text):

@@ -4,6 +4,7 @@ architecture builds, grouped the way vLLM's cached selector sees them)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic_core import ValidationError
@@ -221,6 +222,7 @@ def model_facts(
     engine: str = "vllm",
     mistral_format: bool = False,
     trust_remote_code: bool = False,
+    code_folder: Path | None = None,
 ) -> ModelFacts:
     """A parsed config.json (a mapping) -> ModelFacts.
 
@@ -236,7 +238,10 @@ def model_facts(
     converted params.json, which MistralConfigParser builds without AutoConfig.
     ``trust_remote_code`` is vLLM's --trust-remote-code: without it a config
     whose class or model class only the checkpoint's own code has is refused,
-    as vLLM refuses it.
+    as vLLM refuses it. ``code_folder``: the local model folder that remote
+    code (auto_map's ``module.Class``) is loaded from, where a named module
+    file that is not there fails vLLM's load; None for a Hugging Face id
+    (vLLM downloads the files; not checked).
 
     parse_raw types the fields every model reads; a field only some config
     class or model file computes with ("sliding_window_pattern": "x",
@@ -247,12 +252,38 @@ def model_facts(
         return _model_facts(data, name=name, where=where, tp=tp, dtype=dtype, capability=capability,
                             weights=weights, mm_inputs=mm_inputs, disable_sliding_window=disable_sliding_window,
                             source=source, pooling_config=pooling_config, engine=engine,
-                            mistral_format=mistral_format, trust_remote_code=trust_remote_code)
+                            mistral_format=mistral_format, trust_remote_code=trust_remote_code,
+                            code_folder=code_folder)
     except WRONG_KIND as exc:
         raise wrong_kind(where, exc, "transformers and vLLM") from None
 
 
-def _check_config_class(data: object, where: str, trust_remote_code: bool) -> str | None:
+def missing_remote_module(ref: object, code_folder: Path | None) -> str | None:
+    """The module file an auto_map reference ``module.Class`` names, when
+    ``code_folder`` is a local model folder that does not hold it (transformers'
+    get_class_from_dynamic_module reads it from there: "does not appear to
+    have a file named ..."); None when it is there, or cannot be checked here
+    (a Hugging Face id, another repo's ``repo--module.Class``)."""
+    if code_folder is None or not isinstance(ref, str) or "--" in ref or ref.count(".") != 1:
+        return None
+    module = ref.split(".")[0] + ".py"
+    return None if (code_folder / module).is_file() else module
+
+
+def _remote_config_file_present(auto_map: dict, where: str, code_folder: Path | None) -> None:
+    """With --trust-remote-code transformers loads auto_map's AutoConfig from the
+    model folder: a module file that is not there is vLLM's OSError."""
+    ref = auto_map.get("AutoConfig")
+    missing = missing_remote_module(ref, code_folder)
+    if missing:
+        raise UserError(f"{where}: {code_folder} does not appear to have a file named {missing} (config.json's "
+                        f"auto_map names the remote AutoConfig {shown(ref)}, which vLLM {VLLM_VERSION} loads from "
+                        f"the model folder with --trust-remote-code); put {missing} beside config.json, or leave "
+                        "AutoConfig out of auto_map")
+
+
+def _check_config_class(data: object, where: str, trust_remote_code: bool,
+                        code_folder: Path | None = None) -> str | None:
     """vLLM's get_config (HFConfigParser) loads a model_type it has no class
     for through transformers' AutoConfig. AutoConfig.from_pretrained takes
     auto_map's remote AutoConfig when config.json's model_type has no class
@@ -284,6 +315,7 @@ def _check_config_class(data: object, where: str, trust_remote_code: bool) -> st
         if remote and trust_remote_code and isinstance(auto_map, dict) and model_type not in VLLM_CONFIG_REGISTRY:
             # AutoConfig takes the remote class over transformers' own when trusted
             # (vLLM's registered classes count as local code, and it never passes trust for them)
+            _remote_config_file_present(auto_map, where, code_folder)
             return (f"with --trust-remote-code transformers loads auto_map's remote AutoConfig "
                     f"({shown(auto_map.get('AutoConfig'))}) in place of its own class for model_type {model_type}; "
                     "attn-select reads config.json through transformers' class, taking the remote one to read the "
@@ -302,6 +334,8 @@ def _check_config_class(data: object, where: str, trust_remote_code: bool) -> st
     if not isinstance(model_type, str) or not model_type:
         return None
     if remote:
+        if isinstance(auto_map, dict):
+            _remote_config_file_present(auto_map, where, code_folder)
         return (f"model_type {model_type} has no config class in transformers 5.20 or vLLM {VLLM_VERSION}: with "
                 "--trust-remote-code vLLM loads auto_map's remote AutoConfig; its fields are read here as "
                 "config.json gives them")
@@ -366,10 +400,11 @@ def _model_facts(
     engine: str,
     mistral_format: bool = False,
     trust_remote_code: bool = False,
+    code_folder: Path | None = None,
 ) -> ModelFacts:
     if not isinstance(tp, int) or tp < 1:
         raise UserError(f"tensor parallel size must be a positive integer, got {tp!r}")
-    remote_note = (_check_config_class(data, where, trust_remote_code)
+    remote_note = (_check_config_class(data, where, trust_remote_code, code_folder)
                    if engine == "vllm" and not mistral_format else None)
     data, base_note = _fill_architectures(data, where, engine)
     given = parse_raw(data, where)
@@ -382,10 +417,20 @@ def _model_facts(
     # ModelConfig.__post_init__ asks the registry for the model class first:
     # the architecture vLLM reports, and the registered one whose model file
     # builds it (GPT2ForTokenClassification: GPT2LMHeadModel's, converted)
+    # the registry's Transformers backend loads auto_map's remote AutoModel classes from the model
+    # folder; one whose module file is not there loads nothing (a warning), as if it were not named
+    auto_map = hf.get("auto_map")
+    unloadable = [] if engine != "vllm" or not isinstance(auto_map, dict) else [
+        f"{k} ({missing_remote_module(v, code_folder)})" for k, v in auto_map.items()
+        if str(k).startswith("AutoModel") and missing_remote_module(v, code_folder)]
+    if unloadable:
+        auto_map = {k: v for k, v in auto_map.items() if not any(u.startswith(f"{k} (") for u in unloadable)}
     try:
-        arch, model_arch = resolve_architecture(list(archs), hf.get("auto_map"),
-                                                trust_remote_code or engine != "vllm")
-    except UserError:
+        arch, model_arch = resolve_architecture(list(archs), auto_map, trust_remote_code or engine != "vllm")
+    except UserError as exc:
+        if unloadable:
+            raise UserError(f"{exc}; auto_map's remote {', '.join(unloadable)} is not in {code_folder}, so vLLM "
+                            f"{VLLM_VERSION} loads no model class from it: put the file beside config.json") from None
         if engine != "sglang":
             raise
         # SGLang's own model registry decides what it serves (selector/sglang), not vLLM's: an

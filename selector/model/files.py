@@ -141,8 +141,12 @@ def is_mistral_format(folder: Path) -> bool:
     return any(p.is_file() for p in folder.rglob("consolidated*.safetensors"))
 
 
-def facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
+def facts_from_path(path: Path, *, name: str, from_hub_cache: bool = False, **kwargs: Any) -> ModelFacts:
     """A config.json file, or a model folder.
+
+    Remote code (auto_map) is loaded from a local folder, so a module file
+    it names must be there; a snapshot in the hub cache (``from_hub_cache``)
+    holds only what was fetched, and vLLM downloads the rest: not checked.
 
     A folder is read the way vLLM's get_config picks the format: Mistral
     (params.json) when it holds consolidated*.safetensors and a params.json,
@@ -154,7 +158,8 @@ def facts_from_path(path: Path, *, name: str, **kwargs: Any) -> ModelFacts:
     too long) is a user error naming it.
     """
     try:
-        facts = _facts_from_path(path, name=name, **kwargs)
+        folder = path if path.is_dir() else path.parent
+        facts = _facts_from_path(path, name=name, code_folder=None if from_hub_cache else folder, **kwargs)
         return facts._replace(checkpoint_json=_json_names(path if path.is_dir() else path.parent))
     except OSError as exc:
         raise UserError(safe_json.os_problem(exc, path)) from None

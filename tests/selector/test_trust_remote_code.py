@@ -108,11 +108,36 @@ def test_a_remote_model_class_is_used_only_with_trust_remote_code():
 # --- the command line ------------------------------------------------------------------
 
 
-def _folder(tmp_path: Path, config: dict) -> Path:
+def _folder(tmp_path: Path, config: dict, code: bool = True) -> Path:
+    """A model folder with config.json and, with ``code``, the remote code files its auto_map
+    names (vLLM loads them from the folder; attn-select only checks that they are there)."""
     folder = tmp_path / "orion"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps(config))
+    for kind, ref in config.get("auto_map", {}).items() if code else ():
+        module, cls = ref.split(".")
+        base = "PretrainedConfig" if kind == "AutoConfig" else "PreTrainedModel"
+        (folder / f"{module}.py").write_text(f"from transformers import {base}\n\n\nclass {cls}({base}):\n"
+                                             f"    \"\"\"The checkpoint's remote class (a test folder's stand-in).\"\"\"\n")
     return folder
+
+
+@pytest.mark.parametrize("config, missing, words", [
+    (ORION, "configuration_orion.py", "does not appear to have a file named configuration_orion.py"),
+    (REMOTE_MODEL_ONLY, "modeling_foo.py", "are not supported for now.*AutoModelForCausalLM \\(modeling_foo.py\\) "
+                                           "is not in"),
+])
+def test_a_local_folder_holds_the_remote_code_its_auto_map_names(tmp_path, capsys, config, missing, words):
+    """transformers loads auto_map's classes from the model folder: with --trust-remote-code a named
+    module file that is not there fails vLLM's load (AutoConfig: OSError; AutoModel: no class, so
+    the architecture is not supported). A Hugging Face id is not checked (vLLM downloads the files)."""
+    folder = _folder(tmp_path, config)
+    assert run(capsys, "explain", folder, "--device", "h100", "--trust-remote-code")[0] == 0
+    (folder / missing).unlink()
+    rc, out, err = run(capsys, "explain", folder, "--device", "h100", "--trust-remote-code")
+    assert rc == 2 and not out and len(err.strip().splitlines()) == 1
+    assert __import__("re").search(words, err), err
+    assert facts_from_path(folder, name="m", capability=H100, trust_remote_code=True, from_hub_cache=True)
 
 
 def test_explain_refuses_in_one_line_and_takes_the_flag(tmp_path, capsys):
@@ -173,7 +198,11 @@ def _vllm_cases() -> list[tuple[dict, str | None]]:
         (_untrusted(remote["telechat2-7b like"]), REFUSED),
         (_untrusted(remote["phi-3.5-vision like"]), REFUSED),
         ({"name": "orion, the remote class not shipped", "config": ORION}, REFUSED),
+        ({"name": "orion trusted, the remote class not shipped", "config": ORION, "trust_remote_code": True},
+         "does not appear to have a file named configuration_orion.py"),
         ({"name": "remote AutoModel only", "config": REMOTE_MODEL_ONLY}, "are not supported for now"),
+        ({"name": "remote AutoModel only, trusted, its file not shipped", "config": REMOTE_MODEL_ONLY,
+          "trust_remote_code": True}, "are not supported for now"),
         ({"name": "auto_map a list", "config": {**REMOTE_MODEL_ONLY, "architectures": ["LlamaForCausalLM"],
                                                 "auto_map": ["AutoConfig"]}}, "list indices must be integers"),
         ({"name": "auto_map a string, trusted", "trust_remote_code": True, "config": {
