@@ -351,7 +351,7 @@ def summary_line(point: dict) -> str:
 
 
 def phase_warm(part: int, parts: int, device: str, heads=HEADS, kv_dtypes=("auto",), gqa=GQA,
-               pages=PAGES) -> None:
+               pages=PAGES, batches=BATCHES, contexts=CONTEXTS) -> None:
     """Run rows once, no check, no timing: the peers on one small point per
     (heads, page) (FlashInfer JIT-compiles its decode kernels: per head size,
     so one process takes a head size's peers), ours on every point with every
@@ -366,7 +366,7 @@ def phase_warm(part: int, parts: int, device: str, heads=HEADS, kv_dtypes=("auto
 
     dev = torch.device(device)
     root = Path(tempfile.mkdtemp(prefix="decode-grid-warm-"))
-    combos = [(c, kv, shapes) for kv in kv_dtypes for c, shapes in grouped(points(heads, gqa, pages)).items()]
+    combos = [(c, kv, shapes) for kv in kv_dtypes for c, shapes in grouped(points(heads, gqa, pages, batches, contexts)).items()]
     peer_jobs = [("peers", c, kv, 1, 512) for c, kv, _ in combos]
     our_jobs = [("ours", c, kv, b, ctx) for c, kv, shapes in combos for b, ctx in shapes]
     # parts 0 .. len(heads)-1 take the peers, one head size each; the rest our kernels, round robin
@@ -415,6 +415,8 @@ def main() -> None:
     ap.add_argument("--kv-cache-dtypes", default="auto", help="comma list: auto, fp8")
     ap.add_argument("--gqa", default=None, help="comma list of q/kv heads, e.g. 32/8 (default: 32/8,8/1)")
     ap.add_argument("--pages", default=None, help="comma list of page sizes (default: 16,64)")
+    ap.add_argument("--batches", default=None, help="comma list of batch sizes (default: 1,8,32,128,256)")
+    ap.add_argument("--contexts", default=None, help="comma list of cached tokens (default: 512,4096,32768)")
     ap.add_argument("--variants", default=None,
                     help="comma list of variant labels to time beside the table ('none': the table alone)")
     a = ap.parse_args()
@@ -425,13 +427,16 @@ def main() -> None:
     heads = tuple(int(x) for x in a.heads.split(",")) if a.heads else HEADS
     gqa = tuple(tuple(int(y) for y in x.split("/")) for x in a.gqa.split(",")) if a.gqa else GQA
     pages = tuple(int(x) for x in a.pages.split(",")) if a.pages else PAGES
+    batches = tuple(int(x) for x in a.batches.split(",")) if a.batches else BATCHES
+    contexts = tuple(int(x) for x in a.contexts.split(",")) if a.contexts else CONTEXTS
     kvs = tuple(a.kv_cache_dtypes.split(","))
     if a.phase == "warm":
         i, n = (int(x) for x in a.part.split("/"))
-        phase_warm(i, n, "cuda", heads, kvs, gqa, pages)
+        phase_warm(i, n, "cuda", heads, kvs, gqa, pages, batches, contexts)
     else:
         for kv in kvs:
-            phase_sweep(out, "cuda", f"{a.tag}.{kv}", a.seconds, a.max_seconds, points(heads, gqa, pages),
+            phase_sweep(out, "cuda", f"{a.tag}.{kv}", a.seconds, a.max_seconds,
+                        points(heads, gqa, pages, batches, contexts),
                         peers=not a.no_peers, kv_dtype=kv)
 
 
