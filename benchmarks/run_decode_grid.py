@@ -94,8 +94,9 @@ def _variants(fp8: bool, head: int):
     base = replace(T, short_split_tokens=0)
     always = replace(base, fused_merge_max=1 << 30)
     return [
-        # the table's plans before fold_tail: a decode's last split of a single key a split of its own
-        ("unfolded tail", replace(T, fold_tail=0)),
+        # a decode's last split of at most a quarter split's keys folded into the others, the kernel
+        # dealing the tiles out evenly (1 x 512 + 1: 4 splits of 128 keys, not 5 with one of 1 key)
+        ("folded tail", replace(T, fold_tail=4)),
         ("two launches", replace(base, fused_merge_max=0)),
         ("in-kernel merge", always),
         ("in-kernel, 128-key splits", replace(always, min_split_tokens=128)),

@@ -73,9 +73,10 @@ class KernelConfig:
     # dot takes it through shared memory as 16-bit data (triton_kernel._widen_fp8_here); sm_89+ only
     widen_v: bool = False
     # a decode whose last split would hold at most 1 / fold_tail of a split's keys is cut in one split
-    # fewer, that tail dealt to the others (0: never). A decode reads its cached context and its new
-    # token: 512 + 1 keys in 128-key splits are 4 splits and a fifth of one key otherwise, a program
-    # and a partial to merge for a single key
+    # fewer, that tail dealt to the others (0: never; the kernel then deals each block's tiles out
+    # evenly, DEAL_TILES). A decode reads its cached context and its new token: 512 + 1 keys in
+    # 128-key splits are 4 splits and a fifth of one key otherwise, a program and a partial to merge
+    # for a single key. Not in the table yet: the decode grid's "folded tail" variant measures it
     fold_tail: int = 0
 
 
@@ -116,7 +117,8 @@ def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
     for a plan that does (``fused``) or does not merge in-kernel; the split
     policy's fields show in the plan's work list instead."""
     return (cfg.block_m, cfg.block_n, cfg.num_stages, cfg.small_m, cfg.small_n, cfg.small_stages, cfg.num_warps,
-            cfg.fp8_dot, cfg.page_vector, cfg.max_registers, cfg.widen_v, cfg.merge_chunk if fused else 0)
+            cfg.fp8_dot, cfg.page_vector, cfg.max_registers, cfg.widen_v, cfg.merge_chunk if fused else 0,
+            cfg.fold_tail > 0)
 
 
 # The table, from the sweep in benchmarks/run_triton_sweep.py on an H200
@@ -167,21 +169,20 @@ def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
 #   128: 160 -> 109-145), so it is on in every entry. With it, prefill's
 #   128x128 tiles at 5 stages lead (two runs: 135.7 us on 4 x 512 on 1024,
 #   1347-1358 us on 1 x 8192, against 139.5 and 1434 for 128x64).
-# - A decode's tail folded into its other splits (fold_tail 4): every grid
-#   context is a power of two of cached keys plus the new token, so the split
-#   count by ceiling gave each split block a last split of one key (1 x 512,
-#   head 128: 5 programs of which one reads one key, and 4 partials to merge
-#   in-kernel; head 256: 3 splits, past the in-kernel merge, where 2 merge in
-#   it). To be measured against the unfolded plans ("unfolded tail") in the
-#   next grid.
+# - Not in the table yet, written and checked on the CPU: a decode's tail
+#   folded into its other splits (fold_tail). Every grid context is a power of
+#   two of cached keys plus the new token, so the split count by ceiling gives
+#   each split block a last split of one key (1 x 512, head 128: 5 programs of
+#   which one reads one key, and 5 partials to merge in-kernel; head 256: 3
+#   splits, past the in-kernel merge, where 2 would merge in it). The decode
+#   grid's "folded tail" variant measures it beside the table.
 DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=5,
                              num_warps=4, target_programs=132 * 3, min_split_tokens=256,
-                             fused_merge_max=640, short_split_tokens=128, short_programs=132, page_vector=True,
-                             fold_tail=4)
+                             fused_merge_max=640, short_split_tokens=128, short_programs=132, page_vector=True)
 FP8_DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=128, small_stages=5,
                                  num_warps=4, target_programs=132 * 3, min_split_tokens=256,
                                  fused_merge_max=768, short_split_tokens=128, short_programs=132, max_registers=168,
-                                 page_vector=True, fold_tail=4)
+                                 page_vector=True)
 FP8_DECODE_WIDE_V = replace(FP8_DECODE_CONFIG, widen_v=True)  # fp8_decode_widens' plans
 PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=5, small_m=0, small_n=0, small_stages=0,
                               num_warps=8, target_programs=132 * 4, min_split_tokens=512, page_vector=True)
@@ -499,6 +500,7 @@ class TritonAttnAdapter(Adapter):
             FP8_KV=fp8, DOT_F32=not q.is_cuda,
             FP8_DOT=fp8_dot,
             FUSED_MERGE=cfg.merge_chunk if fused else 0, PAGE_VEC=cfg.page_vector, WIDEN_V=widen_v,
+            DEAL_TILES=cfg.fold_tail > 0,
             num_warps=cfg.num_warps, num_stages=max(cfg.num_stages, cfg.small_stages),
             **({"maxnreg": cfg.max_registers} if cfg.max_registers and q.is_cuda else {}),
         )

@@ -172,7 +172,7 @@ def _attend_block(
     PAGE: tl.constexpr, BLOCK_N: tl.constexpr,
     HAS_SOFTCAP: tl.constexpr, HAS_WINDOW: tl.constexpr, HAS_SINK: tl.constexpr,
     NUM_STAGES: tl.constexpr, FP8_KV: tl.constexpr, DOT_F32: tl.constexpr, FP8_DOT: tl.constexpr,
-    FUSED_MERGE: tl.constexpr, PAGE_VEC: tl.constexpr, WIDEN_V: tl.constexpr,
+    FUSED_MERGE: tl.constexpr, PAGE_VEC: tl.constexpr, WIDEN_V: tl.constexpr, DEAL_TILES: tl.constexpr,
 ):
     """One (query block, KV split, KV head): the whole attention of that tile."""
     BLOCK_M: tl.constexpr = BLOCK_Q * G_PAD
@@ -222,12 +222,18 @@ def _attend_block(
     if HAS_WINDOW:
         lo = tl.maximum(ctx_len + q_first - window + 1, 0)
     lo = (lo // BLOCK_N) * BLOCK_N
-    # the range's tiles dealt out evenly (each split the floor or ceiling of tiles / nsplit, the longer
-    # ones last), so no split is left empty while another has two tiles more; the host may cut a
-    # decode in fewer splits than its tiles ask (triton_attn.KernelConfig.fold_tail)
-    n_tiles = tl.cdiv(hi - lo, BLOCK_N)
-    start = lo + (split * n_tiles // nsplit) * BLOCK_N
-    end = tl.minimum(lo + ((split + 1) * n_tiles // nsplit) * BLOCK_N, hi)
+    if DEAL_TILES:
+        # the range's tiles dealt out evenly (each split the floor or ceiling of tiles / nsplit, the
+        # longer ones last): the host cut a decode in fewer splits than its length in split_tokens
+        # asks (triton_attn.KernelConfig.fold_tail), and equal spans would leave the last one empty
+        n_tiles = tl.cdiv(hi - lo, BLOCK_N)
+        start = lo + (split * n_tiles // nsplit) * BLOCK_N
+        end = tl.minimum(lo + ((split + 1) * n_tiles // nsplit) * BLOCK_N, hi)
+    else:
+        # equal spans of whole tiles, the last split the remainder (splits of split_tokens keys)
+        span = tl.cdiv(tl.cdiv(hi - lo, nsplit), BLOCK_N) * BLOCK_N
+        start = lo + split * span
+        end = tl.minimum(start + span, hi)
     # whole tiles every row sees in full: keys <= the block's first query position
     if HAS_WINDOW:
         full_end = start
@@ -371,6 +377,7 @@ def paged_attention_kernel(
     FUSED_MERGE: tl.constexpr = 0,
     PAGE_VEC: tl.constexpr = False,  # read the block table once a page (or tile), not once a key
     WIDEN_V: tl.constexpr = False,  # fp8 cache, fp16 P.V dot: widen V where it is loaded (GPU, sm_89+)
+    DEAL_TILES: tl.constexpr = False,  # splits take the range's tiles dealt out evenly (see _attend_block)
 ):
     """Grid (work items, KV heads). A request with at most SMALL_Q new tokens
     takes the small-tile path (few rows, long context, split-KV); the others
@@ -397,7 +404,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V, DEAL_TILES)
     elif BLOCK_Q == 0:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
@@ -407,7 +414,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V, DEAL_TILES)
     elif q_len <= SMALL_Q:  # runtime: this request is a decode
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
@@ -417,7 +424,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, SMALL_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, SMALL_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, SMALL_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V, DEAL_TILES)
     else:
         _attend_block(
             q_ptr, k_ptr, v_ptr, out_ptr, part_acc_ptr, part_m_ptr, part_l_ptr, counter_ptr,
@@ -427,7 +434,7 @@ def paged_attention_kernel(
             stride_ot, stride_oh, stride_bt, stride_ps, stride_pt, stride_ph,
             sm_scale, soft_cap, window,
             G, G_PAD, BLOCK_Q, HEAD, HEAD_PAD, HEAD_V, HEAD_V_PAD, PAGE, BLOCK_N,
-            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V)
+            HAS_SOFTCAP, HAS_WINDOW, HAS_SINK, NUM_STAGES, FP8_KV, DOT_F32, FP8_DOT, FUSED_MERGE, PAGE_VEC, WIDEN_V, DEAL_TILES)
 
 
 @triton.jit

@@ -63,19 +63,21 @@ def test_triton_kernel_matches_reference(pname, kind):
 @needs_interpreter
 @pytest.mark.parametrize("pname", list(PARAMS))
 @pytest.mark.parametrize("fused", [False, True])
-def test_triton_kernel_folded_tail_matches_reference(pname, fused):
+@pytest.mark.parametrize("tokens, folded", [(16, 2), (8, 4)])
+def test_triton_kernel_folded_tail_matches_reference(pname, fused, tokens, folded):
     """fold_tail: 32 + 1 keys in 16-key splits are 2 splits (the new token's key dealt to the
-    last), not 3 with a last split of one key; the kernel deals the 3 tiles out as 1 and 2."""
+    last), not 3 with a last split of one key, and the kernel deals the 3 tiles out as 1 and 2;
+    in 8-key splits 4, not 5, over 3 tiles: one split has none (its partial is empty)."""
     from attn_select.backends.run.triton_attn import KernelConfig, TritonAttnAdapter
 
     cfg = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=16, small_stages=1, num_warps=4,
-                       target_programs=64, min_split_tokens=16, fused_merge_max=(1 << 30) if fused else 0,
+                       target_programs=64, min_split_tokens=tokens, fused_merge_max=(1 << 30) if fused else 0,
                        fold_tail=4)
     shape = Shape("decode", decodes=3, decode_context=32)
     err, plan = _check(TritonAttnAdapter, PARAMS[pname], shape, seed=5, cfg=cfg)
-    assert err < 1e-4 and plan.max_splits == 2 and (plan.counters is not None) == fused
+    assert err < 1e-4 and plan.max_splits == folded and (plan.counters is not None) == fused
     err, plan = _check(TritonAttnAdapter, PARAMS[pname], shape, seed=5, cfg=replace(cfg, fold_tail=0))
-    assert err < 1e-4 and plan.max_splits == 3
+    assert err < 1e-4 and plan.max_splits == folded + 1
 
 
 @needs_interpreter
@@ -519,10 +521,11 @@ def test_triton_decode_table_keeps_the_decodes_in_one_wave():
         work, red_tok, _, max_s = plan_work([1] * 32, [4097] * 32, 0, 4, 8, cfg)
         assert max_s == 1 and red_tok.numel() == 0 and work.shape[1] == 32
         _, red_tok, _, max_s = plan_work([1], [4097], 0, 4, 8, cfg)
-        # 256-key splits, the new token's key folded into the last: 8 x 16 = 128 programs (of 396 allowed)
-        assert max_s == 16 and red_tok.tolist() == [0]
-        assert plan_work([1], [4097], 0, 4, 8, replace(cfg, fold_tail=0))[3] == 17
-        assert plan_work([1], [4096 + 65], 0, 4, 8, cfg)[3] == 17  # a tail past a quarter split keeps its own
+        assert max_s == 17 and red_tok.tolist() == [0]  # 8 x 17 = 136 programs (of 396 allowed)
+        # fold_tail (not in the table yet): the new token's key folded into the last of 16 splits;
+        # a tail past a quarter split keeps its own
+        assert plan_work([1], [4097], 0, 4, 8, replace(cfg, fold_tail=4))[3] == 16
+        assert plan_work([1], [4096 + 65], 0, 4, 8, replace(cfg, fold_tail=4))[3] == 17
         _, _, _, max_s = plan_work([1] * 8, [32769] * 8, 0, 4, 8, cfg)
         assert max_s == 6  # 8 x 8 x 6 = 384 <= 396
     _, _, _, max_s = plan_work([1] * 32 + [512] * 4, [4097] * 32 + [1536] * 4, 32, 4, 8, MIXED_CONFIG)
@@ -545,24 +548,24 @@ def test_triton_table_merges_few_splits_in_kernel():
     assert not any(merges_in_kernel(c, 3, 128) for c in (MIXED_CONFIG, PREFILL_CONFIG))
 
 
-@pytest.mark.parametrize("n, kv, head_v, want, unfolded", [
-    (1, 8, 128, 4, 5),    # 1 request x 8 KV heads, 512 + 1 keys: 128-key splits, 32 programs
-    (8, 1, 128, 4, 5),    # 8 x 1 (GQA 8): the same 32 programs
-    (1, 8, 64, 4, 5),
-    (32, 1, 128, 4, 3),   # 32 rows: 4 x 32 = 128 programs within short_programs (unfolded: 160, past them)
-    (8, 8, 128, 2, 3),    # 64 rows: 256 programs, past short_programs: 256-key splits
-    (1, 8, 256, 2, 3),    # head 256: 4 splits would merge in a second launch (not measured so): 256-key splits
+@pytest.mark.parametrize("n, kv, head_v, want, folded", [
+    (1, 8, 128, 5, 4),    # 1 request x 8 KV heads, 512 + 1 keys: 128-key splits, 40 programs (folded: 32)
+    (8, 1, 128, 5, 4),    # 8 x 1 (GQA 8): the same 40 programs
+    (1, 8, 64, 5, 4),
+    (32, 1, 128, 3, 4),   # 32 rows: 160 programs past short_programs: 256-key splits (folded: 128 fit, 128-key)
+    (8, 8, 128, 3, 2),    # 64 rows: 320 programs (folded: 256), past short_programs: 256-key splits
+    (1, 8, 256, 3, 2),    # head 256: 5 splits would merge in a second launch (not measured so): 256-key splits
 ])
-def test_triton_table_cuts_short_contexts_finer_for_few_rows(n, kv, head_v, want, unfolded):
-    from attn_select.backends.run.triton_attn import DECODE_CONFIG, merges_in_kernel, plan_work
+def test_triton_table_cuts_short_contexts_finer_for_few_rows(n, kv, head_v, want, folded):
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG, plan_work
 
     _, red_tok, _, max_s = plan_work([1] * n, [513] * n, 0, 4, kv, DECODE_CONFIG, head_v=head_v)
-    assert max_s == want and red_tok.numel() == n and merges_in_kernel(DECODE_CONFIG, max_s, head_v)
-    # each split a whole tail of its own, as before fold_tail: one split more, of a single key
-    assert plan_work([1] * n, [513] * n, 0, 4, kv, replace(DECODE_CONFIG, fold_tail=0), head_v=head_v)[3] == unfolded
-    # a long context keeps 256-key splits (128-key ones would be 32, past the in-kernel merge)
+    assert max_s == want and red_tok.numel() == n
+    # fold_tail (not in the table yet): the new token's key in the last split, not one of its own
+    assert plan_work([1] * n, [513] * n, 0, 4, kv, replace(DECODE_CONFIG, fold_tail=4), head_v=head_v)[3] == folded
+    # a long context keeps 256-key splits (128-key ones would be 33, past the in-kernel merge)
     _, _, _, max_s = plan_work([1], [4097], 0, 4, 8, DECODE_CONFIG, head_v=head_v)
-    assert max_s == 16
+    assert max_s == 17
 
 
 @needs_interpreter
@@ -574,8 +577,8 @@ def test_triton_build_counts_in_kernel_merges_only_where_the_table_says():
     many = make_batch(Shape("decode", decodes=1, decode_context=4096), 16, "cpu", seed=1)
     p_few, p_many = a.build(few), a.build(many)
     assert p_few.cfg == p_many.cfg == DECODE_CONFIG
-    assert p_few.max_splits == 4 and p_few.counters is not None and "merged in-kernel" in a.kernel_name(p_few)
-    assert p_many.max_splits == 16 and p_many.counters is None and "merged in-kernel" not in a.kernel_name(p_many)
+    assert p_few.max_splits == 5 and p_few.counters is not None and "merged in-kernel" in a.kernel_name(p_few)
+    assert p_many.max_splits == 17 and p_many.counters is None and "merged in-kernel" not in a.kernel_name(p_many)
 
 
 def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg, max_splits=64):
