@@ -25,6 +25,7 @@ import re
 import typing
 from typing import Any, NamedTuple
 
+from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError
 from attn_select.selector.overrides import FIELDS, Overrides
 from attn_select.selector.vllm_names import dtype_error, human_readable_int, parse_max_model_len
@@ -238,7 +239,7 @@ def _lookup(name: str) -> _Option:
     if spellings:
         shown = ", ".join(spellings[:6]) + (", ..." if len(spellings) > 6 else "")
         raise UserError(f"{WHERE}: ambiguous option: {name[:_ECHO]} could match {shown}{_OWN_OPTIONS_FIRST}")
-    raise UserError(f"{WHERE}: unrecognized arguments: {name[:_ECHO]} (vLLM 0.33.0's vllm serve has no such "
+    raise UserError(f"{WHERE}: unrecognized arguments: {name[:_ECHO]} (vLLM {VLLM_VERSION}'s vllm serve has no such "
                     f"option{_OWN_OPTIONS_FIRST})")
 
 
@@ -371,7 +372,7 @@ def _check_bounds(opt: _Option, spelled: str, value: Any) -> None:
         return
     where, bounds = broken[0]
     want = " and ".join(f"{_SAID[op]} {n:g}" for op, n in bounds)
-    raise UserError(f"{WHERE}: argument {spelled}: {value[:_ECHO]!r} is refused by vLLM 0.33.0 ({where} must be "
+    raise UserError(f"{WHERE}: argument {spelled}: {value[:_ECHO]!r} is refused by vLLM {VLLM_VERSION} ({where} must be "
                     f"{want}); give a value in that range")
 
 

@@ -414,23 +414,26 @@ def _model_facts(
         _check_text_config_kept(data, hf.model_type, where)
     notes: list[str] = [n for n in (remote_note, base_note) if n]
     text = _text_view(given, hf, where, notes, data)
+    # The registry's Transformers backend loads auto_map's remote AutoModel classes (trusted) from
+    # the model folder; one whose module file is not there loads nothing (a warning), as if unnamed
+    auto_map = hf.get("auto_map")
+    unloadable: dict[str, str] = {}
+    if engine == "vllm" and trust_remote_code and isinstance(auto_map, dict):
+        for key, ref in auto_map.items():
+            missing = missing_remote_module(ref, code_folder) if str(key).startswith("AutoModel") else None
+            if missing:
+                unloadable[key] = missing
+        auto_map = {k: v for k, v in auto_map.items() if k not in unloadable}
     # ModelConfig.__post_init__ asks the registry for the model class first:
     # the architecture vLLM reports, and the registered one whose model file
     # builds it (GPT2ForTokenClassification: GPT2LMHeadModel's, converted)
-    # the registry's Transformers backend loads auto_map's remote AutoModel classes from the model
-    # folder; one whose module file is not there loads nothing (a warning), as if it were not named
-    auto_map = hf.get("auto_map")
-    unloadable = [] if engine != "vllm" or not isinstance(auto_map, dict) else [
-        f"{k} ({missing_remote_module(v, code_folder)})" for k, v in auto_map.items()
-        if str(k).startswith("AutoModel") and missing_remote_module(v, code_folder)]
-    if unloadable:
-        auto_map = {k: v for k, v in auto_map.items() if not any(u.startswith(f"{k} (") for u in unloadable)}
     try:
         arch, model_arch = resolve_architecture(list(archs), auto_map, trust_remote_code or engine != "vllm")
     except UserError as exc:
         if unloadable:
-            raise UserError(f"{exc}; auto_map's remote {', '.join(unloadable)} is not in {code_folder}, so vLLM "
-                            f"{VLLM_VERSION} loads no model class from it: put the file beside config.json") from None
+            named = ", ".join(f"{k} ({f})" for k, f in unloadable.items())
+            raise UserError(f"{exc}; auto_map's remote {named} is not in {code_folder}, so vLLM {VLLM_VERSION} "
+                            "loads no model class from it: put the file beside config.json") from None
         if engine != "sglang":
             raise
         # SGLang's own model registry decides what it serves (selector/sglang), not vLLM's: an

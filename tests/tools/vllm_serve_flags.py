@@ -10,19 +10,21 @@ python is there. Each line of the table is one option of the parser: how many
 values it takes (argparse's nargs: 0, 1, ?, +) and its option strings.
 
 The second table, the value bounds, comes from the numeric constraints
-(pydantic ``Field(ge=, gt=, le=, lt=)``) on vLLM's config classes, each kept
-only where vLLM itself was seen to enforce it for a plain model: a
-``vllm serve``-parsed line with a value just past the bound fails in
-``EngineArgs.create_engine_config()`` with that class's ValidationError, and
-the value at the bound passes. Bounds on configs a plain line never builds
-(LoRA without --enable-lora, multimodal on a text model) are left out, since
-vLLM does not check them there. Probing takes a minute or two.
+(pydantic ``Field(ge=, gt=, le=, lt=)``) on vLLM's config classes: those of
+the field an option's dest names, and those vLLM's own ValidationError names
+when a numeric option is given -2, -1, 0 or a huge value (--spec-tokens sets
+SpeculativeConfig.num_speculative_tokens). Each is kept only where vLLM was
+seen to enforce it for a plain model: a ``vllm serve``-parsed line with a
+value just past the bound fails in ``EngineArgs.create_engine_config()`` with
+that bound's error, and the value at the bound raises none for that field.
+Bounds on configs a plain line never builds (LoRA without --enable-lora,
+multimodal on a text model) are left out, since vLLM does not check them
+there. The third table is argparse's choices. Probing takes a minute or two.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
