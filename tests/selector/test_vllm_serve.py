@@ -115,10 +115,11 @@ _PROBE_VALUES = ("0", "1", "-1", "2", "0.5", "1.5", "65536", "2k", "1.5K", "1_00
 @pytest.mark.vllm
 @pytest.mark.slow
 def test_noted_option_values_are_refused_where_vllm_refuses_them():
-    """Every option with value bounds or a numeric converter, and no Overrides
-    field of its own (those check their values themselves): attn-select refuses
-    the line exactly where vLLM's parser or its engine config does (a pydantic
-    ValidationError); a failure of vLLM's for another reason is not compared."""
+    """Every option with value bounds, a numeric converter or a list of choices,
+    and no Overrides field of its own (those check their values themselves):
+    attn-select refuses the line exactly where vLLM's parser or its engine
+    config does (a pydantic ValidationError for a field's bound); a failure of
+    vLLM's for another reason is not compared."""
     import json
 
     fields = vllm_serve._field_by_option()
