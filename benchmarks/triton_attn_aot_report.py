@@ -59,7 +59,7 @@ def compile_config(cfg, fp8: bool, path: str, heads=(32, 8), head=128, page=16, 
                  BLOCK_Q=bq, BLOCK_N=cfg.block_n if bq else 0, NUM_STAGES=cfg.num_stages if bq else 0,
                  SMALL_Q=sq, SMALL_N=cfg.small_n if sq else 0, SMALL_STAGES=cfg.small_stages if sq else 0,
                  FP8_KV=fp8, DOT_F32=False, FP8_DOT=cfg.fp8_dot, FUSED_MERGE=cfg.merge_chunk if fused else 0,
-                 PAGE_VEC=cfg.page_vector, WIDEN_V=cfg.widen_v and fp8, DEAL_TILES=cfg.fold_tail > 0)
+                 PAGE_VEC=cfg.page_vector, WIDEN_V=cfg.widen_v and fp8, DEAL_TILES=cfg.deals_tiles)
     sig.update({k: "constexpr" for k in const})
     names = list(sig)
     # what the launcher specialises on real tensors: 16-byte aligned pointers, strides divisible by 16

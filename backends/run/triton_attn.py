@@ -79,6 +79,12 @@ class KernelConfig:
     # for a single key. Not in the table yet: the decode grid's "folded tail" variant measures it
     fold_tail: int = 0
 
+    @property
+    def deals_tiles(self) -> bool:
+        """Whether the kernel deals a block's tiles out evenly over its splits (``DEAL_TILES``):
+        a folded plan has fewer splits than equal spans of its split length would fill."""
+        return self.fold_tail > 0
+
 
 def merges_in_kernel(cfg: KernelConfig, max_splits: int, head_v: int) -> bool:
     """Whether a plan cut in up to ``max_splits`` merges its splits in the attention launch."""
@@ -118,7 +124,7 @@ def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
     policy's fields show in the plan's work list instead."""
     return (cfg.block_m, cfg.block_n, cfg.num_stages, cfg.small_m, cfg.small_n, cfg.small_stages, cfg.num_warps,
             cfg.fp8_dot, cfg.page_vector, cfg.max_registers, cfg.widen_v, cfg.merge_chunk if fused else 0,
-            cfg.fold_tail > 0)
+            cfg.deals_tiles)
 
 
 # The table, from the sweep in benchmarks/run_triton_sweep.py on an H200
@@ -500,7 +506,7 @@ class TritonAttnAdapter(Adapter):
             FP8_KV=fp8, DOT_F32=not q.is_cuda,
             FP8_DOT=fp8_dot,
             FUSED_MERGE=cfg.merge_chunk if fused else 0, PAGE_VEC=cfg.page_vector, WIDEN_V=widen_v,
-            DEAL_TILES=cfg.fold_tail > 0,
+            DEAL_TILES=cfg.deals_tiles,
             num_warps=cfg.num_warps, num_stages=max(cfg.num_stages, cfg.small_stages),
             **({"maxnreg": cfg.max_registers} if cfg.max_registers and q.is_cuda else {}),
         )
