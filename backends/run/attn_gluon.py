@@ -499,7 +499,9 @@ def attn_gluon_prefill_kernel(
     gl.thread_barrier()
 
     if PINGPONG:
-        # the default partition (4 warps, the launch's) produces; each half is a 4-warp worker
+        # the default partition (4 warps, the launch's) produces; each half is a 4-warp worker. The two
+        # argument tuples differ only in ME, yet stay written out: Triton 3.6's Gluon frontend does not
+        # build one tuple of these (shared-memory and barrier handles) to extend (the sm_90 compile fails)
         gl.warp_specialize([
             (_produce, (kv_desc, k_s, v_s, k_ready, v_ready, empty, bt_row, start, n, last_key, col,
                         PAGE, BLOCK_N, STAGES)),
