@@ -95,8 +95,10 @@ def _variants(fp8: bool, head: int):
     always = replace(base, fused_merge_max=1 << 30)
     return [
         # a decode's last split of at most a quarter split's keys folded into the others, the kernel
-        # dealing the tiles out evenly (1 x 512 + 1: 4 splits of 128 keys, not 5 with one of 1 key)
-        ("folded tail", replace(T, fold_tail=4)),
+        # dealing the tiles out evenly (1 x 512 + 1: 4 splits of 128 keys, not 5 with one of 1 key):
+        # never, and at any program count (the bf16 table folds past 132 split programs)
+        ("tail unfolded", replace(T, fold_tail=0)),
+        ("folded tail", replace(T, fold_tail=4, fold_programs=0)),
         ("two launches", replace(base, fused_merge_max=0)),
         ("in-kernel merge", always),
         ("in-kernel, 128-key splits", replace(always, min_split_tokens=128)),

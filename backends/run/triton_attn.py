@@ -74,10 +74,11 @@ class KernelConfig:
     widen_v: bool = False
     # a decode whose last split would hold at most 1 / fold_tail of a split's keys is cut in one split
     # fewer, that tail dealt to the others (0: never; the kernel then deals each block's tiles out
-    # evenly, DEAL_TILES). A decode reads its cached context and its new token: 512 + 1 keys in
-    # 128-key splits are 4 splits and a fifth of one key otherwise, a program and a partial to merge
-    # for a single key. Not in the table yet: the decode grid's "folded tail" variant measures it
+    # evenly, DEAL_TILES), when the plan cut the usual way has more than fold_programs split programs.
+    # A decode reads its cached context and its new token: 512 + 1 keys in 128-key splits are 4
+    # splits and a fifth of one key otherwise, a program and a partial to merge for a single key
     fold_tail: int = 0
+    fold_programs: int = 0
 
     @property
     def deals_tiles(self) -> bool:
@@ -175,16 +176,23 @@ def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
 #   128: 160 -> 109-145), so it is on in every entry. With it, prefill's
 #   128x128 tiles at 5 stages lead (two runs: 135.7 us on 4 x 512 on 1024,
 #   1347-1358 us on 1 x 8192, against 139.5 and 1434 for 128x64).
-# - Not in the table yet, written and checked on the CPU: a decode's tail
-#   folded into its other splits (fold_tail). Every grid context is a power of
-#   two of cached keys plus the new token, so the split count by ceiling gives
-#   each split block a last split of one key (1 x 512, head 128: 5 programs of
-#   which one reads one key, and 5 partials to merge in-kernel; head 256: 3
-#   splits, past the in-kernel merge, where 2 would merge in it). The decode
-#   grid's "folded tail" variant measures it beside the table.
+# - A decode's tail folded into its other splits (fold_tail; the decode grid's
+#   "folded tail" variant, 2026-12-07 on an H100, BENCHMARKS.md "The folded
+#   tail"). Every grid context is a power of two of cached keys plus the new
+#   token, so the split count by ceiling gives each split block a last split
+#   of one key. Folding it is faster where the plan has more split programs
+#   than the 132 SMs (one of them then waits for a second round): 32 / 8 heads
+#   1 x 4096, 17 splits, 136 programs: 14.19 -> 13.63 us; 8 x 512, 192:
+#   13.37 -> 12.50; 8 / 1 heads 128 x 512, 384: 21.09 -> 20.27; head 256
+#   8 / 1 128 x 512 at page 64 38.3 -> 33.3. With fewer programs every one
+#   runs at once and the step lasts as long as the longest: folding makes
+#   that longer (1 x 512: 40 programs, 8 of them one key, become 32 of 2 or
+#   3 tiles: 8.56 -> 9.37 us; head 256 1 x 512 12.0 -> 14.0). Hence
+#   fold_programs 132: the plan folds only past one program an SM.
 DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=5,
                              num_warps=4, target_programs=132 * 3, min_split_tokens=256,
-                             fused_merge_max=640, short_split_tokens=128, short_programs=132, page_vector=True)
+                             fused_merge_max=640, short_split_tokens=128, short_programs=132, page_vector=True,
+                             fold_tail=4, fold_programs=132)
 FP8_DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=128, small_stages=5,
                                  num_warps=4, target_programs=132 * 3, min_split_tokens=256,
                                  fused_merge_max=768, short_split_tokens=128, short_programs=132, max_registers=168,
@@ -288,14 +296,9 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     n_blocks = [1 if sm else -(-q // bq) for q, sm in zip(ql, small)]
     base = (sum(small) if any(small) else sum(n_blocks)) * num_kv_heads
     cap = min(max(1, cfg.target_programs // max(1, base)), max_splits)
-    nsplit = _splits(sl, small, n_blocks, cap, cfg.min_split_tokens, cfg.fold_tail)
-    if cfg.short_split_tokens and head_v:
-        fine = _splits(sl, small, n_blocks, cap, cfg.short_split_tokens, cfg.fold_tail)
-        most = max(fine, default=1)
-        if (most > max(nsplit, default=1) and merges_in_kernel(cfg, most, head_v)
-                and sum(f for f, sm, nb in zip(fine, small, n_blocks) if sm or nb == 1) * num_kv_heads
-                <= cfg.short_programs):
-            nsplit = fine
+    nsplit = _split_counts(sl, small, n_blocks, cap, cfg, head_v, num_kv_heads, 0)
+    if cfg.fold_tail and _split_programs(nsplit, small, n_blocks, num_kv_heads) > cfg.fold_programs:
+        nsplit = _split_counts(sl, small, n_blocks, cap, cfg, head_v, num_kv_heads, cfg.fold_tail)
     # partial rows: every token of a split request gets one, requests in order
     split_q = [q if ns > 1 else 0 for q, ns in zip(ql, nsplit)]
     part_base = [0, *accumulate(split_q)]
@@ -307,6 +310,25 @@ def plan_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int, c
     red_token = array("i", [t for r, n in enumerate(split_q) if n for t in range(q_first[r], q_first[r] + n)])
     red_nsplit = array("i", [ns for n, ns in zip(split_q, nsplit) if n for _ in range(n)])
     return work, _int32(red_token), _int32(red_nsplit), max(nsplit, default=1)
+
+
+def _split_counts(sl: list[int], small: list[bool], n_blocks: list[int], cap: int, cfg: KernelConfig,
+                  head_v: int, num_kv_heads: int, fold_tail: int) -> list[int]:
+    """Splits per request: ``min_split_tokens``-key splits, or ``short_split_tokens``-key ones
+    where those merge in-kernel and their programs stay within ``short_programs``."""
+    nsplit = _splits(sl, small, n_blocks, cap, cfg.min_split_tokens, fold_tail)
+    if cfg.short_split_tokens and head_v:
+        fine = _splits(sl, small, n_blocks, cap, cfg.short_split_tokens, fold_tail)
+        most = max(fine, default=1)
+        if (most > max(nsplit, default=1) and merges_in_kernel(cfg, most, head_v)
+                and _split_programs(fine, small, n_blocks, num_kv_heads) <= cfg.short_programs):
+            return fine
+    return nsplit
+
+
+def _split_programs(nsplit: list[int], small: list[bool], n_blocks: list[int], num_kv_heads: int) -> int:
+    """The programs of the requests a plan may split (decodes and single-block requests)."""
+    return sum(ns for ns, sm, nb in zip(nsplit, small, n_blocks) if sm or nb == 1) * num_kv_heads
 
 
 def _splits(seq_lens: list[int], small: list[bool], n_blocks: list[int], cap: int, tokens: int,

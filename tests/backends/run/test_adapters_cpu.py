@@ -520,12 +520,15 @@ def test_triton_decode_table_keeps_the_decodes_in_one_wave():
     for cfg in (DECODE_CONFIG, FP8_DECODE_CONFIG):
         work, red_tok, _, max_s = plan_work([1] * 32, [4097] * 32, 0, 4, 8, cfg)
         assert max_s == 1 and red_tok.numel() == 0 and work.shape[1] == 32
+        # 8 x 17 = 136 programs (of 396 allowed), the last of one key. The bf16 table folds that key
+        # into the last of 16 splits (136 programs are past fold_programs 132); fp8's has no fold
         _, red_tok, _, max_s = plan_work([1], [4097], 0, 4, 8, cfg)
-        assert max_s == 17 and red_tok.tolist() == [0]  # 8 x 17 = 136 programs (of 396 allowed)
-        # fold_tail (not in the table yet): the new token's key folded into the last of 16 splits;
+        assert max_s == (16 if cfg is DECODE_CONFIG else 17) and red_tok.tolist() == [0]
+        assert plan_work([1], [4097], 0, 4, 8, replace(cfg, fold_tail=0))[3] == 17
         # a tail past a quarter split keeps its own
-        assert plan_work([1], [4097], 0, 4, 8, replace(cfg, fold_tail=4))[3] == 16
         assert plan_work([1], [4096 + 65], 0, 4, 8, replace(cfg, fold_tail=4))[3] == 17
+        # 7 KV heads: 119 programs, within one an SM: not folded
+        assert plan_work([1], [4097], 0, 4, 7, DECODE_CONFIG)[3] == 17
         _, _, _, max_s = plan_work([1] * 8, [32769] * 8, 0, 4, 8, cfg)
         assert max_s == 6  # 8 x 8 x 6 = 384 <= 396
     _, _, _, max_s = plan_work([1] * 32 + [512] * 4, [4097] * 32 + [1536] * 4, 32, 4, 8, MIXED_CONFIG)
@@ -553,7 +556,8 @@ def test_triton_table_merges_few_splits_in_kernel():
     (8, 1, 128, 5, 4),    # 8 x 1 (GQA 8): the same 40 programs
     (1, 8, 64, 5, 4),
     (32, 1, 128, 3, 4),   # 32 rows: 160 programs past short_programs: 256-key splits (folded: 128 fit, 128-key)
-    (8, 8, 128, 3, 2),    # 64 rows: 320 programs (folded: 256), past short_programs: 256-key splits
+    (8, 8, 128, 2, 2),    # 64 rows: 320 programs, past short_programs: 256-key splits, 3 of them, 192
+                          # programs past fold_programs: the one-key tail folded (the fine cut: 256 programs)
     (1, 8, 256, 3, 2),    # head 256: 5 splits would merge in a second launch (not measured so): 256-key splits
 ])
 def test_triton_table_cuts_short_contexts_finer_for_few_rows(n, kv, head_v, want, folded):
@@ -561,11 +565,13 @@ def test_triton_table_cuts_short_contexts_finer_for_few_rows(n, kv, head_v, want
 
     _, red_tok, _, max_s = plan_work([1] * n, [513] * n, 0, 4, kv, DECODE_CONFIG, head_v=head_v)
     assert max_s == want and red_tok.numel() == n
-    # fold_tail (not in the table yet): the new token's key in the last split, not one of its own
-    assert plan_work([1] * n, [513] * n, 0, 4, kv, replace(DECODE_CONFIG, fold_tail=4), head_v=head_v)[3] == folded
-    # a long context keeps 256-key splits (128-key ones would be 33, past the in-kernel merge)
+    # folded at any program count: the new token's key in the last split, not one of its own
+    always = replace(DECODE_CONFIG, fold_programs=0)
+    assert plan_work([1] * n, [513] * n, 0, 4, kv, always, head_v=head_v)[3] == folded
+    # a long context keeps 256-key splits (128-key ones would be 33, past the in-kernel merge); 17
+    # of them on 8 KV heads are 136 programs, folded into 16
     _, _, _, max_s = plan_work([1], [4097], 0, 4, 8, DECODE_CONFIG, head_v=head_v)
-    assert max_s == 17
+    assert max_s == 16
 
 
 @needs_interpreter
@@ -578,7 +584,7 @@ def test_triton_build_counts_in_kernel_merges_only_where_the_table_says():
     p_few, p_many = a.build(few), a.build(many)
     assert p_few.cfg == p_many.cfg == DECODE_CONFIG
     assert p_few.max_splits == 5 and p_few.counters is not None and "merged in-kernel" in a.kernel_name(p_few)
-    assert p_many.max_splits == 17 and p_many.counters is None and "merged in-kernel" not in a.kernel_name(p_many)
+    assert p_many.max_splits == 16 and p_many.counters is None and "merged in-kernel" not in a.kernel_name(p_many)
 
 
 def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg, max_splits=64):
@@ -590,7 +596,10 @@ def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg,
     base = int(small.sum() if bool(small.any()) else n_blocks.sum()) * num_kv_heads
     want = max(1, cfg.target_programs // max(1, base))
     by_len = (seq_lens + cfg.min_split_tokens - 1) // cfg.min_split_tokens
-    if cfg.fold_tail:  # a decode's tail of at most a 1 / fold_tail split joins the split before
+    cut = torch.where(splittable, by_len.clamp(max=min(want, max_splits)).clamp(min=1), torch.ones_like(n_blocks))
+    if cfg.fold_tail and int(cut[splittable].sum()) * num_kv_heads > cfg.fold_programs:
+        # a decode's tail of at most a 1 / fold_tail split joins the split before, once the plan
+        # cut without folding has more split programs than fold_programs
         tail = seq_lens - (by_len - 1) * cfg.min_split_tokens
         by_len = torch.where(small & (by_len > 1) & (tail <= cfg.min_split_tokens // cfg.fold_tail), by_len - 1, by_len)
     nsplit = torch.where(splittable, by_len.clamp(max=min(want, max_splits)).clamp(min=1), torch.ones_like(n_blocks))
@@ -621,7 +630,8 @@ def test_triton_work_list_matches_its_vectorized_definition_on_random_batches():
         seq = q + torch.tensor([rng.randint(0, 9000) for _ in range(n)])
         cfg = KernelConfig(block_m=64, block_n=64, num_stages=1, small_m=16, small_n=64, small_stages=1,
                            num_warps=4, target_programs=rng.choice([1, 64, 528, 4096]),
-                           min_split_tokens=rng.choice([16, 256, 1 << 20]), fold_tail=rng.choice([0, 2, 4]))
+                           min_split_tokens=rng.choice([16, 256, 1 << 20]), fold_tail=rng.choice([0, 2, 4]),
+                           fold_programs=rng.choice([0, 8, 132, 1 << 20]))
         block_q, small_q = rng.choice([0, 16, 64]), rng.choice([0, 1, 2, 4])
         if block_q == 0:  # a decode-only config is only given decode batches
             q = q.clamp(max=max(small_q, 1))
