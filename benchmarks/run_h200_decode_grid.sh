@@ -6,10 +6,11 @@
 # .gpu (FlashInfer) and .gpu-vllm (vLLM's FA3 build); the results come back in $OUT/grid.tar.gz.
 #   CALL_S=560 SWEEP_S=300 bash benchmarks/run_h200_decode_grid.sh [TAG ...]
 # The whole grid with every variant takes about 380 s of timing: past one call beside the warm-up.
-# GRID_ARGS (e.g. "--heads 256") limits the grid; SKIP_EXTRA=1 leaves out the fp8 and prefill parts; FP8_S
-# (default 80) bounds the fp8 part's timing. VARIANTS (labels of run_decode_grid.variants, comma separated,
-# "none" for the table alone) limits what is timed beside the table; with several TAGs every part is
-# measured once a tag, one after the other, on the one warm-up (repeat runs: "run3 run3r").
+# GRID_ARGS (e.g. "--heads 256") limits the grid; SKIP_EXTRA=1 leaves out the fp8 and prefill parts,
+# SKIP_MIXED=1 the prefill and mixed part alone; FP8_S (default 80) bounds the fp8 part's timing. VARIANTS
+# (labels of run_decode_grid.variants, comma separated, "none" for the table alone) limits what is timed
+# beside the table; with several TAGs every part is measured once a tag, one after the other, on the one
+# warm-up (repeat runs: "run3 run3r").
 set -u
 tags=${*:-run1}
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
@@ -37,10 +38,12 @@ for tag in $tags; do
     timeout $(( ${FP8_S:-80} + 20 )) python3 $S --phase sweep --tag $tag --out $R $FP8 --max-seconds ${FP8_S:-80} ${VARIANTS:+--variants "$VARIANTS"} \
       > $R/sweep-fp8-$tag.log 2>&1
     el "sweep fp8 exit $?"
-    mkdir -p $R/mixed-$tag
-    timeout 80 python3 benchmarks/run_triton_sweep.py --phase sweep --cases $PM --out $R/mixed-$tag \
-      > $R/mixed-$tag.log 2>&1; el "prefill, mixed exit $?"
+    if [ -z "${SKIP_MIXED:-}" ]; then
+      mkdir -p $R/mixed-$tag
+      timeout 80 python3 benchmarks/run_triton_sweep.py --phase sweep --cases $PM --out $R/mixed-$tag \
+        > $R/mixed-$tag.log 2>&1; el "prefill, mixed exit $?"
+    fi
   fi
   tail -n 3 $R/sweep-$tag.log $R/sweep-fp8-$tag.log | cut -c1-250
-  grep -h "best " $R/mixed-$tag.log | cut -c1-250
+  grep -hs "best " $R/mixed-$tag.log | cut -c1-250
 done
