@@ -100,6 +100,10 @@ def _variants(fp8: bool, head: int):
         ("tail unfolded", replace(T, fold_tail=0)),
         ("folded tail", replace(T, fold_tail=4, fold_programs=0)),
         ("two launches", replace(base, fused_merge_max=0)),
+        # finer splits at any context (the table's merge rule: in-kernel up to 5 splits of head 128, else a
+        # second launch): where the plan leaves SMs idle, a step lasts as long as its longest program
+        ("128-key splits", replace(T, min_split_tokens=128, short_split_tokens=0)),
+        ("64-key splits", replace(T, min_split_tokens=64, short_split_tokens=0)),
         ("in-kernel merge", always),
         ("in-kernel, 128-key splits", replace(always, min_split_tokens=128)),
         ("in-kernel, 512-key splits", replace(always, min_split_tokens=512)),
