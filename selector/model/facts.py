@@ -37,6 +37,7 @@ from attn_select.selector.model.model_level import (
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, check_kv_cache_scheme, model_hook_quant
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import LAX_INT, parse_raw
+from attn_select.selector.model.remote_code import missing_module_file, remote_module_problem
 from attn_select.selector.model.layer_build import check_layer_build
 from attn_select.selector.model.vllm_registry import dropped_note, resolve_architecture, transformers_backend
 from attn_select.selector.model_facts import (
@@ -258,28 +259,20 @@ def model_facts(
         raise wrong_kind(where, exc, "transformers and vLLM") from None
 
 
-def missing_remote_module(ref: object, code_folder: Path | None) -> str | None:
-    """The module file an auto_map reference ``module.Class`` names, when
-    ``code_folder`` is a local model folder that does not hold it (transformers'
-    get_class_from_dynamic_module reads it from there: "does not appear to
-    have a file named ..."); None when it is there, or cannot be checked here
-    (a Hugging Face id, another repo's ``repo--module.Class``)."""
-    if code_folder is None or not isinstance(ref, str) or "--" in ref or ref.count(".") != 1:
-        return None
-    module = ref.split(".")[0] + ".py"
-    return None if (code_folder / module).is_file() else module
-
-
 def _remote_config_file_present(auto_map: dict, where: str, code_folder: Path | None) -> None:
     """With --trust-remote-code transformers loads auto_map's AutoConfig from the
-    model folder: a module file that is not there is vLLM's OSError."""
+    model folder, and vLLM lets its failure through: a module file that is not
+    there (OSError), not Python (SyntaxError) or without the class (AttributeError)."""
     ref = auto_map.get("AutoConfig")
-    missing = missing_remote_module(ref, code_folder)
-    if missing:
-        raise UserError(f"{where}: {code_folder} does not appear to have a file named {missing} (config.json's "
-                        f"auto_map names the remote AutoConfig {shown(ref)}, which vLLM {VLLM_VERSION} loads from "
-                        f"the model folder with --trust-remote-code); put {missing} beside config.json, or leave "
-                        "AutoConfig out of auto_map")
+    problem = remote_module_problem(ref, code_folder)
+    if not problem:
+        return
+    file = f"{str(ref).split('.')[0]}.py"
+    said = (f"{code_folder} does not appear to have a file named {file}" if missing_module_file(problem)
+            else problem)
+    raise UserError(f"{where}: {said} (config.json's auto_map names the remote AutoConfig {shown(ref)}, which "
+                    f"vLLM {VLLM_VERSION} loads from the model folder with --trust-remote-code); put a {file} "
+                    "that defines it beside config.json, or leave AutoConfig out of auto_map")
 
 
 def _check_config_class(data: object, where: str, trust_remote_code: bool,
@@ -415,14 +408,15 @@ def _model_facts(
     notes: list[str] = [n for n in (remote_note, base_note) if n]
     text = _text_view(given, hf, where, notes, data)
     # The registry's Transformers backend loads auto_map's remote AutoModel classes (trusted) from
-    # the model folder; one whose module file is not there loads nothing (a warning), as if unnamed
+    # the model folder; one that does not load there (no file, not Python, no such class) loads
+    # nothing (a warning), as if unnamed
     auto_map = hf.get("auto_map")
     unloadable: dict[str, str] = {}
     if engine == "vllm" and trust_remote_code and isinstance(auto_map, dict):
         for key, ref in auto_map.items():
-            missing = missing_remote_module(ref, code_folder) if str(key).startswith("AutoModel") else None
-            if missing:
-                unloadable[key] = missing
+            problem = remote_module_problem(ref, code_folder) if str(key).startswith("AutoModel") else None
+            if problem:
+                unloadable[key] = problem
         auto_map = {k: v for k, v in auto_map.items() if k not in unloadable}
     # ModelConfig.__post_init__ asks the registry for the model class first:
     # the architecture vLLM reports, and the registered one whose model file
@@ -431,9 +425,9 @@ def _model_facts(
         arch, model_arch = resolve_architecture(list(archs), auto_map, trust_remote_code or engine != "vllm")
     except UserError as exc:
         if unloadable:
-            named = ", ".join(f"{k} ({f})" for k, f in unloadable.items())
-            raise UserError(f"{exc}; auto_map's remote {named} is not in {code_folder}, so vLLM {VLLM_VERSION} "
-                            "loads no model class from it: put the file beside config.json") from None
+            named = "; ".join(f"{k}: {why}" for k, why in unloadable.items())
+            raise UserError(f"{exc}; auto_map's remote {named}, so vLLM {VLLM_VERSION} loads no model class "
+                            "from it: put a file that defines it beside config.json") from None
         if engine != "sglang":
             raise
         # SGLang's own model registry decides what it serves (selector/sglang), not vLLM's: an

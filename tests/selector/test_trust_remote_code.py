@@ -122,22 +122,54 @@ def _folder(tmp_path: Path, config: dict, code: bool = True) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("config, missing, words", [
-    (ORION, "configuration_orion.py", "does not appear to have a file named configuration_orion.py"),
-    (REMOTE_MODEL_ONLY, "modeling_foo.py", "are not supported for now.*AutoModelForCausalLM \\(modeling_foo.py\\) "
-                                           "is not in"),
+@pytest.mark.parametrize("config, module, content, words", [
+    (ORION, "configuration_orion.py", None, "does not appear to have a file named configuration_orion.py"),
+    (ORION, "configuration_orion.py", "", "configuration_orion.py in .* defines no OrionConfig"),
+    (ORION, "configuration_orion.py", "class OrionConfig(:\n", "configuration_orion.py in .* is not valid Python"),
+    (REMOTE_MODEL_ONLY, "modeling_foo.py", None,
+     "are not supported for now.*AutoModelForCausalLM: there is no modeling_foo.py in"),
+    (REMOTE_MODEL_ONLY, "modeling_foo.py", "def FooForCausalLM_():\n    class FooForCausalLM:\n        pass\n",
+     "are not supported for now.*AutoModelForCausalLM: modeling_foo.py in .* defines no FooForCausalLM"),
+    (REMOTE_MODEL_ONLY, "modeling_foo.py", "x\0", "AutoModelForCausalLM: modeling_foo.py in .* is not valid Python"),
 ])
-def test_a_local_folder_holds_the_remote_code_its_auto_map_names(tmp_path, capsys, config, missing, words):
+def test_a_local_folder_holds_the_remote_code_its_auto_map_names(tmp_path, capsys, config, module, content, words):
     """transformers loads auto_map's classes from the model folder: with --trust-remote-code a named
-    module file that is not there fails vLLM's load (AutoConfig: OSError; AutoModel: no class, so
-    the architecture is not supported). A Hugging Face id is not checked (vLLM downloads the files)."""
+    module file that is not there, is not Python or does not define the class fails vLLM's load
+    (AutoConfig: OSError, SyntaxError, AttributeError; AutoModel: no class, so the architecture is
+    not supported). A Hugging Face id is not checked (vLLM downloads the files)."""
     folder = _folder(tmp_path, config)
     assert run(capsys, "explain", folder, "--device", "h100", "--trust-remote-code")[0] == 0
-    (folder / missing).unlink()
+    if content is None:
+        (folder / module).unlink()
+    else:
+        (folder / module).write_bytes(content.encode())
     rc, out, err = run(capsys, "explain", folder, "--device", "h100", "--trust-remote-code")
-    assert rc == 2 and not out and len(err.strip().splitlines()) == 1
+    assert rc == 2 and not out and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert __import__("re").search(words, err), err
     assert facts_from_path(folder, name="m", capability=H100, trust_remote_code=True, from_hub_cache=True)
+
+
+@pytest.mark.parametrize("source", [
+    "from .common import OrionConfig\n",
+    "import transformers as OrionConfig\n",
+    "try:\n    from fast import OrionConfig\nexcept ImportError:\n    OrionConfig = dict\n",
+    "if True:\n    class OrionConfig(dict):\n        pass\n",
+    "from .common import *\n",
+    "def __getattr__(name):\n    return dict\n",
+    "globals()['OrionConfig'] = dict\n",
+    "OrionConfig: type = dict\n",
+])
+def test_a_remote_module_that_may_bind_the_class_is_taken(tmp_path, source):
+    """Read, never run: any top-level binding of the name, in any branch, or a way of binding it
+    at run time the statements do not show, counts as defining it."""
+    from attn_select.selector.model.remote_code import remote_module_problem
+
+    (tmp_path / "configuration_orion.py").write_text(source)
+    assert remote_module_problem("configuration_orion.OrionConfig", tmp_path) is None
+    (tmp_path / "configuration_orion.py").write_text(source.replace("OrionConfig", "Other"))
+    expected = None if ("*" in source or "__getattr__" in source or "globals" in source) else "defines no"
+    got = remote_module_problem("configuration_orion.OrionConfig", tmp_path)
+    assert (got is None) if expected is None else expected in got
 
 
 def test_explain_refuses_in_one_line_and_takes_the_flag(tmp_path, capsys):
@@ -203,6 +235,19 @@ def _vllm_cases() -> list[tuple[dict, str | None]]:
         ({"name": "remote AutoModel only", "config": REMOTE_MODEL_ONLY}, "are not supported for now"),
         ({"name": "remote AutoModel only, trusted, its file not shipped", "config": REMOTE_MODEL_ONLY,
           "trust_remote_code": True}, "are not supported for now"),
+        *[({"name": f"remote AutoModel only, trusted, its file {what}", "config": REMOTE_MODEL_ONLY,
+            "trust_remote_code": True, "files": {"modeling_foo.py": source}}, refusal)
+          for what, source, refusal in (
+              ("empty", "", "are not supported for now"),
+              ("not Python", "def (:\n", "are not supported for now"),
+              ("with another class", "from transformers import PreTrainedModel\n\n\nclass Bar(PreTrainedModel):\n"
+                                     "    pass\n", "are not supported for now"),
+              ("with the class", "from transformers import PreTrainedModel\n\n\n"
+                                 "class FooForCausalLM(PreTrainedModel):\n    pass\n", None))],
+        *[({"name": f"orion trusted, its configuration file {what}", "config": ORION, "trust_remote_code": True,
+            "files": {"configuration_orion.py": source, "modeling_orion.py": ""}}, refusal)
+          for what, source, refusal in (("empty", "", "has no attribute 'OrionConfig'"),
+                                        ("not Python", "def (:\n", "SyntaxError"))],
         ({"name": "auto_map a list", "config": {**REMOTE_MODEL_ONLY, "architectures": ["LlamaForCausalLM"],
                                                 "auto_map": ["AutoConfig"]}}, "list indices must be integers"),
         ({"name": "auto_map a string, trusted", "trust_remote_code": True, "config": {
