@@ -23,6 +23,7 @@ from typing import Any, Mapping
 
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, cut, shown
+from attn_select.selector.model.hf_max_len_defaults import MAX_LEN_ALIASES, MAX_LEN_DEFAULTS
 from attn_select.selector.model.hf_types import declared
 
 # classes whose __post_init__ sets a partial_rotary_factor default
@@ -381,19 +382,33 @@ _MAX_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_l
                  "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
 
 
+def _length_attrs(attrs: Mapping[str, Any], model_type: str) -> dict[str, Any]:
+    """getattr(hf_text_config, key) for each length key: config.json's value, else
+    the config class's default (hf_max_len_defaults; LlamaConfig's
+    max_position_embeddings is 2048), through the class's attribute_map aliases."""
+    aliases = MAX_LEN_ALIASES.get(model_type, {})
+    own = dict(MAX_LEN_DEFAULTS.get(model_type, {}))
+    # the class's own names first, then the aliases that write them (set after __init__'s arguments)
+    for key in sorted({*_MAX_LEN_KEYS, *aliases.values()}, key=lambda k: k in aliases):
+        if key in attrs:
+            own[aliases.get(key, key)] = attrs[key]
+    return {k: own.get(aliases.get(k, k)) for k in _MAX_LEN_KEYS}
+
+
 def derived_max_len(attrs: Mapping[str, Any], model_type: str) -> tuple[str, float, Any] | None:
     """(key, length, model_max_length) as vLLM 0.33.0's _get_and_verify_max_len
     derives the model's maximum length from hf_text_config: the smallest
-    length key (model_max_length when set), times the rope factor, a float.
-    None where the config gives no length key (the config class's default
-    decides: not modelled) or a value this cannot follow
-    (check_max_len_factor refuses the bad ones)."""
-    known = [(k, attrs.get(k)) for k in _MAX_LEN_KEYS
-             if isinstance(attrs.get(k), (int, float)) and not isinstance(attrs.get(k), bool)]
+    length key (model_max_length when set), times the rope factor, a float,
+    the config class's defaults standing in for the keys config.json leaves
+    out. None where neither gives a length key (a model type whose class is
+    not known here) or a value this cannot follow (check_max_len_factor
+    refuses the bad ones)."""
+    lengths = _length_attrs(attrs, model_type)
+    known = [(k, v) for k, v in lengths.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if not known:
         return None
     key, derived = min(known, key=lambda kv: kv[1])
-    override = attrs.get("model_max_length")
+    override = lengths.get("model_max_length")
     if override:
         if not isinstance(override, (int, float)) or isinstance(override, bool):
             return None

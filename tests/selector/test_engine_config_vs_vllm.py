@@ -597,9 +597,22 @@ _MAX_LEN_CONFIGS = {
         "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 64, "num_hidden_layers": 2,
         "intermediate_size": 512, "vocab_size": 1024, "max_position_embeddings": 2048, "torch_dtype": "bfloat16",
         "rope_scaling": {"rope_type": "linear", "factor": 8.0}},
+    # no length key in config.json: the config class's default (hf_max_len_defaults)
+    "llama, no length key": {k: v for k, v in _SMALL_LLAMA.items() if k != "max_position_embeddings"},
+    "gpt2, no length key": {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 256,
+                            "n_head": 4, "n_layer": 2, "vocab_size": 1024, "torch_dtype": "bfloat16"},
+    "gpt2, max_position_embeddings (its n_positions)": {
+        "architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 256, "n_head": 4, "n_layer": 2,
+        "vocab_size": 1024, "torch_dtype": "bfloat16", "max_position_embeddings": 4096},
+    "qwen2, no length key": {**{k: v for k, v in _SMALL_LLAMA.items() if k != "max_position_embeddings"},
+                             "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2"},
+    "gemma3 text, no length key": {
+        "architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_size": 256,
+        "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 64, "num_hidden_layers": 2,
+        "intermediate_size": 512, "vocab_size": 1024, "torch_dtype": "bfloat16"},
 }
 MAX_LEN_CASES = {f"{name} max_model_len {m}": (config, m) for name, config in _MAX_LEN_CONFIGS.items()
-                 for m in (1024, 2048, 2049, 4097, 16385, 100_001)}
+                 for m in (1024, 2048, 2049, 4097, 16385, 32769, 100_001, 131073)}
 
 
 @pytest.fixture(scope="module")

@@ -31,8 +31,56 @@ def test_the_smallest_length_key_times_a_factor_not_already_applied():
     assert _derived({**LLAMA, "model_max_length": 16384}) == ("model_max_length", 16384.0, 16384)
 
 
+def test_the_config_class_default_stands_in_for_a_length_config_json_leaves_out():
+    """vLLM reads the lengths off the built config object: LlamaConfig's max_position_embeddings
+    defaults to 2048, GPT2Config's n_positions to 1024 (max_position_embeddings is its alias)."""
+    no_length = {k: v for k, v in LLAMA.items() if k != "max_position_embeddings"}
+    assert _derived(no_length) == ("max_position_embeddings", 2048.0, None)
+    assert _derived({**no_length, "seq_length": 4096}) == ("max_position_embeddings", 2048.0, None)
+    assert _derived({**no_length, "seq_length": 1024}) == ("seq_length", 1024.0, None)
+    gpt2 = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "n_embd": 256, "n_head": 4, "n_layer": 2,
+            "vocab_size": 100}
+    # both names read n_positions; vLLM names the first of its keys with the smallest length
+    assert _derived(gpt2) == ("max_position_embeddings", 1024.0, None)
+    assert _derived({**gpt2, "n_positions": 512}) == ("max_position_embeddings", 512.0, None)
+    assert _derived({**gpt2, "max_position_embeddings": 4096}) == ("max_position_embeddings", 4096.0, None)
+    with pytest.raises(EngineConfigRefusal, match="max_position_embeddings=2048.0"):
+        check_max_model_len(model_facts(no_length, name="m"), 4096)
+
+
+def test_generated_defaults_are_the_classes_by_their_own_names():
+    from attn_select.selector.model.hf_max_len_defaults import MAX_LEN_ALIASES, MAX_LEN_DEFAULTS
+
+    assert len(MAX_LEN_DEFAULTS) > 250 and MAX_LEN_DEFAULTS["llama"] == {"max_position_embeddings": 2048}
+    # an alias is never stored under its own name, and what it reads is
+    for model_type, aliases in MAX_LEN_ALIASES.items():
+        own = MAX_LEN_DEFAULTS.get(model_type, {})
+        assert not set(aliases) & set(own), model_type
+    assert MAX_LEN_DEFAULTS["rwkv"] == {"context_length": 1024}
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_generated_defaults_are_vllms_config_classes():
+    import subprocess
+    from pathlib import Path
+
+    from .model_oracle_client import vllm_python
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([vllm_python(), str(root / "tests" / "tools" / "hf_max_len_defaults.py")],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    stored = (root / "selector" / "model" / "hf_max_len_defaults.py").read_text(encoding="utf-8")
+    assert out.stdout == stored, "regenerate selector/model/hf_max_len_defaults.py with tests/tools/hf_max_len_defaults.py"
+
+
 def test_not_derived_where_the_class_or_the_tokenizer_decides():
-    assert _derived({k: v for k, v in LLAMA.items() if k != "max_position_embeddings"}) is None
+    # a model type whose config class is not known here (the checkpoint's own code)
+    remote = {**{k: v for k, v in LLAMA.items() if k != "max_position_embeddings"}, "model_type": "orion_x"}
+    from attn_select.selector.model.hf_rope import derived_max_len
+
+    assert derived_max_len(remote, "orion_x") is None
     assert _derived({**LLAMA, "sliding_window": 1024}, disable_sliding_window=True) is None
     assert model_facts(LLAMA, name="m", pooling_config=True).derived_max_len is None
 
