@@ -37,7 +37,7 @@ from attn_select.selector.model.model_level import (
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, check_kv_cache_scheme, model_hook_quant
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import LAX_INT, parse_raw
-from attn_select.selector.model.remote_code import missing_module_file, remote_module_problem
+from attn_select.selector.model.remote_code import remote_module_problem
 from attn_select.selector.model.layer_build import check_layer_build
 from attn_select.selector.model.vllm_registry import dropped_note, resolve_architecture, transformers_backend
 from attn_select.selector.model_facts import (
@@ -265,14 +265,11 @@ def _remote_config_file_present(auto_map: dict, where: str, code_folder: Path | 
     there (OSError), not Python (SyntaxError) or without the class (AttributeError)."""
     ref = auto_map.get("AutoConfig")
     problem = remote_module_problem(ref, code_folder)
-    if not problem:
-        return
-    file = f"{str(ref).split('.')[0]}.py"
-    said = (f"{code_folder} does not appear to have a file named {file}" if missing_module_file(problem)
-            else problem)
-    raise UserError(f"{where}: {said} (config.json's auto_map names the remote AutoConfig {shown(ref)}, which "
-                    f"vLLM {VLLM_VERSION} loads from the model folder with --trust-remote-code); put a {file} "
-                    "that defines it beside config.json, or leave AutoConfig out of auto_map")
+    if problem:
+        raise UserError(f"{where}: {problem} (config.json's auto_map names the remote AutoConfig {shown(ref)}, "
+                        f"which vLLM {VLLM_VERSION} loads from the model folder with --trust-remote-code); put a "
+                        f"{str(ref).split('.')[0]}.py that defines it beside config.json, or leave AutoConfig out "
+                        "of auto_map")
 
 
 def _check_config_class(data: object, where: str, trust_remote_code: bool,

@@ -24,7 +24,8 @@ _MAX_MODULE_BYTES = 4 << 20
 
 def remote_module_problem(ref: object, code_folder: Path | None) -> str | None:
     """What stops auto_map's ``module.Class`` loading from ``code_folder``, as a
-    phrase ("there is no modeling_x.py in F", "modeling_x.py in F is not valid
+    phrase (transformers' "F does not appear to have a file named modeling_x.py",
+    "modeling_x.py in F is not valid
     Python (...)", "modeling_x.py in F defines no X"); None when it loads as far
     as can be told here, or is not checked (no local folder, a Hugging Face id,
     another repository's ``repo--module.Class``)."""
@@ -33,7 +34,7 @@ def remote_module_problem(ref: object, code_folder: Path | None) -> str | None:
     module, cls = ref.split(".")
     path = code_folder / f"{module}.py"
     if not path.is_file():
-        return f"there is no {module}.py in {code_folder}"
+        return f"{code_folder} does not appear to have a file named {module}.py"
     try:
         if path.stat().st_size > _MAX_MODULE_BYTES:
             return None
@@ -49,11 +50,6 @@ def remote_module_problem(ref: object, code_folder: Path | None) -> str | None:
     except RecursionError:
         return None
     return None if bound else f"{module}.py in {code_folder} defines no {cls}"
-
-
-def missing_module_file(problem: str | None) -> bool:
-    """Whether a remote_module_problem phrase is the file not being there."""
-    return bool(problem) and problem.startswith("there is no ")
 
 
 def _binds(body: list[ast.stmt], name: str) -> bool:

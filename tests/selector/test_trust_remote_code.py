@@ -127,7 +127,7 @@ def _folder(tmp_path: Path, config: dict, code: bool = True) -> Path:
     (ORION, "configuration_orion.py", "", "configuration_orion.py in .* defines no OrionConfig"),
     (ORION, "configuration_orion.py", "class OrionConfig(:\n", "configuration_orion.py in .* is not valid Python"),
     (REMOTE_MODEL_ONLY, "modeling_foo.py", None,
-     "are not supported for now.*AutoModelForCausalLM: there is no modeling_foo.py in"),
+     "are not supported for now.*AutoModelForCausalLM: .* does not appear to have a file named modeling_foo.py"),
     (REMOTE_MODEL_ONLY, "modeling_foo.py", "def FooForCausalLM_():\n    class FooForCausalLM:\n        pass\n",
      "are not supported for now.*AutoModelForCausalLM: modeling_foo.py in .* defines no FooForCausalLM"),
     (REMOTE_MODEL_ONLY, "modeling_foo.py", "x\0", "AutoModelForCausalLM: modeling_foo.py in .* is not valid Python"),
