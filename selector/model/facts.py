@@ -259,7 +259,7 @@ def model_facts(
         raise wrong_kind(where, exc, "transformers and vLLM") from None
 
 
-def _remote_config_file_present(auto_map: dict, where: str, code_folder: Path | None) -> None:
+def _remote_config_loads(auto_map: dict, where: str, code_folder: Path | None) -> None:
     """With --trust-remote-code transformers loads auto_map's AutoConfig from the
     model folder, and vLLM lets its failure through: a module file that is not
     there (OSError), not Python (SyntaxError) or without the class (AttributeError)."""
@@ -305,7 +305,7 @@ def _check_config_class(data: object, where: str, trust_remote_code: bool,
         if remote and trust_remote_code and isinstance(auto_map, dict) and model_type not in VLLM_CONFIG_REGISTRY:
             # AutoConfig takes the remote class over transformers' own when trusted
             # (vLLM's registered classes count as local code, and it never passes trust for them)
-            _remote_config_file_present(auto_map, where, code_folder)
+            _remote_config_loads(auto_map, where, code_folder)
             return (f"with --trust-remote-code transformers loads auto_map's remote AutoConfig "
                     f"({shown(auto_map.get('AutoConfig'))}) in place of its own class for model_type {model_type}; "
                     "attn-select reads config.json through transformers' class, taking the remote one to read the "
@@ -325,7 +325,7 @@ def _check_config_class(data: object, where: str, trust_remote_code: bool,
         return None
     if remote:
         if isinstance(auto_map, dict):
-            _remote_config_file_present(auto_map, where, code_folder)
+            _remote_config_loads(auto_map, where, code_folder)
         return (f"model_type {model_type} has no config class in transformers 5.20 or vLLM {VLLM_VERSION}: with "
                 "--trust-remote-code vLLM loads auto_map's remote AutoConfig; its fields are read here as "
                 "config.json gives them")

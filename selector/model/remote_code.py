@@ -63,13 +63,7 @@ def _binds(body: list[ast.stmt], name: str) -> bool:
         if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
                 alias.name == "*" or (alias.asname or alias.name.split(".")[0]) == name for alias in node.names):
             return True
-        targets = {ast.Assign: lambda n: n.targets, ast.AnnAssign: lambda n: [n.target],
-                   ast.AugAssign: lambda n: [n.target], ast.For: lambda n: [n.target],
-                   ast.AsyncFor: lambda n: [n.target],
-                   ast.With: lambda n: [i.optional_vars for i in n.items if i.optional_vars is not None],
-                   ast.AsyncWith: lambda n: [i.optional_vars for i in n.items if i.optional_vars is not None],
-                   }.get(type(node), lambda n: [])(node)
-        if any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t)):
+        if any(isinstance(n, ast.Name) and n.id == name for t in _targets(node) for n in ast.walk(t)):
             return True
         nested = [getattr(node, f, None) or [] for f in ("body", "orelse", "finalbody")]
         nested += [h.body for h in getattr(node, "handlers", ())]  # try / try*
@@ -77,6 +71,17 @@ def _binds(body: list[ast.stmt], name: str) -> bool:
         if any(_binds(b, name) for b in nested):
             return True
     return False
+
+
+def _targets(node: ast.stmt) -> list[ast.expr]:
+    """What a statement assigns to (names, tuples of names, attributes, subscripts)."""
+    if isinstance(node, ast.Assign):
+        return node.targets
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        return [node.target]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [i.optional_vars for i in node.items if i.optional_vars is not None]
+    return []
 
 
 def _binds_dynamically(tree: ast.Module, name: str) -> bool:
