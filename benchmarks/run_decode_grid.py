@@ -425,10 +425,15 @@ def main() -> None:
     ap.add_argument("--batches", default=None, help="comma list of batch sizes (default: 1,8,32,128,256)")
     ap.add_argument("--contexts", default=None, help="comma list of cached tokens (default: 512,4096,32768)")
     ap.add_argument("--variants", default=None,
-                    help="comma list of variant labels to time beside the table ('none': the table alone)")
+                    help="variant labels to time beside the table, comma separated, or semicolon separated "
+                         "when a label has a comma ('none': the table alone)")
     a = ap.parse_args()
     global ONLY
-    ONLY = None if a.variants is None else frozenset(v.strip() for v in a.variants.split(",")) - {"none"}
+    sep = ";" if a.variants and ";" in a.variants else ","
+    ONLY = None if a.variants is None else frozenset(v.strip() for v in a.variants.split(sep)) - {"none"}
+    unknown = (ONLY or frozenset()) - {label for fp8 in (False, True) for h in HEADS for label, _ in _variants(fp8, h)}
+    if unknown:  # a misspelt label would otherwise time the table alone, and say nothing
+        ap.error(f"unknown variant labels: {sorted(unknown)}")
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     heads = tuple(int(x) for x in a.heads.split(",")) if a.heads else HEADS

@@ -8,9 +8,10 @@
 # The whole grid with every variant takes about 380 s of timing: past one call beside the warm-up.
 # GRID_ARGS (e.g. "--heads 256") limits the grid; SKIP_EXTRA=1 leaves out the fp8 and prefill parts,
 # SKIP_MIXED=1 the prefill and mixed part alone; FP8_S (default 80) bounds the fp8 part's timing. VARIANTS
-# (labels of run_decode_grid.variants, comma separated, "none" for the table alone) limits what is timed
+# (labels of run_decode_grid.variants, comma or semicolon separated, "none" for the table alone) limits what is timed
 # beside the table; with several TAGs every part is measured once a tag, one after the other, on the one
-# warm-up (repeat runs: "run3 run3r").
+# warm-up (repeat runs: "run3 run3r"). A later call on the same warm machine skips the warm-up unless
+# REWARM=1 (other variants or GRID_ARGS than the call that warmed it).
 set -u
 tags=${*:-run1}
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
@@ -22,7 +23,7 @@ trap 'tar -czf $OUT/grid.tar.gz -C $(dirname $R) $(basename $R)' EXIT
 S=benchmarks/run_decode_grid.py
 FP8="--heads 128 --gqa 32/8 --pages 16 --kv-cache-dtypes fp8"
 PM=prefill/auto,prefill8k/auto,mixed/auto
-if [ ! -f $R/.warm ]; then
+if [ ! -f $R/.warm ] || [ -n "${REWARM:-}" ]; then
   for i in $(seq 0 15); do timeout ${WARM_S:-170} python3 $S --phase warm --part $i/16 ${GRID_ARGS:-} ${VARIANTS:+--variants "$VARIANTS"} > $R/warm-$i.log 2>&1 & done
   wait; el "warm bf16"
   for i in 0 1 2 3; do timeout 60 python3 $S --phase warm --part $i/4 $FP8 ${VARIANTS:+--variants "$VARIANTS"} > $R/warm-fp8-$i.log 2>&1 & done
