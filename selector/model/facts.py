@@ -14,12 +14,7 @@ from attn_select.selector.errors import WRONG_KIND, UserError, shown, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
-from attn_select.selector.model.hf_models import (
-    VLLM_CONFIG_REGISTRY,
-    base_model_class,
-    keeps_text_config_dict,
-    top_level_config_type,
-)
+from attn_select.selector.model.hf_models import base_model_class, keeps_text_config_dict
 from attn_select.selector.model.hf_rope import check_max_len_factor, derived_max_len
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_types import check_declared, declared
@@ -37,6 +32,7 @@ from attn_select.selector.model.model_level import (
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, check_kv_cache_scheme, model_hook_quant
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import LAX_INT, parse_raw
+from attn_select.selector.model.config_class import SGLANG_LOADER, VLLM_LOADER, check_config_class
 from attn_select.selector.model.remote_code import remote_module_problem
 from attn_select.selector.model.layer_build import check_layer_build
 from attn_select.selector.model.vllm_registry import dropped_note, resolve_architecture, transformers_backend
@@ -259,86 +255,6 @@ def model_facts(
         raise wrong_kind(where, exc, "transformers and vLLM") from None
 
 
-def _remote_config_loads(auto_map: dict, where: str, code_folder: Path | None) -> None:
-    """With --trust-remote-code transformers loads auto_map's AutoConfig from the
-    model folder, and vLLM lets its failure through: a module file that is not
-    there (OSError), not Python (SyntaxError) or without the class (AttributeError)."""
-    ref = auto_map.get("AutoConfig")
-    problem = remote_module_problem(ref, code_folder)
-    if problem:
-        raise UserError(f"{where}: {problem} (config.json's auto_map names the remote AutoConfig {shown(ref)}, "
-                        f"which vLLM {VLLM_VERSION} loads from the model folder with --trust-remote-code); put a "
-                        f"{str(ref).split('.')[0]}.py that defines it beside config.json, or leave AutoConfig out "
-                        "of auto_map")
-
-
-def _check_config_class(data: object, where: str, trust_remote_code: bool,
-                        code_folder: Path | None = None) -> str | None:
-    """vLLM's get_config (HFConfigParser) loads a model_type it has no class
-    for through transformers' AutoConfig. AutoConfig.from_pretrained takes
-    auto_map's remote AutoConfig when config.json's model_type has no class
-    of its own (transformers' CONFIG_MAPPING, where vLLM registers its
-    _CONFIG_REGISTRY first): vLLM passes trust_remote_code=False unless
-    --trust-remote-code is given, and resolve_trust_remote_code then raises.
-    Without a remote AutoConfig the model type is refused (with
-    --trust-remote-code too). Trusted, the config is read here as
-    transformers' generic config (as that remote class is taken to keep
-    config.json's fields), and the returned note says so."""
-    if not isinstance(data, dict):
-        return None
-    model_type = data.get("model_type")
-    auto_map = data.get("auto_map")
-    remote = isinstance(auto_map, (dict, list, str)) and "AutoConfig" in auto_map
-    archs = data.get("architectures")
-    first = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else None
-    if (model_type is None and first in _MODEL_TYPE_OF_ARCH) or model_type in _MODEL_TYPE_OF_ARCH.values():
-        return None  # get_config builds the class vLLM names for the architecture, no AutoConfig
-    if remote and not isinstance(auto_map, dict):
-        try:
-            auto_map["AutoConfig"]  # type: ignore[index]
-        except TypeError as exc:  # AutoConfig.from_pretrained reads the class reference so, whatever the model type
-            raise UserError(f"{where}: auto_map is {shown(auto_map)}, not a mapping: transformers' AutoConfig reads "
-                            f"auto_map['AutoConfig'] from it, which fails (TypeError: {exc}), so vLLM "
-                            f"{VLLM_VERSION} cannot load the config; write auto_map as a mapping of auto classes to "
-                            "'module.Class' references, or leave it out") from None
-    if isinstance(model_type, str) and model_type and top_level_config_type(model_type):
-        if remote and trust_remote_code and isinstance(auto_map, dict) and model_type not in VLLM_CONFIG_REGISTRY:
-            # AutoConfig takes the remote class over transformers' own when trusted
-            # (vLLM's registered classes count as local code, and it never passes trust for them)
-            _remote_config_loads(auto_map, where, code_folder)
-            return (f"with --trust-remote-code transformers loads auto_map's remote AutoConfig "
-                    f"({shown(auto_map.get('AutoConfig'))}) in place of its own class for model_type {model_type}; "
-                    "attn-select reads config.json through transformers' class, taking the remote one to read the "
-                    "same fields")
-        return None
-    if remote and not trust_remote_code:
-        ref = auto_map.get("AutoConfig") if isinstance(auto_map, dict) else None
-        named = f", {ref}" if isinstance(ref, str) else ""
-        what = (f"model_type {model_type}" if isinstance(model_type, str) and model_type
-                else "a config with no model_type")
-        raise UserError(f"{where}: The repository contains custom code which must be executed to correctly load the "
-                        f"model (config.json's auto_map names a remote AutoConfig{named}, and {what} has no config "
-                        f"class in transformers 5.20 or vLLM {VLLM_VERSION}); vLLM runs it "
-                        "only with trust_remote_code: pass --trust-remote-code (attn-select runs no model code either "
-                        "way, and then reads config.json's fields as given)")
-    if not isinstance(model_type, str) or not model_type:
-        return None
-    if remote:
-        if isinstance(auto_map, dict):
-            _remote_config_loads(auto_map, where, code_folder)
-        return (f"model_type {model_type} has no config class in transformers 5.20 or vLLM {VLLM_VERSION}: with "
-                "--trust-remote-code vLLM loads auto_map's remote AutoConfig; its fields are read here as "
-                "config.json gives them")
-    raise UserError(f"{where}: The checkpoint you are trying to load has model type `{model_type}` but Transformers "
-                    f"does not recognize this architecture (neither transformers 5.20, which vLLM {VLLM_VERSION} "
-                    "installs, nor vLLM has a config class for it, and config.json's auto_map names no remote "
-                    "AutoConfig)")
-
-
-# get_config's _ARCHITECTURE_TO_MODEL_TYPE: a config with no model_type gets its class from the architecture
-_MODEL_TYPE_OF_ARCH = {"LongcatFlashForCausalLM": "longcat_flash", "LongcatFlashNgramForCausalLM": "longcat_flash"}
-
-
 def _check_text_config_kept(data: object, model_type: str, where: str) -> None:
     """A text config class (Ministral3Config, LlamaConfig, ...) keeps a
     config.json text_config as the dict it is, so get_text_config() returns
@@ -394,8 +310,9 @@ def _model_facts(
 ) -> ModelFacts:
     if not isinstance(tp, int) or tp < 1:
         raise UserError(f"tensor parallel size must be a positive integer, got {tp!r}")
-    remote_note = (_check_config_class(data, where, trust_remote_code, code_folder)
-                   if engine == "vllm" and not mistral_format else None)
+    remote_note = (None if mistral_format else
+                   check_config_class(data, where, trust_remote_code, code_folder,
+                                      SGLANG_LOADER if engine == "sglang" else VLLM_LOADER))
     data, base_note = _fill_architectures(data, where, engine)
     given = parse_raw(data, where)
     archs = given["architectures"]

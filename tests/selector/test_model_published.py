@@ -149,8 +149,9 @@ def test_a_model_type_no_config_class_knows_is_refused_without_a_remote_autoconf
             "q_lora_rank": 256, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64,
             "n_routed_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 128}
     assert not any("remote" in n for n in model_facts(kimi, name="k", capability=Capability(9, 0)).notes)
-    # SGLang's reading is not this one's
-    assert model_facts(config, name="x", engine="sglang").groups
+    # SGLang's get_config asks transformers' AutoConfig too (tests/selector/test_sglang_config_class.py)
+    with pytest.raises(UserError, match="which SGLang 0.5.23 installs"):
+        model_facts(config, name="x", engine="sglang")
 
 
 def test_a_text_config_under_a_text_class_is_refused_as_vllm_refuses_it():
