@@ -7,9 +7,10 @@ projection of ``intermediate_size``). A config that fails there never
 serves, whatever the attention selection would be.
 
 Checked for the model files named below only (Llama, Mistral, Qwen2, Qwen3,
-Gemma, Gemma-2, Granite, Mixtral, OLMo-2, Phi-3, Qwen2-MoE, Qwen3-MoE: each
-part checked against vLLM's own build); other model files read other fields
-or build other modules.
+Gemma, Gemma-2, Granite, Mixtral, OLMo-2, Phi-3, Qwen2-MoE, Qwen3-MoE; the
+rope type and rope_theta also for Cohere2, EXAONE-4, MiniCPM3 and OLMo-3:
+each part checked against vLLM's own build); other model files read other
+fields or build other modules.
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ _ROPE_THETA = LLAMA_STYLE | {"GemmaForCausalLM", "Gemma2ForCausalLM", "GraniteFo
 _ROPE_SCALING = _ROPE_THETA - {"Olmo2ForCausalLM", "Phi3ForCausalLM"}
 # ... and the rotated fraction, partial_rotary_factor (OLMo-2's rope reads none)
 _ROPE_PARTIAL = _ROPE_THETA - {"Olmo2ForCausalLM"}
+# model files whose get_rope takes the config's rope type and rope_theta, beyond those above (seen refusing an
+# unknown type and a rope_theta that is not a number in vLLM's own build)
+_ROPE_TYPE_ONLY = frozenset({"Cohere2ForCausalLM", "Exaone4ForCausalLM", "MiniCPM3ForCausalLM", "Olmo3ForCausalLM"})
+# get_rope's scaling types, and the legacy names patch_legacy_rope_type renames to one of them
+_GET_ROPE_TYPES = frozenset({
+    "default", "bailing_mrope", "proportional", "llama3", "mllama4", "linear", "ntk", "dynamic", "yarn",
+    "deepseek_yarn", "deepseek_llama_scaling", "longrope", "openpangu", "su", "mrope", "telechat3-yarn"})
 # a dense MLP (or Mixtral's experts) of intermediate_size split across the ranks in every layer; the MoE
 # layers of Qwen2-MoE / Qwen3-MoE read moe_intermediate_size instead
 _MLP_SPLIT = LLAMA_STYLE | {"GemmaForCausalLM", "Gemma2ForCausalLM", "GraniteForCausalLM", "MixtralForCausalLM",
@@ -42,7 +50,9 @@ def _number(value: Any) -> bool:
 
 def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str) -> None:
     """A user error where vLLM fails building this model's decoder layers."""
-    if arch in _ROPE_THETA:
+    if arch in _ROPE_SCALING or arch in _ROPE_TYPE_ONLY:
+        _check_rope_type(attrs, where)
+    if arch in _ROPE_THETA or arch in _ROPE_TYPE_ONLY:
         _check_rope(attrs, where, scaling=arch in _ROPE_SCALING, partial=arch in _ROPE_PARTIAL)
     if arch in _MLP_SPLIT:
         _check_mlp_split(attrs, tp, where)
@@ -64,6 +74,23 @@ def _rope_dict(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
     if attrs.get("partial_rotary_factor") is not None:
         rope.setdefault("partial_rotary_factor", attrs["partial_rotary_factor"])
     return rope
+
+
+def _check_rope_type(attrs: Mapping[str, Any], where: str) -> None:
+    """get_rope raises for a scaling type it has no embedding class for
+    (transformers only warns on loading); a dual-chunk config takes its own
+    embedding whatever the type."""
+    rope = _rope_dict(attrs)
+    if rope is None or attrs.get("dual_chunk_attention_config") is not None:
+        return
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    if isinstance(rope_type, str) and rope_type in _GET_ROPE_TYPES:
+        return
+    raise UserError(f"{where}: the rope scaling type is {shown(rope_type)}, which vLLM's rotary embedding does not "
+                    f"know (get_rope: ValueError: Unknown RoPE scaling type {rope_type}), so vLLM {VLLM_VERSION} "
+                    "cannot build the model's attention layers: use one of "
+                    f"{', '.join(sorted(_GET_ROPE_TYPES - {'su', 'mrope', 'telechat3-yarn'}))}, or leave "
+                    "rope_scaling out")
 
 
 def _check_rope(attrs: Mapping[str, Any], where: str, scaling: bool, partial: bool) -> None:

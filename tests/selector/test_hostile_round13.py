@@ -1,0 +1,111 @@
+"""Round 13 of the hostile-config campaign against vLLM 0.33.0 (mutated
+config.json files of 29 real bases, compared with vLLM's own model build):
+the rope scaling type and rope_theta that vLLM's get_rope cannot build with.
+Each case is a unit test and a differential case run through vLLM's own code
+(tests/selector/model_oracle.py; marker ``vllm``, skipped without a vLLM
+0.33.0 python)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from attn_select.selector.config import Capability
+from attn_select.selector.errors import UserError
+from attn_select.selector.model.facts import model_facts
+
+from .model_oracle_client import facts_agreeing_with_vllm, run_model_oracle
+from .test_model_vs_vllm import _cases
+
+H100 = Capability(9, 0)
+UNKNOWN = "Unknown RoPE scaling type"
+NOT_A_NUMBER = "rope_theta is"
+
+
+def _base(name: str, layers: int = 4) -> dict:
+    """A test_model_vs_vllm case's config, cut to a few layers (so vLLM builds it quickly)."""
+    config = copy.deepcopy(next(c for c in _cases() if c["name"] == name)["config"])
+    text = config["text_config"] if isinstance(config.get("text_config"), dict) else config
+    old = text.get("num_hidden_layers")
+    if isinstance(old, int) and old > layers:
+        text["num_hidden_layers"] = layers
+        if isinstance(text.get("layer_types"), list) and len(text["layer_types"]) == old:
+            text["layer_types"] = text["layer_types"][:layers]
+        if isinstance(text.get("first_k_dense_replace"), int) and text["first_k_dense_replace"] >= layers:
+            text["first_k_dense_replace"] = 1
+    return config
+
+
+def _text(config: dict, **fields) -> dict:
+    """``config`` with these fields set where its text model reads them."""
+    config = copy.deepcopy(config)
+    text = config["text_config"] if isinstance(config.get("text_config"), dict) else config
+    text.update(fields)
+    return config
+
+
+WEIRD = {"rope_type": "weird", "factor": 2.0}
+# (name, base, fields set on its text config, vLLM's refusal: a piece of its error, or None when it builds)
+CASES = [
+    (f"{base} rope_scaling weird", base, {"rope_scaling": WEIRD}, UNKNOWN) for base in (
+        "profile llama-3.1-8b", "profile mistral-7b", "profile qwen3-8b", "profile qwen3-30b-a3b",
+        "profile gemma-2-9b", "qwen2.5-0.5b like", "mixtral 8x7b-like", "gemma-2b like (MQA)",
+        "llava-1.5 like (text_config llama)", "cohere2 command-r7b-like", "exaone4 like", "minicpm3-4b like")
+] + [
+    ("llama rope_parameters weird", "profile llama-3.1-8b",
+     {"rope_scaling": None, "rope_parameters": {"rope_type": "weird", "rope_theta": 500000.0}}, UNKNOWN),
+    # olmo3's model file looks the type up itself: a KeyError, a refusal all the same
+    ("olmo3 rope_scaling weird", "olmo3 like", {"rope_scaling": WEIRD}, "weird"),
+    ("llama legacy type su, read as longrope", "profile llama-3.1-8b",
+     {"rope_scaling": {"type": "su", "short_factor": [1.0] * 64, "long_factor": [1.0] * 64,
+                       "original_max_position_embeddings": 4096}}, None),
+    ("llama rope type ntk", "profile llama-3.1-8b", {"rope_scaling": {"rope_type": "ntk", "factor": 2.0}}, None),
+    # Gemma-3's text model takes its rope per layer type (rope_parameters), not the outer rope_scaling
+    ("gemma3 outer rope_scaling weird", "gemma3 4b mm like", {}, None),
+] + [
+    (f"{base} rope_theta '10000'", base, {"rope_theta": "10000"}, "unsupported operand type(s) for ** or pow()")
+    for base in ("cohere2 command-r7b-like", "exaone4 like", "minicpm3-4b like", "olmo3 like")
+] + [
+    ("olmo3 rope_theta null", "olmo3 like", {"rope_theta": None}, "'NoneType' and 'Tensor'"),
+]
+
+
+def _config(base: str, fields: dict, name: str) -> dict:
+    config = _base(base)
+    if name.startswith("gemma3 outer"):
+        return {**config, "rope_scaling": WEIRD}
+    return _text(config, **fields)
+
+
+@pytest.mark.parametrize("name,base,fields,refusal", CASES, ids=[c[0] for c in CASES])
+def test_rope_that_get_rope_cannot_build_is_refused(name, base, fields, refusal):
+    config = _config(base, fields, name)
+    if refusal is None:
+        assert model_facts(config, name="m", capability=H100).groups
+        return
+    with pytest.raises(UserError) as exc:
+        model_facts(config, name="m", capability=H100)
+    words = UNKNOWN if refusal in (UNKNOWN, "weird") else NOT_A_NUMBER
+    assert words in str(exc.value)
+
+
+def test_the_refusal_names_the_types_vllm_knows():
+    with pytest.raises(UserError, match="use one of bailing_mrope, .*yarn, or leave rope_scaling out"):
+        model_facts(_text(_base("profile llama-3.1-8b"), rope_scaling=WEIRD), name="m", capability=H100)
+
+
+@pytest.fixture(scope="module")
+def vllm_answers():
+    cases = [{"config": _config(base, fields, name), "capability": [9, 0]} for name, base, fields, _ in CASES]
+    return run_model_oracle(cases, 1800)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[c[0] for c in CASES])
+def test_against_vllm(vllm_answers, index):
+    name, base, fields, refusal = CASES[index]
+    config = _config(base, fields, name)
+    facts_agreeing_with_vllm(vllm_answers[index], lambda: model_facts(config, name="m", capability=H100), refusal,
+                             name)
