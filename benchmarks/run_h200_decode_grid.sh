@@ -11,7 +11,8 @@
 # (labels of run_decode_grid.variants, comma or semicolon separated, "none" for the table alone) limits what is timed
 # beside the table; with several TAGs every part is measured once a tag, one after the other, on the one
 # warm-up (repeat runs: "run3 run3r"). A later call on the same warm machine skips the warm-up unless
-# REWARM=1 (other variants or GRID_ARGS than the call that warmed it).
+# REWARM=1 (other variants or GRID_ARGS than the call that warmed it). REPEAT_S bounds the bf16 sweep of
+# every TAG after the first (default SWEEP_S): a repeat of the points it reaches, in the same call.
 set -u
 tags=${*:-run1}
 t0=$(date +%s); el() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
@@ -32,8 +33,10 @@ if [ ! -f $R/.warm ] || [ -n "${REWARM:-}" ]; then
   wait; el "warm fp8, mixed"; touch $R/.warm
 fi
 grep -h "FAILED" $R/warm-*.log | cut -c1-250 | head -20
+n=0
 for tag in $tags; do
-  timeout $(( ${SWEEP_S:-300} + 60 )) python3 $S --phase sweep --tag $tag --out $R --max-seconds ${SWEEP_S:-300} ${VARIANTS:+--variants "$VARIANTS"} \
+  n=$((n + 1)); sweep_s=${SWEEP_S:-300}; [ $n -gt 1 ] && sweep_s=${REPEAT_S:-$sweep_s}
+  timeout $(( sweep_s + 60 )) python3 $S --phase sweep --tag $tag --out $R --max-seconds $sweep_s ${VARIANTS:+--variants "$VARIANTS"} \
     ${GRID_ARGS:-} > $R/sweep-$tag.log 2>&1; el "sweep bf16 exit $?"
   if [ -z "${SKIP_EXTRA:-}" ]; then
     timeout $(( ${FP8_S:-80} + 20 )) python3 $S --phase sweep --tag $tag --out $R $FP8 --max-seconds ${FP8_S:-80} ${VARIANTS:+--variants "$VARIANTS"} \
