@@ -30,6 +30,7 @@ from attn_select.selector.model.hf_models import (
     is_config_type,
     top_level_config_type,
 )
+from attn_select.selector.model.hf_read_only_keys import READ_ONLY_KEYS
 from attn_select.selector.model.remote_code import remote_module_problem
 from attn_select.selector.model.sglang_config_types import NOT_IN_SGLANG, ONLY_IN_SGLANG
 
@@ -138,3 +139,19 @@ def check_config_class(data: object, where: str, trust_remote_code: bool, code_f
                     f"does not recognize this architecture (neither transformers {loader.transformers}, which "
                     f"{engine} installs, nor {loader.name} has a config class for it, and config.json's auto_map "
                     "names no remote AutoConfig)")
+
+
+def check_read_only_keys(data: object, where: str, loader: ConfigLoader = VLLM_LOADER) -> None:
+    """transformers' from_dict sets every config.json key on the config
+    object: one the class computes as a read-only property (FalconConfig's
+    head_dim) fails to load. The classes are vLLM's for the model type
+    (SGLang's transformers 5.19 has the same properties on the types both
+    know); not a remote class that stands in for one."""
+    if not isinstance(data, dict) or not isinstance(data.get("model_type"), str):
+        return
+    cls, keys = READ_ONLY_KEYS.get(data["model_type"], ("", ()))
+    for key in keys:
+        if key in data:
+            raise UserError(f"{where}: config.json sets {key}, which {cls} computes itself (a read-only property), so "
+                            f"transformers cannot load the config (AttributeError: property {key!r} of {cls!r} "
+                            f"object has no setter) and {loader.name} {loader.version} refuses it; leave {key} out")

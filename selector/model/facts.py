@@ -32,7 +32,12 @@ from attn_select.selector.model.model_level import (
 from attn_select.selector.model.quant import _kv_cache_facts, _quant_config, check_kv_cache_scheme, model_hook_quant
 from attn_select.selector.quant_methods import checkpoint_quant, resolved_method
 from attn_select.selector.model.raw import LAX_INT, parse_raw
-from attn_select.selector.model.config_class import SGLANG_LOADER, VLLM_LOADER, check_config_class
+from attn_select.selector.model.config_class import (
+    SGLANG_LOADER,
+    VLLM_LOADER,
+    check_config_class,
+    check_read_only_keys,
+)
 from attn_select.selector.model.remote_code import remote_module_problem
 from attn_select.selector.model.layer_build import check_layer_build
 from attn_select.selector.model.vllm_registry import dropped_note, resolve_architecture, transformers_backend
@@ -310,9 +315,10 @@ def _model_facts(
 ) -> ModelFacts:
     if not isinstance(tp, int) or tp < 1:
         raise UserError(f"tensor parallel size must be a positive integer, got {tp!r}")
-    remote_note = (None if mistral_format else
-                   check_config_class(data, where, trust_remote_code, code_folder,
-                                      SGLANG_LOADER if engine == "sglang" else VLLM_LOADER))
+    loader = SGLANG_LOADER if engine == "sglang" else VLLM_LOADER
+    remote_note = None if mistral_format else check_config_class(data, where, trust_remote_code, code_folder, loader)
+    if not mistral_format and remote_note is None:
+        check_read_only_keys(data, where, loader)
     data, base_note = _fill_architectures(data, where, engine)
     given = parse_raw(data, where)
     archs = given["architectures"]

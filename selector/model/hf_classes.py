@@ -208,13 +208,8 @@ def _post_qwen2_moe(a: dict[str, Any]) -> None:
 
 
 def _post_jamba(a: dict[str, Any]) -> None:
-    # JambaConfig.layers_block_type is a property of the period and offset,
-    # with no setter: transformers refuses a config.json that sets it
-    # (AttributeError), so vLLM cannot load one
-    if "layers_block_type" in a:  # even null: any assignment fails
-        raise UserError("config.json sets layers_block_type, which JambaConfig derives from attn_layer_period "
-                        "and attn_layer_offset (transformers cannot load such a config, so vLLM cannot); "
-                        "remove it and set those two instead")
+    # JambaConfig.layers_block_type is a property of the period and offset (a
+    # config.json that sets it is refused on loading: config_class.check_read_only_keys)
     period, offset = a.get("attn_layer_period", 8), a.get("attn_layer_offset", 4)
     a["layers_block_type"] = ["attention" if i % period == offset else "mamba" for i in range(a["num_hidden_layers"])]
     _post_kv(a)

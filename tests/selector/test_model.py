@@ -628,7 +628,7 @@ def test_jamba_layers_block_type_is_derived_and_refused_when_given():
          "attn_layer_period": 4, "attn_layer_offset": 2, "torch_dtype": "bfloat16"}
     f = model_facts(c, name="j")
     assert f.groups[0].layers == (2,) and f.other_layers[0].layers == (0, 1, 3)
-    with pytest.raises(UserError, match="JambaConfig derives from attn_layer_period"):
+    with pytest.raises(UserError, match="sets layers_block_type, which JambaConfig computes itself"):
         model_facts({**c, "layers_block_type": ["mamba", "mamba", "attention", "mamba"]}, name="j")
 
 
