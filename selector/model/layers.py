@@ -240,6 +240,12 @@ def _llama(ctx: _Ctx) -> _Stack:
     heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(_kv_heads_or(t, total), ctx.tp)
     head = _check_head_size(t.get("head_dim") or _hidden_over(t, total), "head_dim")
     types, causal = _layer_types(ctx, n), bool(t.get("is_causal", True))
+    if types and "sliding_attention" in types and t.model_type == "llama" and not t.has("sliding_window"):
+        # llama.py reads config.sliding_window for a sliding layer; LlamaConfig has no such attribute
+        raise UserError("layer_types has sliding_attention layers but the config has no sliding_window: vLLM "
+                        f"{VLLM_VERSION}'s llama.py reads config.sliding_window for them (AttributeError: "
+                        "'LlamaConfig' object has no attribute 'sliding_window'); add sliding_window or drop those "
+                        "layer types")
     stack = _Stack([])
     for i in range(n):
         stack.add(i, _self_attention(ctx, causal, heads, kv, head, window=_window_from_types(ctx, types, i)))
