@@ -8,9 +8,10 @@ serves, whatever the attention selection would be.
 
 Checked for the model files named below only (Llama, Mistral, Qwen2, Qwen3,
 Gemma, Gemma-2, Granite, Mixtral, OLMo-2, Phi-3, Qwen2-MoE, Qwen3-MoE; the
-rope type and rope_theta also for Cohere2, EXAONE-4, MiniCPM3 and OLMo-3:
-each part checked against vLLM's own build); other model files read other
-fields or build other modules.
+rope type and rope_theta also for Cohere2, EXAONE-4, MiniCPM3 and OLMo-3;
+DeepSeek-V2/V3/V3.2 and GLM-4-MoE-lite's scaled rope: each part checked
+against vLLM's own build); other model files read other fields or build other
+modules.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ _ROPE_PARTIAL = _ROPE_THETA - {"Olmo2ForCausalLM"}
 # model files whose get_rope takes the config's rope type and rope_theta, beyond those above (seen refusing an
 # unknown type and a rope_theta that is not a number in vLLM's own build)
 _ROPE_TYPE_ONLY = frozenset({"Cohere2ForCausalLM", "Exaone4ForCausalLM", "MiniCPM3ForCausalLM", "Olmo3ForCausalLM"})
+# deepseek_v2.py's attention (MLA or not) turns any rope type but default into deepseek_yarn, whose get_rope
+# reads the rope dict's factor and original_max_position_embeddings
+_DEEPSEEK_ROPE = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
+                            "Glm4MoeLiteForCausalLM"})
+# the types whose rope dict transformers' standardize_rope_params gives original_max_position_embeddings
+_ORIGINAL_FILLED = frozenset({"llama3", "yarn", "longrope", "su"})
 # get_rope's scaling types, and the legacy names patch_legacy_rope_type renames to one of them
 _GET_ROPE_TYPES = frozenset({
     "default", "bailing_mrope", "proportional", "llama3", "mllama4", "linear", "ntk", "dynamic", "yarn",
@@ -50,6 +57,8 @@ def _number(value: Any) -> bool:
 
 def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str) -> None:
     """A user error where vLLM fails building this model's decoder layers."""
+    if arch in _DEEPSEEK_ROPE:
+        _check_deepseek_rope(attrs, where)
     if arch in _ROPE_SCALING or arch in _ROPE_TYPE_ONLY:
         _check_rope_type(attrs, where)
     if arch in _ROPE_THETA or arch in _ROPE_TYPE_ONLY:
@@ -74,6 +83,19 @@ def _rope_dict(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
     if attrs.get("partial_rotary_factor") is not None:
         rope.setdefault("partial_rotary_factor", attrs["partial_rotary_factor"])
     return rope
+
+
+def _check_deepseek_rope(attrs: Mapping[str, Any], where: str) -> None:
+    rope = _rope_dict(attrs)
+    rope_type = None if rope is None else rope.get("rope_type", rope.get("type", "default"))
+    if rope is None or rope_type in ("default", "mrope") or rope_type in _ORIGINAL_FILLED:
+        return
+    for key in ("factor", "original_max_position_embeddings"):
+        if key not in rope:
+            raise UserError(f"{where}: the rope scaling type is {shown(rope_type)} with no {key}: vLLM's DeepSeek "
+                            "attention turns any rope type but default into deepseek_yarn, whose rotary embedding "
+                            f"reads it (KeyError: {key!r}), so vLLM {VLLM_VERSION} cannot build the model's "
+                            f"attention layers: add {key} to rope_scaling, or use yarn")
 
 
 def _check_rope_type(attrs: Mapping[str, Any], where: str) -> None:

@@ -75,6 +75,18 @@ CASES = [
      {"layer_types": ["sliding_attention", "full_attention"] * 2, "sliding_window": 1024}, None),
     ("mistral sliding layer_types, the class's window", "profile mistral-7b",
      {"layer_types": ["sliding_attention", "full_attention"] * 2}, None),
+    # DeepSeek's attention: any rope type but default is deepseek_yarn, reading original_max_position_embeddings
+    ("deepseek-v2-lite rope dynamic", "deepseek-v2-lite like", {"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}},
+     "original_max_position_embeddings"),
+    ("kimi-k2 rope weird", "kimi-k2 like", {"rope_scaling": WEIRD}, "original_max_position_embeddings"),
+    ("glm-4.7-flash rope linear", "glm-4.7-flash like (glm4_moe_lite MLA)",
+     {"rope_scaling": {"rope_type": "linear", "factor": 2.0}}, "original_max_position_embeddings"),
+    ("deepseek-v2-lite rope dynamic with its original length", "deepseek-v2-lite like",
+     {"rope_scaling": {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 4096}}, None),
+    ("kimi-k2 rope weird with its original length", "kimi-k2 like",
+     {"rope_scaling": {**WEIRD, "original_max_position_embeddings": 4096}}, None),
+    ("deepseek-v2-lite rope yarn, transformers fills the original length", "deepseek-v2-lite like",
+     {"rope_scaling": {"rope_type": "yarn", "factor": 2.0}}, None),
 ]
 
 
@@ -94,6 +106,8 @@ def test_rope_that_get_rope_cannot_build_is_refused(name, base, fields, refusal)
     with pytest.raises(UserError) as exc:
         model_facts(config, name="m", capability=H100)
     words = {UNKNOWN: UNKNOWN, "weird": UNKNOWN}.get(refusal, NOT_A_NUMBER if "Tensor" in refusal else refusal)
+    if refusal == "original_max_position_embeddings":
+        words = "KeyError: 'original_max_position_embeddings'"
     assert words in str(exc.value)
 
 
