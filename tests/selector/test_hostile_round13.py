@@ -76,8 +76,8 @@ CASES = [
     ("mistral sliding layer_types, the class's window", "profile mistral-7b",
      {"layer_types": ["sliding_attention", "full_attention"] * 2}, None),
     # DeepSeek's attention: any rope type but default is deepseek_yarn, reading original_max_position_embeddings
-    ("deepseek-v2-lite rope dynamic", "deepseek-v2-lite like", {"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}},
-     "original_max_position_embeddings"),
+    ("deepseek-v2-lite rope dynamic", "deepseek-v2-lite like",
+     {"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}, "original_max_position_embeddings"),
     ("kimi-k2 rope weird", "kimi-k2 like", {"rope_scaling": WEIRD}, "original_max_position_embeddings"),
     ("glm-4.7-flash rope linear", "glm-4.7-flash like (glm4_moe_lite MLA)",
      {"rope_scaling": {"rope_type": "linear", "factor": 2.0}}, "original_max_position_embeddings"),

@@ -131,4 +131,5 @@ def test_the_generated_table_is_sglangs():
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     stored = (ROOT / "selector" / "model" / "sglang_config_types.py").read_text(encoding="utf-8")
-    assert out.stdout == stored, "regenerate selector/model/sglang_config_types.py with tests/tools/sglang_config_types.py"
+    assert out.stdout == stored, \
+        "regenerate selector/model/sglang_config_types.py with tests/tools/sglang_config_types.py"
