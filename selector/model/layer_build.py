@@ -87,8 +87,10 @@ def _rope_dict(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def _check_deepseek_rope(attrs: Mapping[str, Any], where: str) -> None:
     rope = _rope_dict(attrs)
-    rope_type = None if rope is None else rope.get("rope_type", rope.get("type", "default"))
-    if rope is None or rope_type in ("default", "mrope") or rope_type in _ORIGINAL_FILLED:
+    if rope is None:
+        return
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    if rope_type in ("default", "mrope") or (isinstance(rope_type, str) and rope_type in _ORIGINAL_FILLED):
         return
     for key in ("factor", "original_max_position_embeddings"):
         if key not in rope:
