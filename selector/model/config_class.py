@@ -32,7 +32,7 @@ from attn_select.selector.model.hf_models import (
 )
 from attn_select.selector.model.hf_read_only_keys import READ_ONLY_KEYS
 from attn_select.selector.model.remote_code import remote_module_problem
-from attn_select.selector.model.sglang_config_types import NOT_IN_SGLANG, ONLY_IN_SGLANG
+from attn_select.selector.model.sglang_config_types import NOT_IN_SGLANG, ONLY_IN_SGLANG, SGLANG_OWN_CLASSES
 
 
 class ConfigLoader(NamedTuple):
@@ -149,6 +149,8 @@ def check_read_only_keys(data: object, where: str, loader: ConfigLoader = VLLM_L
     know); not a remote class that stands in for one."""
     if not isinstance(data, dict) or not isinstance(data.get("model_type"), str):
         return
+    if loader.name == "SGLang" and data["model_type"] in VLLM_CONFIG_REGISTRY | SGLANG_OWN_CLASSES:
+        return  # a class of vLLM's or SGLang's own: not the same one in both
     cls, keys = READ_ONLY_KEYS.get(data["model_type"], ("", ()))
     for key in keys:
         if key in data:

@@ -32,3 +32,20 @@ ONLY_IN_SGLANG = frozenset({
     'locateanything', 'minicpm_sala', 'multi_modality', 'nanbeige', 'nemotron_h_puzzle', 'spark2_5', 'step3_vl',
     'xllm',
 })
+
+
+# model types whose class is SGLang's own (_CONFIG_REGISTRY), not transformers'
+SGLANG_OWN_CLASSES = frozenset({
+    'NemotronH_Nano_Omni_Reasoning_V3', 'NemotronH_Nano_VL_V2', 'afmoe', 'bailing_hybrid', 'bailing_moe_v3_vl',
+    'bailingmm_moe_v2_lite', 'beam', 'chatglm', 'dbrx', 'deepseek-ocr', 'deepseek_v32', 'deepseek_v4',
+    'deepseek_v41', 'deepseek_v41_text', 'deepseek_v41_vision', 'deepseek_vl_v2', 'dots3_note', 'dots_ocr',
+    'dots_vlm', 'exaone', 'falcon_h1', 'falcon_mamba', 'gemma4_unified', 'gigachat3_5', 'glm5_next',
+    'glm5_next_text', 'granitemoehybrid', 'hy_v4', 'inkling_audio_model', 'inkling_mm_model', 'inkling_model',
+    'inkling_vision_model', 'intern_s2_preview', 'interns2_mobius', 'interns2_mobius_text', 'internvl_chat',
+    'iquest_q1', 'iquest_q1_mtp', 'jet_nemotron', 'jet_vlm', 'k2_horizon', 'kimi_k2', 'kimi_k25', 'kimi_k3',
+    'kimi_linear', 'kimi_vl', 'laguna', 'locateanything', 'longcat_flash', 'mamba', 'mamba2', 'mellum',
+    'minicpm_sala', 'minicpmv4_6', 'minicpmv4_6_vision', 'minicpmv4_7', 'minimax_m3_vl', 'multi_modality',
+    'muse_glimmer', 'muse_glimmer_assistant', 'nanbeige', 'nemotron_h', 'nemotron_h_omni', 'nemotron_h_puzzle',
+    'olmo3', 'qwen3_5', 'qwen3_5_moe', 'qwen3_5_moe_text', 'qwen3_5_text', 'qwen3_next', 'qwen4_exp',
+    'qwen4_exp_text', 'spark2_5', 'step3_vl', 'step3p5', 'step3p7', 'xllm',
+})

@@ -70,7 +70,10 @@ def main() -> None:
                      "AutoConfig has not"))
     print()
     print(_frozenset("ONLY_IN_SGLANG", theirs - ours, "model types SGLang's AutoConfig has a class for (its "
-                     "registry's or transformers') and vLLM's transformers has not"), end="")
+                     "registry's or transformers') and vLLM's transformers has not"))
+    print()
+    print(_frozenset("SGLANG_OWN_CLASSES", set(_CONFIG_REGISTRY), "model types whose class is SGLang's own "
+                     "(_CONFIG_REGISTRY), not transformers'"), end="")
 
 
 if __name__ == "__main__":
