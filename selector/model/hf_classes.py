@@ -154,6 +154,20 @@ def _full_layer_table(a: dict[str, Any], override: dict[str, Any]) -> None:
     a["per_layer_config"] = table
 
 
+def _post_every_fourth_full(a: dict[str, Any], every: Any) -> None:
+    # Olmo3Config: (i + 1) % 4; Exaone4Config: % sliding_window_pattern, which it sets to 0 when
+    # sliding_window is null (then a ZeroDivisionError, as a non-integer pattern fails the modulo)
+    _post_kv(a)
+    if a.get("layer_types") is not None:
+        return
+    if not isinstance(every, int) or every == 0:
+        raise UserError(f"config.json has no layer_types, and the config class computes them as (layer + 1) % "
+                        f"sliding_window_pattern with a pattern of {every!r} (0 when sliding_window is null), which "
+                        "fails, so transformers cannot load the config; give layer_types, or a sliding_window and "
+                        "an integer sliding_window_pattern")
+    a["layer_types"] = _alternating(a["num_hidden_layers"], every, "sliding_attention", "full_attention")
+
+
 def _post_cohere2(a: dict[str, Any]) -> None:
     # Cohere2Config: head_dim hidden // heads, unless config.json gives one:
     # head_dim is no field of the class, so the given value is set after
@@ -651,6 +665,13 @@ _HF_CLASSES["longcat_flash"] = _HFClass("LongcatFlashConfig", {
 _HF_CLASSES["exaone"] = _HFClass("ExaoneConfig", {
     "num_layers": 32, "num_attention_heads": 32, "hidden_size": 2048, "num_key_value_heads": None},
     _post_kv, attribute_map={"num_hidden_layers": "num_layers"})
+# Olmo3Config / Exaone4Config: a 4096-key window by default, and layer_types,
+# when config.json gives none, from a pattern of every fourth layer full
+_HF_CLASSES["olmo3"] = _HFClass("Olmo3Config", {
+    **_LLAMA_SIZES, "num_key_value_heads": None, "sliding_window": 4096}, lambda a: _post_every_fourth_full(a, 4))
+_HF_CLASSES["exaone4"] = _HFClass("Exaone4Config", {
+    **_LLAMA_SIZES, "num_key_value_heads": 32, "sliding_window": 4096},
+    lambda a: _post_every_fourth_full(a, 0 if a.get("sliding_window") is None else a.get("sliding_window_pattern", 4)))
 # TeleChat2 (model_type telechat): the checkpoint's remote TelechatConfig names
 # its layers and heads n_layer / n_head (attribute_map); telechat2.py reads
 # them through that map (checked against a vLLM build with a stand-in class)

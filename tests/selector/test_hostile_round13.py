@@ -37,10 +37,15 @@ def _base(name: str, layers: int = 4) -> dict:
     return config
 
 
+DROP = "-drop"  # a fields entry: the keys taken out
+
+
 def _text(config: dict, **fields) -> dict:
-    """``config`` with these fields set where its text model reads them."""
+    """``config`` with these fields set where its text model reads them (and the DROP keys taken out)."""
     config = copy.deepcopy(config)
     text = config["text_config"] if isinstance(config.get("text_config"), dict) else config
+    for key in fields.pop(DROP, ()):
+        text.pop(key, None)
     text.update(fields)
     return config
 
@@ -87,6 +92,18 @@ CASES = [
      {"rope_scaling": {**WEIRD, "original_max_position_embeddings": 4096}}, None),
     ("deepseek-v2-lite rope yarn, transformers fills the original length", "deepseek-v2-lite like",
      {"rope_scaling": {"rope_type": "yarn", "factor": 2.0}}, None),
+] + [
+    # Olmo3Config / Exaone4Config: a 4096 window by default, layer_types every fourth layer full by default
+    (f"{base} {what}", base, fields, None) for base in ("olmo3 like", "exaone4 like") for what, fields in (
+        ("without sliding_window", {DROP: ("sliding_window",)}),
+        ("without layer_types", {DROP: ("layer_types",)}),
+        ("without either", {DROP: ("sliding_window", "layer_types")}))
+] + [
+    ("exaone4 null window, no layer_types", "exaone4 like", {"sliding_window": None, DROP: ("layer_types",)},
+     "modulo by zero"),
+    ("exaone4 pattern LLLG, no layer_types", "exaone4 like", {"sliding_window_pattern": "LLLG", DROP: ("layer_types",)},
+     "%"),
+    ("exaone4 pattern 2, no layer_types", "exaone4 like", {"sliding_window_pattern": 2, DROP: ("layer_types",)}, None),
 ]
 
 
@@ -108,6 +125,8 @@ def test_rope_that_get_rope_cannot_build_is_refused(name, base, fields, refusal)
     words = {UNKNOWN: UNKNOWN, "weird": UNKNOWN}.get(refusal, NOT_A_NUMBER if "Tensor" in refusal else refusal)
     if refusal == "original_max_position_embeddings":
         words = "KeyError: 'original_max_position_embeddings'"
+    if refusal in ("modulo by zero", "%"):
+        words = "sliding_window_pattern"
     assert words in str(exc.value)
 
 
@@ -128,5 +147,9 @@ def vllm_answers():
 def test_against_vllm(vllm_answers, index):
     name, base, fields, refusal = CASES[index]
     config = _config(base, fields, name)
-    facts_agreeing_with_vllm(vllm_answers[index], lambda: model_facts(config, name="m", capability=H100), refusal,
-                             name)
+    res = vllm_answers[index]
+    f = facts_agreeing_with_vllm(res, lambda: model_facts(config, name="m", capability=H100), refusal, name)
+    if f is not None:  # and the layers' selection inputs, sliding windows among them
+        theirs = {(c["head_size"], c["use_mla"], c["attn_type"], c["has_sliding_window"]) for c in res["calls"]}
+        assert {(g.attn.head_size, g.attn.use_mla, g.attn.attn_type, g.attn.sliding_window is not None)
+                for g in f.groups} == theirs, name
