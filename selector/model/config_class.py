@@ -44,6 +44,8 @@ class ConfigLoader(NamedTuple):
     has_class: Callable[[str], bool]  # model_type in AutoConfig's CONFIG_MAPPING, with the engine's registrations
     own_classes: frozenset[str]  # model types built from the engine's class even where auto_map names a remote one
     by_architecture: Callable[[dict], bool]  # configs built from the engine's class without AutoConfig
+    # model types whose class here is not vLLM's, which READ_ONLY_KEYS was read from
+    not_vllms_class: frozenset[str] = frozenset()
 
 
 # get_config's _ARCHITECTURE_TO_MODEL_TYPE: a config with no model_type gets its class from the architecture
@@ -74,7 +76,7 @@ def _sglang_has_class(model_type: str) -> bool:
 VLLM_LOADER = ConfigLoader("vLLM", VLLM_VERSION, "5.20", top_level_config_type, VLLM_CONFIG_REGISTRY,
                            _vllm_by_architecture)
 SGLANG_LOADER = ConfigLoader("SGLang", SGLANG_VERSION, "5.19", _sglang_has_class, frozenset(),
-                             _sglang_by_architecture)
+                             _sglang_by_architecture, VLLM_CONFIG_REGISTRY | SGLANG_OWN_CLASSES)
 
 
 def _remote_config_loads(auto_map: dict, where: str, code_folder: Path | None, loader: ConfigLoader) -> None:
@@ -149,8 +151,8 @@ def check_read_only_keys(data: object, where: str, loader: ConfigLoader = VLLM_L
     know); not a remote class that stands in for one."""
     if not isinstance(data, dict) or not isinstance(data.get("model_type"), str):
         return
-    if loader.name == "SGLang" and data["model_type"] in VLLM_CONFIG_REGISTRY | SGLANG_OWN_CLASSES:
-        return  # a class of vLLM's or SGLang's own: not the same one in both
+    if data["model_type"] in loader.not_vllms_class:
+        return
     cls, keys = READ_ONLY_KEYS.get(data["model_type"], ("", ()))
     for key in keys:
         if key in data:
