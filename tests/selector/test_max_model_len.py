@@ -62,17 +62,10 @@ def test_generated_defaults_are_the_classes_by_their_own_names():
 @pytest.mark.vllm
 @pytest.mark.slow
 def test_generated_defaults_are_vllms_config_classes():
-    import subprocess
-    from pathlib import Path
-
+    from .generated import assert_regenerates
     from .model_oracle_client import vllm_python
 
-    root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([vllm_python(), str(root / "tests" / "tools" / "hf_max_len_defaults.py")],
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    stored = (root / "selector" / "model" / "hf_max_len_defaults.py").read_text(encoding="utf-8")
-    assert out.stdout == stored, "regenerate selector/model/hf_max_len_defaults.py with tests/tools/hf_max_len_defaults.py"
+    assert_regenerates(vllm_python(), "hf_max_len_defaults")
 
 
 def test_not_derived_where_the_class_or_the_tokenizer_decides():

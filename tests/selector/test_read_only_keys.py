@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -17,11 +16,11 @@ from attn_select.selector.config import Capability
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.facts import model_facts
 
+from .generated import assert_regenerates
 from .model_oracle_client import facts_agreeing_with_vllm, run_model_oracle, vllm_python
 from .test_model_vs_vllm import _cases
 
 H100 = Capability(9, 0)
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _base(name: str) -> dict:
@@ -86,11 +85,7 @@ def test_against_vllm(vllm_answers, index):
 @pytest.mark.vllm
 @pytest.mark.slow
 def test_the_generated_table_is_vllms():
-    out = subprocess.run([vllm_python(), str(ROOT / "tests" / "tools" / "hf_read_only_keys.py")],
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    stored = (ROOT / "selector" / "model" / "hf_read_only_keys.py").read_text(encoding="utf-8")
-    assert out.stdout == stored, "regenerate selector/model/hf_read_only_keys.py with tests/tools/hf_read_only_keys.py"
+    assert_regenerates(vllm_python(), "hf_read_only_keys")
 
 
 @pytest.mark.sglang

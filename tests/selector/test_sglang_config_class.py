@@ -18,8 +18,9 @@ from attn_select.selector.errors import UserError
 from attn_select.selector.model import model_facts
 from tests.test_sglang_differential import ORACLE, sglang_python
 
+from .generated import assert_regenerates
+
 H100 = Capability(9, 0)
-ROOT = Path(__file__).resolve().parents[2]
 CUSTOM = "contains custom code which must be executed"
 UNKNOWN = "Transformers does not recognize this architecture"
 
@@ -127,9 +128,4 @@ def test_the_generated_table_is_sglangs():
     python, why = sglang_python()
     if python is None:
         pytest.skip(why)
-    out = subprocess.run([python, str(ROOT / "tests" / "tools" / "sglang_config_types.py")],
-                         capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-2000:]
-    stored = (ROOT / "selector" / "model" / "sglang_config_types.py").read_text(encoding="utf-8")
-    assert out.stdout == stored, \
-        "regenerate selector/model/sglang_config_types.py with tests/tools/sglang_config_types.py"
+    assert_regenerates(python, "sglang_config_types")
