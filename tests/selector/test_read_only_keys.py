@@ -8,7 +8,6 @@ vLLM's own build (tests/selector/model_oracle.py; marker ``vllm``)."""
 from __future__ import annotations
 
 import copy
-import subprocess
 
 import pytest
 
@@ -92,19 +91,11 @@ def test_the_generated_table_is_vllms():
 @pytest.mark.slow
 def test_sglang_refuses_them_too():
     """SGLang's get_config builds the same transformers class (5.19): a read-only key fails its parse too."""
-    import json
+    from .sglang.helpers import sglang_answers
 
-    from tests.test_sglang_differential import ORACLE, sglang_python
-
-    python, why = sglang_python()
-    if python is None:
-        pytest.skip(why)
     cases = [c for c in CASES if c[1] in (FALCON, "minicpm3-4b like")]
-    out = subprocess.run([python, str(ORACLE)], input=json.dumps([
-        {"config": _config(base, fields), "capability": [9, 0], "cuda_version": "12.9", "has_flashinfer": True,
-         "flags": {}} for _, base, fields, _ in cases]), capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    for (name, base, fields, refusal), res in zip(cases, json.loads(out.stdout)):
+    answers = sglang_answers([(_config(base, fields), {}) for _, base, fields, _ in cases])
+    for (name, base, fields, refusal), res in zip(cases, answers):
         config = _config(base, fields)
         if refusal is None:
             assert res["error"] is None or res["error"]["where"] != "parse", (name, res["error"])

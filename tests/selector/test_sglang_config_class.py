@@ -8,7 +8,6 @@ sglang 0.5.23 python)."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,10 @@ import pytest
 from attn_select.selector.config import Capability
 from attn_select.selector.errors import UserError
 from attn_select.selector.model import model_facts
-from tests.test_sglang_differential import ORACLE, sglang_python
+from tests.test_sglang_differential import sglang_python
 
 from .generated import assert_regenerates
+from .sglang.helpers import sglang_answers
 
 H100 = Capability(9, 0)
 CUSTOM = "contains custom code which must be executed"
@@ -105,16 +105,9 @@ def test_explain_engine_sglang_refuses_in_one_line(capsys, tmp_path):
 
 @pytest.mark.sglang
 @pytest.mark.slow
-def test_against_sglang(tmp_path):
-    python, why = sglang_python()
-    if python is None:
-        pytest.skip(why)
-    cases = [{"config": c, "capability": [9, 0], "cuda_version": "12.9", "has_flashinfer": True,
-              "flags": {"trust_remote_code": True} if trust else {}} for _, c, trust, _ in CASES]
-    out = subprocess.run([python, str(ORACLE)], input=json.dumps(cases), capture_output=True, text=True,
-                         timeout=900)
-    assert out.returncode == 0, out.stderr[-3000:]
-    for (name, config, trust, refusal), res in zip(CASES, json.loads(out.stdout)):
+def test_against_sglang():
+    answers = sglang_answers([(c, {"trust_remote_code": True} if trust else {}) for _, c, trust, _ in CASES])
+    for (name, config, trust, refusal), res in zip(CASES, answers):
         error = res["error"]
         refused_in_parse = error is not None and error.get("where") == "parse"
         assert refused_in_parse == (refusal is not None), (name, error)

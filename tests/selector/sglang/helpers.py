@@ -42,3 +42,24 @@ def dense(arch: str = "LlamaForCausalLM", model_type: str = "llama", **extra) ->
            "vocab_size": 1024, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}
     cfg.update(extra)
     return cfg
+
+
+def sglang_answers(configs: list[tuple[dict, dict]]) -> list[dict]:
+    """SGLang 0.5.23's own resolution (tests/sglang_oracle) of each (config, flags) on an H100-class
+    device; the test skips without a sglang python."""
+    import json
+    import subprocess
+
+    import pytest
+
+    from tests.test_sglang_differential import ORACLE, sglang_python
+
+    python, why = sglang_python()
+    if python is None:
+        pytest.skip(why)
+    cases = [{"config": c, "capability": [9, 0], "cuda_version": "12.9", "has_flashinfer": True, "flags": f}
+             for c, f in configs]
+    out = subprocess.run([python, str(ORACLE)], input=json.dumps(cases), capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout)
