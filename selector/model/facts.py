@@ -13,7 +13,7 @@ from attn_select.selector.config import Capability
 from attn_select.selector.errors import WRONG_KIND, UserError, shown, wrong_kind
 from attn_select.selector.model.archs import _ARCHS, _LANGUAGE_MODEL, _runner_by_suffix, language_model_arch
 from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
-from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, hf_view
+from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, flat_text, hf_view
 from attn_select.selector.model.hf_models import base_model_class, keeps_text_config_dict
 from attn_select.selector.model.hf_rope import check_max_len_factor, derived_max_len
 from attn_select.selector.engines import VLLM_VERSION
@@ -192,6 +192,8 @@ def _text_view(given: dict, hf: HFView, where: str, notes: list[str], raw: dict)
         # checked as DeepseekVLV2TextConfig (kv_lora_rank int | None), built as DeepseekV2Config
         check_declared(raw.get("language_config"), "deepseek_vl_v2_text", f"{where} language_config")
         text = hf_view(sub, "deepseek_v2", f"{where} language_config")
+    elif (popped := flat_text(hf.model_type, given)) is not None:
+        text = hf_view(popped[1], popped[0], text_where)
     elif "text_config" in holder:
         sub = holder["text_config"] or {}
         # a fixed text class, else the text_config's model_type, else the
@@ -206,6 +208,14 @@ def _text_view(given: dict, hf: HFView, where: str, notes: list[str], raw: dict)
         notes.append(f"no text_config: {holder_cls.name} builds its text config from {text.hf_class}'s "
                      "defaults alone, not from the top-level fields")
     return text
+
+
+def _first_head_size(built: Any) -> int | None:
+    """The head size of the first attention layer of a one-stack model (the
+    decoder-only files layer_build checks), else None."""
+    if not isinstance(built, _Stack):
+        return None
+    return next((what.head_size for _, what in built.slots if isinstance(what, LayerAttention)), None)
 
 
 def model_facts(
@@ -427,7 +437,7 @@ def _model_facts(
         notes.append(f"vLLM's layers not read: {refusal}")
     if engine != "sglang":
         # the rotary embedding and the MLP split, built with each attention layer
-        check_layer_build(built_arch, text.attrs, tp, where)
+        check_layer_build(built_arch, text.attrs, tp, where, _first_head_size(built))
     if built is None:
         groups, others = (), ()
     else:

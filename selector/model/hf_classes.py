@@ -195,15 +195,28 @@ def _post_qwen3_next(a: dict[str, Any]) -> None:
 
 def _post_deepseek(a: dict[str, Any]) -> None:
     _post_kv(a)
-    # DeepseekV2/V3Config set head_dim to the rope part (for RoPE); vLLM's
-    # get_head_size takes the MLA branch first, so this only shows without MLA.
+    # DeepseekV2Config sets head_dim to the rope part (for RoPE) over its own
+    # declared head_dim field; vLLM's get_head_size takes the MLA branch first,
+    # so this only shows without MLA.
     a["head_dim"] = a.get("qk_rope_head_dim")
+
+
+def _post_deepseek_v3(a: dict[str, Any]) -> None:
+    _post_kv(a)
+    # DeepseekV3Config / YoutuConfig declare no head_dim field: __post_init__
+    # sets it to the rope part, then PreTrainedConfig.__post_init__ sets the
+    # undeclared config.json keys, so a given head_dim (even null) wins
+    # (DeepseekV3Config(head_dim=96).head_dim == 96, transformers 5.20)
+    if "head_dim" not in a:
+        a["head_dim"] = a.get("qk_rope_head_dim")
 
 
 def _post_mistral4(a: dict[str, Any]) -> None:
     _post_kv(a)
-    # Mistral4Config.__post_init__: head_dim is the whole query-key width
-    a["head_dim"] = (a.get("qk_nope_head_dim") or 0) + (a.get("qk_rope_head_dim") or 0)
+    # Mistral4Config.__post_init__: head_dim is the whole query-key width,
+    # unless config.json gives one (an undeclared key, set after, as V3's)
+    if "head_dim" not in a:
+        a["head_dim"] = (a.get("qk_nope_head_dim") or 0) + (a.get("qk_rope_head_dim") or 0)
 
 
 def _post_qwen2_moe(a: dict[str, Any]) -> None:
@@ -556,12 +569,19 @@ _HF_CLASSES: dict[str, _HFClass] = {
                             _post_deepseek),
     "deepseek_v3": _HFClass("DeepseekV3Config", {"num_hidden_layers": 61, "num_attention_heads": 128,
                                                  "hidden_size": 7168, "num_key_value_heads": 128, **_DEEPSEEK_MLA},
-                            _post_deepseek),
+                            _post_deepseek_v3),
+    # Glm4MoeLiteConfig: DeepSeek's MLA sizes of its own; head_dim is an
+    # attribute_map alias of qk_rope_head_dim (a given head_dim sets the rope part)
+    "glm4_moe_lite": _HFClass("Glm4MoeLiteConfig", {"num_hidden_layers": 47, "num_attention_heads": 20,
+                                                    "hidden_size": 2048, "num_key_value_heads": 20,
+                                                    "q_lora_rank": 768, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+                                                    "qk_nope_head_dim": 192, "v_head_dim": 256},
+                              attribute_map={"head_dim": "qk_rope_head_dim"}),
     # YoutuConfig / Mistral4Config (not in vLLM's registry: its Transformers
     # backend serves them, MLA from kv_lora_rank); YoutuConfig's __post_init__
-    # sets head_dim to the rope part as DeepSeek's does
+    # sets head_dim to the rope part as DeepSeek-V3's does
     "youtu": _HFClass("YoutuConfig", {"num_hidden_layers": 32, "num_attention_heads": 16, "hidden_size": 2048,
-                                      "num_key_value_heads": 16, **_DEEPSEEK_MLA}, _post_deepseek),
+                                      "num_key_value_heads": 16, **_DEEPSEEK_MLA}, _post_deepseek_v3),
     "mistral4": _HFClass("Mistral4Config", {"num_hidden_layers": 36, "num_attention_heads": 32, "hidden_size": 4096,
                                             "num_key_value_heads": 32, "q_lora_rank": 1024, "kv_lora_rank": 256,
                                             "qk_rope_head_dim": 64, "qk_nope_head_dim": 64, "v_head_dim": 128},
@@ -641,6 +661,15 @@ _HF_CLASSES: dict[str, _HFClass] = {
                        "hidden_size": "d_model", "num_hidden_layers": "encoder_layers"},
     ),
 }
+# BartConfig / MBartConfig (no vLLM model file of their own in 0.33.0; the
+# bart plugin serves them), as a whisper.py model's config: the sizes under
+# Whisper's names. No KV-head alias, so vLLM's KV heads are the encoder heads.
+for _type, _name in (("bart", "BartConfig"), ("mbart", "MBartConfig")):
+    _HF_CLASSES[_type] = _HFClass(
+        _name, {"encoder_layers": 12, "decoder_layers": 12, "encoder_attention_heads": 16,
+                "decoder_attention_heads": 16, "d_model": 1024, "is_encoder_decoder": True},
+        attribute_map={"num_attention_heads": "encoder_attention_heads", "hidden_size": "d_model",
+                       "num_hidden_layers": "encoder_layers"})
 # Qwen3_5TextConfig / Qwen3_5MoeTextConfig.__post_init__: layer_types from
 # full_attention_interval (default 4), as Qwen3NextConfig; the multimodal
 # Qwen3_5Config / Qwen3_5MoeConfig hold them as text_config
@@ -839,6 +868,29 @@ _HF_CLASSES["jetmoe"] = _HFClass("JetMoeConfig", {
 # flat config.json: the text fields sit at the top level (text = hf_config view);
 # Qwen2VLConfig / Qwen2_5_VLConfig.__post_init__ pop them into the text class
 _POPS_FLAT_TEXT = {"qwen2_vl": "qwen2_vl_text", "qwen2_5_vl": "qwen2_5_vl_text"}
+# what they pop: the text class's __init__ parameters and the rope keys
+# (Qwen2VLTextConfig and Qwen2_5_VLTextConfig have the same ones, transformers
+# 5.20). Any other key, head_dim among them, stays on the outer config, so
+# vLLM's hf_text_config never sees it.
+_FLAT_TEXT_KEYS = frozenset({
+    "transformers_version", "architectures", "output_hidden_states", "return_dict", "dtype",
+    "chunk_size_feed_forward", "is_encoder_decoder", "id2label", "label2id", "problem_type", "vocab_size",
+    "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
+    "hidden_act", "max_position_embeddings", "initializer_range", "rms_norm_eps", "use_cache",
+    "use_sliding_window", "sliding_window", "max_window_layers", "layer_types", "attention_dropout",
+    "rope_parameters", "bos_token_id", "eos_token_id", "pad_token_id", "rope_scaling", "rope_theta"})
+
+
+def flat_text(model_type: str, given: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(text model type, text fields) of a Qwen2-VL / Qwen2.5-VL config.json
+    written flat (no text_config, or a null one): the fields the wrapper's
+    __post_init__ pops into its text class, and the dtype it copies there
+    (torch_dtype first). None for any other config."""
+    if model_type not in _POPS_FLAT_TEXT or given.get("text_config") is not None:
+        return None
+    fields = {k: v for k, v in given.items() if k in _FLAT_TEXT_KEYS}
+    fields["dtype"] = given.get("torch_dtype", given.get("dtype"))
+    return _POPS_FLAT_TEXT[model_type], fields
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")
 _HF_CLASSES["qwen2_vl"] = _HFClass("Qwen2VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
@@ -1025,6 +1077,23 @@ def _check_num_labels(raw: Mapping[str, Any] | None, where: str) -> None:
                     f"{VLLM_VERSION} cannot load the config: write a whole number")
 
 
+def _check_alias_as_written(raw: Mapping[str, Any] | None, given: Mapping[str, Any], alias: str, target: str,
+                            where: str) -> None:
+    """A value raw.py coerced (a layer count 3.0 or "2" read as 3 or 2) that
+    reaches the class through an attribute_map alias: transformers sets the
+    target as written, without its strict type check, and the model file
+    then fails with it (whisper.py's range(config.encoder_layers): "'float'
+    object cannot be interpreted as an integer")."""
+    if not isinstance(raw, Mapping) or alias not in raw:
+        return
+    written = raw[alias]
+    # a bool is an int to the model file (true heads build as 1 head)
+    if isinstance(written, (float, str)) and type(written) is not type(given[alias]):
+        raise UserError(f"{where}: {alias} is {shown(written)}; it sets {target} as written (an attribute_map "
+                        f"alias, not type-checked), and vLLM {VLLM_VERSION}'s model file fails with it: "
+                        f"write it as {shown(given[alias])}")
+
+
 def hf_view(given: dict[str, Any], model_type: str | None, where: str,
             raw: Mapping[str, Any] | None = None) -> HFView:
     """The transformers config object vLLM would get for these fields.
@@ -1066,6 +1135,7 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
     # aliases of one target wins (WhisperConfig(encoder_attention_heads=20,
     # num_attention_heads=8) has 8 encoder heads, transformers 5.20)
     for alias in [k for k in given if k in cls.attribute_map]:
+        _check_alias_as_written(raw, given, alias, f"{cls.name}.{cls.attribute_map[alias]}", where)
         attrs[cls.attribute_map[alias]] = given[alias]
         defaulted.discard(cls.attribute_map[alias])
     for alias, target in cls.attribute_map.items():

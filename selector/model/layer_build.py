@@ -55,14 +55,17 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float))
 
 
-def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str) -> None:
-    """A user error where vLLM fails building this model's decoder layers."""
+def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str, head_size: int | None = None) -> None:
+    """A user error where vLLM fails building this model's decoder layers
+    (``head_size``: the one its attention layers were built with, where known)."""
     if arch in _DEEPSEEK_ROPE:
         _check_deepseek_rope(attrs, where)
     if arch in _ROPE_SCALING or arch in _ROPE_TYPE_ONLY:
         _check_rope_type(attrs, where)
     if arch in _ROPE_THETA or arch in _ROPE_TYPE_ONLY:
         _check_rope(attrs, where, scaling=arch in _ROPE_SCALING, partial=arch in _ROPE_PARTIAL)
+    if arch in _ROPE_PARTIAL and head_size:
+        _check_longrope_factors(attrs, head_size, where)
     if arch in _MLP_SPLIT:
         _check_mlp_split(attrs, tp, where)
 
@@ -158,6 +161,34 @@ def _check_rope(attrs: Mapping[str, Any], where: str, scaling: bool, partial: bo
         raise UserError(f"{where}: the dynamic rope factor is null; vLLM's DynamicNTKScalingRotaryEmbedding "
                         "multiplies the maximum position by it, which fails (TypeError: unsupported operand "
                         f"type(s) for *: 'int' and 'NoneType'), {fail}")
+
+
+def _check_longrope_factors(attrs: Mapping[str, Any], head_size: int, where: str) -> None:
+    """Phi3LongRoPEScaledRotaryEmbedding multiplies each factor list into
+    one frequency per rotated pair: rotary_dim = int(head_size *
+    partial_rotary_factor), from the layer's own head size. Transformers
+    sized the lists from hidden_size // num_attention_heads, so a head_dim
+    other than that fails to broadcast (a list of one entry broadcasts)."""
+    rope = _rope_dict(attrs)
+    if rope is None or rope.get("rope_type", rope.get("type")) not in ("longrope", "su"):
+        return
+    dim = rope.get("rope_dim")
+    if not dim:
+        fraction = rope.get("partial_rotary_factor", 1.0)
+        if not _number(fraction):
+            return
+        dim = int(head_size * fraction)
+    if not isinstance(dim, int):
+        return
+    pairs = len(range(0, dim, 2))
+    for key in ("short_factor", "long_factor"):
+        factors = rope.get(key)
+        if isinstance(factors, list) and len(factors) not in (pairs, 1) and pairs != 1:
+            raise UserError(f"{where}: rope_scaling {key} has {len(factors)} entries, but the attention layers' "
+                            f"head size {head_size} rotates {dim} dimensions, {pairs} pairs (vLLM's "
+                            "Phi3LongRoPEScaledRotaryEmbedding: the factors fail to broadcast), so vLLM "
+                            f"{VLLM_VERSION} cannot build the model's attention layers: give {pairs} entries, or a "
+                            "head_dim of hidden_size // num_attention_heads")
 
 
 def _fails(compute: Any) -> str | None:

@@ -406,13 +406,22 @@ def _gemma4(ctx: _Ctx) -> _Stack:
 
 
 def _cohere2(ctx: _Ctx) -> _Stack:
-    """commandr.py CohereAttention for a Cohere2Config: config.head_dim;
+    """commandr.py CohereAttention: config.head_dim where the config has one
+    (Cohere2Config always), else hidden // heads. On a Cohere2Config,
     layer_types' sliding layers get sliding_window + 1 (Cohere's window
-    counts the current token too)."""
+    counts the current token too); on a CohereConfig (model_type cohere, "v1"
+    to commandr.py) no layer gets a window of its own, so every layer takes
+    the model-level one. cohere2_moe.py's Cohere2MoeAttention reads head_dim
+    and the windows the same way."""
     t, n = ctx.text, _n_layers(ctx)
     total = _heads(ctx)
     heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
-    head = _check_head_size(t.get("head_dim") or 0, "head_dim")
+    if "head_dim" in t.attrs:
+        head = _check_head_size(t.get("head_dim") or 0, "head_dim")
+    else:
+        head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
+    if ctx.arch == "Cohere2ForCausalLM" and ctx.hf.model_type == "cohere":
+        return _Stack([(i, _attention(ctx, heads, kv, head)) for i in range(n)])
     types = _layer_types(ctx, n) or ["full_attention"] * n
     stack = _Stack([])
     for i in range(n):
