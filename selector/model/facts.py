@@ -41,6 +41,7 @@ from attn_select.selector.model.config_class import (
 from attn_select.selector.model.remote_code import remote_module_problem
 from attn_select.selector.model.layer_build import check_layer_build
 from attn_select.selector.model.vllm_registry import dropped_note, resolve_architecture, transformers_backend
+from attn_select.selector.model.vllm_top_config_readers import READS_TOP_CONFIG, WRAPPERS_WITH_VOCAB
 from attn_select.selector.model_facts import (
     AttentionGroup,
     LayerAttention,
@@ -208,6 +209,25 @@ def _text_view(given: dict, hf: HFView, where: str, notes: list[str], raw: dict)
         notes.append(f"no text_config: {holder_cls.name} builds its text config from {text.hf_class}'s "
                      "defaults alone, not from the top-level fields")
     return text
+
+
+def _check_text_arch_on_wrapper(model_arch: str, given: dict[str, Any], hf: HFView, text: HFView, where: str) -> None:
+    """A text-only architecture whose vLLM model class reads its sizes off
+    the top-level config (READS_TOP_CONFIG), on a wrapper config.json whose
+    text model sits apart (a text_config, or the fields a flat Qwen2-VL
+    config pops into one): the class reads the wrapper's own fields, and the
+    wrapper has no vocab_size (WRAPPERS_WITH_VOCAB have one, and are left to
+    the text view)."""
+    if text is hf or model_arch not in READS_TOP_CONFIG or hf.model_type in WRAPPERS_WITH_VOCAB:
+        return
+    popped = flat_text(hf.model_type, given)
+    top = set(given) - set(popped[1] if popped else ())
+    if "vocab_size" in top:
+        return
+    raise UserError(f"{where}: architecture {model_arch} is a text-only model whose vLLM {VLLM_VERSION} class reads "
+                    f"its sizes off the top-level config, here a {hf.hf_class} whose text model is a sub-config, so "
+                    f"vLLM fails building it (AttributeError: '{hf.hf_class}' object has no attribute 'vocab_size'); "
+                    "use the wrapper's own architecture, or a config.json of the text model alone")
 
 
 def _first_head_size(built: Any) -> int | None:
@@ -428,6 +448,8 @@ def _model_facts(
                alibi=uses_alibi(text, archs), notes=notes,
                uncached_kv="fp8" if kv_scheme == "fp8" and quant and quant.get("quant_method") == "compressed-tensors"
                else "auto")
+    if engine != "sglang":
+        _check_text_arch_on_wrapper(model_arch, given, hf, text, where)
     try:
         built = builder(ctx)
     except NoVllmSelection as refusal:
