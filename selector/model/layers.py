@@ -188,6 +188,13 @@ def _mla(ctx: _Ctx, heads_total: int, sparse: bool) -> LayerAttention:
     num_heads only (no window, sinks or mm-prefix). The cache holds one latent
     vector, so head_size_v = head_size."""
     t = ctx.text
+    for key in ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "hidden_size"):
+        # the attention's projections are tensors of these sizes: a negative one fails allocating
+        size = t.get(key)
+        if isinstance(size, int) and size < 0:
+            raise UserError(f"{key} is {size}; vLLM {VLLM_VERSION} builds the MLA attention's projections with "
+                            "it and fails (RuntimeError: Trying to create tensor with negative dimension): "
+                            "give the model's size")
     rank, rope = t.get("kv_lora_rank"), t.get("qk_rope_head_dim") or 0
     head = _check_head_size(rank + rope, "kv_lora_rank + qk_rope_head_dim")
     return LayerAttention(

@@ -17,6 +17,8 @@ unit test here and a differential case run through vLLM's own code
 - BartConfig under a Whisper model: its attribute_map gives the sizes.
 - Phi-3 / Phi-4-mini (llama.py) with a head_dim other than hidden // heads:
   the longrope factor lists no longer fit the rotated dimensions.
+- A negative MLA size (kv_lora_rank, qk_rope_head_dim, hidden_size): the
+  attention's projection tensors cannot take it.
 """
 
 from __future__ import annotations
@@ -68,6 +70,11 @@ CASES = [
     ("phi-3-medium head_dim 32", PHI3, {"head_dim": 32}, "Attempting to broadcast", None),
     ("phi-3-medium head_dim 128 (as hidden // heads)", PHI3, {"head_dim": 128}, None, (128, 10, {128})),
     ("phi-4-mini head_dim 96", "phi-4-mini like", {"head_dim": 96}, "Attempting to broadcast", None),
+    # MLA sizes the attention's projection tensors cannot take
+    ("deepseek-v2-lite kv_lora_rank -1", "deepseek-v2-lite like", {"kv_lora_rank": -1}, "negative dimension", None),
+    ("deepseek-v2-lite qk_rope_head_dim -64", "deepseek-v2-lite like", {"qk_rope_head_dim": -64},
+     "step sign", None),
+    ("kimi-k2 hidden_size -8", "kimi-k2 like", {"hidden_size": -8}, "negative dimension", None),
 ]
 
 
@@ -79,7 +86,9 @@ def _config(base: str, fields: dict) -> dict:
 def test_the_class_vllm_builds_on(name, base, fields, refusal, built):
     config = _config(base, fields)
     if refusal is not None:
-        with pytest.raises(UserError, match="fail to broadcast" if "broadcast" in refusal else "alias, not type-checked"):
+        words = {"Attempting to broadcast": "fail to broadcast", "negative dimension": "negative dimension",
+                 "step sign": "negative dimension"}.get(refusal, "alias, not type-checked")
+        with pytest.raises(UserError, match=words):
             model_facts(config, name="m", capability=H100)
         return
     f = model_facts(config, name="m", capability=H100)
