@@ -271,12 +271,18 @@ def _explain_other_engine(
     from attn_select.selector.profiles import load_model
 
     # --engine sglang reads the model as SGLang does (from its config): a
-    # model vLLM builds without a selection is still SGLang's to resolve
-    facts = load_model(model, tp=flags.tp_size, dtype=ov.dtype or "auto", capability=dev.capability,
-                       engine="sglang" if engine == "sglang" else "vllm", **(load or {}))
+    # model vLLM builds without a selection is still SGLang's to resolve.
+    # --engine both reads it once for each engine, each with its own loader
+    # (transformers 5.19 and SGLang's classes, or 5.20 and vLLM's)
+    def read(as_engine: str) -> object:
+        return load_model(model, tp=flags.tp_size, dtype=ov.dtype or "auto", capability=dev.capability,
+                          engine=as_engine, **(load or {}))
+
     if engine == "sglang":
         _no_vllm_what_ifs(ov)
-        return explain_sglang(facts, dev, kern, flags, cuda_version, notes)
+        return explain_sglang(read("sglang"), dev, kern, flags, cuda_version, notes)
+    facts = read("vllm")
+    sgl_facts = read("sglang")
 
     from attn_select.selector.explain import check_overrides, explain
     from attn_select.selector.sglang.compare import compare
@@ -286,5 +292,5 @@ def _explain_other_engine(
         notes += (vllm_note,)
     ov = ov._replace(kv_cache_dtype=vllm_kv)  # SGLang's spelling mapped to vLLM's first
     check_overrides(ov, flag=True)
-    sgl = explain_sglang(facts, dev, kern, flags, cuda_version, notes)
+    sgl = explain_sglang(sgl_facts, dev, kern, flags, cuda_version, notes)
     return compare(explain(facts, dev, kern, ov, input_notes), sgl)

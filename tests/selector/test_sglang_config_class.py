@@ -122,3 +122,16 @@ def test_the_generated_table_is_sglangs():
     if python is None:
         pytest.skip(why)
     assert_regenerates(python, "sglang_config_types")
+
+
+def test_explain_engine_both_reads_the_config_once_for_each_engine(capsys, tmp_path):
+    """A model type only transformers 5.20 has loads for vLLM and not for SGLang (5.19): --engine both
+    refuses with SGLang's reason, where it used to show vLLM's reading for SGLang too."""
+    from tests.cli.helpers import run
+
+    (tmp_path / "config.json").write_text(json.dumps(_dense("molmo2", arch="Molmo2ForConditionalGeneration")))
+    rc, out, _ = run(capsys, "explain", tmp_path, "--device", "h100")
+    assert rc == 0 and out
+    rc, out, err = run(capsys, "explain", tmp_path, "--device", "h100", "--engine", "both")
+    assert rc == 2 and not out and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "SGLang 0.5.23" in err and "5.19" in err
