@@ -20,7 +20,8 @@ left() { echo $(( ${CALL_S:-560} - ($(date +%s) - t0) )); }
 source benchmarks/run_h200_setup.sh
 export PYTHONPATH=$VLLM_SITE:$PYTHONPATH
 R=${KEEP:-/root/keep}/grid; mkdir -p $R
-trap 'tar -czf $OUT/grid.tar.gz -C $(dirname $R) $(basename $R)' EXIT
+save() { tar -czf $OUT/grid.tar.gz -C $(dirname $R) $(basename $R); }
+trap save EXIT  # and after each part: a call killed at the device-time limit keeps what it measured
 S=benchmarks/run_decode_grid.py
 FP8="--heads 128 --gqa 32/8 --pages 16 --kv-cache-dtypes fp8"
 PM=prefill/auto,prefill8k/auto,mixed/auto
@@ -40,7 +41,7 @@ n=0
 for tag in $tags; do
   n=$((n + 1)); sweep_s=${SWEEP_S:-300}; [ $n -gt 1 ] && sweep_s=${REPEAT_S:-$sweep_s}
   timeout $(( sweep_s + 60 )) python3 $S --phase sweep --tag $tag --out $R --max-seconds $sweep_s ${VARIANTS:+--variants "$VARIANTS"} \
-    ${GRID_ARGS:-} > $R/sweep-$tag.log 2>&1; el "sweep bf16 exit $?"
+    ${GRID_ARGS:-} > $R/sweep-$tag.log 2>&1; el "sweep bf16 exit $?"; save
   if [ -z "${SKIP_EXTRA:-}" ]; then
     timeout $(( ${FP8_S:-80} + 20 )) python3 $S --phase sweep --tag $tag --out $R $FP8 --max-seconds ${FP8_S:-80} ${VARIANTS:+--variants "$VARIANTS"} \
       > $R/sweep-fp8-$tag.log 2>&1
