@@ -17,6 +17,7 @@ from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, flat_text
 from attn_select.selector.model.hf_models import base_model_class, keeps_text_config_dict
 from attn_select.selector.model.hf_rope import check_max_len_factor, derived_max_len
 from attn_select.selector.engines import VLLM_VERSION
+from attn_select.selector.model.hf_subconfigs import auto_sub_class
 from attn_select.selector.model.hf_types import check_declared, declared
 from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack, soft_cap_value
 from attn_select.selector.model.model_level import (
@@ -164,12 +165,15 @@ def _sub(mapping: Any, key: str) -> Any:
     return mapping.get(key) if isinstance(mapping, dict) else None
 
 
-def _text_view(given: dict, hf: HFView, where: str, notes: list[str], raw: dict) -> HFView:
+def _text_view(given: dict, hf: HFView, where: str, notes: list[str], raw: dict,
+               from_dict: bool = True) -> HFView:
     """hf_text_config, as transformers' get_text_config() gives it: the
     config itself, its text_config (Qwen-Omni: thinker_config's; ColPali:
     vlm_config's; DeepSeek-VL2: built from language_config), or, for a
     wrapper class that builds a missing text_config from its defaults, that.
-    ``raw`` is ``given`` as written, before raw.py's coercions."""
+    ``raw`` is ``given`` as written, before raw.py's coercions;
+    ``from_dict``: transformers builds it from config.json (not a Mistral
+    params.json, which vLLM converts into config objects itself)."""
     text = hf
     holder, holder_cls, text_where = given, _HF_CLASSES.get(hf.model_type), f"{where} text_config"
     raw_holder: Any = raw
@@ -197,6 +201,11 @@ def _text_view(given: dict, hf: HFView, where: str, notes: list[str], raw: dict)
         text = hf_view(popped[1], popped[0], text_where)
     elif "text_config" in holder:
         sub = holder["text_config"] or {}
+        if from_dict and holder_cls is not None and holder_cls.text_config_type is None \
+                and holder_cls.text_default_type and isinstance(sub, dict) and sub.get("model_type") is not None:
+            # LlavaConfig and its kin build text_config through AutoConfig's
+            # CONFIG_MAPPING: a model type it lacks fails loading
+            auto_sub_class(sub, "text_config", holder_cls.text_default_type, where)
         # a fixed text class, else the text_config's model_type, else the
         # wrapper class's default (CONFIG_MAPPING[text_config.get("model_type", ...)])
         sub_type = ((holder_cls.text_config_type if holder_cls else None) or sub.get("model_type")
@@ -356,7 +365,7 @@ def _model_facts(
     if engine == "vllm" and not mistral_format:
         _check_text_config_kept(data, hf.model_type, where)
     notes: list[str] = [n for n in (remote_note, base_note) if n]
-    text = _text_view(given, hf, where, notes, data)
+    text = _text_view(given, hf, where, notes, data, from_dict=not mistral_format)
     # The registry's Transformers backend loads auto_map's remote AutoModel classes (trusted) from
     # the model folder; one that does not load there (no file, not Python, no such class) loads
     # nothing (a warning), as if unnamed

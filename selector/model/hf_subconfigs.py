@@ -37,13 +37,13 @@ def check_subconfigs(raw: Mapping[str, Any] | None, model_type: str, where: str)
             raise UserError(f"{where}: {key} is {shown(value)}; transformers (and so vLLM {VLLM_VERSION}) needs a "
                             f"mapping or null for it (StrictDataclassFieldValidationError: Validation error for field "
                             f"'{key}'): write a mapping")
-        cls = sub_class(name=fixed) if fixed else _auto_class(value, key, default, where)
+        cls = sub_class(name=fixed) if fixed else auto_sub_class(value, key, default, where)
         if cls is not None:
             _check_built(value, cls, f"{where}: {key}")
         _check_dtype(value, f"{where}: {key}")
 
 
-def _auto_class(value: dict[str, Any], key: str, default: str | None, where: str) -> SubClass | None:
+def auto_sub_class(value: dict[str, Any], key: str, default: str | None, where: str) -> SubClass | None:
     """AutoConfig's class for the mapping: CONFIG_MAPPING[its model_type]."""
     sub_type = value.get("model_type", default)
     if not sub_type:

@@ -17,6 +17,7 @@ unit test here and a differential case run through vLLM's own code
 - BartConfig under a Whisper model: its attribute_map gives the sizes.
 - Phi-3 / Phi-4-mini (llama.py) with a head_dim other than hidden // heads:
   the longrope factor lists no longer fit the rotated dimensions.
+- Llava's text_config with a model type transformers has no class for.
 - A negative MLA size (kv_lora_rank, qk_rope_head_dim, hidden_size): the
   attention's projection tensors cannot take it.
 """
@@ -36,6 +37,7 @@ H100 = Capability(9, 0)
 LLAMA = "profile llama-3.1-8b"
 GLM = "glm-4.7-flash like (glm4_moe_lite MLA)"
 PHI3 = "phi-3-medium-128k like (longrope, window)"
+LLAVA = "llava-1.5 like (text_config llama)"
 
 # (name, base, fields set on its text config, vLLM's refusal (a piece of its error) or None,
 #  and where it builds: (model-level head size, model-level KV heads, the layers' head sizes))
@@ -75,6 +77,10 @@ CASES = [
     ("deepseek-v2-lite qk_rope_head_dim -64", "deepseek-v2-lite like", {"qk_rope_head_dim": -64},
      "step sign", None),
     ("kimi-k2 hidden_size -8", "kimi-k2 like", {"hidden_size": -8}, "negative dimension", None),
+    # LlavaConfig builds text_config through AutoConfig: CONFIG_MAPPING[its model_type]
+    ("llava text_config model_type bogus", LLAVA, {"model_type": "bogus_type"},
+     "Unrecognized model type for subconfig", None),
+    ("llava text_config model_type mistral", LLAVA, {"model_type": "mistral"}, None, None),
 ]
 
 
@@ -87,7 +93,8 @@ def test_the_class_vllm_builds_on(name, base, fields, refusal, built):
     config = _config(base, fields)
     if refusal is not None:
         words = {"Attempting to broadcast": "fail to broadcast", "negative dimension": "negative dimension",
-                 "step sign": "negative dimension"}.get(refusal, "alias, not type-checked")
+                 "step sign": "negative dimension", "Unrecognized model type for subconfig": "names no transformers "
+                 "config class"}.get(refusal, "alias, not type-checked")
         with pytest.raises(UserError, match=words):
             model_facts(config, name="m", capability=H100)
         return
