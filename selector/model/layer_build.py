@@ -9,7 +9,7 @@ serves, whatever the attention selection would be.
 Checked for the model files named below only (Llama, Mistral, Qwen2, Qwen3,
 Gemma, Gemma-2, Granite, Mixtral, OLMo-2, Phi-3, Qwen2-MoE, Qwen3-MoE; the
 rope type and rope_theta also for Cohere2, EXAONE-4, MiniCPM3 and OLMo-3;
-DeepSeek-V2/V3/V3.2 and GLM-4-MoE-lite's scaled rope: each part checked
+DeepSeek-V2/V3/V3.2 and GLM-4-MoE-lite's scaled rope, gpt-oss's yarn keys: each part checked
 against vLLM's own build); other model files read other fields or build other
 modules.
 """
@@ -37,6 +37,8 @@ _ROPE_TYPE_ONLY = frozenset({"Cohere2ForCausalLM", "Exaone4ForCausalLM", "MiniCP
 # reads the rope dict's factor and original_max_position_embeddings
 _DEEPSEEK_ROPE = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
                             "Glm4MoeLiteForCausalLM"})
+# gpt_oss.py builds its yarn rope from these keys of config.rope_parameters (KeyError without one)
+_GPT_OSS_ROPE_KEYS = ("factor", "original_max_position_embeddings", "beta_fast", "beta_slow")
 # the types whose rope dict transformers' standardize_rope_params gives original_max_position_embeddings
 _ORIGINAL_FILLED = frozenset({"llama3", "yarn", "longrope", "su"})
 # get_rope's scaling types, and the legacy names patch_legacy_rope_type renames to one of them
@@ -60,6 +62,8 @@ def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str, 
     (``head_size``: the one its attention layers were built with, where known)."""
     if arch in _DEEPSEEK_ROPE:
         _check_deepseek_rope(attrs, where)
+    if arch == "GptOssForCausalLM":
+        _check_gpt_oss_rope(attrs, where)
     if arch in _ROPE_SCALING or arch in _ROPE_TYPE_ONLY:
         _check_rope_type(attrs, where)
     if arch in _ROPE_THETA or arch in _ROPE_TYPE_ONLY:
@@ -101,6 +105,27 @@ def _check_deepseek_rope(attrs: Mapping[str, Any], where: str) -> None:
                             "attention turns any rope type but default into deepseek_yarn, whose rotary embedding "
                             f"reads it (KeyError: {key!r}), so vLLM {VLLM_VERSION} cannot build the model's "
                             f"attention layers: add {key} to rope_scaling, or use yarn")
+
+
+def _check_gpt_oss_rope(attrs: Mapping[str, Any], where: str) -> None:
+    """OAIAttention reads factor, the original length and both yarn betas
+    from config.rope_parameters whatever its type: GptOssConfig's own yarn
+    dict has them all; one from config.json has what it gives (and the
+    original length transformers fills for llama3 / yarn / longrope)."""
+    if not (attrs.get("rope_scaling") or attrs.get("rope_parameters")):
+        return  # GptOssConfig.__post_init__ sets its full default
+    rope = _rope_dict(attrs)
+    if rope is None:
+        return
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    filled = {"original_max_position_embeddings"} if isinstance(rope_type, str) and rope_type in _ORIGINAL_FILLED \
+        else set()
+    missing = [k for k in _GPT_OSS_ROPE_KEYS if k not in rope and k not in filled]
+    if missing:
+        raise UserError(f"{where}: the rope scaling has no {missing[0]}; gpt-oss's attention builds its yarn rope "
+                        f"from factor, original_max_position_embeddings, beta_fast and beta_slow whatever the type "
+                        f"(KeyError: {missing[0]!r}), so vLLM {VLLM_VERSION} cannot build its attention layers: "
+                        "add it, or leave rope_scaling out for GptOssConfig's own")
 
 
 def _check_rope_type(attrs: Mapping[str, Any], where: str) -> None:

@@ -18,6 +18,7 @@ unit test here and a differential case run through vLLM's own code
 - Phi-3 / Phi-4-mini (llama.py) with a head_dim other than hidden // heads:
   the longrope factor lists no longer fit the rotated dimensions.
 - Llava's text_config with a model type transformers has no class for.
+- gpt-oss: a rope_scaling without one of the yarn keys gpt_oss.py reads.
 - A negative MLA size (kv_lora_rank, qk_rope_head_dim, hidden_size): the
   attention's projection tensors cannot take it.
 """
@@ -38,6 +39,7 @@ LLAMA = "profile llama-3.1-8b"
 GLM = "glm-4.7-flash like (glm4_moe_lite MLA)"
 PHI3 = "phi-3-medium-128k like (longrope, window)"
 LLAVA = "llava-1.5 like (text_config llama)"
+GPT_OSS = "gpt-oss-20b"
 
 # (name, base, fields set on its text config, vLLM's refusal (a piece of its error) or None,
 #  and where it builds: (model-level head size, model-level KV heads, the layers' head sizes))
@@ -81,6 +83,15 @@ CASES = [
     ("llava text_config model_type bogus", LLAVA, {"model_type": "bogus_type"},
      "Unrecognized model type for subconfig", None),
     ("llava text_config model_type mistral", LLAVA, {"model_type": "mistral"}, None, None),
+    # gpt_oss.py reads factor, original length and both betas off rope_parameters whatever the type
+    ("gpt-oss yarn without betas", GPT_OSS, {"rope_scaling": {"rope_type": "yarn", "factor": 32.0}}, "beta_fast",
+     None),
+    ("gpt-oss linear rope", GPT_OSS, {"rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+     "original_max_position_embeddings", None),
+    ("gpt-oss no rope_scaling (the class's yarn)", GPT_OSS, {DROP: ("rope_scaling",)}, None, (64, 8, {64})),
+    ("gpt-oss rope_scaling null (the class's yarn)", GPT_OSS, {"rope_scaling": None}, None, (64, 8, {64})),
+    ("gpt-oss yarn with betas, no original length (filled)", GPT_OSS,
+     {"rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0}}, None, None),
 ]
 
 
@@ -94,7 +105,8 @@ def test_the_class_vllm_builds_on(name, base, fields, refusal, built):
     if refusal is not None:
         words = {"Attempting to broadcast": "fail to broadcast", "negative dimension": "negative dimension",
                  "step sign": "negative dimension", "Unrecognized model type for subconfig": "names no transformers "
-                 "config class"}.get(refusal, "alias, not type-checked")
+                 "config class", "beta_fast": "KeyError: 'beta_fast'", "original_max_position_embeddings":
+                 "KeyError: 'original_max_position_embeddings'"}.get(refusal, "alias, not type-checked")
         with pytest.raises(UserError, match=words):
             model_facts(config, name="m", capability=H100)
         return
