@@ -585,6 +585,18 @@ def test_triton_build_counts_in_kernel_merges_only_where_the_table_says():
     assert p_few.cfg == p_many.cfg == DECODE_CONFIG
     assert p_few.max_splits == 5 and p_few.counters is not None and "merged in-kernel" in a.kernel_name(p_few)
     assert p_many.max_splits == 16 and p_many.counters is None and "merged in-kernel" not in a.kernel_name(p_many)
+    # 5 x 8 = 40 programs, within one an SM: nothing folded, so no tile dealing in the launch;
+    # 17 x 8 = 136 past 132: the one-key tail folded into 16 splits, dealt out evenly
+    assert not p_few.folded and p_many.folded
+
+
+def test_triton_plan_work_says_whether_it_folded():
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG, FP8_DECODE_CONFIG, planned_work
+
+    assert planned_work([1], [4097], 0, 4, 8, DECODE_CONFIG)[4]  # 136 programs: 17 -> 16 splits
+    assert not planned_work([1], [513], 0, 4, 8, DECODE_CONFIG)[4]  # 40 programs: below fold_programs
+    assert not planned_work([1], [4096 + 65], 0, 4, 8, DECODE_CONFIG)[4]  # past 132, but no tail to fold
+    assert not planned_work([1], [4097], 0, 4, 8, FP8_DECODE_CONFIG)[4]  # the fp8 entry never folds
 
 
 def _work_list_vectorized(q_lens, seq_lens, block_q, small_q, num_kv_heads, cfg, max_splits=64):
