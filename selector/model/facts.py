@@ -42,7 +42,7 @@ from attn_select.selector.model.config_class import (
 from attn_select.selector.model.remote_code import remote_module_problem
 from attn_select.selector.model.layer_build import check_layer_build
 from attn_select.selector.model.vllm_registry import dropped_note, resolve_architecture, transformers_backend
-from attn_select.selector.model.vllm_top_config_readers import READS_TOP_CONFIG, WRAPPERS_WITH_VOCAB
+from attn_select.selector.model.vllm_config_reads import READS_TOP_CONFIG, WRAPPERS_WITH_VOCAB
 from attn_select.selector.model_facts import (
     AttentionGroup,
     LayerAttention,
@@ -468,7 +468,7 @@ def _model_facts(
         notes.append(f"vLLM's layers not read: {refusal}")
     if engine != "sglang":
         # the rotary embedding and the MLP split, built with each attention layer
-        check_layer_build(built_arch, text.attrs, tp, where, _first_head_size(built))
+        check_layer_build(built_arch, text.attrs, tp, where, _first_head_size(built), text.model_type)
     if built is None:
         groups, others = (), ()
     else:

@@ -20,6 +20,7 @@ from typing import Any, Mapping
 
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, cut, shown
+from attn_select.selector.model.vllm_config_reads import NESTED_ROPE_TYPES
 
 LLAMA_STYLE = frozenset({"LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"})
 # model files whose attention builds get_rope from the config's rope parameters: rope_theta is its base
@@ -37,6 +38,9 @@ _ROPE_TYPE_ONLY = frozenset({"Cohere2ForCausalLM", "Exaone4ForCausalLM", "MiniCP
 # reads the rope dict's factor and original_max_position_embeddings
 _DEEPSEEK_ROPE = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM",
                             "Glm4MoeLiteForCausalLM"})
+# ... and of those, the ones vLLM serves on its Transformers backend, whose transformers model builds a
+# rope per layer type itself (vLLM's own build of both: a nested rope dict builds)
+_OWN_NESTED_ROPE = frozenset({"Olmo2ForCausalLM", "Olmo3ForCausalLM"})
 # gpt_oss.py builds its yarn rope from these keys of config.rope_parameters (KeyError without one)
 _GPT_OSS_ROPE_KEYS = ("factor", "original_max_position_embeddings", "beta_fast", "beta_slow")
 # the types whose rope dict transformers' standardize_rope_params gives original_max_position_embeddings
@@ -57,9 +61,17 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float))
 
 
-def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str, head_size: int | None = None) -> None:
+def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str, head_size: int | None = None,
+                      model_type: str | None = None) -> None:
     """A user error where vLLM fails building this model's decoder layers
-    (``head_size``: the one its attention layers were built with, where known)."""
+    (``head_size``: the one its attention layers were built with, where known;
+    ``model_type``: the text config's)."""
+    if model_type in NESTED_ROPE_TYPES and (arch in _ROPE_THETA or arch in _ROPE_TYPE_ONLY) \
+            and arch not in _OWN_NESTED_ROPE:
+        raise UserError(f"{where}: model_type {model_type}'s config class holds its rope as one dict per layer type, "
+                        f"and {arch}'s attention hands that to vLLM's get_rope as one rope dict, which fails "
+                        f"(TypeError: unhashable type: 'dict'), so vLLM {VLLM_VERSION} cannot build its attention "
+                        "layers: use the architecture made for that model type")
     if arch in _DEEPSEEK_ROPE:
         _check_deepseek_rope(attrs, where)
     if arch == "GptOssForCausalLM":

@@ -19,6 +19,8 @@ unit test here and a differential case run through vLLM's own code
   the longrope factor lists no longer fit the rotated dimensions.
 - Llava's text_config with a model type transformers has no class for.
 - gpt-oss: a rope_scaling without one of the yarn keys gpt_oss.py reads.
+- A model type whose config class holds one rope dict per layer type
+  (Gemma-3 text, OLMo-3) under a model file that hands get_rope one dict.
 - A negative MLA size (kv_lora_rank, qk_rope_head_dim, hidden_size): the
   attention's projection tensors cannot take it.
 """
@@ -40,6 +42,8 @@ GLM = "glm-4.7-flash like (glm4_moe_lite MLA)"
 PHI3 = "phi-3-medium-128k like (longrope, window)"
 LLAVA = "llava-1.5 like (text_config llama)"
 GPT_OSS = "gpt-oss-20b"
+GEMMA3_TEXT = "google/gemma-3-270m cut to 8 layers"
+UNHASHABLE = "unhashable type: 'dict'"
 
 # (name, base, fields set on its text config, vLLM's refusal (a piece of its error) or None,
 #  and where it builds: (model-level head size, model-level KV heads, the layers' head sizes))
@@ -92,6 +96,13 @@ CASES = [
     ("gpt-oss rope_scaling null (the class's yarn)", GPT_OSS, {"rope_scaling": None}, None, (64, 8, {64})),
     ("gpt-oss yarn with betas, no original length (filled)", GPT_OSS,
      {"rope_scaling": {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0}}, None, None),
+    # a config class whose rope is one dict per layer type, under a model file that hands get_rope one dict
+    *[(f"gemma3_text as {arch}", GEMMA3_TEXT, {"architectures": [arch]}, UNHASHABLE, None)
+      for arch in ("LlamaForCausalLM", "Gemma2ForCausalLM", "Qwen3ForCausalLM", "Exaone4ForCausalLM")],
+    ("olmo3 as Exaone4ForCausalLM", "olmo3 like", {"architectures": ["Exaone4ForCausalLM"]}, UNHASHABLE, None),
+    ("gemma3_text as Gemma3ForCausalLM", GEMMA3_TEXT, {"architectures": ["Gemma3ForCausalLM"]}, None, None),
+    # the Transformers backend's OLMo-2 builds its rope the transformers way
+    ("olmo3 as Olmo2ForCausalLM", "olmo3 like", {"architectures": ["Olmo2ForCausalLM"]}, None, None),
 ]
 
 
@@ -106,7 +117,8 @@ def test_the_class_vllm_builds_on(name, base, fields, refusal, built):
         words = {"Attempting to broadcast": "fail to broadcast", "negative dimension": "negative dimension",
                  "step sign": "negative dimension", "Unrecognized model type for subconfig": "names no transformers "
                  "config class", "beta_fast": "KeyError: 'beta_fast'", "original_max_position_embeddings":
-                 "KeyError: 'original_max_position_embeddings'"}.get(refusal, "alias, not type-checked")
+                 "KeyError: 'original_max_position_embeddings'", UNHASHABLE: "one dict per layer type"}.get(
+                     refusal, "alias, not type-checked")
         with pytest.raises(UserError, match=words):
             model_facts(config, name="m", capability=H100)
         return

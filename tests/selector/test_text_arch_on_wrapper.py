@@ -1,7 +1,7 @@
 """A text-only architecture on a wrapper config.json (a text_config beside a
 vision tower: someone serving a VLM's language model alone by renaming the
 architecture). Most of vLLM 0.33.0's text model classes read their sizes off
-the top-level config (selector/model/vllm_top_config_readers.py, generated
+the top-level config (selector/model/vllm_config_reads.py, generated
 from vLLM's own classes), which is the wrapper there, and fail; the few that
 read the text config (Qwen2ForCausalLM) build. Each case is a unit test and a
 differential case run through vLLM's own build (marker ``vllm``)."""
@@ -15,7 +15,7 @@ import pytest
 from attn_select.selector.config import Capability
 from attn_select.selector.errors import UserError
 from attn_select.selector.model.facts import model_facts
-from attn_select.selector.model.vllm_top_config_readers import READS_TOP_CONFIG
+from attn_select.selector.model.vllm_config_reads import READS_TOP_CONFIG
 
 from .generated import assert_regenerates
 from .model_oracle_client import facts_agreeing_with_vllm, run_model_oracle, vllm_python
@@ -88,4 +88,4 @@ def test_against_vllm(vllm_answers, index):
 @pytest.mark.vllm
 @pytest.mark.slow
 def test_the_generated_table_is_vllms():
-    assert_regenerates(vllm_python(), "vllm_top_config_readers")
+    assert_regenerates(vllm_python(), "vllm_config_reads")
