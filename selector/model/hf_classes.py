@@ -891,6 +891,8 @@ def flat_text(model_type: str, given: Mapping[str, Any]) -> tuple[str, dict[str,
     fields = {k: v for k, v in given.items() if k in _FLAT_TEXT_KEYS}
     fields["dtype"] = given.get("torch_dtype", given.get("dtype"))
     return _POPS_FLAT_TEXT[model_type], fields
+
+
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
                                      text_config_type="qwen2_5_vl_text")
 _HF_CLASSES["qwen2_vl"] = _HFClass("Qwen2VLConfig", _QWEN2_VL_TEXT, _post_qwen2,

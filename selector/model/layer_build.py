@@ -9,7 +9,8 @@ serves, whatever the attention selection would be.
 Checked for the model files named below only (Llama, Mistral, Qwen2, Qwen3,
 Gemma, Gemma-2, Granite, Mixtral, OLMo-2, Phi-3, Qwen2-MoE, Qwen3-MoE; the
 rope type and rope_theta also for Cohere2, EXAONE-4, MiniCPM3 and OLMo-3;
-DeepSeek-V2/V3/V3.2 and GLM-4-MoE-lite's scaled rope, gpt-oss's yarn keys: each part checked
+DeepSeek-V2/V3/V3.2 and GLM-4-MoE-lite's scaled rope, gpt-oss's yarn keys,
+and a rope held per layer type under a file that takes one: each part checked
 against vLLM's own build); other model files read other fields or build other
 modules.
 """
