@@ -881,16 +881,25 @@ _FLAT_TEXT_KEYS = frozenset({
     "rope_parameters", "bos_token_id", "eos_token_id", "pad_token_id", "rope_scaling", "rope_theta"})
 
 
+def _flat_text_type(model_type: str, config: Mapping[str, Any]) -> str | None:
+    """The text class a Qwen2-VL / Qwen2.5-VL config.json written flat (no
+    text_config, or a null one) pops its text fields into; None for any other."""
+    if model_type not in _POPS_FLAT_TEXT or config.get("text_config") is not None:
+        return None
+    return _POPS_FLAT_TEXT[model_type]
+
+
 def flat_text(model_type: str, given: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    """(text model type, text fields) of a Qwen2-VL / Qwen2.5-VL config.json
-    written flat (no text_config, or a null one): the fields the wrapper's
-    __post_init__ pops into its text class, and the dtype it copies there
-    (torch_dtype first). None for any other config."""
-    if model_type not in _POPS_FLAT_TEXT or given.get("text_config") is not None:
+    """(text model type, text fields) of a flat Qwen2-VL / Qwen2.5-VL
+    config.json: the fields the wrapper's __post_init__ pops into its text
+    class, and the dtype it copies there (torch_dtype first). None for any
+    other config."""
+    text_type = _flat_text_type(model_type, given)
+    if text_type is None:
         return None
     fields = {k: v for k, v in given.items() if k in _FLAT_TEXT_KEYS}
     fields["dtype"] = given.get("torch_dtype", given.get("dtype"))
-    return _POPS_FLAT_TEXT[model_type], fields
+    return text_type, fields
 
 
 _HF_CLASSES["qwen2_5_vl"] = _HFClass("Qwen2_5_VLConfig", _QWEN2_VL_TEXT, _post_qwen2,
@@ -1112,10 +1121,11 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
     _check_num_labels(raw, where)
     _check_read_only(raw, model_type, where)
     cls = _HF_CLASSES.get(model_type)
-    if model_type in _POPS_FLAT_TEXT and isinstance(raw, Mapping) and raw.get("text_config") is None:
+    flat_type = _flat_text_type(model_type, raw) if isinstance(raw, Mapping) else None
+    if flat_type is not None:
         # the class pops a flat (hub-style) config's text fields into its
         # text class, which checks them as its own
-        check_declared(raw, _POPS_FLAT_TEXT[model_type], where)
+        check_declared(raw, flat_type, where)
     _check_layer_counts(given, where)
     # PreTrainedConfig.__post_init__ (every class): torch_dtype folds into dtype
     given = {**{k: v for k, v in given.items() if k != "torch_dtype"}, "dtype": config_dtype(given, where)}
