@@ -7,7 +7,7 @@
 #   CALL_S=560 SWEEP_S=300 bash benchmarks/run_h200_decode_grid.sh [TAG ...]
 # The whole grid with every variant takes about 380 s of timing: past one call beside the warm-up.
 # GRID_ARGS (e.g. "--heads 256") limits the grid; SKIP_EXTRA=1 leaves out the fp8 and prefill parts,
-# SKIP_MIXED=1 the prefill and mixed part alone (SKIP_EXTRA also skips their warm-up); FP8_S (default 80) bounds the fp8 part's timing. VARIANTS
+# SKIP_MIXED=1 the prefill and mixed part alone (SKIP_EXTRA also skips their warm-up); FP8_S (default 80) bounds the fp8 part's timing, FP8_WARM_S (default 60) its warm-up. VARIANTS
 # (labels of run_decode_grid.variants, comma or semicolon separated, "none" for the table alone) limits what is timed
 # beside the table; with several TAGs every part is measured once a tag, one after the other, on the one
 # warm-up (repeat runs: "run3 run3r"). A later call on the same warm machine skips the warm-up unless
@@ -29,7 +29,7 @@ if [ ! -f $R/.warm ] || [ -n "${REWARM:-}" ]; then
   for i in $(seq 0 15); do timeout ${WARM_S:-170} python3 $S --phase warm --part $i/16 ${GRID_ARGS:-} ${VARIANTS:+--variants "$VARIANTS"} > $R/warm-$i.log 2>&1 & done
   wait; el "warm bf16"
   if [ -z "${SKIP_EXTRA:-}" ]; then  # the fp8, prefill and mixed parts' compiles, only where they run
-    for i in 0 1 2 3; do timeout 60 python3 $S --phase warm --part $i/4 $FP8 ${VARIANTS:+--variants "$VARIANTS"} > $R/warm-fp8-$i.log 2>&1 & done
+    for i in $(seq 0 7); do timeout ${FP8_WARM_S:-60} python3 $S --phase warm --part $i/8 $FP8 ${VARIANTS:+--variants "$VARIANTS"} > $R/warm-fp8-$i.log 2>&1 & done
     for i in 0 1; do timeout 60 python3 benchmarks/run_triton_sweep.py --phase compile --part $i/2 --cases $PM \
       > $R/warm-mixed-$i.log 2>&1 & done
     wait; el "warm fp8, mixed"
