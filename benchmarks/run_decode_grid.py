@@ -102,8 +102,11 @@ def _variants(fp8: bool, head: int):
         ("two launches", replace(base, fused_merge_max=0)),
         # finer splits at any context (the table's merge rule: in-kernel up to 5 splits of head 128, else a
         # second launch): where the plan leaves SMs idle, a step lasts as long as its longest program
-        ("128-key splits", replace(T, min_split_tokens=128, short_split_tokens=0)),
-        ("64-key splits", replace(T, min_split_tokens=64, short_split_tokens=0)),
+        ("128-key splits", replace(T, min_split_tokens=128, short_split_tokens=0, few_programs=0)),
+        ("64-key splits", replace(T, min_split_tokens=64, short_split_tokens=0, few_programs=0)),
+        # the bf16 table without its cut of plans that leave most SMs idle (the table before 2026-12-07);
+        # fp8's four-warp entry as it was is "page vector" and "widened V" below (given, no one-warp rule)
+        *([("no few-program cut", replace(T, few_programs=0))] if not fp8 else []),
         ("in-kernel merge", always),
         ("in-kernel, 128-key splits", replace(always, min_split_tokens=128)),
         ("in-kernel, 512-key splits", replace(always, min_split_tokens=512)),

@@ -134,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
              ("decode, a folded plan", ta.DECODE_CONFIG, False, "decode"),
              ("fp8 decode", replace(ta.FP8_DECODE_CONFIG, fold_tail=0), True, "decode"),
              ("fp8 decode, V widened", replace(ta.FP8_DECODE_CONFIG, widen_v=True, fold_tail=0), True, "decode"),
+             ("fp8 decode, one-warp programs", ta.FP8_DECODE_ONE_WARP, True, "decode"),
              ("prefill", ta.PREFILL_CONFIG, False, "prefill"), ("fp8 prefill", ta.PREFILL_CONFIG, True, "prefill"),
              ("mixed: decode", ta.MIXED_CONFIG, False, "decode"), ("mixed: prefill", ta.MIXED_CONFIG, False, "prefill")]
     # Llama-3.1-8B, gpt-oss-20b (head 64, 8 heads a KV head), Gemma-2-9B (head 256)

@@ -79,6 +79,12 @@ class KernelConfig:
     # splits and a fifth of one key otherwise, a program and a partial to merge for a single key
     fold_tail: int = 0
     fold_programs: int = 0
+    # a decode plan of at most few_programs split programs (most SMs idle: the step lasts as long as
+    # its longest program) is cut again into splits of few_split_elems keys x value head elements,
+    # rounded down to a power of two of at least few_split_min keys, where that cuts it finer (0: off)
+    few_programs: int = 0
+    few_split_elems: int = 0
+    few_split_min: int = 64
 
     @property
     def deals_tiles(self) -> bool:
@@ -86,6 +92,13 @@ class KernelConfig:
         a folded plan has fewer splits than equal spans of its split length would fill. Only a plan
         that folded a tail launches so (``TritonPlan.folded``)."""
         return self.fold_tail > 0
+
+
+def few_split_tokens(cfg: KernelConfig, head_v: int) -> int:
+    """The split length of a plan that leaves most SMs idle (``few_programs``): 64 keys at head 128
+    and 256 (bf16: 16 KB of K and 16 KB of V at head 128), 128 at head 64."""
+    keys = cfg.few_split_elems // max(1, head_v)
+    return max(cfg.few_split_min, 1 << max(0, keys.bit_length() - 1))
 
 
 def merges_in_kernel(cfg: KernelConfig, max_splits: int, head_v: int) -> bool:
@@ -118,6 +131,27 @@ WIDEN_V_HEADS = (128,)  # measured at head 128 only
 def fp8_decode_widens(max_splits: int, programs: int) -> bool:
     """Whether the fp8 decode entry's plan takes ``widen_v``: one split, or at most two programs an SM."""
     return max_splits == 1 or programs <= WIDEN_V_PROGRAMS
+
+
+# fp8 decode in programs of one warp (FP8_DECODE_ONE_WARP). With half the bytes a key, the four-warp
+# entry is bound by latency with too few warps in flight (Nsight Compute at 32 x 4096: 7.7 of 12 warps
+# an SM active, 0.53 eligible a cycle); one-warp programs put up to 32 an SM. On an H100 (2026-12-07,
+# BENCHMARKS.md "Small steps and fp8 one-warp programs"; 32 / 8 heads, head 128, page 16, 13 points)
+# they were faster where the batch has fewer (request, KV head) rows than SMs, which the four-warp
+# entry must split anyway (8 x 4096: 41.9 -> 35.1 us, 81 -> 97 % of XQA; 1 x 4096: 14.7 -> 12.1), and
+# where the rows fill 8 programs an SM unsplit (128 x 512: 80.0 -> 55.2, 67 -> 97 %; 256 x 512: 148.2
+# -> 107.3). Between, 256 rows (32 requests) fill the SMs with the four-warp entry unsplit, where
+# one-warp programs need four splits and a merge: slower (32 x 4096: 105.1 against 100.0; 32 x 512:
+# 24.9 against 22.9). Two batches of few rows lose, kept for one rule by rows: 1 x 32768, where the
+# four-warp entry's 49 splits fill three programs an SM and one-warp programs stop at 64 splits (43.7
+# against 40.1 us in the grid with this rule: 94 % of XQA against 102 %), and 1 x 512 (9.1 against 9.0).
+FP8_ONE_WARP_HEADS = (128,)  # measured at head 128 only
+
+
+def fp8_decode_one_warp(rows: int) -> bool:
+    """Whether an fp8 decode batch of ``rows`` (request, KV head) rows runs in one-warp programs:
+    fewer rows than SMs, or enough to fill the one-warp entry's programs unsplit."""
+    return rows < 132 or 2 * rows > FP8_DECODE_ONE_WARP.target_programs  # 132 SMs (H100, H200)
 
 
 def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
@@ -190,15 +224,30 @@ def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
 #   that longer (1 x 512: 40 programs, 8 of them one key, become 32 of 2 or
 #   3 tiles: 8.56 -> 9.37 us; head 256 1 x 512 12.0 -> 14.0). Hence
 #   fold_programs 132: the plan folds only past one program an SM.
+# - A plan that leaves most SMs idle cut finer (few_programs; the decode grid's "64-key splits" and
+#   "128-key splits" variants, 2026-12-07 on an H100, BENCHMARKS.md "Small steps and fp8 one-warp
+#   programs"). Below one program an SM every program runs at once, so shorter ones end the step
+#   sooner, merge launch included. Page 16, batch 1 and 8 x 512 and 4096 keys: the plans of at
+#   most 40 programs took 64-key splits at heads 128 and 256 (8 / 1 heads, head 256, 1 x 4096:
+#   14.85 -> 10.18 us, 84 -> 123 % of the fastest peer; 32 / 8, head 128, 1 x 512: 8.54 -> 7.71)
+#   and 128-key ones at head 64 (8 / 1, 1 x 4096: 8.57 -> 7.18; 64-key splits there were slower at
+#   512 keys, 6.68 -> 7.06). The plans of 128 programs (one an SM) were faster as they are (32 / 8,
+#   head 128, 8 x 512, 2 splits: 12.47 us, 14.66 with 64-key splits): hence at most 66 programs, half
+#   the SMs, and 8192 keys x head elements a split (16 KB of K and of V at head 128).
 DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=64, small_stages=5,
                              num_warps=4, target_programs=132 * 3, min_split_tokens=256,
                              fused_merge_max=640, short_split_tokens=128, short_programs=132, page_vector=True,
-                             fold_tail=4, fold_programs=132)
+                             fold_tail=4, fold_programs=132, few_programs=66, few_split_elems=8192)
 FP8_DECODE_CONFIG = KernelConfig(block_m=0, block_n=0, num_stages=0, small_m=16, small_n=128, small_stages=5,
                                  num_warps=4, target_programs=132 * 3, min_split_tokens=256,
                                  fused_merge_max=768, short_split_tokens=128, short_programs=132, max_registers=168,
                                  page_vector=True)
 FP8_DECODE_WIDE_V = replace(FP8_DECODE_CONFIG, widen_v=True)  # fp8_decode_widens' plans
+# fp8 decode as programs of one warp (fp8_decode_one_warp's batches): 32-key tiles, 3 stages, V widened
+# where it is loaded, up to 8 programs an SM, 64-key splits merged by the merge kernel
+FP8_DECODE_ONE_WARP = replace(FP8_DECODE_CONFIG, num_warps=1, small_n=32, small_stages=3, target_programs=132 * 8,
+                              min_split_tokens=64, fused_merge_max=0, short_split_tokens=0, short_programs=0,
+                              max_registers=0, widen_v=True)
 PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=5, small_m=0, small_n=0, small_stages=0,
                               num_warps=8, target_programs=132 * 4, min_split_tokens=512, page_vector=True)
 MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=5, small_m=16, small_n=64, small_stages=5,
@@ -333,14 +382,19 @@ def planned_work(q_lens, seq_lens, block_q: int, small_q: int, num_kv_heads: int
 def _split_counts(sl: list[int], small: list[bool], n_blocks: list[int], cap: int, cfg: KernelConfig,
                   head_v: int, num_kv_heads: int, fold_tail: int) -> list[int]:
     """Splits per request: ``min_split_tokens``-key splits, or ``short_split_tokens``-key ones
-    where those merge in-kernel and their programs stay within ``short_programs``."""
+    where those merge in-kernel and their programs stay within ``short_programs``; a plan of at
+    most ``few_programs`` split programs then in ``few_split_tokens``-key ones."""
     nsplit = _splits(sl, small, n_blocks, cap, cfg.min_split_tokens, fold_tail)
     if cfg.short_split_tokens and head_v:
         fine = _splits(sl, small, n_blocks, cap, cfg.short_split_tokens, fold_tail)
         most = max(fine, default=1)
         if (most > max(nsplit, default=1) and merges_in_kernel(cfg, most, head_v)
                 and _split_programs(fine, small, n_blocks, num_kv_heads) <= cfg.short_programs):
-            return fine
+            nsplit = fine
+    if cfg.few_programs and head_v and _split_programs(nsplit, small, n_blocks, num_kv_heads) <= cfg.few_programs:
+        finer = _splits(sl, small, n_blocks, cap, few_split_tokens(cfg, head_v), fold_tail)
+        if max(finer, default=1) > max(nsplit, default=1):
+            nsplit = finer
     return nsplit
 
 
@@ -456,6 +510,9 @@ class TritonAttnAdapter(Adapter):
         small_q = max(1, max(cfg.small_m, g_pad, 16) // g_pad) if cfg.small_m else 0
         if block_q == 0 and max(q_lens) > small_q:
             raise ValueError(f"decode-only config given a batch with {max(q_lens)}-token requests")
+        if (from_table and cfg is FP8_DECODE_CONFIG and p.head_size in FP8_ONE_WARP_HEADS
+                and fp8_decode_one_warp(len(q_lens) * p.num_kv_heads)):
+            cfg = FP8_DECODE_ONE_WARP
         work, red_token, red_nsplit, max_splits, folded = planned_work(
             q_lens, batch.seq_lens_cpu.tolist(), block_q, small_q, p.num_kv_heads, cfg, head_v=p.head_size_v)
         if (from_table and cfg is FP8_DECODE_CONFIG and p.head_size in WIDEN_V_HEADS

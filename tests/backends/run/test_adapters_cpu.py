@@ -552,13 +552,17 @@ def test_triton_table_merges_few_splits_in_kernel():
 
 
 @pytest.mark.parametrize("n, kv, head_v, want, folded", [
-    (1, 8, 128, 5, 4),    # 1 request x 8 KV heads, 512 + 1 keys: 128-key splits, 40 programs (folded: 32)
-    (8, 1, 128, 5, 4),    # 8 x 1 (GQA 8): the same 40 programs
-    (1, 8, 64, 5, 4),
-    (32, 1, 128, 3, 4),   # 32 rows: 160 programs past short_programs: 256-key splits (folded: 128 fit, 128-key)
+    # 1 request x 8 KV heads, 512 + 1 keys: 128-key splits, 40 programs, at most few_programs: cut again
+    # in 64-key ones at head 128 (9 splits, 72 programs; folded: 8)
+    (1, 8, 128, 9, 8),
+    (8, 1, 128, 9, 8),    # 8 x 1 (GQA 8): the same
+    (1, 8, 64, 5, 4),     # head 64: the few-program cut is 128 keys, as the short one
+    (32, 1, 128, 3, 4),   # 32 rows: 160 programs past short_programs: 256-key splits (folded: 128 fit, 128-key),
+                          # 96 or 128 programs: past few_programs
     (8, 8, 128, 2, 2),    # 64 rows: 320 programs, past short_programs: 256-key splits, 3 of them, 192
                           # programs past fold_programs: the one-key tail folded (the fine cut: 256 programs)
-    (1, 8, 256, 3, 2),    # head 256: 5 splits would merge in a second launch (not measured so): 256-key splits
+    (1, 8, 256, 9, 8),    # head 256: 5 splits would merge in a second launch (not measured so): 256-key splits,
+                          # 24 programs, then the few-program cut's 64-key ones
 ])
 def test_triton_table_cuts_short_contexts_finer_for_few_rows(n, kv, head_v, want, folded):
     from attn_select.backends.run.triton_attn import DECODE_CONFIG, plan_work
@@ -574,20 +578,49 @@ def test_triton_table_cuts_short_contexts_finer_for_few_rows(n, kv, head_v, want
     assert max_s == 16
 
 
+def test_few_split_tokens_by_value_head():
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG, few_split_tokens
+
+    got = {h: few_split_tokens(DECODE_CONFIG, h) for h in (32, 64, 80, 96, 128, 256, 512)}
+    assert got == {32: 256, 64: 128, 80: 64, 96: 64, 128: 64, 256: 64, 512: 64}
+
+
+@pytest.mark.parametrize("n, kv, head_v, ctx, want", [
+    (1, 1, 128, 4097, 64),   # 17 programs: 64-key splits, up to the 64 a request
+    (1, 1, 64, 4097, 33),    # head 64: 128-key splits
+    (1, 1, 256, 4097, 64),
+    (8, 1, 128, 513, 9),     # 40 programs
+    (1, 8, 128, 4097, 16),   # 17 x 8 = 136 programs (folded to 16): past few_programs, as it was
+    (8, 1, 128, 4097, 16),   # 128 programs: as it was
+    (1, 1, 128, 32769, 64),  # 64 splits already: nothing finer within the cap
+    (2, 4, 128, 1025, 16),   # 8 rows x 5 256-key splits = 40 programs: 64-key ones, 17 a request, 136
+                             # programs past fold_programs: the one-key tail folded, 16
+])
+def test_triton_table_cuts_plans_of_few_programs_finer(n, kv, head_v, ctx, want):
+    from attn_select.backends.run.triton_attn import DECODE_CONFIG, plan_work
+
+    got = plan_work([1] * n, [ctx] * n, 0, 4, kv, DECODE_CONFIG, head_v=head_v)[3]
+    off = plan_work([1] * n, [ctx] * n, 0, 4, kv, replace(DECODE_CONFIG, few_programs=0), head_v=head_v)[3]
+    assert got == want and (got > off) == (want != off), (got, off)
+
+
 @needs_interpreter
 def test_triton_build_counts_in_kernel_merges_only_where_the_table_says():
     from attn_select.backends.run.triton_attn import DECODE_CONFIG, TritonAttnAdapter
 
     a = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "auto"), AttnParams(8, 8, 128, 128, 0.1))
-    few = make_batch(Shape("decode", decodes=1, decode_context=512), 16, "cpu", seed=1)
+    few = make_batch(Shape("decode", decodes=2, decode_context=512), 16, "cpu", seed=1)
     many = make_batch(Shape("decode", decodes=1, decode_context=4096), 16, "cpu", seed=1)
     p_few, p_many = a.build(few), a.build(many)
     assert p_few.cfg == p_many.cfg == DECODE_CONFIG
     assert p_few.max_splits == 5 and p_few.counters is not None and "merged in-kernel" in a.kernel_name(p_few)
     assert p_many.max_splits == 16 and p_many.counters is None and "merged in-kernel" not in a.kernel_name(p_many)
-    # 5 x 8 = 40 programs, within one an SM: nothing folded, so no tile dealing in the launch;
-    # 17 x 8 = 136 past 132: the one-key tail folded into 16 splits, dealt out evenly
+    # 2 x 5 x 8 = 80 programs, within one an SM: nothing folded, so no tile dealing in the launch (and
+    # past few_programs: not cut again); 17 x 8 = 136 past 132: the one-key tail folded into 16 splits
     assert not p_few.folded and p_many.folded
+    # one request: 40 programs, at most few_programs: 64-key splits, 9, past the in-kernel merge
+    p_one = a.build(make_batch(Shape("decode", decodes=1, decode_context=512), 16, "cpu", seed=1))
+    assert p_one.max_splits == 9 and p_one.counters is None and not p_one.folded
 
 
 def test_triton_plan_work_says_whether_it_folded():
@@ -688,8 +721,53 @@ def test_fp8_decode_widens_v_where_the_plan_leaves_shared_memory_for_it():
         return ad.build(make_decode_batch(contexts, 16, "cpu")).cfg
 
     llama = AttnParams(32, 8, 128, 128, 128 ** -0.5)
+    # (batches of fewer than 132 rows, or of more than 528, take the one-warp entry: the next test)
     assert cfg_of(llama, [4096] * 32) is FP8_DECODE_WIDE_V  # 256 programs, one split
-    assert cfg_of(llama, [512]) is FP8_DECODE_WIDE_V  # split, 40 programs
-    assert cfg_of(llama, [4096] * 8) is FP8_DECODE_CONFIG  # 6 splits x 64 rows: 384 programs
+    assert cfg_of(llama, [4096] * 20) is FP8_DECODE_CONFIG  # 2 splits x 160 rows: 320 programs
+    assert cfg_of(llama, [4096] * 16 + [40]) is FP8_DECODE_WIDE_V  # 136 rows, (16 x 2 + 1) x 8 = 264 programs
     assert cfg_of(AttnParams(32, 8, 64, 64, 0.125), [4096] * 32) is FP8_DECODE_CONFIG  # not measured at 64
     assert not cfg_of(llama, [4096] * 32, kv="auto").widen_v  # a bf16 cache: its own entry
+
+
+def test_fp8_decode_takes_one_warp_programs_below_the_sms_and_past_their_unsplit_fill():
+    """At head 128 the fp8 decode runs in one-warp programs for fewer (request, KV head) rows than
+    the 132 SMs, or more than 528 (its 1056 programs unsplit), and in the four-warp entry between."""
+    from attn_select.backends.run.batch import make_decode_batch
+    from attn_select.backends.run.reference import AttnParams
+    from attn_select.backends.run.triton_attn import (
+        FP8_DECODE_CONFIG, FP8_DECODE_ONE_WARP, FP8_DECODE_WIDE_V, TritonAttnAdapter, fp8_decode_one_warp,
+    )
+
+    assert [fp8_decode_one_warp(r) for r in (1, 8, 64, 131, 132, 256, 528, 529, 1024, 2048)] == [
+        True, True, True, True, False, False, False, True, True, True]
+    assert FP8_DECODE_ONE_WARP.num_warps == 1 and FP8_DECODE_ONE_WARP.widen_v
+    assert FP8_DECODE_ONE_WARP.fused_merge_max == 0  # its splits merge in the merge kernel
+
+    def plan_of(params, contexts, kv="fp8"):
+        ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, kv), params)
+        return ad.build(make_decode_batch(contexts, 16, "cpu"))
+
+    llama = AttnParams(32, 8, 128, 128, 128 ** -0.5)
+    one = plan_of(llama, [512])  # 8 rows: 64-key splits, 9 (513 keys), 72 programs
+    assert one.cfg is FP8_DECODE_ONE_WARP and one.max_splits == 9 and one.counters is None
+    assert plan_of(llama, [4096] * 8).max_splits == 16  # 64 rows x 16 = the 1056 programs' cap
+    many = plan_of(llama, [512] * 128)  # 1024 rows: unsplit
+    assert many.cfg is FP8_DECODE_ONE_WARP and many.max_splits == 1
+    assert plan_of(llama, [4096] * 32).cfg is FP8_DECODE_WIDE_V  # 256 rows: the four-warp entry
+    assert plan_of(AttnParams(32, 8, 64, 64, 0.125), [512]).cfg is FP8_DECODE_CONFIG  # not measured at 64
+    assert plan_of(llama, [512], kv="auto").cfg.num_warps == 4  # a bf16 cache: its own entry
+    given = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, "fp8"), llama)
+    assert given.build(make_decode_batch([512], 16, "cpu"), FP8_DECODE_CONFIG).cfg is FP8_DECODE_CONFIG
+
+
+@needs_interpreter
+@pytest.mark.parametrize("kv", ["fp8", "fp8_e5m2"])
+def test_triton_kernel_one_warp_fp8_decode_matches_reference(kv):
+    """The table's one-warp fp8 entry as the table picks it (head 128, 6 rows), split and merged
+    by the merge kernel, against the float32 reference on the scaled cache."""
+    from attn_select.backends.run.triton_attn import FP8_DECODE_ONE_WARP
+
+    p = AttnParams(8, 2, 128, 128, 128 ** -0.5, sliding_window=40, has_sink=True)
+    err, plan = _check_scaled(p, Shape("decode", decodes=3, decode_context=150), 6, kv, (0.8, 1.7))
+    assert plan.cfg is FP8_DECODE_ONE_WARP and plan.max_splits == 3 and plan.num_split_tokens == 3
+    assert err < 2e-2

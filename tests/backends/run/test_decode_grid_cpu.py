@@ -76,10 +76,11 @@ def test_table_report_takes_the_measured_launch_the_table_makes_now():
     from attn_select.backends.run.triton_attn import DECODE_CONFIG
 
     t = load_benchmark("decode_grid_table")
-    base = replace(DECODE_CONFIG, short_split_tokens=0)
+    base = replace(DECODE_CONFIG, short_split_tokens=0, few_programs=0)
     fused = "attn-select paged kernel (decode tiles 16x64, split-KV up to 5, merged in-kernel)"
-    # 1 request x 8 KV heads x 512 tokens: the table cuts it in 5 (128-key splits) and merges in-kernel
-    point = dict(q=32, kv=8, head=128, page=16, batch=1, context=512, rows=[
+    # 2 requests x 8 KV heads x 512 tokens: the table cuts them in 5 (128-key splits; 80 programs, past
+    # few_programs) and merges in-kernel
+    point = dict(q=32, kv=8, head=128, page=16, batch=2, context=512, rows=[
         dict(row="FLASH_ATTN", us=9.5), dict(row="FLASHINFER", us=8.4),
         _row("TRITON_ATTN", 11.1, replace(base, fused_merge_max=1 << 30), "... split-KV up to 3, merged in-kernel", 3),
         _row("TRITON_ATTN [two launches]", 11.2, replace(base, fused_merge_max=0), "... split-KV up to 3", 3),
@@ -106,12 +107,12 @@ def test_table_report_beside_a_repeat_run():
     from attn_select.backends.run.triton_attn import DECODE_CONFIG
 
     t = load_benchmark("decode_grid_table")
-    base = replace(DECODE_CONFIG, short_split_tokens=0)
+    base = replace(DECODE_CONFIG, short_split_tokens=0, few_programs=0)
     fused = "attn-select paged kernel (decode tiles 16x64, split-KV up to 5, merged in-kernel)"
     cfg = replace(base, fused_merge_max=1 << 30, min_split_tokens=128)
 
     def doc(ours_us, peer_us, context=512):
-        return dict(kv_cache_dtype="auto", points=[dict(q=32, kv=8, head=128, page=16, batch=1, context=context, rows=[
+        return dict(kv_cache_dtype="auto", points=[dict(q=32, kv=8, head=128, page=16, batch=2, context=context, rows=[
             dict(row="FLASHINFER", us=peer_us), _row("TRITON_ATTN", ours_us, cfg, fused, 5)])])
 
     first, again = t.rows_of(doc(10.0, 9.0)), t.rows_of(doc(10.2, 9.0))
