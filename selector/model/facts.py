@@ -91,6 +91,32 @@ def group_layers(stacks: list[_Stack], encoder_decoder: bool) -> tuple[tuple[Att
 _VOCAB_PADDING = 64
 
 
+def _check_weight_storage(text: HFView, groups, dtype: str, where: str) -> None:
+    """torch refuses a tensor of 2**63 bytes or more, even on the meta device
+    vLLM builds on ("Storage size calculation overflowed"). A self-attention
+    layer's fused QKV projection holds hidden_size x (heads x head size + KV
+    heads x (head size + value head size)) elements of the model dtype, any
+    other attention layer's output projection hidden_size x heads x value head
+    size (MLA: v_head_dim); a quantized checkpoint packs them (not checked).
+    A size that takes one there fails vLLM's build (vLLM 0.33.0 on Llama
+    configs: hidden_size 2**40; 2**31 with one head of 2**31; checked)."""
+    hidden = text.get("hidden_size")
+    if not isinstance(hidden, int) or isinstance(hidden, bool) or hidden <= 0:
+        return
+    nbytes = 4 if dtype == "float32" else 2
+    for g in groups:
+        a = g.attn
+        if a.use_mla or a.attn_type == "encoder_decoder":
+            width, what = a.num_heads * (a.v_head_dim if a.use_mla else a.head_size_v), "output"
+        else:
+            width, what = a.num_heads * a.head_size + a.num_kv_heads * (a.head_size + a.head_size_v), "QKV"
+        if hidden * width * nbytes >= 1 << 63:
+            raise UserError(f"{where}: hidden_size {hidden} makes an attention {what} projection of "
+                            f"{hidden * width} {dtype} elements, past the 2**63 bytes torch can allocate, so vLLM "
+                            f"{VLLM_VERSION} fails building the model (Storage size calculation overflowed); give the "
+                            "real sizes")
+
+
 def _check_vocab_shards(text: Any, tp: int, engine: str) -> None:
     """The model's token embedding (VocabParallelEmbedding, built before
     its decoder layers) divides the padded vocabulary by the tensor-parallel
@@ -431,6 +457,12 @@ def _model_facts(
     else:
         use_mla = is_deepseek_mla(text) and bool(text.get("is_causal", True))
     quant = model_hook_quant(_quant_config(hf, text, where), arch)
+    if engine != "sglang" and transformers_backend(model_arch) and quant \
+            and quant.get("quant_method") in ("mxfp4", "gpt_oss_mxfp4"):
+        # TransformersBase.__init__ refuses these before building a layer
+        raise UserError(f"{model_arch} is served by vLLM {VLLM_VERSION}'s Transformers modeling backend, which "
+                        f"does not support {quant['quant_method']} quantization (NotImplementedError); name the "
+                        "model's own architecture, or use a checkpoint in another format")
     kv_scheme, per_head = _kv_cache_facts(quant)
 
     # registry: a multimodal wrapper (even one named *Model) builds a generative model
@@ -497,6 +529,8 @@ def _model_facts(
                                          pooling=runner == "pooling")
     if dtype_note:
         notes.append(dtype_note)
+    if engine != "sglang" and not quant:
+        _check_weight_storage(text, groups, resolved, where)
     if capability is None:
         notes.append("dtype resolved for compute capability >= 8.0 (no device given)")
     if ctx.mm_prefix:

@@ -10,6 +10,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_dtype import config_dtype
+from attn_select.selector.model.hf_head_dim_defaults import HEAD_DIM_DEFAULTS
 from attn_select.selector.model.hf_rope import check_rope
 from attn_select.selector.model.hf_subconfigs import check_subconfigs
 from attn_select.selector.model.hf_types import check_declared
@@ -343,8 +344,11 @@ def _post_flint(a: dict[str, Any]) -> None:
 
 
 def _post_gpt_bigcode(a: dict[str, Any]) -> None:
-    # GPTBigCodeConfig.__post_init__: one KV head with multi_query (its default)
-    a["num_key_value_heads"] = 1 if a.get("multi_query", True) else a.get("n_head")
+    # GPTBigCodeConfig.__post_init__: one KV head with multi_query (its default). The class declares
+    # no num_key_value_heads: a config.json one (even null) is set after, and wins
+    # (GPTBigCodeConfig(num_key_value_heads=8).num_key_value_heads == 8, transformers 5.20)
+    if "num_key_value_heads" not in a:
+        a["num_key_value_heads"] = 1 if a.get("multi_query", True) else a.get("n_head")
 
 
 def _post_falcon(a: dict[str, Any]) -> None:
@@ -1138,7 +1142,13 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
         _check_architecture(given, model_type, f"the {model_type} config class's validate_architecture", where)
         check_rope(raw, given, model_type, where, wrapper=isinstance(given.get("text_config"), dict),
                    modelled=False)
-        return HFView(model_type, given, set(), "PreTrainedConfig")
+        if "head_dim" in given or model_type not in HEAD_DIM_DEFAULTS:
+            return HFView(model_type, given, set(), "PreTrainedConfig")
+        # a class whose head_dim defaults to a fixed size (CwmConfig, SeedOssConfig: 128; VaultGemmaConfig:
+        # 256): vLLM's head size, and every model file reading config.head_dim, get it when config.json
+        # leaves head_dim out
+        return HFView(model_type, {**given, "head_dim": HEAD_DIM_DEFAULTS[model_type]}, {"head_dim"},
+                      "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
     defaulted = set(cls.defaults) - set(given)
     # attribute_map routes both writes and reads of an alias to its target.

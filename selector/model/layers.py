@@ -13,7 +13,9 @@ from attn_select.selector.model.hf_classes import (
     _BLOCK_TYPE_READERS, _HF_CLASSES, _PATTERN_READERS, HFView, _reads, check_layer_count)
 from attn_select.selector.model.hf_types import declared
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
-from attn_select.selector.model.vllm_registry import REGISTERED, TRANSFORMERS_BACKEND, transformers_backend
+from attn_select.selector.model.vllm_registry import (
+    BACKEND_CLASSES, REGISTERED, TRANSFORMERS_BACKEND, transformers_backend,
+)
 from attn_select.selector.model_facts import LayerAttention
 
 
@@ -1093,6 +1095,9 @@ def _modeling_may_have_mla(model_type: str) -> bool:
     attention: transformers' MLA model types do; the other transformers
     classes known here do not; a model type transformers does not have is
     remote code, assumed MLA-shaped when its config carries a kv_lora_rank."""
+    # vLLM loads kimi_k2 as DeepseekV3Config (_CONFIG_REGISTRY): transformers picks the modeling code by
+    # the config class, so DeepSeek-V3's, with MLA projections
+    model_type = "deepseek_v3" if model_type == "kimi_k2" else model_type
     known = declared(model_type) or model_type in _HF_CLASSES or model_type in _TRANSFORMERS_BACKEND_TYPES
     return model_type in TRANSFORMERS_MLA_MODEL_TYPES or not known
 
@@ -1116,17 +1121,37 @@ def _mla_fallback_head_size(ctx: _Ctx) -> int:
     return _check_head_size(nope + rope or model_head_size(t, ctx.hf.model_type), "head size")
 
 
+# transformers 5.20's attention modules of these model types size their heads as hidden // heads and
+# never read config.head_dim (GPTBigCodeAttention, GPTNeoXAttention): any head_dim builds there, and
+# vLLM's head size alone takes it (hidden // heads for one <= 0). Starcoder2Attention reads it as
+# `head_dim or hidden // heads`: 0 falls back, a negative size fails. Every other modeling file reads
+# it as given and scales by head_dim ** -0.5, which fails on 0 (checked through vLLM 0.33.0's build
+# on each Transformers-backend model type and on llama / qwen2 as TransformersForCausalLM).
+_IGNORES_HEAD_DIM = frozenset({"gpt_bigcode", "gpt_neox"})
+_ZERO_HEAD_DIM_FALLS_BACK = _IGNORES_HEAD_DIM | {"starcoder2"}
+
+
 def _check_backend_sizes(t: HFView) -> None:
     """transformers' modeling code sizes q_proj / k_proj as heads x head_dim
     from the config's head_dim and num_key_value_heads: a negative one fails
     building the module (vLLM's head size, hidden // heads for a head_dim
-    <= 0, and its max(1, kv // tp) KV heads are never reached)."""
+    <= 0, and its max(1, kv // tp) KV heads are never reached), and a head_dim
+    of 0 fails its softmax scale (head_dim ** -0.5), but on the model types
+    above."""
     for field in ("head_dim", "num_key_value_heads"):
         value = t.get(field)
-        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        if field == "head_dim" and t.model_type in _IGNORES_HEAD_DIM:
+            continue
+        if value < 0:
             raise UserError(f"{field} is {value}; transformers builds the model's projections with it, which fails "
                             f"(a negative tensor size), so vLLM {VLLM_VERSION}'s Transformers backend cannot build "
                             f"the model: fix {field}")
+        if field == "head_dim" and value == 0 and t.model_type not in _ZERO_HEAD_DIM_FALLS_BACK:
+            raise UserError(f"head_dim is 0; transformers' {t.model_type} attention scales its scores by "
+                            f"head_dim ** -0.5, which fails (a division by zero), so vLLM {VLLM_VERSION}'s "
+                            "Transformers backend cannot build the model: fix head_dim or leave it out")
 
 
 def _generic(ctx: _Ctx) -> _Stack:
@@ -1138,6 +1163,9 @@ def _generic(ctx: _Ctx) -> _Stack:
         _note(ctx, f"vLLM {VLLM_VERSION} serves {ctx.arch} through its Transformers modeling backend: a layer's window "
                    "comes from layer_types (else cache_config's, for every layer) and its soft cap from "
                    "attn_logit_softcapping, as derived here")
+    elif ctx.arch in BACKEND_CLASSES:
+        _note(ctx, f"{ctx.arch} is vLLM {VLLM_VERSION}'s Transformers modeling backend itself: transformers' "
+                   f"modeling code for {t.model_type} builds the layers, derived here as that backend makes them")
     elif ctx.arch not in REGISTERED:
         _note(ctx, f"{ctx.arch} is not in vLLM {VLLM_VERSION}'s model registry: vLLM serves it through its "
                    "Transformers modeling backend (transformers' class of that name, or auto_map's remote one); "

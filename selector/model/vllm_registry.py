@@ -257,8 +257,20 @@ def dropped_note(arch: str) -> str | None:
             "its Transformers backend (else it raises); these layers are a generic derivation, not verified")
 
 
+# registry.py _TRANSFORMERS_BACKEND_MODELS: the backend's own classes, which a
+# config.json may name as its architecture (the model type then picks the
+# transformers modeling code)
+BACKEND_CLASSES = frozenset({
+    "TransformersForCausalLM", "TransformersMoEForCausalLM", "TransformersForMTP", "TransformersMoEForMTP",
+    "TransformersMultiModalForCausalLM", "TransformersMultiModalMoEForCausalLM", "TransformersEmbeddingModel",
+    "TransformersMoEEmbeddingModel", "TransformersMultiModalEmbeddingModel", "TransformersForSequenceClassification",
+    "TransformersMoEForSequenceClassification", "TransformersMultiModalForSequenceClassification",
+})
+
+
 def transformers_backend(arch: str) -> bool:
     """vLLM builds this architecture with its Transformers modeling backend:
-    listed for it in the registry, or absent from it (dropped, or never
-    there: the backend is then all vLLM can try)."""
-    return arch in TRANSFORMERS_BACKEND or arch not in REGISTERED
+    listed for it in the registry, one of the backend's own classes, or absent
+    from the registry (dropped, or never there: the backend is then all vLLM
+    can try)."""
+    return arch in TRANSFORMERS_BACKEND or arch in BACKEND_CLASSES or arch not in REGISTERED

@@ -49,3 +49,12 @@ def facts_agreeing_with_vllm(res: dict, facts: Callable[[], object], refusal: st
     assert (f.dtype, f.head_size, f.model_use_mla, f.num_kv_heads) == (
         model["dtype"], model["head_size"], model["use_mla"], model["num_kv_heads"]), name
     return f
+
+
+def head_size_agrees_with_vllm(res: dict, facts: Callable[[], object], want: int | str, name: str = "") -> None:
+    """A case written as (config, ``want``): vLLM's head size where it builds
+    (an int), else a piece of its refusal; ``facts()`` agrees with vLLM's
+    build (``facts_agreeing_with_vllm``) and with ``want``."""
+    f = facts_agreeing_with_vllm(res, facts, None if isinstance(want, int) else want, name)
+    if f is not None:
+        assert f.head_size == want, name

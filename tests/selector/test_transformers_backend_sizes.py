@@ -1,0 +1,124 @@
+"""Head sizes where vLLM 0.33.0's Transformers modeling backend builds the
+model: a config class's fixed head_dim default (selector/model/
+hf_head_dim_defaults.py, generated from transformers 5.20's classes), a
+head_dim of 0 (transformers' attention scales by head_dim ** -0.5), the
+backend's own class names as a config.json's architecture, and the
+quantization the backend refuses. Each case is a unit test and a
+differential case run through vLLM's own build (marker ``vllm``)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from attn_select.selector.config import Capability
+from attn_select.selector.errors import UserError
+from attn_select.selector.model.facts import model_facts
+from attn_select.selector.model.hf_head_dim_defaults import HEAD_DIM_DEFAULTS
+
+from .generated import assert_regenerates
+from .model_oracle_client import head_size_agrees_with_vllm, run_model_oracle, vllm_python
+from .test_hostile_round13 import _base
+
+H100 = Capability(9, 0)
+ZERO = "0.0 cannot be raised to a negative power"
+
+
+def _sized(arch: str, model_type: str, **fields) -> dict:
+    """A small config of this architecture and model type; ``fields`` set or, as None, drop keys."""
+    config = {"architectures": [arch], "model_type": model_type, "hidden_size": 512, "num_attention_heads": 8,
+              "num_key_value_heads": 8, "num_hidden_layers": 2, "intermediate_size": 1024, "vocab_size": 200000,
+              "max_position_embeddings": 4096, "rope_theta": 10000.0, "torch_dtype": "bfloat16"}
+    for key, value in fields.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    return config
+
+
+def _as(base: str, arch: str) -> dict:
+    config = copy.deepcopy(_base(base))
+    config["architectures"] = [arch]
+    return config
+
+
+# (name, config, vLLM's head size where it builds, or a piece of its refusal)
+CASES = [
+    # a fixed class default where config.json has no head_dim (hidden // heads would be 64)
+    ("cwm without head_dim", _sized("CwmForCausalLM", "cwm"), 128),
+    ("seed_oss without head_dim", _sized("SeedOssForCausalLM", "seed_oss"), 128),
+    ("mellum without head_dim", _sized("MellumForCausalLM", "mellum"), 128),
+    ("vaultgemma without head_dim", _sized("VaultGemmaForCausalLM", "vaultgemma"), 256),
+    ("glm without head_dim", _sized("GlmForCausalLM", "glm"), 128),
+    ("seed_oss head_dim 32", _sized("SeedOssForCausalLM", "seed_oss", head_dim=32), 32),
+    # head_dim 0: the modeling code's softmax scale fails, but where it never reads head_dim
+    ("olmo3 head_dim 0", _sized("Olmo3ForCausalLM", "olmo3", head_dim=0), ZERO),
+    ("phi head_dim 0", _sized("PhiForCausalLM", "phi", head_dim=0), ZERO),
+    ("seed_oss head_dim 0", _sized("SeedOssForCausalLM", "seed_oss", head_dim=0), ZERO),
+    ("smollm3 head_dim 0", _sized("SmolLM3ForCausalLM", "smollm3", head_dim=0), ZERO),
+    ("llama as TransformersForCausalLM head_dim 0", _sized("TransformersForCausalLM", "llama", head_dim=0), ZERO),
+    ("starcoder2 head_dim 0", _sized("Starcoder2ForCausalLM", "starcoder2", head_dim=0), 64),
+    ("gpt_neox head_dim 0", _sized("GPTNeoXForCausalLM", "gpt_neox", head_dim=0), 64),
+    ("gpt_neox head_dim -1", _sized("GPTNeoXForCausalLM", "gpt_neox", head_dim=-1), 64),
+    ("gpt_bigcode head_dim -1", _sized("GPTBigCodeForCausalLM", "gpt_bigcode", head_dim=-1), 64),
+    ("gpt_bigcode without num_key_value_heads",
+     _sized("GPTBigCodeForCausalLM", "gpt_bigcode", num_key_value_heads=None), 64),
+    ("starcoder2 head_dim -1", _sized("Starcoder2ForCausalLM", "starcoder2", head_dim=-1), "negative dimension"),
+    ("llama head_dim 0 on its own model file", _sized("LlamaForCausalLM", "llama", head_dim=0), 64),
+    # the backend's own classes as the architecture
+    ("llama as TransformersForCausalLM", _sized("TransformersForCausalLM", "llama"), 64),
+    ("kimi-k2 as TransformersForCausalLM", _as("kimi-k2 like", "TransformersForCausalLM"), 576),
+    ("gpt-oss as TransformersForCausalLM", _as("profile gpt-oss-20b", "TransformersForCausalLM"), "MXFP4"),
+    ("gpt-oss on its own model file", _base("profile gpt-oss-20b"), 64),
+]
+
+
+@pytest.mark.parametrize("name,config,want", CASES, ids=[c[0] for c in CASES])
+def test_backend_head_size(name, config, want):
+    if isinstance(want, int):
+        assert model_facts(config, name="m", capability=H100).head_size == want
+        return
+    with pytest.raises(UserError) as exc:
+        model_facts(config, name="m", capability=H100)
+    assert "\n" not in str(exc.value)
+    assert ("head_dim" in str(exc.value)) if want != "MXFP4" else ("mxfp4" in str(exc.value))
+
+
+def test_gpt_bigcode_keeps_a_given_kv_head_count():
+    """GPTBigCodeConfig declares no num_key_value_heads: multi_query's one KV head is its
+    __post_init__'s, and a config.json count is set after it (the differential cases hold 8)."""
+    given = model_facts(_sized("GPTBigCodeForCausalLM", "gpt_bigcode"), name="m", capability=H100)
+    multi_query = model_facts(_sized("GPTBigCodeForCausalLM", "gpt_bigcode", num_key_value_heads=None), name="m",
+                              capability=H100)
+    assert (given.num_kv_heads, multi_query.num_kv_heads) == (8, 1)
+
+
+def test_the_backend_classes_are_noted_as_the_backend():
+    f = model_facts(_sized("TransformersForCausalLM", "llama"), name="m", capability=H100)
+    assert any("Transformers modeling backend itself" in n for n in f.notes)
+
+
+def test_the_table_has_the_classes_with_a_fixed_default():
+    assert {"cwm": 128, "seed_oss": 128, "vaultgemma": 256, "qwen3": 128}.items() <= HEAD_DIM_DEFAULTS.items()
+    assert "llama" not in HEAD_DIM_DEFAULTS and "olmo3" not in HEAD_DIM_DEFAULTS  # derived from the sizes
+
+
+@pytest.fixture(scope="module")
+def vllm_answers():
+    return run_model_oracle([{"config": c, "capability": [9, 0]} for _, c, _ in CASES], 1800)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[c[0] for c in CASES])
+def test_against_vllm(vllm_answers, index):
+    name, config, want = CASES[index]
+    head_size_agrees_with_vllm(vllm_answers[index], lambda: model_facts(config, name="m", capability=H100), want, name)
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_the_generated_table_is_vllms():
+    assert_regenerates(vllm_python(), "hf_head_dim_defaults")
