@@ -16,6 +16,7 @@ from attn_select.selector.model.dtype import _find_config_dtype, resolve_dtype
 from attn_select.selector.model.hf_classes import _HF_CLASSES, HFView, flat_text, hf_view
 from attn_select.selector.model.hf_models import base_model_class, keeps_text_config_dict
 from attn_select.selector.model.hf_rope import check_max_len_factor, derived_max_len
+from attn_select.selector.model.hf_size_defaults import NO_HEAD_DIM
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.model.hf_subconfigs import auto_sub_class
 from attn_select.selector.model.hf_types import check_declared, declared
@@ -89,6 +90,14 @@ def group_layers(stacks: list[_Stack], encoder_decoder: bool) -> tuple[tuple[Att
 # VocabParallelEmbedding / ParallelLMHead pad the vocabulary to a multiple of
 # this before splitting it across tensor-parallel ranks
 _VOCAB_PADDING = 64
+
+
+# model files that read config.head_dim as an attribute where their config class may have none
+# (glm4_moe.py's decoder layer, also GLM-4.5V's language model; Glm4MoeConfig and Glm4vMoeTextConfig
+# have no head_dim: checked through vLLM's build, as tests/selector/test_config_class_sizes.py does).
+# Other files reading it guard the read (commandr.py: hasattr; falcon_h1.py: getattr) or have classes
+# that always hold one.
+_READS_HEAD_DIM = frozenset({"Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration"})
 
 
 def _check_weight_storage(text: HFView, groups, dtype: str, where: str) -> None:
@@ -491,6 +500,10 @@ def _model_facts(
                else "auto")
     if engine != "sglang":
         _check_text_arch_on_wrapper(model_arch, given, hf, text, where)
+        if built_arch in _READS_HEAD_DIM and text.model_type in NO_HEAD_DIM and not text.has("head_dim"):
+            raise UserError(f"{where}: {built_arch}'s model file reads config.head_dim, which config.json does not "
+                            f"give and {text.model_type}'s config class does not have, so vLLM {VLLM_VERSION} fails "
+                            f"building it (AttributeError: no attribute 'head_dim'); add head_dim")
     try:
         built = builder(ctx)
     except NoVllmSelection as refusal:

@@ -10,8 +10,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_dtype import config_dtype
-from attn_select.selector.model.hf_head_dim_defaults import HEAD_DIM_DEFAULTS
 from attn_select.selector.model.hf_rope import check_rope
+from attn_select.selector.model.hf_size_defaults import HEAD_DIM_DEFAULTS, KV_HEADS_DEFAULTS
 from attn_select.selector.model.hf_subconfigs import check_subconfigs
 from attn_select.selector.model.hf_types import check_declared
 
@@ -597,8 +597,10 @@ _HF_CLASSES: dict[str, _HFClass] = {
     "jamba": _HFClass("JambaConfig", {"num_hidden_layers": 32, "num_attention_heads": 32, "hidden_size": 4096,
                                       "num_key_value_heads": 8, "attn_layer_period": 8, "attn_layer_offset": 4,
                                       "sliding_window": None}, _post_jamba),
-    "granite_swa": _HFClass("GraniteSWAConfig", {"num_hidden_layers": 32, "num_attention_heads": 32,
-                                                 "hidden_size": 4096, "num_key_value_heads": None,
+    # GraniteSWAConfig's own sizes (transformers 5.20): 24 layers, 20 heads, 4 KV heads; a null
+    # num_key_value_heads becomes the query heads (__post_init__)
+    "granite_swa": _HFClass("GraniteSWAConfig", {"num_hidden_layers": 24, "num_attention_heads": 20,
+                                                 "hidden_size": 2560, "num_key_value_heads": 4,
                                                  "sliding_window": 128, "layer_types": None}, _post_granite_swa),
     "granitemoe_swa": _HFClass("GraniteMoeSWAConfig", {"num_hidden_layers": 32, "num_attention_heads": 32,
                                                        "hidden_size": 4096, "num_key_value_heads": None,
@@ -1142,13 +1144,14 @@ def hf_view(given: dict[str, Any], model_type: str | None, where: str,
         _check_architecture(given, model_type, f"the {model_type} config class's validate_architecture", where)
         check_rope(raw, given, model_type, where, wrapper=isinstance(given.get("text_config"), dict),
                    modelled=False)
-        if "head_dim" in given or model_type not in HEAD_DIM_DEFAULTS:
-            return HFView(model_type, given, set(), "PreTrainedConfig")
-        # a class whose head_dim defaults to a fixed size (CwmConfig, SeedOssConfig: 128; VaultGemmaConfig:
-        # 256): vLLM's head size, and every model file reading config.head_dim, get it when config.json
-        # leaves head_dim out
-        return HFView(model_type, {**given, "head_dim": HEAD_DIM_DEFAULTS[model_type]}, {"head_dim"},
-                      "PreTrainedConfig")
+        # a class whose head_dim or KV head count defaults to a fixed value (CwmConfig: head_dim 128, 8 KV
+        # heads; NemotronConfig: KV heads null): vLLM's model config, and every model file reading them,
+        # get it when config.json leaves the field out
+        defaults = {field: table[model_type] for field, table in (("head_dim", HEAD_DIM_DEFAULTS),
+                                                                  ("num_key_value_heads", KV_HEADS_DEFAULTS))
+                    if field not in given and model_type in table}
+        return HFView(model_type, {**given, **defaults}, set(defaults),
+                      f"transformers' {model_type} config class" if defaults else "PreTrainedConfig")
     attrs = {**cls.defaults, **given}
     defaulted = set(cls.defaults) - set(given)
     # attribute_map routes both writes and reads of an alias to its target.

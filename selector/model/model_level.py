@@ -134,6 +134,13 @@ def model_num_layers(text: HFView, hf_model_type: str | None = None) -> int:
 
 def _whole_model_kv_heads(text: HFView) -> int:
     """First alias set (getattr_iter skips absent ones), else the query head count."""
+    if text.get("num_key_value_heads", 0) is None and "num_key_value_heads" in text.defaulted and not any(
+            text.has(name) for name in _KV_HEAD_NAMES[:2]):
+        # a class that leaves it null (NemotronConfig, hf_size_defaults.KV_HEADS_DEFAULTS): getattr_iter
+        # returns the null, and ModelConfig's validation refuses it
+        raise UserError(f"config.json has no num_key_value_heads and {text.hf_class} leaves it null, so vLLM "
+                        f"{VLLM_VERSION} fails validating the model config (total_num_kv_heads: Input should be a "
+                        "valid integer); add num_key_value_heads")
     for name in _KV_HEAD_NAMES:
         if text.has(name) and text.get(name) is not None:
             return text.get(name)
