@@ -23,6 +23,7 @@ from attn_select.selector.model.hf_types import check_declared, declared
 from attn_select.selector.model.layers import NoVllmSelection, _Ctx, _generic, _Stack, soft_cap_value
 from attn_select.selector.model.model_level import (
     check_expert_counts,
+    check_kv_heads_not_left_null,
     is_deepseek_mla,
     is_mm_prefix_lm,
     model_head_size,
@@ -500,6 +501,7 @@ def _model_facts(
                else "auto")
     if engine != "sglang":
         _check_text_arch_on_wrapper(model_arch, given, hf, text, where)
+        check_kv_heads_not_left_null(text)
         if built_arch in _READS_HEAD_DIM and text.model_type in NO_HEAD_DIM and not text.has("head_dim"):
             raise UserError(f"{where}: {built_arch}'s model file reads config.head_dim, which config.json does not "
                             f"give and {text.model_type}'s config class does not have, so vLLM {VLLM_VERSION} fails "

@@ -132,15 +132,21 @@ def model_num_layers(text: HFView, hf_model_type: str | None = None) -> int:
     return text.get("num_hidden_layers") or 0
 
 
-def _whole_model_kv_heads(text: HFView) -> int:
-    """First alias set (getattr_iter skips absent ones), else the query head count."""
+def check_kv_heads_not_left_null(text: HFView) -> None:
+    """vLLM's get_total_num_kv_heads (getattr_iter) returns the first alias the
+    config object has, null or not. A class that leaves num_key_value_heads
+    null when config.json has none (NemotronConfig: hf_size_defaults.
+    KV_HEADS_DEFAULTS) hands it a null, which ModelConfig's validation refuses."""
     if text.get("num_key_value_heads", 0) is None and "num_key_value_heads" in text.defaulted and not any(
             text.has(name) for name in _KV_HEAD_NAMES[:2]):
-        # a class that leaves it null (NemotronConfig, hf_size_defaults.KV_HEADS_DEFAULTS): getattr_iter
-        # returns the null, and ModelConfig's validation refuses it
         raise UserError(f"config.json has no num_key_value_heads and {text.hf_class} leaves it null, so vLLM "
                         f"{VLLM_VERSION} fails validating the model config (total_num_kv_heads: Input should be a "
                         "valid integer); add num_key_value_heads")
+
+
+def _whole_model_kv_heads(text: HFView) -> int:
+    """First alias set (SGLang's get_total_num_kv_heads skips absent and null ones), else the query head
+    count. vLLM's getattr_iter stops at a null one: ``check_kv_heads_not_left_null``."""
     for name in _KV_HEAD_NAMES:
         if text.has(name) and text.get(name) is not None:
             return text.get(name)
