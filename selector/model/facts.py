@@ -100,6 +100,10 @@ _VOCAB_PADDING = 64
 # that always hold one.
 _READS_HEAD_DIM = frozenset({"Glm4MoeForCausalLM", "Glm4vMoeForConditionalGeneration"})
 
+# chatglm.py's ChatGLMBaseModel reads config.tie_word_embeddings unguarded, and vLLM's own ChatGLMConfig
+# (model_type chatglm) does not set it: a config.json without the field fails the build (AttributeError)
+_READS_TIE_WORD_EMBEDDINGS = frozenset({"ChatGLMModel", "ChatGLMForConditionalGeneration", "GLM4VForCausalLM"})
+
 
 def _check_weight_storage(text: HFView, groups, dtype: str, where: str) -> None:
     """torch refuses a tensor of 2**63 bytes or more, even on the meta device
@@ -506,6 +510,11 @@ def _model_facts(
             raise UserError(f"{where}: {built_arch}'s model file reads config.head_dim, which config.json does not "
                             f"give and {text.model_type}'s config class does not have, so vLLM {VLLM_VERSION} fails "
                             f"building it (AttributeError: no attribute 'head_dim'); add head_dim")
+        if model_arch in _READS_TIE_WORD_EMBEDDINGS and hf.model_type == "chatglm" \
+                and not hf.has("tie_word_embeddings"):
+            raise UserError(f"{where}: {model_arch}'s model file reads config.tie_word_embeddings, which config.json "
+                            f"does not give and vLLM's ChatGLMConfig does not set, so vLLM {VLLM_VERSION} fails "
+                            "building it (AttributeError); add tie_word_embeddings (false for ChatGLM and GLM-4)")
     try:
         built = builder(ctx)
     except NoVllmSelection as refusal:

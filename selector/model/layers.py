@@ -590,12 +590,8 @@ def _chatglm(ctx: _Ctx) -> _Stack:
     total = _heads(ctx)
     kv_total = t.get("multi_query_group_num") if t.get("multi_query_attention") else total
     head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
-    # FalconConfig.rotary is `not alibi`: both branches build Attention
-    # without cache_config (only the third, unreachable one passes it)
-    layer = _attention(ctx, _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(kv_total, ctx.tp), head,
-                       cache_config=False)
-    _note(ctx, "Falcon's Attention gets no cache_config: kv_cache_dtype auto and no model-level sliding window "
-               "whatever the engine's cache says")
+    # GLMTransformer hands vllm_config.cache_config down to every GLMAttention (unlike Falcon's layers)
+    layer = _attention(ctx, _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(kv_total, ctx.tp), head)
     return _Stack([(i, layer) for i in range(n)])
 
 

@@ -351,6 +351,11 @@ MODERNBERT = {"architectures": ["ModernBertModel"], "model_type": "modernbert", 
               "num_attention_heads": 4, "num_hidden_layers": 3, "intermediate_size": 512, "vocab_size": 1000,
               "global_attn_every_n_layers": 3, "local_attention": 128, "max_position_embeddings": 8192,
               "pad_token_id": 0, "torch_dtype": "float32"}
+# chatglm3-6b's sizes (vLLM's own ChatGLMConfig), cut to 2 layers: GLMTransformer passes cache_config down
+CHATGLM3 = {"architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_size": 4096, "num_attention_heads": 32,
+            "multi_query_attention": True, "multi_query_group_num": 2, "kv_channels": 128, "num_layers": 2,
+            "padded_vocab_size": 1000, "ffn_hidden_size": 1024, "seq_length": 8192, "torch_dtype": "float16",
+            "add_qkv_bias": True, "original_rope": True, "tie_word_embeddings": False}
 _CT_KV = {"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {"group_0": {
     "targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False,
                                        "symmetric": True}}},
@@ -362,6 +367,7 @@ _CT_KV = {"quant_method": "compressed-tensors", "format": "float-quantized", "co
     (FALCON_RW, "fp8", "auto"),  # ALiBi: no cache_config
     (_with(FALCON_40B, quantization_config=_CT_KV), None, "fp8"),  # the scheme reaches it through quant_config
     (MODERNBERT, "fp8", "auto"),  # EncoderOnlyAttention without cache_config
+    (CHATGLM3, "fp8", "fp8"),  # GLMAttention gets cache_config: the engine's cache dtype
 ])
 def test_layers_built_without_cache_config_keep_their_own_cache_dtype(config, kv, want):
     from attn_select.selector.explain import explain
@@ -391,6 +397,7 @@ _KV_CASES: list[tuple[str, dict, Capability, None, str]] = [
     ("falcon-40b compressed-tensors kv scheme", _with(FALCON_40B, quantization_config=_CT_KV), H100, None, "auto"),
     ("modernbert kv fp8", MODERNBERT, H100, None, "fp8"),
     ("llama kv fp8 (control)", LLAMA, H100, None, "fp8"),
+    ("chatglm3 kv fp8", CHATGLM3, H100, None, "fp8"),
     # TurboQuant's boundary layers keep "auto" in Attention.__init__; CrossAttention asked before that
     ("whisper-small turboquant_4bit_nc", WHISPER, H100, None, "turboquant_4bit_nc"),
 ]
@@ -439,6 +446,12 @@ _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
         "type": "longrope", "short_factor": [1.0] * 47 + ["x"], "long_factor": [1.0] * 48}), H100,
      "short_factor field must be a list of numbers"),
     ("phi4-mini", PHI4_MINI, H100, None),
+    ("chatglm3 without tie_word_embeddings", _with(CHATGLM3, drop=("tie_word_embeddings",)), H100,
+     "no attribute 'tie_word_embeddings'"),
+    ("chatglm ChatGLMForConditionalGeneration without tie_word_embeddings",
+     _with(CHATGLM3, drop=("tie_word_embeddings",), architectures=["ChatGLMForConditionalGeneration"]), H100,
+     "no attribute 'tie_word_embeddings'"),
+    ("chatglm3 tie_word_embeddings true", _with(CHATGLM3, tie_word_embeddings=True), H100, None),
     ("granitemoe_swa head_dim null longrope", _with(GRANITEMOE_SWA, head_dim=None, rope_parameters=_LONGROPE), H100,
      "'NoneType' and 'float'"),
     ("granitemoe_swa longrope", _with(GRANITEMOE_SWA, rope_parameters=_LONGROPE), H100, None),
