@@ -47,6 +47,46 @@ KV_HEADS_DEFAULTS = {
     "timesfm2_5": 16, "vaultgemma": 4, "voxtral_realtime_text": 8, "xcodec2": 16, "youtu": 16, "zaya": 2,
 }
 
+# the classes whose pad_token_id defaults to a token id (the others leave it null): transformers'
+# modeling builds its token embedding with it as padding_idx
+PAD_TOKEN_DEFAULTS = {
+    "albert": 0, "align_text_model": 0, "altclip_text_model": 1, "apertus": 3, "aria_text": 2,
+    "bailing_hybrid": 156892, "bart": 1, "bert": 0, "bert-generation": 0, "big_bird": 0, "bigbird_pegasus": 0,
+    "biogpt": 1, "blenderbot": 0, "blenderbot-small": 0, "blip_2_qformer": 0, "blip_text_model": 0,
+    "bridgetower_text_model": 1, "bros": 0, "camembert": 1, "canary_decoder": 2, "canine": 0,
+    "chinese_clip_text_model": 0, "clap_text_model": 1, "clip_text_model": 1, "clipseg_text_model": 1, "cohere": 0,
+    "cohere2": 0, "cohere2_moe": 0, "cohere_asr": 2, "cohere_compass_text": 0, "convbert": 1,
+    "cosmos3_edge_text": 0, "csm": 128002, "data2vec-audio": 0, "data2vec-text": 1, "deberta": 0, "deberta-v2": 0,
+    "dia_decoder": 1025, "distilbert": 0, "dpr": 0, "electra": 0, "emu3_text_model": 151643, "ernie": 0,
+    "ernie4_5": 0, "ernie4_5_moe": 0, "esmc": 1, "eurobert": 128001, "exaone_moe": 0, "falcon_h1": 0,
+    "falcon_mamba": 0, "flaubert": 2, "flava_text_model": 0, "flex_olmo": 100277, "fnet": 3, "fsmt": 1, "gemma": 0,
+    "gemma2": 0, "gemma3_text": 0, "gemma3n_text": 0, "git": 0, "glm": 151329, "glm4": 151329,
+    "glm_image_text": 167841, "granite_speech5_ctc": 0, "groupvit_text_model": 1, "gte": 1, "helium": 3,
+    "higgs_audio_v2": 128001, "hubert": 0, "hunyuan_v1_dense": 0, "hunyuan_v1_moe": 0, "hunyuan_vl_text": 0,
+    "hy_v4": 120002, "ibert": 1, "idefics": 0, "instructblip_qformer": 0, "instructblipvideo_qformer": 0,
+    "jamba": 0, "jina_embeddings_v3": 1, "kimi_linear": 163839, "kosmos_2_5_text_model": 1,
+    "kosmos_2_text_model": 1, "kyutai_speech_to_text": 3, "lasr_ctc": 0, "layoutlm": 0, "layoutlmv2": 0,
+    "layoutlmv3": 1, "layoutxlm": 0, "led": 1, "lfm2": 0, "lfm2_moe": 0, "lilt": 0, "longformer": 1, "longt5": 0,
+    "luke": 1, "m2m_100": 1, "mamba": 0, "marian": 58100, "markuplm": 0, "mbart": 1, "megatron-bert": 0,
+    "metaclip_2_text_model": 1, "ministral3": 11, "mistral4": 11, "mllama_text_model": 128004, "mobilebert": 0,
+    "modernbert": 50283, "modernbert-decoder": 50283, "moonshine_streaming": 0, "mpnet": 1, "mra": 1, "mt5": 0,
+    "muse_glimmer_assistant": 200018, "musicgen_decoder": 2048, "musicgen_melody_decoder": 2048, "mvp": 1,
+    "nanochat": 1, "nemotron3_5_asr": 0, "nemotron_asr_streaming": 0, "nemotron_h": 0, "nllb-moe": 1,
+    "nomic_bert": 0, "nystromformer": 1, "olmo": 1, "olmo2": 1, "olmo3": 1, "olmo_hybrid": 100277, "olmoe": 1,
+    "openai_privacy_filter": 199999, "opt": 1, "owlv2_text_model": 0, "owlvit_text_model": 0,
+    "paddleocr_vl_text": 0, "parakeet_ctc": 1024, "parakeet_rnnt": 2, "parakeet_tdt": 2, "pegasus": 0,
+    "pegasus_x": 0, "phi3": 32000, "phi4_multimodal": 199999, "pix2struct_text_model": 0, "plbart": 1,
+    "pop2piano": 0, "pp_formulanet_text": 1, "recurrent_gemma": 0, "reformer": 0, "rembert": 0, "roberta": 1,
+    "roberta-prelayernorm": 1, "roc_bert": 0, "roformer": 0, "seamless_m4t": 0, "seamless_m4t_v2": 0, "seed_oss": 1,
+    "sew": 0, "sew-d": 0, "siglip2_text_model": 1, "siglip_text_model": 1, "smollm3": 128004, "speech_to_text": 1,
+    "speecht5": 1, "splinter": 0, "squeezebert": 0, "step3p5": 1, "switch_transformers": 0, "t5": 0,
+    "t5_gemma_module": 0, "t5gemma2_decoder": 0, "t5gemma2_text": 0, "tapas": 0, "tipsv2_text_model": 0, "trocr": 1,
+    "udop": 0, "ultrabert": 0, "umt5": 0, "unispeech": 0, "unispeech-sat": 0, "vaultgemma": 0,
+    "videoprism_text_model": 0, "visual_bert": 1, "wav2vec2": 0, "wav2vec2-bert": 0, "wav2vec2-conformer": 0,
+    "wavlm": 0, "whisper": 50256, "xclip_text_model": 1, "xglm": 1, "xlm": 2, "xlm-roberta": 1, "xlm-roberta-xl": 1,
+    "xlstm": 1, "xmod": 1, "yoso": 1, "zaya": 0,
+}
+
 # the classes with no head_dim attribute at all (a model file reading config.head_dim fails on them
 # unless config.json gives one)
 NO_HEAD_DIM = frozenset({

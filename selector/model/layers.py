@@ -11,6 +11,7 @@ from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_classes import (
     _BLOCK_TYPE_READERS, _HF_CLASSES, _PATTERN_READERS, HFView, _reads, check_layer_count)
+from attn_select.selector.model.hf_size_defaults import PAD_TOKEN_DEFAULTS
 from attn_select.selector.model.hf_types import declared
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
 from attn_select.selector.model.vllm_registry import (
@@ -491,9 +492,10 @@ def _qwen3_next(ctx: _Ctx) -> _Stack:
 
 
 class NoVllmSelection(UserError):
-    """vLLM builds the model but never asks get_attn_backend: a refusal of
-    the vLLM engine only. SGLang resolves its server backend from the config
-    alone, so its engine still reads such a model (facts.model_facts)."""
+    """A refusal of the vLLM engine only: vLLM builds the model but never asks
+    get_attn_backend, or its Transformers modeling backend fails building it
+    (code SGLang does not run). SGLang resolves its server backend from the
+    config alone, so its engine still reads such a model (facts.model_facts)."""
 
 
 def _no_selection(ctx: _Ctx, subject: str, why: str) -> UserError:
@@ -1125,6 +1127,34 @@ def _mla_fallback_head_size(ctx: _Ctx) -> int:
 # on each Transformers-backend model type and on llama / qwen2 as TransformersForCausalLM).
 _IGNORES_HEAD_DIM = frozenset({"gpt_bigcode", "gpt_neox"})
 _ZERO_HEAD_DIM_FALLS_BACK = _IGNORES_HEAD_DIM | {"starcoder2"}
+# The Transformers-backend model types whose config keeps a null head_dim as null (written so in
+# config.json; HunYuan's classes default to it) while their attention reads it as a size
+# (``head_dim ** -0.5``): vLLM's build fails with a TypeError. The other backend classes fill a null one
+# from the sizes (arcee, jais2, seed_oss), refuse it (cwm, kolibri1, mellum, vaultgemma: a strict int),
+# or do not read it (the three above). Checked through vLLM 0.33.0's build.
+_NULL_HEAD_DIM_KEPT = frozenset({"flex_olmo", "glm", "hunyuan_v1_dense", "hunyuan_v1_moe", "olmo", "olmo2", "olmo3",
+                                 "phi", "smollm3"})
+_NULL_HEAD_DIM_DEFAULT = frozenset({"hunyuan_v1_dense", "hunyuan_v1_moe"})
+# transformers' token embedding of these takes no padding_idx (GPTNeoXModel.embed_in, GPTBigCodeModel.wte)
+_NO_PADDING_IDX = frozenset({"gpt_bigcode", "gpt_neox"})
+
+
+def _check_backend_embedding(t: HFView) -> None:
+    """The Transformers backend builds transformers' own model first (on the
+    meta device), so its token embedding is ``nn.Embedding(vocab_size,
+    hidden, padding_idx=pad_token_id)``: torch asserts -vocab_size <=
+    pad_token_id < vocab_size. The pad id is config.json's, else the class
+    default (PAD_TOKEN_DEFAULTS: GLM's 151329, SmolLM3's 128004, OLMo's 1)."""
+    if t.model_type in _NO_PADDING_IDX:
+        return
+    pad = t.get("pad_token_id") if t.has("pad_token_id") else PAD_TOKEN_DEFAULTS.get(t.model_type)
+    vocab = t.get("vocab_size")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (pad, vocab)) or -vocab <= pad < vocab:
+        return
+    given = "" if t.has("pad_token_id") else f" (the {t.model_type} config class's default)"
+    raise NoVllmSelection(f"pad_token_id {pad}{given} is outside the vocabulary of {vocab}; vLLM {VLLM_VERSION}'s "
+                    f"Transformers backend builds transformers' token embedding with it as padding_idx, which torch "
+                    f"refuses (Padding_idx must be within num_embeddings): set pad_token_id below vocab_size, or null")
 
 
 def _check_backend_sizes(t: HFView) -> None:
@@ -1134,6 +1164,11 @@ def _check_backend_sizes(t: HFView) -> None:
     <= 0, and its max(1, kv // tp) KV heads are never reached), and a head_dim
     of 0 fails its softmax scale (head_dim ** -0.5), but on the model types
     above."""
+    null_head = t.get("head_dim") is None and (t.has("head_dim") or t.model_type in _NULL_HEAD_DIM_DEFAULT)
+    if null_head and t.model_type in _NULL_HEAD_DIM_KEPT:
+        raise NoVllmSelection(f"head_dim is null; transformers' {t.model_type} attention sizes and scales by it "
+                        f"(head_dim ** -0.5 fails on None), so vLLM {VLLM_VERSION}'s Transformers backend cannot "
+                        "build the model: set head_dim (hidden_size // num_attention_heads for most models)")
     for field in ("head_dim", "num_key_value_heads"):
         value = t.get(field)
         if not isinstance(value, int) or isinstance(value, bool):
@@ -1141,11 +1176,11 @@ def _check_backend_sizes(t: HFView) -> None:
         if field == "head_dim" and t.model_type in _IGNORES_HEAD_DIM:
             continue
         if value < 0:
-            raise UserError(f"{field} is {value}; transformers builds the model's projections with it, which fails "
+            raise NoVllmSelection(f"{field} is {value}; transformers builds the model's projections with it, which fails "
                             f"(a negative tensor size), so vLLM {VLLM_VERSION}'s Transformers backend cannot build "
                             f"the model: fix {field}")
         if field == "head_dim" and value == 0 and t.model_type not in _ZERO_HEAD_DIM_FALLS_BACK:
-            raise UserError(f"head_dim is 0; transformers' {t.model_type} attention scales its scores by "
+            raise NoVllmSelection(f"head_dim is 0; transformers' {t.model_type} attention scales its scores by "
                             f"head_dim ** -0.5, which fails (a division by zero), so vLLM {VLLM_VERSION}'s "
                             "Transformers backend cannot build the model: fix head_dim or leave it out")
 
@@ -1180,6 +1215,8 @@ def _generic(ctx: _Ctx) -> _Stack:
                    "attention (vLLM wraps the selected backend; its selection inputs carry no window, "
                    "sinks or mm-prefix)")
     backend = transformers_backend(ctx.arch)
+    if backend:
+        _check_backend_embedding(t)
     if ctx.use_mla and (not backend or _modeling_may_have_mla(t.model_type)):
         # the Transformers backend's MLAAttention gets no indexer: never sparse
         layer = _mla(ctx, _heads(ctx), sparse=t.has("index_topk") and not backend)

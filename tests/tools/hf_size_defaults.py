@@ -1,6 +1,7 @@
 """Write selector/model/hf_size_defaults.py: the transformers config classes
 (vLLM 0.33.0's transformers, 5.20) whose ``head_dim`` or
-``num_key_value_heads`` has a fixed default, not one derived from the sizes.
+``num_key_value_heads`` has a fixed default, not one derived from the sizes,
+and those whose ``pad_token_id`` defaults to a token id.
 Run with the python of a venv holding ``vllm==0.33.0``
 (tests/selector/test_config_class_sizes.py regenerates it and
 compares):
@@ -32,6 +33,7 @@ def fixed_defaults() -> dict[str, dict[str, int | None]]:
     logging.set_verbosity_error()  # the classes' warnings about their own defaults
     found: dict[str, dict[str, int | None]] = {field: {} for field in FIELDS}
     found["no_head_dim"] = {}
+    found["pad_token_id"] = {}
     for model_type in sorted(CONFIG_MAPPING.keys()):
         cls = CONFIG_MAPPING[model_type]
         seen: dict[str, list] = {field: [] for field in FIELDS}
@@ -44,6 +46,9 @@ def fixed_defaults() -> dict[str, dict[str, int | None]]:
                     value = getattr(config, field, "absent")
                     seen[field].append("own" if value == own(hidden, heads) else value)
             else:
+                pad = getattr(config, "pad_token_id", None)
+                if isinstance(pad, int) and not isinstance(pad, bool):
+                    found["pad_token_id"][model_type] = pad
                 if seen["head_dim"] == ["absent"] * len(SIZES):
                     found["no_head_dim"][model_type] = None
                 for field, values in seen.items():
@@ -80,6 +85,9 @@ def render(found: dict[str, dict[str, int | None]]) -> str:
     ]
     lines += _table("HEAD_DIM_DEFAULTS", found["head_dim"]) + [""]
     lines += _table("KV_HEADS_DEFAULTS", found["num_key_value_heads"]) + [""]
+    lines += ["# the classes whose pad_token_id defaults to a token id (the others leave it null): transformers'",
+              "# modeling builds its token embedding with it as padding_idx"]
+    lines += _table("PAD_TOKEN_DEFAULTS", found["pad_token_id"]) + [""]
     lines += ["# the classes with no head_dim attribute at all (a model file reading config.head_dim fails on them",
               "# unless config.json gives one)", "NO_HEAD_DIM = frozenset({"]
     row = "   "
