@@ -39,21 +39,23 @@ def _exact_split(ctx: _Ctx, total: int) -> int:
 
 def _clip_text(ctx: _Ctx) -> _Stack:
     """clip.py CLIPEmbeddingModel: the text tower (CLIPTextTransformer) runs
-    decoder ``Attention`` (causal; KV heads = query heads, head hidden // heads,
-    the model-level window if any); the vision tower's MMEncoderAttention
-    never calls get_attn_backend."""
+    decoder ``Attention`` (causal; KV heads = query heads, head hidden // heads),
+    built without cache_config (CLIPAttention passes none): the cache dtype
+    "auto" and no model-level window, whatever the engine's cache says; the
+    vision tower's MMEncoderAttention never calls get_attn_backend."""
     total = _heads(ctx)
     heads = _per_rank(total, ctx.tp, "attention heads")
-    layer = _attention(ctx, heads, heads, _exact_split(ctx, total))
+    layer = _attention(ctx, heads, heads, _exact_split(ctx, total), cache_config=False)
     return _Stack([(i, layer) for i in range(_n_layers(ctx))])
 
 
 def _siglip_text(ctx: _Ctx) -> _Stack:
     """siglip.py SiglipEmbeddingModel: the text tower (SiglipTextTransformer)
-    runs ``EncoderOnlyAttention``; the vision tower MMEncoderAttention."""
+    runs ``EncoderOnlyAttention``, built without cache_config (SiglipAttention
+    passes none: the cache dtype "auto"); the vision tower MMEncoderAttention."""
     total = _heads(ctx)
     heads = _per_rank(total, ctx.tp, "attention heads")
-    layer = _bare(heads, heads, _exact_split(ctx, total), "encoder_only")
+    layer = _bare(heads, heads, _exact_split(ctx, total), "encoder_only")._replace(kv_cache_dtype="auto")
     return _Stack([(i, layer) for i in range(_n_layers(ctx))])
 
 

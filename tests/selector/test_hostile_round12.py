@@ -25,7 +25,7 @@ from attn_select.selector.model.facts import model_facts
 from attn_select.selector.overrides import Overrides
 from attn_select.selector.profiles import MODELS_DIR, _load_yaml, load_model
 
-from . import model_cases_text, model_cases_vlm
+from . import model_cases_pooling, model_cases_text, model_cases_vlm
 from .model_oracle_client import facts_agreeing_with_vllm, run_model_oracle, vllm_python
 
 HERE = Path(__file__).resolve().parent
@@ -356,6 +356,9 @@ CHATGLM3 = {"architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_
             "multi_query_attention": True, "multi_query_group_num": 2, "kv_channels": 128, "num_layers": 2,
             "padded_vocab_size": 1000, "ffn_hidden_size": 1024, "seq_length": 8192, "torch_dtype": "float16",
             "add_qkv_bias": True, "original_rope": True, "tie_word_embeddings": False}
+_POOLING = {c["config"]["architectures"][0]: c["config"] for c in model_cases_pooling.cases()
+            if c["config"]["architectures"][0] in ("CLIPModel", "SiglipModel")}
+CLIP, SIGLIP = _POOLING["CLIPModel"], _POOLING["SiglipModel"]
 _CT_KV = {"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {"group_0": {
     "targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False,
                                        "symmetric": True}}},
@@ -368,6 +371,8 @@ _CT_KV = {"quant_method": "compressed-tensors", "format": "float-quantized", "co
     (_with(FALCON_40B, quantization_config=_CT_KV), None, "fp8"),  # the scheme reaches it through quant_config
     (MODERNBERT, "fp8", "auto"),  # EncoderOnlyAttention without cache_config
     (CHATGLM3, "fp8", "fp8"),  # GLMAttention gets cache_config: the engine's cache dtype
+    (CLIP, "fp8", "auto"),  # CLIPAttention builds the text tower's Attention without cache_config
+    (SIGLIP, "fp8", "auto"),  # SiglipAttention: EncoderOnlyAttention without cache_config
 ])
 def test_layers_built_without_cache_config_keep_their_own_cache_dtype(config, kv, want):
     from attn_select.selector.explain import explain
@@ -398,6 +403,8 @@ _KV_CASES: list[tuple[str, dict, Capability, None, str]] = [
     ("modernbert kv fp8", MODERNBERT, H100, None, "fp8"),
     ("llama kv fp8 (control)", LLAMA, H100, None, "fp8"),
     ("chatglm3 kv fp8", CHATGLM3, H100, None, "fp8"),
+    ("clip text tower kv fp8", CLIP, H100, None, "fp8"),
+    ("siglip text tower kv fp8", SIGLIP, H100, None, "fp8"),
     # TurboQuant's boundary layers keep "auto" in Attention.__init__; CrossAttention asked before that
     ("whisper-small turboquant_4bit_nc", WHISPER, H100, None, "turboquant_4bit_nc"),
 ]
