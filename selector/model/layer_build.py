@@ -32,6 +32,10 @@ _ROPE_THETA = LLAMA_STYLE | {"GemmaForCausalLM", "Gemma2ForCausalLM", "GraniteFo
 _ROPE_SCALING = _ROPE_THETA - {"Olmo2ForCausalLM", "Phi3ForCausalLM"}
 # ... and the rotated fraction, partial_rotary_factor (OLMo-2's rope reads none)
 _ROPE_PARTIAL = _ROPE_THETA - {"Olmo2ForCausalLM"}
+# Qwen's VL models: the language model (qwen2.py / qwen3.py / qwen3_moe.py attention) hands the rope dict,
+# mrope_section included, to get_rope
+_QWEN_VL = frozenset({"Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration",
+                      "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration"})
 # model files whose get_rope takes the config's rope type and rope_theta, beyond those above (seen refusing an
 # unknown type and a rope_theta that is not a number in vLLM's own build)
 _ROPE_TYPE_ONLY = frozenset({"Cohere2ForCausalLM", "Exaone4ForCausalLM", "MiniCPM3ForCausalLM", "Olmo3ForCausalLM"})
@@ -83,8 +87,34 @@ def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str, 
         _check_rope(attrs, where, scaling=arch in _ROPE_SCALING, partial=arch in _ROPE_PARTIAL)
     if arch in _ROPE_PARTIAL and head_size:
         _check_longrope_factors(attrs, head_size, where)
+    if (arch in _ROPE_THETA or arch in _ROPE_TYPE_ONLY or arch in _QWEN_VL) and head_size:
+        _check_mrope_section(attrs, head_size, where)
     if arch in _MLP_SPLIT:
         _check_mlp_split(attrs, tp, where)
+
+
+def _check_mrope_section(attrs: Mapping[str, Any], head_size: int, where: str) -> None:
+    """get_rope builds MRotaryEmbedding for a default or yarn rope dict with an
+    mrope_section (Qwen2-VL's, Qwen2.5-VL's and Qwen3-VL's language models),
+    which asserts the sections cover half the rotated dimensions:
+    sum(mrope_section) == rotary_dim // 2, rotary_dim the dict's rope_dim, else
+    the head size times its partial_rotary_factor."""
+    rope = _rope_dict(attrs) or {}
+    section = rope.get("mrope_section")
+    if rope.get("rope_type", rope.get("type", "default")) not in ("default", "yarn") \
+            or not isinstance(section, (list, tuple)) or not section \
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in section):
+        return
+    factor = rope.get("partial_rotary_factor", 1.0)
+    rotary = rope.get("rope_dim")
+    if not (isinstance(rotary, int) and rotary > 0):
+        if not _number(factor) or not 0.0 < factor <= 1.0:
+            return
+        rotary = int(head_size * factor)
+    if sum(section) != rotary // 2:
+        raise UserError(f"{where}: rope mrope_section {list(section)} sums to {sum(section)}, but vLLM {VLLM_VERSION}'s "
+                        f"MRotaryEmbedding asserts it is half the rotated dimensions ({rotary} // 2 = {rotary // 2}, "
+                        f"head size {head_size}): fix mrope_section or the head size")
 
 
 def _rope_dict(attrs: Mapping[str, Any]) -> dict[str, Any] | None:
