@@ -569,7 +569,7 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                          "num_key_value_heads": 8, "head_dim": 64, "sliding_window": 128},
                         _post_gpt_oss),
     "deepseek_v2": _HFClass("DeepseekV2Config", {"num_hidden_layers": 30, "num_attention_heads": 32,
-                                                 "hidden_size": 4096, "num_key_value_heads": 32, **_DEEPSEEK_MLA},
+                                                 "hidden_size": 4096, "num_key_value_heads": None, **_DEEPSEEK_MLA},
                             _post_deepseek),
     "deepseek_v3": _HFClass("DeepseekV3Config", {"num_hidden_layers": 61, "num_attention_heads": 128,
                                                  "hidden_size": 7168, "num_key_value_heads": 128, **_DEEPSEEK_MLA},
@@ -615,7 +615,7 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                                "num_key_value_heads": 8, "head_dim": 128, "sliding_window": None},
                            _post_nemotron_h),
     "cohere2_moe": _HFClass("Cohere2MoeConfig", {"num_hidden_layers": 40, "num_attention_heads": 64,
-                                                 "hidden_size": 8192, "num_key_value_heads": 64, "head_dim": 128,
+                                                 "hidden_size": 8192, "num_key_value_heads": None, "head_dim": 128,
                                                  "sliding_window": 4096, "sliding_window_pattern": 4,
                                                  "prefix_dense_sliding_window_pattern": 1}, _post_cohere2_moe),
     # GPT-2 / GPT-J / BLOOM / DBRX name their sizes differently: attribute_map

@@ -338,6 +338,26 @@ def test_minimax_m3_is_no_hybrid_so_turboquant_keeps_its_boundary_layers(tmp_pat
     assert _engine(MINIMAX_M3, "turboquant_4bit_nc", tmp_path).kv_skip_layers == (0, 1, 2, 3)
 
 
+COHERE2_MOE = {"architectures": ["Cohere2MoeForCausalLM"],
+               "model_type": "cohere2_moe",
+               "num_hidden_layers": 4,
+               "vocab_size": 1000,
+               "intermediate_size": 1024,
+               "torch_dtype": "bfloat16",
+               "hidden_size": 1024,
+               "num_attention_heads": 16,
+               "head_dim": 128,
+               "sliding_window": 4096,
+               "num_experts": 4,
+               "num_experts_per_tok": 2,
+               "moe_intermediate_size": 256,
+               "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"]}
+
+
+def test_cohere2_moe_kv_heads_default_to_the_query_heads():
+    assert _facts(COHERE2_MOE).num_kv_heads == 16
+
+
 # --- model files that build Attention without cache_config ---------------------------------
 
 FALCON_40B = {"architectures": ["FalconForCausalLM"], "model_type": "falcon", "hidden_size": 8192,
@@ -453,6 +473,8 @@ _VLLM_CASES: list[tuple[str, dict, Capability, str | None]] = [
         "type": "longrope", "short_factor": [1.0] * 47 + ["x"], "long_factor": [1.0] * 48}), H100,
      "short_factor field must be a list of numbers"),
     ("phi4-mini", PHI4_MINI, H100, None),
+    # Cohere2MoeConfig's num_key_value_heads defaults to None, which __post_init__ sets to the query heads
+    ("cohere2-moe without num_key_value_heads", COHERE2_MOE, H100, None),
     ("chatglm3 without tie_word_embeddings", _with(CHATGLM3, drop=("tie_word_embeddings",)), H100,
      "no attribute 'tie_word_embeddings'"),
     ("chatglm ChatGLMForConditionalGeneration without tie_word_embeddings",
