@@ -19,7 +19,7 @@ from attn_select.selector.model.facts import model_facts
 from attn_select.selector.model.hf_size_defaults import HEAD_DIM_DEFAULTS, KV_HEADS_DEFAULTS, NO_HEAD_DIM
 
 from .generated import assert_regenerates
-from .model_oracle_client import head_size_agrees_with_vllm, run_model_oracle, vllm_python
+from .model_oracle_client import head_size_differential, vllm_python
 from .test_hostile_round13 import _base
 
 H100 = Capability(9, 0)
@@ -139,17 +139,8 @@ def test_the_table_has_the_classes_with_a_fixed_default():
     assert {"glm4_moe", "cohere"} <= NO_HEAD_DIM and not {"llama", "cwm", "qwen3"} & NO_HEAD_DIM
 
 
-@pytest.fixture(scope="module")
-def vllm_answers():
-    return run_model_oracle([{"config": c, "capability": [9, 0]} for _, c, _ in CASES], 1800)
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[c[0] for c in CASES])
-def test_against_vllm(vllm_answers, index):
-    name, config, want = CASES[index]
-    head_size_agrees_with_vllm(vllm_answers[index], lambda: model_facts(config, name="m", capability=H100), want, name)
+# vLLM's own build of every case (marker ``vllm``)
+vllm_answers, test_against_vllm = head_size_differential(CASES, H100, 1800)
 
 
 @pytest.mark.vllm

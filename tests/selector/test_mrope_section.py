@@ -15,7 +15,7 @@ from attn_select.selector.errors import UserError
 from attn_select.selector.model.facts import model_facts
 
 from . import model_cases_vlm
-from .model_oracle_client import head_size_agrees_with_vllm, run_model_oracle
+from .model_oracle_client import head_size_differential
 
 H100 = Capability(9, 0)
 ASSERTS = "AssertionError"
@@ -67,14 +67,5 @@ def test_mrope_section(name, config, want):
         model_facts(config, name="m", capability=H100)
 
 
-@pytest.fixture(scope="module")
-def vllm_answers():
-    return run_model_oracle([{"config": c, "capability": [9, 0]} for _, c, _ in CASES], 900)
-
-
-@pytest.mark.vllm
-@pytest.mark.slow
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[c[0] for c in CASES])
-def test_against_vllm(vllm_answers, index):
-    name, config, want = CASES[index]
-    head_size_agrees_with_vllm(vllm_answers[index], lambda: model_facts(config, name="m", capability=H100), want, name)
+# vLLM's own build of every case (marker ``vllm``)
+vllm_answers, test_against_vllm = head_size_differential(CASES, H100)
