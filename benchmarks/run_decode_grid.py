@@ -136,7 +136,19 @@ def _variants(fp8: bool, head: int):
            ("widened V, 4 stages", replace(T, widen_v=True, small_stages=4)),
            # with the page vector too: 743 instructions a 128-key tile, 425 a 64-key one
            ("widened V, page vector", replace(T, widen_v=True, page_vector=True)),
-           ("widened V, page vector, 64-key tiles", replace(T, widen_v=True, page_vector=True, small_n=64))]
+           ("widened V, page vector, 64-key tiles", replace(T, widen_v=True, page_vector=True, small_n=64)),
+           # fp8 on short contexts (63-67 % of XQA at 512 keys, where fp8 runs slower than bf16's entry on the
+           # same plan: 9.1 against 7.7 us at 1 x 512): bf16's decode entry as it is (16x64 tiles, 4 warps, its
+           # split rules, the few-program cut) with V widened; one-warp programs merging in-kernel 8 splits a
+           # step instead of a second launch; and two-warp programs of 64-key tiles between the two entries
+           ("bf16's entry, widened V", replace(DECODE_CONFIG, widen_v=True, max_registers=168)),
+           # (the sm_90 compile under Triton 3.6: 163 registers; 255 and no spill with the merge split by split,
+           # 2.4 KB spilled merging 8 a step; 168 capped, 39 KB of shared memory: 5 programs an SM)
+           ("one-warp programs, widened V, in-kernel merge", replace(_one_warp(T, head, 64), widen_v=True,
+                                                                     fused_merge_max=1 << 30)),
+           ("two-warp programs, widened V", replace(T, num_warps=2, small_n=64, small_stages=3, widen_v=True,
+                                                    target_programs=132 * 5, min_split_tokens=64,
+                                                    fused_merge_max=0, short_split_tokens=0, max_registers=168))]
           if fp8 else []),
     ]
 
