@@ -190,6 +190,12 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     # colpali.py ColPaliModel: PaliGemma over vlm_config, its Gemma language model
     "ColPaliForRetrieval": (_gemma1, "pooling"),
     "EmbeddingGemma2Model": (_embedding_gemma2, "pooling"),  # embedding_gemma2.py
+    # colbert.py: ColBERT heads over BertModel (HF_ColBERT), ModernBertModel, JinaRobertaModel
+    # (bert_with_rope.py) and Lfm2Model (decoder Attention on its full_attention layers)
+    "HF_ColBERT": (_bert, "pooling"),
+    "ColBERTModernBertModel": (_modernbert, "pooling"),
+    "ColBERTJinaRobertaModel": (_encoder_only, "pooling"),
+    "ColBERTLfm2Model": (_lfm2(bidirectional=False), "pooling"),
 }
 
 # _SUFFIX_TO_DEFAULTS: the runner of an architecture vLLM's registry lacks

@@ -376,9 +376,25 @@ CHATGLM3 = {"architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_
             "multi_query_attention": True, "multi_query_group_num": 2, "kv_channels": 128, "num_layers": 2,
             "padded_vocab_size": 1000, "ffn_hidden_size": 1024, "seq_length": 8192, "torch_dtype": "float16",
             "add_qkv_bias": True, "original_rope": True, "tie_word_embeddings": False}
-_POOLING = {c["config"]["architectures"][0]: c["config"] for c in model_cases_pooling.cases()
-            if c["config"]["architectures"][0] in ("CLIPModel", "SiglipModel")}
+_POOLING = {c["config"]["architectures"][0]: c["config"] for c in model_cases_pooling.cases()}
 CLIP, SIGLIP = _POOLING["CLIPModel"], _POOLING["SiglipModel"]
+# colbert.py's ColBERT heads over BERT, ModernBERT (EncoderOnlyAttention; ModernBERT's without cache_config)
+# and LFM2 (decoder Attention on its full_attention layers)
+COLBERT_MODERNBERT = {**_POOLING["ModernBertForSequenceClassification"], "architectures": ["ColBERTModernBertModel"]}
+COLBERT_LFM2 = {**_POOLING["Lfm2BidirectionalModel"], "architectures": ["ColBERTLfm2Model"]}
+HF_COLBERT = {"architectures": ["HF_ColBERT"], "model_type": "bert", "hidden_size": 384, "num_attention_heads": 12,
+              "num_hidden_layers": 2, "intermediate_size": 1536, "vocab_size": 30522, "max_position_embeddings": 512,
+              "type_vocab_size": 2, "torch_dtype": "float32", "position_embedding_type": "absolute"}
+
+
+@pytest.mark.parametrize("config", [HF_COLBERT, COLBERT_MODERNBERT, COLBERT_LFM2])
+def test_colbert_models_are_pooling_models_of_their_backbones_layers(config):
+    f = _facts(config)
+    assert f.runner == "pooling"
+    kinds = {g.attn.attn_type for g in f.groups}
+    assert kinds == ({"decoder"} if config is COLBERT_LFM2 else {"encoder_only"})
+
+
 _CT_KV = {"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups": {"group_0": {
     "targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "tensor", "dynamic": False,
                                        "symmetric": True}}},
@@ -425,6 +441,9 @@ _KV_CASES: list[tuple[str, dict, Capability, None, str]] = [
     ("chatglm3 kv fp8", CHATGLM3, H100, None, "fp8"),
     ("clip text tower kv fp8", CLIP, H100, None, "fp8"),
     ("siglip text tower kv fp8", SIGLIP, H100, None, "fp8"),
+    ("colbert over modernbert kv fp8", COLBERT_MODERNBERT, H100, None, "fp8"),
+    ("HF_ColBERT (bert) kv fp8", HF_COLBERT, H100, None, "fp8"),
+    ("colbert over lfm2 kv fp8", COLBERT_LFM2, H100, None, "fp8"),
     # TurboQuant's boundary layers keep "auto" in Attention.__init__; CrossAttention asked before that
     ("whisper-small turboquant_4bit_nc", WHISPER, H100, None, "turboquant_4bit_nc"),
 ]
