@@ -154,6 +154,24 @@ def fp8_decode_one_warp(rows: int) -> bool:
     return rows < 132 or 2 * rows > FP8_DECODE_ONE_WARP.target_programs  # 132 SMs (H100, H200)
 
 
+# fp8 decode steps that read few keys in all run bf16's decode entry with the value tile widened
+# (FP8_DECODE_SMALL): 16x64 tiles in four warps, its split rules (64-key splits where most SMs would idle,
+# the in-kernel merge up to 5 splits). On an H100 (2026-12-07, BENCHMARKS.md "fp8 on short contexts";
+# 32 / 8 heads, head 128, page 16, the table then and the variant side by side) it was faster on every step
+# of at most 2**18 (request, KV head) rows x cached keys with contexts up to 4096: 1 x 512 9.15 -> 7.24 us
+# (67 -> 84 % of XQA), 8 x 512 12.27 -> 11.37, 8 x 4096 36.12 -> 34.61 (95 -> 99 %), 32 x 512 23.28 -> 20.90,
+# 1 x 4096 the same (12.29 / 12.33); and slower on the larger ones (32 x 4096 106.7 -> 111.6, 128 x 512
+# 57.3 -> 71.1). Longer contexts of few rows (1 x 32768) were not measured with it and keep their entries.
+FP8_SMALL_STEP_KEYS = 1 << 18
+FP8_SMALL_STEP_CONTEXT = 4096
+
+
+def fp8_decode_small_step(rows: int, longest_cached: int) -> bool:
+    """Whether an fp8 decode step of ``rows`` (request, KV head) rows, the longest with
+    ``longest_cached`` cached keys, runs bf16's decode entry (FP8_DECODE_SMALL)."""
+    return longest_cached <= FP8_SMALL_STEP_CONTEXT and rows * longest_cached <= FP8_SMALL_STEP_KEYS
+
+
 def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:
     """The config fields that pick the compiled kernel and its launch options,
     for a plan that does (``fused``) or does not merge in-kernel; the split
@@ -248,6 +266,9 @@ FP8_DECODE_WIDE_V = replace(FP8_DECODE_CONFIG, widen_v=True)  # fp8_decode_widen
 FP8_DECODE_ONE_WARP = replace(FP8_DECODE_CONFIG, num_warps=1, small_n=32, small_stages=3, target_programs=132 * 8,
                               min_split_tokens=64, fused_merge_max=0, short_split_tokens=0, short_programs=0,
                               max_registers=0, widen_v=True)
+# fp8 decode steps of few keys (fp8_decode_small_step): bf16's decode entry, V widened where it is loaded,
+# the fp8 entry's register cap (163 registers uncapped under Triton 3.6, no spill)
+FP8_DECODE_SMALL = replace(DECODE_CONFIG, widen_v=True, max_registers=168)
 PREFILL_CONFIG = KernelConfig(block_m=128, block_n=128, num_stages=5, small_m=0, small_n=0, small_stages=0,
                               num_warps=8, target_programs=132 * 4, min_split_tokens=512, page_vector=True)
 MIXED_CONFIG = KernelConfig(block_m=64, block_n=64, num_stages=5, small_m=16, small_n=64, small_stages=5,
@@ -510,11 +531,15 @@ class TritonAttnAdapter(Adapter):
         small_q = max(1, max(cfg.small_m, g_pad, 16) // g_pad) if cfg.small_m else 0
         if block_q == 0 and max(q_lens) > small_q:
             raise ValueError(f"decode-only config given a batch with {max(q_lens)}-token requests")
-        if (from_table and cfg is FP8_DECODE_CONFIG and p.head_size in FP8_ONE_WARP_HEADS
-                and fp8_decode_one_warp(len(q_lens) * p.num_kv_heads)):
-            cfg = FP8_DECODE_ONE_WARP
+        seq_lens = batch.seq_lens_cpu.tolist()
+        if from_table and cfg is FP8_DECODE_CONFIG and p.head_size in FP8_ONE_WARP_HEADS:
+            rows = len(q_lens) * p.num_kv_heads
+            if fp8_decode_small_step(rows, max(s - q for s, q in zip(seq_lens, q_lens))):
+                cfg = FP8_DECODE_SMALL
+            elif fp8_decode_one_warp(rows):
+                cfg = FP8_DECODE_ONE_WARP
         work, red_token, red_nsplit, max_splits, folded = planned_work(
-            q_lens, batch.seq_lens_cpu.tolist(), block_q, small_q, p.num_kv_heads, cfg, head_v=p.head_size_v)
+            q_lens, seq_lens, block_q, small_q, p.num_kv_heads, cfg, head_v=p.head_size_v)
         if (from_table and cfg is FP8_DECODE_CONFIG and p.head_size in WIDEN_V_HEADS
                 and fp8_decode_widens(max_splits, work.shape[1] * p.num_kv_heads)):
             cfg = FP8_DECODE_WIDE_V

@@ -748,9 +748,10 @@ def test_fp8_decode_takes_one_warp_programs_below_the_sms_and_past_their_unsplit
         return ad.build(make_decode_batch(contexts, 16, "cpu"))
 
     llama = AttnParams(32, 8, 128, 128, 128 ** -0.5)
-    one = plan_of(llama, [512])  # 8 rows: 64-key splits, 9 (513 keys), 72 programs
-    assert one.cfg is FP8_DECODE_ONE_WARP and one.max_splits == 9 and one.counters is None
-    assert plan_of(llama, [4096] * 8).max_splits == 16  # 64 rows x 16 = the 1056 programs' cap
+    # (steps of at most 2**18 rows x cached keys, contexts up to 4096, take bf16's entry: the next test)
+    one = plan_of(llama, [32768])  # 8 rows: 64-key splits, capped at 64
+    assert one.cfg is FP8_DECODE_ONE_WARP and one.max_splits == 64 and one.counters is None
+    assert plan_of(llama, [8192] * 8).max_splits == 16  # 64 rows x 16 = the 1056 programs' cap
     many = plan_of(llama, [512] * 128)  # 1024 rows: unsplit
     assert many.cfg is FP8_DECODE_ONE_WARP and many.max_splits == 1
     assert plan_of(llama, [4096] * 32).cfg is FP8_DECODE_WIDE_V  # 256 rows: the four-warp entry
@@ -760,14 +761,59 @@ def test_fp8_decode_takes_one_warp_programs_below_the_sms_and_past_their_unsplit
     assert given.build(make_decode_batch([512], 16, "cpu"), FP8_DECODE_CONFIG).cfg is FP8_DECODE_CONFIG
 
 
+def test_fp8_decode_steps_of_few_keys_take_bf16s_entry_with_v_widened():
+    """At head 128 an fp8 decode step of at most 2**18 (request, KV head) rows x cached keys, with
+    contexts up to 4096, runs bf16's decode entry (its split rules included) with V widened."""
+    from attn_select.backends.run.batch import make_decode_batch
+    from attn_select.backends.run.reference import AttnParams
+    from attn_select.backends.run.triton_attn import (
+        DECODE_CONFIG, FP8_DECODE_ONE_WARP, FP8_DECODE_SMALL, FP8_DECODE_WIDE_V, TritonAttnAdapter,
+        fp8_decode_small_step,
+    )
+
+    assert [fp8_decode_small_step(r, c) for r, c in ((8, 512), (64, 4096), (256, 512), (256, 4096), (1024, 512),
+                                                     (8, 32768), (8, 4097))] == [
+        True, True, True, False, False, False, False]
+    assert FP8_DECODE_SMALL.widen_v and FP8_DECODE_SMALL.small_n == DECODE_CONFIG.small_n
+    assert FP8_DECODE_SMALL.few_programs == DECODE_CONFIG.few_programs  # its split rules come along
+
+    def plan_of(params, contexts, kv="fp8"):
+        ad = TritonAttnAdapter(RunEnv(torch.device("cpu"), None, torch.float32, kv), params)
+        return ad.build(make_decode_batch(contexts, 16, "cpu"))
+
+    llama = AttnParams(32, 8, 128, 128, 128 ** -0.5)
+    one = plan_of(llama, [512])  # 8 rows: bf16's few-program cut, 64-key splits (9 of 513 keys)
+    assert one.cfg is FP8_DECODE_SMALL and one.max_splits == 9
+    assert plan_of(llama, [4096] * 8).cfg is FP8_DECODE_SMALL  # 64 rows x 4096 keys: 2**18
+    assert plan_of(llama, [512] * 32).cfg is FP8_DECODE_SMALL  # 256 rows x 512
+    assert plan_of(llama, [4096] * 32).cfg is FP8_DECODE_WIDE_V  # 256 rows x 4096: the four-warp entry
+    assert plan_of(llama, [512] * 128).cfg is FP8_DECODE_ONE_WARP  # 1024 rows x 512
+    assert plan_of(llama, [32768]).cfg is FP8_DECODE_ONE_WARP  # a long context of few rows
+    assert plan_of(llama, [512], kv="auto").cfg is DECODE_CONFIG  # a bf16 cache: its own entry
+
+
 @needs_interpreter
 @pytest.mark.parametrize("kv", ["fp8", "fp8_e5m2"])
-def test_triton_kernel_one_warp_fp8_decode_matches_reference(kv):
-    """The table's one-warp fp8 entry as the table picks it (head 128, 6 rows), split and merged
-    by the merge kernel, against the float32 reference on the scaled cache."""
-    from attn_select.backends.run.triton_attn import FP8_DECODE_ONE_WARP
+def test_triton_kernel_small_fp8_decode_step_matches_reference(kv):
+    """bf16's entry on an fp8 cache (FP8_DECODE_SMALL) as the table picks it (head 128, 6 rows of
+    150 keys: split and merged in-kernel), against the float32 reference on the scaled cache."""
+    from attn_select.backends.run.triton_attn import FP8_DECODE_SMALL
 
     p = AttnParams(8, 2, 128, 128, 128 ** -0.5, sliding_window=40, has_sink=True)
     err, plan = _check_scaled(p, Shape("decode", decodes=3, decode_context=150), 6, kv, (0.8, 1.7))
-    assert plan.cfg is FP8_DECODE_ONE_WARP and plan.max_splits == 3 and plan.num_split_tokens == 3
+    assert plan.cfg is FP8_DECODE_SMALL and plan.max_splits > 1 and plan.counters is not None
+    assert err < 2e-2
+
+
+@needs_interpreter
+@pytest.mark.parametrize("kv", ["fp8", "fp8_e5m2"])
+def test_triton_kernel_one_warp_fp8_decode_matches_reference(kv):
+    """The table's one-warp fp8 entry as the table picks it (head 128, 6 rows of a context past
+    the small steps'), split and merged by the merge kernel, against the float32 reference on the
+    scaled cache."""
+    from attn_select.backends.run.triton_attn import FP8_DECODE_ONE_WARP
+
+    p = AttnParams(8, 2, 128, 128, 128 ** -0.5, sliding_window=40, has_sink=True)
+    err, plan = _check_scaled(p, Shape("decode", decodes=3, decode_context=4200), 6, kv, (0.8, 1.7))
+    assert plan.cfg is FP8_DECODE_ONE_WARP and plan.max_splits > 1
     assert err < 2e-2
