@@ -46,6 +46,10 @@ _DEEPSEEK_ROPE = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "D
 # ... and of those, the ones vLLM serves on its Transformers backend, whose transformers model builds a
 # rope per layer type itself (vLLM's own build of both: a nested rope dict builds)
 _OWN_NESTED_ROPE = frozenset({"Olmo2ForCausalLM", "Olmo3ForCausalLM"})
+# more model files whose rotary embedding computes its frequencies from the config's rope_theta (a string or
+# null fails there: TypeError), each seen so in vLLM's own build: gpt-oss's OAIAttention, DeepSeek's MLA and
+# MHA attention (deepseek_yarn), Qwen's VL language models; Falcon's rotary branch is decided where it is read
+_ROPE_FILES = frozenset({"GptOssForCausalLM"}) | _DEEPSEEK_ROPE | _QWEN_VL
 # gpt_oss.py builds its yarn rope from these keys of config.rope_parameters (KeyError without one)
 _GPT_OSS_ROPE_KEYS = ("factor", "original_max_position_embeddings", "beta_fast", "beta_slow")
 # the types whose rope dict transformers' standardize_rope_params gives original_max_position_embeddings
@@ -81,10 +85,15 @@ def check_layer_build(arch: str, attrs: Mapping[str, Any], tp: int, where: str, 
         _check_deepseek_rope(attrs, where)
     if arch == "GptOssForCausalLM":
         _check_gpt_oss_rope(attrs, where)
-    if arch in _ROPE_SCALING or arch in _ROPE_TYPE_ONLY:
+    # falcon.py builds its rotary embedding unless alibi (FalconConfig.rotary)
+    rope_file = arch in _ROPE_FILES or (arch == "FalconForCausalLM" and not attrs.get("alibi"))
+    if arch in _ROPE_SCALING or arch in _ROPE_TYPE_ONLY or (rope_file and arch not in _DEEPSEEK_ROPE
+                                                             and arch != "GptOssForCausalLM"):
         _check_rope_type(attrs, where)
     if arch in _ROPE_THETA or arch in _ROPE_TYPE_ONLY:
         _check_rope(attrs, where, scaling=arch in _ROPE_SCALING, partial=arch in _ROPE_PARTIAL)
+    elif rope_file:
+        _check_rope(attrs, where, scaling=False, partial=False)  # rope_theta alone
     if arch in _ROPE_PARTIAL and head_size:
         _check_longrope_factors(attrs, head_size, where)
     if (arch in _ROPE_THETA or arch in _ROPE_TYPE_ONLY or arch in _QWEN_VL) and head_size:
