@@ -89,6 +89,20 @@ PAD_TOKEN_DEFAULTS = {
     "xlstm": 1, "xmod": 1, "yoso": 1, "zaya": 0,
 }
 
+# the classes whose default config has an experts-per-token count under one of vLLM's names for it
+# (num_experts_per_tok, moe_topk, ...): vLLM's Transformers MoE backend asserts it finds one
+HAS_TOP_K = frozenset({
+    "afmoe", "aria_text", "axk1", "axk2", "bailing_hybrid", "beam", "cohere2_moe", "deepseek_v3", "deepseek_v32",
+    "deepseek_v4", "doge", "dots3_note", "ernie4_5_moe", "ernie4_5_vl_moe_text", "exaone_moe", "flex_olmo", "flint",
+    "glm4_moe", "glm4_moe_lite", "glm4v_moe_text", "glm_moe_dsa", "gpt_oss", "granitemoe", "granitemoe_swa",
+    "granitemoeshared", "hunyuan_v1_moe", "hy_v3", "hy_v4", "inkling_model", "inkling_text", "jamba", "jetmoe",
+    "kimi_k2", "kolibri1", "laguna", "lfm2_moe", "llama4_text", "longcat_flash", "mellum", "mimo_v2_flash",
+    "minimax", "minimax_m2", "minimax_m3_mtp", "minimax_m3_vl_text", "mistral4", "mixtral", "nemotron_h", "olmoe",
+    "openai_privacy_filter", "phimoe", "qwen2_moe", "qwen3_5_moe_text", "qwen3_moe", "qwen3_next",
+    "qwen3_omni_moe_talker_text", "qwen3_omni_moe_text", "qwen3_vl_moe_text", "qwen4_exp_text", "solar_open",
+    "step3_text", "step3p5", "step5", "unlimited_ocr_text", "zaya",
+})
+
 # the classes with no head_dim attribute at all (a model file reading config.head_dim fails on them
 # unless config.json gives one)
 NO_HEAD_DIM = frozenset({

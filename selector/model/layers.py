@@ -11,7 +11,8 @@ from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_classes import (
     _BLOCK_TYPE_READERS, _HF_CLASSES, _PATTERN_READERS, HFView, _reads, check_layer_count)
-from attn_select.selector.model.hf_size_defaults import PAD_TOKEN_DEFAULTS
+from attn_select.selector.model.hf_models import is_config_type
+from attn_select.selector.model.hf_size_defaults import HAS_TOP_K, PAD_TOKEN_DEFAULTS
 from attn_select.selector.model.hf_types import declared
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
 from attn_select.selector.model.vllm_registry import (
@@ -1139,6 +1140,26 @@ _NULL_HEAD_DIM_DEFAULT = frozenset({"hunyuan_v1_dense", "hunyuan_v1_moe"})
 _NO_PADDING_IDX = frozenset({"gpt_bigcode", "gpt_neox"})
 
 
+# vllm/transformers_utils/config.py CONFIG_FIELD_ALIASES["num_experts_per_token"]: the names the
+# Transformers MoE backend reads an experts-per-token count by (the first the config has)
+_TOP_K_NAMES = ("num_experts_per_tok", "num_experts_per_token", "top_k_experts", "moe_topk", "moe_top_k", "top_k")
+
+
+def _check_backend_top_k(arch: str, t: HFView) -> None:
+    """The backend's MoE classes (TransformersMoEForCausalLM and kin) replace
+    the modeling code's experts after reading the config's experts per token,
+    and assert they found one: a config of a class that has none (a dense
+    model's: LlamaConfig) and gives none fails vLLM's build."""
+    if arch not in BACKEND_CLASSES or "MoE" not in arch or not is_config_type(t.model_type):
+        return
+    if t.model_type in HAS_TOP_K or any(t.get(name) is not None for name in _TOP_K_NAMES):
+        return
+    raise NoVllmSelection(f"{arch} replaces the model's experts with vLLM's and reads how many experts a token "
+                          f"takes (num_experts_per_tok), which the config does not give and the {t.model_type} "
+                          f"config class has none of, so vLLM {VLLM_VERSION} fails building it (AssertionError): "
+                          "add num_experts_per_tok, or name TransformersForCausalLM for a dense model")
+
+
 def _check_backend_embedding(t: HFView) -> None:
     """The Transformers backend builds transformers' own model first (on the
     meta device), so its token embedding is ``nn.Embedding(vocab_size,
@@ -1217,6 +1238,7 @@ def _generic(ctx: _Ctx) -> _Stack:
     backend = transformers_backend(ctx.arch)
     if backend:
         _check_backend_embedding(t)
+        _check_backend_top_k(ctx.arch, t)
     if ctx.use_mla and (not backend or _modeling_may_have_mla(t.model_type)):
         # the Transformers backend's MLAAttention gets no indexer: never sparse
         layer = _mla(ctx, _heads(ctx), sparse=t.has("index_topk") and not backend)

@@ -60,25 +60,26 @@ def head_size_agrees_with_vllm(res: dict, facts: Callable[[], object], want: int
         assert f.head_size == want, name
 
 
-def head_size_differential(cases: list[tuple[str, dict, int | str]], capability, timeout: float = 900):
-    """The module-scoped ``vllm_answers`` fixture and the parametrized
-    ``test_against_vllm`` for a module whose cases are (name, config, want)
+def head_size_differential(cases: list[tuple[str, dict, int | str]], capability, timeout: float = 900,
+                           fixture: str = "vllm_answers"):
+    """A module-scoped fixture of vLLM's answers and the parametrized test
+    against them for a module whose cases are (name, config, want)
     (``head_size_agrees_with_vllm``), built once here. A module binds both
-    names at its top level: ``vllm_answers, test_against_vllm =
-    head_size_differential(CASES, H100)``."""
+    at its top level, the fixture under the name ``fixture``:
+    ``vllm_answers, test_against_vllm = head_size_differential(CASES, H100)``."""
     from attn_select.selector.model.facts import model_facts
 
-    @pytest.fixture(scope="module")
-    def vllm_answers():
+    @pytest.fixture(scope="module", name=fixture)
+    def answers():
         cap = [capability.major, capability.minor]
         return run_model_oracle([{"config": c, "capability": cap} for _, c, _ in cases], timeout)
 
     @pytest.mark.vllm
     @pytest.mark.slow
     @pytest.mark.parametrize("index", range(len(cases)), ids=[c[0] for c in cases])
-    def test_against_vllm(vllm_answers, index):
+    def test_against_vllm(request, index):
         name, config, want = cases[index]
-        head_size_agrees_with_vllm(vllm_answers[index], lambda: model_facts(config, name="m", capability=capability),
-                                   want, name)
+        res = request.getfixturevalue(fixture)[index]
+        head_size_agrees_with_vllm(res, lambda: model_facts(config, name="m", capability=capability), want, name)
 
-    return vllm_answers, test_against_vllm
+    return answers, test_against_vllm

@@ -81,3 +81,28 @@ def test_sglang_still_reads_the_model(name, config, want):
 
 # vLLM's own build of every case (marker ``vllm``)
 vllm_answers, test_against_vllm = head_size_differential(CASES, H100)
+
+
+# The backend's MoE classes assert they find an experts-per-token count (num_experts_per_tok and its
+# aliases): config.json's, else the class default (HAS_TOP_K, generated)
+TOP_K_CASES = [
+    ("TransformersMoEForCausalLM over a dense llama", _backend("llama", "TransformersMoEForCausalLM"), "AssertionError"),
+    ("TransformersMoEForCausalLM over llama with num_experts_per_tok",
+     _backend("llama", "TransformersMoEForCausalLM", num_experts=4, num_experts_per_tok=2), 64),
+    ("TransformersMoEForCausalLM over mixtral (class default)",
+     _backend("mixtral", "TransformersMoEForCausalLM", num_local_experts=4), 64),
+    ("TransformersForCausalLM over a dense llama", _backend("llama", "TransformersForCausalLM"), 64),
+]
+
+
+@pytest.mark.parametrize("name,config,want", TOP_K_CASES, ids=[c[0] for c in TOP_K_CASES])
+def test_backend_moe_top_k(name, config, want):
+    if isinstance(want, int):
+        assert model_facts(config, name="m", capability=H100).head_size == want
+        return
+    with pytest.raises(UserError, match="num_experts_per_tok") as exc:
+        model_facts(config, name="m", capability=H100)
+    assert "\n" not in str(exc.value)
+
+
+top_k_answers, test_top_k_against_vllm = head_size_differential(TOP_K_CASES, H100, fixture="top_k_answers")

@@ -23,6 +23,8 @@ from __future__ import annotations
 import warnings
 
 SIZES = ((960, 6), (1080, 10))
+# vllm/transformers_utils/config.py CONFIG_FIELD_ALIASES["num_experts_per_token"], in its order
+TOP_K_NAMES = ("num_experts_per_tok", "num_experts_per_token", "top_k_experts", "moe_topk", "moe_top_k", "top_k")
 FIELDS = {"head_dim": lambda hidden, heads: hidden // heads, "num_key_value_heads": lambda hidden, heads: heads}
 
 
@@ -36,6 +38,7 @@ def fixed_defaults() -> dict[str, dict[str, int | None]]:
     found: dict[str, dict[str, int | None]] = {field: {} for field in FIELDS}
     found["no_head_dim"] = {}
     found["pad_token_id"] = {}
+    found["top_k"] = {}
     # vLLM registers its own class over transformers' for the model types in its _CONFIG_REGISTRY
     for model_type in sorted(set(CONFIG_MAPPING.keys()) | set(_CONFIG_REGISTRY.keys())):
         cls = _CONFIG_REGISTRY[model_type] if model_type in _CONFIG_REGISTRY else CONFIG_MAPPING[model_type]
@@ -49,6 +52,10 @@ def fixed_defaults() -> dict[str, dict[str, int | None]]:
                     value = getattr(config, field, "absent")
                     seen[field].append("own" if value == own(hidden, heads) else value)
             else:
+                # vLLM's Transformers MoE backend reads the first of these the config has (getattr_iter)
+                top_k = next((getattr(config, n) for n in TOP_K_NAMES if hasattr(config, n)), None)
+                if top_k is not None:
+                    found["top_k"][model_type] = None
                 pad = getattr(config, "pad_token_id", None)
                 if isinstance(pad, int) and not isinstance(pad, bool):
                     found["pad_token_id"][model_type] = pad
@@ -91,6 +98,16 @@ def render(found: dict[str, dict[str, int | None]]) -> str:
     lines += ["# the classes whose pad_token_id defaults to a token id (the others leave it null): transformers'",
               "# modeling builds its token embedding with it as padding_idx"]
     lines += _table("PAD_TOKEN_DEFAULTS", found["pad_token_id"]) + [""]
+    lines += ["# the classes whose default config has an experts-per-token count under one of vLLM's names for it",
+              "# (num_experts_per_tok, moe_topk, ...): vLLM's Transformers MoE backend asserts it finds one",
+              "HAS_TOP_K = frozenset({"]
+    row = "   "
+    for item in (f'"{k}",' for k in found["top_k"]):
+        if len(row) + len(item) + 1 > 116:
+            lines.append(row.rstrip())
+            row = "   "
+        row += f" {item}"
+    lines += [row.rstrip(), "})", ""]
     lines += ["# the classes with no head_dim attribute at all (a model file reading config.head_dim fails on them",
               "# unless config.json gives one)", "NO_HEAD_DIM = frozenset({"]
     row = "   "
