@@ -238,6 +238,15 @@ _LANGUAGE_MODEL: dict[str, str | None] = {
     "Mistral3ForConditionalGeneration": None,
     "LlavaOnevisionForConditionalGeneration": None,  # llava_onevision.py
     "LlavaNextVideoForConditionalGeneration": None,  # llava_next_video.py
+    # init_vllm_registered_model(hf_config=config.text_config): the language model text_config names
+    "LlavaNextForConditionalGeneration": None,  # llava_next.py
+    "PixtralForConditionalGeneration": None,  # pixtral.py
+    "InternVLChatModel": None,  # internvl.py (remote-code format)
+    "H2OVLChatModel": None,  # h2ovl.py: InternVLChatModel's
+    "NVLM_D": None,  # nvlm_d.py: InternVLChatModel's
+    "SkyworkR1VChatModel": None,  # skyworkr1v.py
+    "Eagle2_5_VLForConditionalGeneration": None,  # eagle2_5_vl.py
+    "InternS1ForConditionalGeneration": None,  # interns1.py
     "InternVLForConditionalGeneration": None,  # internvl.py (HF format)
     "Blip2ForConditionalGeneration": None,  # blip2.py
     "Cohere2VisionForConditionalGeneration": None,  # cohere2_vision.py: text_config.architectures
@@ -297,6 +306,9 @@ _CAUSAL_LM_OF_TYPE = {
 def language_model_arch(arch: str, text_view: Any) -> str:
     """The architecture whose layers vLLM builds for ``arch``: itself, or
     the language model a multimodal wrapper builds over text_config."""
+    if arch == "PaliGemmaForConditionalGeneration":
+        # paligemma.py sets text_config.architectures itself: Gemma for a gemma text config, else Gemma2
+        return "GemmaForCausalLM" if text_view.model_type == "gemma" else "Gemma2ForCausalLM"
     if arch not in _LANGUAGE_MODEL:
         return arch
     named = _LANGUAGE_MODEL[arch]

@@ -1173,6 +1173,27 @@ def _transformers_backend_cases() -> list[dict]:
             "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 256, "intermediate_size": 512,
                               "num_attention_heads": 4, "num_hidden_layers": 2, "image_size": 224, "patch_size": 14,
                               "projection_dim": 2048, "num_image_tokens": 256}}},
+        # PaliGemma 2 and LLaVA-NeXT build the language model text_config names (Gemma2: its soft cap)
+        {"name": "paligemma2 like (gemma2 text, soft cap 50)", "config": {
+            "architectures": ["PaliGemmaForConditionalGeneration"], "model_type": "paligemma", "torch_dtype": "bfloat16",
+            "image_token_index": 257152, "projection_dim": 1024, "hidden_size": 1024,
+            "text_config": {"model_type": "gemma2", "hidden_size": 1024, "intermediate_size": 2048,
+                            "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 128, "num_hidden_layers": 2,
+                            "vocab_size": 257216, "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0,
+                            "query_pre_attn_scalar": 128, "sliding_window": 4096},
+            "vision_config": {"model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
+                              "num_attention_heads": 2, "num_hidden_layers": 1, "patch_size": 14, "image_size": 224,
+                              "projection_dim": 1024}}},
+        {"name": "llava-next over gemma2 (text_config architectures)", "config": {
+            "architectures": ["LlavaNextForConditionalGeneration"], "model_type": "llava_next",
+            "torch_dtype": "bfloat16", "image_token_index": 32000, "image_grid_pinpoints": [[336, 672], [672, 336]],
+            "text_config": {"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "hidden_size": 1024,
+                            "intermediate_size": 2048, "num_attention_heads": 8, "num_key_value_heads": 4,
+                            "head_dim": 128, "num_hidden_layers": 2, "vocab_size": 257216,
+                            "attn_logit_softcapping": 50.0, "query_pre_attn_scalar": 128, "sliding_window": 4096},
+            "vision_config": {"model_type": "clip_vision_model", "hidden_size": 64, "intermediate_size": 128,
+                              "num_attention_heads": 2, "num_hidden_layers": 2, "patch_size": 14, "image_size": 336,
+                              "projection_dim": 64}}},
         {"name": "llava-next mistral like", "config": {
             "architectures": ["LlavaNextForConditionalGeneration"], "model_type": "llava_next",
             "torch_dtype": "bfloat16", "image_token_index": 32000, "image_grid_pinpoints": [[336, 672], [672, 336]],
