@@ -114,6 +114,9 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "DeepseekForCausalLM": (_deepseek, "generate"),
     "DeepseekV2ForCausalLM": (_deepseek, "generate"),
     "DeepseekV3ForCausalLM": (_deepseek, "generate"),
+    # registry.py: DeepseekV3ForCausalLM's class; is_causal false turns MLA off (ModelConfig.use_mla) and
+    # its MHA path builds EncoderOnlyAttention over qk_nope + qk_rope
+    "DeepseekV3BidirectionalModel": (_deepseek, "generate"),
     "DeepseekV32ForCausalLM": (_deepseek_v32, "generate"),
     "GlmMoeDsaForCausalLM": (_deepseek_v32, "generate"),  # same CUDA module as DeepSeek-V3.2
     "KimiLinearForCausalLM": (_kimi_linear, "generate"),  # vllm/models/kimi_k3 (CUDA)

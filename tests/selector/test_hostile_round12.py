@@ -382,6 +382,15 @@ CLIP, SIGLIP = _POOLING["CLIPModel"], _POOLING["SiglipModel"]
 # and LFM2 (decoder Attention on its full_attention layers)
 COLBERT_MODERNBERT = {**_POOLING["ModernBertForSequenceClassification"], "architectures": ["ColBERTModernBertModel"]}
 COLBERT_LFM2 = {**_POOLING["Lfm2BidirectionalModel"], "architectures": ["ColBERTLfm2Model"]}
+# DeepseekV3BidirectionalModel (an embedding model on DeepseekV3ForCausalLM's class): is_causal false turns
+# MLA off, and the MHA path builds EncoderOnlyAttention of qk_nope + qk_rope (192), not MLA's 576
+DSV3_BIDIRECTIONAL = {
+    "architectures": ["DeepseekV3BidirectionalModel"], "model_type": "deepseek_v3", "hidden_size": 512,
+    "intermediate_size": 1024, "moe_intermediate_size": 256, "num_attention_heads": 16, "num_key_value_heads": 16,
+    "num_hidden_layers": 2, "first_k_dense_replace": 1, "n_routed_experts": 4, "num_experts_per_tok": 2,
+    "n_shared_experts": 1, "q_lora_rank": None, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 1000, "topk_method": "noaux_tc", "n_group": 1,
+    "topk_group": 1, "torch_dtype": "bfloat16", "is_causal": False}
 HF_COLBERT = {"architectures": ["HF_ColBERT"], "model_type": "bert", "hidden_size": 384, "num_attention_heads": 12,
               "num_hidden_layers": 2, "intermediate_size": 1536, "vocab_size": 30522, "max_position_embeddings": 512,
               "type_vocab_size": 2, "torch_dtype": "float32", "position_embedding_type": "absolute"}
@@ -444,6 +453,9 @@ _KV_CASES: list[tuple[str, dict, Capability, None, str]] = [
     ("colbert over modernbert kv fp8", COLBERT_MODERNBERT, H100, None, "fp8"),
     ("HF_ColBERT (bert) kv fp8", HF_COLBERT, H100, None, "fp8"),
     ("colbert over lfm2 kv fp8", COLBERT_LFM2, H100, None, "fp8"),
+    ("deepseek-v3 bidirectional (is_causal false)", DSV3_BIDIRECTIONAL, H100, None, "auto"),
+    ("deepseek-v3 bidirectional arch, is_causal true (MLA)", {**DSV3_BIDIRECTIONAL, "is_causal": True}, H100, None,
+     "auto"),
     # TurboQuant's boundary layers keep "auto" in Attention.__init__; CrossAttention asked before that
     ("whisper-small turboquant_4bit_nc", WHISPER, H100, None, "turboquant_4bit_nc"),
 ]
