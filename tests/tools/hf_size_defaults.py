@@ -71,16 +71,23 @@ def fixed_defaults() -> dict[str, dict[str, int | None]]:
     return found
 
 
-def _table(name: str, entries: dict[str, int | None]) -> list[str]:
-    lines = [f"{name} = {{"]
-    row = "   "
-    for item in (f'"{k}": {v}' for k, v in entries.items()):
-        if len(row) + len(item) + 2 > 116:
+def _wrapped(head: str, items, tail: str, sep: str) -> list[str]:
+    """``head``, then the items filled into rows of at most 116 characters, then ``tail``."""
+    lines, row = [head], "   "
+    for item in items:
+        if len(row) + len(item) + len(sep) + 1 > 116:
             lines.append(row.rstrip())
             row = "   "
-        row += f" {item},"
-    lines += [row.rstrip(), "}"]
-    return lines
+        row += f" {item}{sep}"
+    return lines + [row.rstrip(), tail]
+
+
+def _table(name: str, entries: dict[str, int | None]) -> list[str]:
+    return _wrapped(f"{name} = {{", (f'"{k}": {v}' for k, v in entries.items()), "}", ",")
+
+
+def _names(name: str, keys) -> list[str]:
+    return _wrapped(f"{name} = frozenset({{", (f'"{k}",' for k in keys), "})", "")
 
 
 def render(found: dict[str, dict[str, int | None]]) -> str:
@@ -99,24 +106,11 @@ def render(found: dict[str, dict[str, int | None]]) -> str:
               "# modeling builds its token embedding with it as padding_idx"]
     lines += _table("PAD_TOKEN_DEFAULTS", found["pad_token_id"]) + [""]
     lines += ["# the classes whose default config has an experts-per-token count under one of vLLM's names for it",
-              "# (num_experts_per_tok, moe_topk, ...): vLLM's Transformers MoE backend asserts it finds one",
-              "HAS_TOP_K = frozenset({"]
-    row = "   "
-    for item in (f'"{k}",' for k in found["top_k"]):
-        if len(row) + len(item) + 1 > 116:
-            lines.append(row.rstrip())
-            row = "   "
-        row += f" {item}"
-    lines += [row.rstrip(), "})", ""]
+              "# (num_experts_per_tok, moe_topk, ...): vLLM's Transformers MoE backend asserts it finds one"]
+    lines += _names("HAS_TOP_K", found["top_k"]) + [""]
     lines += ["# the classes with no head_dim attribute at all (a model file reading config.head_dim fails on them",
-              "# unless config.json gives one)", "NO_HEAD_DIM = frozenset({"]
-    row = "   "
-    for item in (f'"{k}",' for k in found["no_head_dim"]):
-        if len(row) + len(item) + 1 > 116:
-            lines.append(row.rstrip())
-            row = "   "
-        row += f" {item}"
-    lines += [row.rstrip(), "})"]
+              "# unless config.json gives one)"]
+    lines += _names("NO_HEAD_DIM", found["no_head_dim"])
     return "\n".join(lines) + "\n"
 
 
