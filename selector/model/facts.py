@@ -44,6 +44,7 @@ from attn_select.selector.model.config_class import (
 from attn_select.selector.model.remote_code import remote_module_problem
 from attn_select.selector.model.layer_build import check_layer_build
 from attn_select.selector.model.vllm_registry import dropped_note, resolve_architecture, transformers_backend
+from attn_select.selector.model.vllm_runners import REGISTRY_RUNNERS
 from attn_select.selector.model.vllm_config_reads import READS_TOP_CONFIG, WRAPPERS_WITH_VOCAB
 from attn_select.selector.model_facts import (
     AttentionGroup,
@@ -486,7 +487,8 @@ def _model_facts(
     if dropped_note(arch):
         notes.append(dropped_note(arch))
     if runner is None:
-        runner = _runner_by_suffix(arch)
+        # vLLM asks its registry's model class first (is_pooling_model), the name suffix after
+        runner = REGISTRY_RUNNERS.get(arch) or _runner_by_suffix(arch)
     if pooling_config:
         runner = "pooling"
     # VllmConfig: model_config.verify_with_parallel_config refuses, before any
