@@ -83,3 +83,17 @@ def head_size_differential(cases: list[tuple[str, dict, int | str]], capability,
         head_size_agrees_with_vllm(res, lambda: model_facts(config, name="m", capability=capability), want, name)
 
     return answers, test_against_vllm
+
+
+def builds_or_refuses(config: dict, want: int | str, refusal: str, capability, *, mentions: str = "") -> None:
+    """The unit side of a (config, ``want``) case: the head size where
+    ``want`` is one (vLLM builds the model), else a one-line refusal that
+    matches the pattern ``refusal`` and holds ``mentions``."""
+    from attn_select.selector.model.facts import model_facts
+
+    if isinstance(want, int):
+        assert model_facts(config, name="m", capability=capability).head_size == want
+        return
+    with pytest.raises(UserError, match=refusal) as exc:
+        model_facts(config, name="m", capability=capability)
+    assert "\n" not in str(exc.value) and mentions in str(exc.value)

@@ -11,11 +11,9 @@ from __future__ import annotations
 import pytest
 
 from attn_select.selector.config import Capability
-from attn_select.selector.errors import UserError
-from attn_select.selector.model.facts import model_facts
 
 from . import model_cases_vlm
-from .model_oracle_client import head_size_differential
+from .model_oracle_client import builds_or_refuses, head_size_differential
 
 H100 = Capability(9, 0)
 ASSERTS = "AssertionError"
@@ -60,11 +58,7 @@ CASES = [
 
 @pytest.mark.parametrize("name,config,want", CASES, ids=[c[0] for c in CASES])
 def test_mrope_section(name, config, want):
-    if isinstance(want, int):
-        assert model_facts(config, name="m", capability=H100).head_size == want
-        return
-    with pytest.raises(UserError, match="mrope_section .* half the rotated dimensions"):
-        model_facts(config, name="m", capability=H100)
+    builds_or_refuses(config, want, "mrope_section .* half the rotated dimensions", H100)
 
 
 # vLLM's own build of every case (marker ``vllm``)

@@ -12,10 +12,8 @@ from __future__ import annotations
 import pytest
 
 from attn_select.selector.config import Capability
-from attn_select.selector.errors import UserError
-from attn_select.selector.model.facts import model_facts
 
-from .model_oracle_client import head_size_differential
+from .model_oracle_client import builds_or_refuses, head_size_differential
 
 H100 = Capability(9, 0)
 POW = "for ** or pow()"
@@ -66,12 +64,7 @@ CASES = [
 
 @pytest.mark.parametrize("name,config,want", CASES, ids=[c[0] for c in CASES])
 def test_rope_read_by_the_model_file(name, config, want):
-    if isinstance(want, int):
-        assert model_facts(config, name="m", capability=H100).head_size == want
-        return
-    with pytest.raises(UserError, match="rope_theta|scaling type") as exc:
-        model_facts(config, name="m", capability=H100)
-    assert "\n" not in str(exc.value) and "vLLM" in str(exc.value)
+    builds_or_refuses(config, want, "rope_theta|scaling type", H100, mentions="vLLM")
 
 
 # vLLM's own build of every case (marker ``vllm``)
