@@ -126,6 +126,11 @@ def _variants(fp8: bool, head: int):
         # warp, so no barrier between warps in the key loop (9 -> 2 a tile in the sm_90 compile) and 25-30 %
         # fewer instructions a key over the program, each program slower: for the batches that leave SMs idle,
         # cut into up to 8 programs an SM (215 registers, 21 KB at 32-key tiles and 3 stages)
+        # programs of eight warps on the entry's tiles: the warps share a tile's keys (each takes 8 of a
+        # 64-key tile's score columns and 16 of the value columns), so a thread holds half the accumulator
+        # (sm_90 compile under Triton 3.9, 32 / 8 heads: head 128 142 -> 80 registers, head 256 168 -> 124)
+        # and an SM keeps 24 warps in flight where four-warp programs keep 12 (XQA: 23.4 at fp8 32 x 512)
+        ("eight-warp programs", replace(T, num_warps=8, max_registers=0)),
         ("one-warp programs", _one_warp(T, head, 64)),
         ("one-warp programs, 128-key splits", _one_warp(T, head, 128)),
         *([("one-warp programs, widened V", replace(_one_warp(T, head, 64), widen_v=True))] if fp8 else []),
@@ -144,6 +149,8 @@ def _variants(fp8: bool, head: int):
            ("bf16's entry, widened V", replace(DECODE_CONFIG, widen_v=True, max_registers=168)),
            # (the sm_90 compile under Triton 3.6: 163 registers; 255 and no spill with the merge split by split,
            # 2.4 KB spilled merging 8 a step; 168 capped, 39 KB of shared memory: 5 programs an SM)
+           ("eight-warp programs, widened V", replace(T, widen_v=True, num_warps=8, max_registers=0)),
+           ("bf16's entry, eight warps, widened V", replace(DECODE_CONFIG, widen_v=True, num_warps=8)),
            ("one-warp programs, widened V, in-kernel merge", replace(_one_warp(T, head, 64), widen_v=True,
                                                                      fused_merge_max=1 << 30)),
            ("two-warp programs, widened V", replace(T, num_warps=2, small_n=64, small_stages=3, widen_v=True,
