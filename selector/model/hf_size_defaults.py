@@ -91,6 +91,7 @@ PAD_TOKEN_DEFAULTS = {
 
 # the classes whose default config has an experts-per-token count under one of vLLM's names for it
 # (num_experts_per_tok, moe_topk, ...): vLLM's Transformers MoE backend asserts it finds one
+TOP_K_NAMES = ('num_experts_per_tok', 'num_experts_per_token', 'top_k_experts', 'moe_topk', 'moe_top_k', 'top_k')
 HAS_TOP_K = frozenset({
     "afmoe", "aria_text", "axk1", "axk2", "bailing_hybrid", "beam", "cohere2_moe", "deepseek_v3", "deepseek_v32",
     "deepseek_v4", "doge", "dots3_note", "ernie4_5_moe", "ernie4_5_vl_moe_text", "exaone_moe", "flex_olmo", "flint",

@@ -12,7 +12,7 @@ from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_classes import (
     _BLOCK_TYPE_READERS, _HF_CLASSES, _PATTERN_READERS, HFView, _reads, check_layer_count)
 from attn_select.selector.model.hf_models import is_config_type
-from attn_select.selector.model.hf_size_defaults import HAS_TOP_K, PAD_TOKEN_DEFAULTS
+from attn_select.selector.model.hf_size_defaults import HAS_TOP_K, PAD_TOKEN_DEFAULTS, TOP_K_NAMES
 from attn_select.selector.model.hf_types import declared
 from attn_select.selector.model.model_level import model_head_size, total_kv_heads
 from attn_select.selector.model.vllm_registry import (
@@ -1140,11 +1140,6 @@ _NULL_HEAD_DIM_DEFAULT = frozenset({"hunyuan_v1_dense", "hunyuan_v1_moe"})
 _NO_PADDING_IDX = frozenset({"gpt_bigcode", "gpt_neox"})
 
 
-# vllm/transformers_utils/config.py CONFIG_FIELD_ALIASES["num_experts_per_token"]: the names the
-# Transformers MoE backend reads an experts-per-token count by (the first the config has)
-_TOP_K_NAMES = ("num_experts_per_tok", "num_experts_per_token", "top_k_experts", "moe_topk", "moe_top_k", "top_k")
-
-
 def _check_backend_top_k(arch: str, t: HFView) -> None:
     """The backend's MoE classes (TransformersMoEForCausalLM and kin) replace
     the modeling code's experts after reading the config's experts per token,
@@ -1152,7 +1147,7 @@ def _check_backend_top_k(arch: str, t: HFView) -> None:
     model's: LlamaConfig) and gives none fails vLLM's build."""
     if arch not in BACKEND_CLASSES or "MoE" not in arch or not is_config_type(t.model_type):
         return
-    if t.model_type in HAS_TOP_K or any(t.get(name) is not None for name in _TOP_K_NAMES):
+    if t.model_type in HAS_TOP_K or any(t.get(name) is not None for name in TOP_K_NAMES):
         return
     raise NoVllmSelection(f"{arch} replaces the model's experts with vLLM's and reads how many experts a token "
                           f"takes (num_experts_per_tok), which the config does not give and the {t.model_type} "
@@ -1174,8 +1169,9 @@ def _check_backend_embedding(t: HFView) -> None:
         return
     given = "" if t.has("pad_token_id") else f" (the {t.model_type} config class's default)"
     raise NoVllmSelection(f"pad_token_id {pad}{given} is outside the vocabulary of {vocab}; vLLM {VLLM_VERSION}'s "
-                    f"Transformers backend builds transformers' token embedding with it as padding_idx, which torch "
-                    f"refuses (Padding_idx must be within num_embeddings): set pad_token_id below vocab_size, or null")
+                          "Transformers backend builds transformers' token embedding with it as padding_idx, which "
+                          "torch refuses (Padding_idx must be within num_embeddings): set pad_token_id below "
+                          "vocab_size, or null")
 
 
 def _check_backend_sizes(t: HFView) -> None:
@@ -1188,8 +1184,8 @@ def _check_backend_sizes(t: HFView) -> None:
     null_head = t.get("head_dim") is None and (t.has("head_dim") or t.model_type in _NULL_HEAD_DIM_DEFAULT)
     if null_head and t.model_type in _NULL_HEAD_DIM_KEPT:
         raise NoVllmSelection(f"head_dim is null; transformers' {t.model_type} attention sizes and scales by it "
-                        f"(head_dim ** -0.5 fails on None), so vLLM {VLLM_VERSION}'s Transformers backend cannot "
-                        "build the model: set head_dim (hidden_size // num_attention_heads for most models)")
+                              f"(head_dim ** -0.5 fails on None), so vLLM {VLLM_VERSION}'s Transformers backend cannot "
+                              "build the model: set head_dim (hidden_size // num_attention_heads for most models)")
     for field in ("head_dim", "num_key_value_heads"):
         value = t.get(field)
         if not isinstance(value, int) or isinstance(value, bool):
@@ -1197,13 +1193,13 @@ def _check_backend_sizes(t: HFView) -> None:
         if field == "head_dim" and t.model_type in _IGNORES_HEAD_DIM:
             continue
         if value < 0:
-            raise NoVllmSelection(f"{field} is {value}; transformers builds the model's projections with it, which fails "
-                            f"(a negative tensor size), so vLLM {VLLM_VERSION}'s Transformers backend cannot build "
-                            f"the model: fix {field}")
+            raise NoVllmSelection(f"{field} is {value}; transformers builds the model's projections with it, "
+                                  f"which fails (a negative tensor size), so vLLM {VLLM_VERSION}'s Transformers "
+                                  f"backend cannot build the model: fix {field}")
         if field == "head_dim" and value == 0 and t.model_type not in _ZERO_HEAD_DIM_FALLS_BACK:
             raise NoVllmSelection(f"head_dim is 0; transformers' {t.model_type} attention scales its scores by "
-                            f"head_dim ** -0.5, which fails (a division by zero), so vLLM {VLLM_VERSION}'s "
-                            "Transformers backend cannot build the model: fix head_dim or leave it out")
+                                  f"head_dim ** -0.5, which fails (a division by zero), so vLLM {VLLM_VERSION}'s "
+                                  "Transformers backend cannot build the model: fix head_dim or leave it out")
 
 
 def _generic(ctx: _Ctx) -> _Stack:

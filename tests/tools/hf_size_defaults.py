@@ -107,6 +107,7 @@ def render(found: dict[str, dict[str, int | None]]) -> str:
     lines += _table("PAD_TOKEN_DEFAULTS", found["pad_token_id"]) + [""]
     lines += ["# the classes whose default config has an experts-per-token count under one of vLLM's names for it",
               "# (num_experts_per_tok, moe_topk, ...): vLLM's Transformers MoE backend asserts it finds one"]
+    lines += [f"TOP_K_NAMES = {TOP_K_NAMES!r}"]
     lines += _names("HAS_TOP_K", found["top_k"]) + [""]
     lines += ["# the classes with no head_dim attribute at all (a model file reading config.head_dim fails on them",
               "# unless config.json gives one)"]
