@@ -19,6 +19,7 @@ from attn_select.selector.model.layers import (
     _deepseek,
     _deepseek_v4,
     _encoder_only,
+    _exaone_moe,
     _deepseek_v32,
     _falcon,
     _flint,
@@ -110,6 +111,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Cohere2ForCausalLM": (_cohere2, "generate"),  # commandr.py CohereForCausalLM
     # cohere2_moe.py Cohere2MoeAttention: the same sliding_window + 1 on layer_types' sliding layers
     "Cohere2MoeForCausalLM": (_cohere2, "generate"),
+    "ExaoneMoeForCausalLM": (_exaone_moe, "generate"),  # exaone_moe.py (K-EXAONE)
     "GptOssForCausalLM": (_gpt_oss, "generate"),
     "DeepseekForCausalLM": (_deepseek, "generate"),
     "DeepseekV2ForCausalLM": (_deepseek, "generate"),

@@ -707,6 +707,10 @@ _HF_CLASSES["olmo3"] = _HFClass("Olmo3Config", {
 _HF_CLASSES["exaone4"] = _HFClass("Exaone4Config", {
     **_LLAMA_SIZES, "num_key_value_heads": 32, "sliding_window": 4096},
     lambda a: _post_every_fourth_full(a, 0 if a.get("sliding_window") is None else a.get("sliding_window_pattern", 4)))
+# ExaoneMoeConfig (K-EXAONE): Exaone4Config's sizes, window and layer_types rule
+_HF_CLASSES["exaone_moe"] = _HFClass("ExaoneMoeConfig", {
+    **_LLAMA_SIZES, "num_key_value_heads": 32, "sliding_window": 4096},
+    lambda a: _post_every_fourth_full(a, 0 if a.get("sliding_window") is None else a.get("sliding_window_pattern", 4)))
 # TeleChat2 (model_type telechat): the checkpoint's remote TelechatConfig names
 # its layers and heads n_layer / n_head (attribute_map); telechat2.py reads
 # them through that map (checked against a vLLM build with a stand-in class)

@@ -446,6 +446,39 @@ def _cohere2(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _exaone_moe(ctx: _Ctx) -> _Stack:
+    """exaone_moe.py ExaoneMoeAttention: head_dim or hidden // heads, an
+    attention layer on every decoder layer. A layer whose layer_types entry is
+    not full_attention takes sliding_windows[layer] where the config has that
+    list (K-EXAONE 2.0; null and 0 pass as they are), else sliding_window; a
+    full layer passes no window of its own (so the model-level one)."""
+    t, n = ctx.text, _n_layers(ctx)
+    total = _heads(ctx)
+    heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(_kv_heads_or(t, total), ctx.tp)
+    head = t.get("head_dim") if t.get("head_dim") is not None else _hidden_over(t, total)
+    _check_head_size(head, "head_dim")
+    types = _layer_types(ctx, n) or ["full_attention"] * n
+    windows = t.get("sliding_windows")
+    stack = _Stack([])
+    for i in range(n):
+        window = None
+        if types[i] != "full_attention" and windows is not None:
+            if not isinstance(windows, list) or len(windows) <= i:
+                given = f"a list of {len(windows)}" if isinstance(windows, list) else shown(windows)
+                raise UserError(f"sliding_windows is {given} for {n} layers; vLLM {VLLM_VERSION}'s "
+                                "ExaoneMoeAttention reads sliding_windows[layer] for each layer that is not "
+                                "full_attention (it fails past the end): give one window per layer, or leave "
+                                "sliding_windows out")
+            window = windows[i]
+        elif types[i] != "full_attention":
+            window = t.get("sliding_window")
+        if window is not None and (not isinstance(window, int) or isinstance(window, bool)):
+            raise UserError(f"layer {i}'s sliding window is {shown(window)}; vLLM {VLLM_VERSION}'s attention "
+                            "takes an integer window (it fails building the layer): give an integer")
+        stack.add(i, _attention(ctx, heads, kv, head, window=window))
+    return stack
+
+
 def _gpt_oss(ctx: _Ctx) -> _Stack:
     """gpt_oss.py OAIAttention: sinks on every layer; the window on even
     layers (layer_idx % 2 == 0), whatever layer_types says; heads and KV

@@ -947,6 +947,18 @@ def _registry_moe_hybrid_cases() -> list[dict]:
             head_dim=128, sliding_window=128, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
             moe_intermediate_size=256,
             layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"])},
+        # K-EXAONE 2.0: a window per layer (sliding_windows; null and 0 as they are); without layer_types the
+        # config class makes every fourth layer full; a kind other than full_attention is a sliding layer
+        {"name": "exaone-moe like (sliding_windows)", "config": _dense(
+            "ExaoneMoeForCausalLM", "exaone_moe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
+            head_dim=128, sliding_window=128, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+            moe_intermediate_size=256, sliding_windows=[None, 256, 0, 1024])},
+        {"name": "exaone-moe like (another layer kind)", "config": _dense(
+            "ExaoneMoeForCausalLM", "exaone_moe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
+            sliding_window=128, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+            moe_intermediate_size=256,
+            layer_types=["chunked_attention", "sliding_attention", "full_attention", "full_attention"],
+            sliding_windows=[64, 256])},
         {"name": "cohere2-moe like", "config": _dense(
             "Cohere2MoeForCausalLM", "cohere2_moe", hidden_size=1024, num_attention_heads=16,
             num_key_value_heads=4, head_dim=128, sliding_window=4096, num_experts=4, num_experts_per_tok=2,
@@ -1435,6 +1447,12 @@ def _rejected_cases() -> list[dict]:
             mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=64,
             layers_block_type=["mamba", "mamba", "attention", "mamba"]),
          "rejects": "layers_block_type"},
+        # ExaoneMoeAttention reads sliding_windows[layer] for every layer that is not full_attention
+        {"name": "exaone-moe with a short sliding_windows", "config": _dense(
+            "ExaoneMoeForCausalLM", "exaone_moe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
+            sliding_window=128, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
+            moe_intermediate_size=256, sliding_windows=[64]),
+         "rejects": "list index out of range"},
     ]
 
 
