@@ -149,6 +149,14 @@ def _variants(fp8: bool, head: int):
            ("bf16's entry, widened V", replace(DECODE_CONFIG, widen_v=True, max_registers=168)),
            # (the sm_90 compile under Triton 3.6: 163 registers; 255 and no spill with the merge split by split,
            # 2.4 KB spilled merging 8 a step; 168 capped, 39 KB of shared memory: 5 programs an SM)
+           # bf16's entry (the table's on steps of few keys) cut finer, merged in-kernel: shorter programs
+           # for the short fp8 steps still below XQA (8 x 512: 2 splits, 128 programs)
+           ("bf16's entry, widened V, 128-key splits", replace(DECODE_CONFIG, widen_v=True, max_registers=168,
+                                                              min_split_tokens=128, short_split_tokens=0,
+                                                              few_programs=0, fused_merge_max=1 << 30)),
+           ("bf16's entry, widened V, 64-key splits", replace(DECODE_CONFIG, widen_v=True, max_registers=168,
+                                                             min_split_tokens=64, short_split_tokens=0,
+                                                             few_programs=0, fused_merge_max=1 << 30, merge_chunk=4)),
            ("eight-warp programs, widened V", replace(T, widen_v=True, num_warps=8, max_registers=0)),
            ("bf16's entry, eight warps, widened V", replace(DECODE_CONFIG, widen_v=True, num_warps=8)),
            ("one-warp programs, widened V, in-kernel merge", replace(_one_warp(T, head, 64), widen_v=True,
