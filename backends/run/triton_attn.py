@@ -145,6 +145,7 @@ def fp8_decode_widens(max_splits: int, programs: int) -> bool:
 # 24.9 against 22.9). Two batches of few rows lose, kept for one rule by rows: 1 x 32768, where the
 # four-warp entry's 49 splits fill three programs an SM and one-warp programs stop at 64 splits (43.7
 # against 40.1 us in the grid with this rule: 94 % of XQA against 102 %), and 1 x 512 (9.1 against 9.0).
+# Both now run bf16's decode entry (fp8_decode_small_step, below), faster than either.
 FP8_ONE_WARP_HEADS = (128,)  # measured at head 128 only
 
 
@@ -158,18 +159,18 @@ def fp8_decode_one_warp(rows: int) -> bool:
 # (FP8_DECODE_SMALL): 16x64 tiles in four warps, its split rules (64-key splits where most SMs would idle,
 # the in-kernel merge up to 5 splits). On an H100 (2026-12-07, BENCHMARKS.md "fp8 on short contexts";
 # 32 / 8 heads, head 128, page 16, the table then and the variant side by side) it was faster on every step
-# of at most 2**18 (request, KV head) rows x cached keys with contexts up to 4096: 1 x 512 9.15 -> 7.24 us
-# (67 -> 84 % of XQA), 8 x 512 12.27 -> 11.37, 8 x 4096 36.12 -> 34.61 (95 -> 99 %), 32 x 512 23.28 -> 20.90,
-# 1 x 4096 the same (12.29 / 12.33); and slower on the larger ones (32 x 4096 106.7 -> 111.6, 128 x 512
-# 57.3 -> 71.1). Longer contexts of few rows (1 x 32768) were not measured with it and keep their entries.
+# of at most 2**18 (request, KV head) rows x cached keys: 1 x 512 9.15 -> 7.24 us (67 -> 84 % of XQA),
+# 8 x 512 12.27 -> 11.37, 8 x 4096 36.12 -> 34.61 (95 -> 99 %), 32 x 512 23.28 -> 20.90, 1 x 4096 the same
+# (12.29 / 12.33); and slower on the larger ones (32 x 4096 106.7 -> 111.6, 128 x 512 57.3 -> 71.1).
+# 1 x 32768 (8 rows, 2**18 keys; session 19, BENCHMARKS.md "Eight-warp programs, and the fp8 subset")
+# too: 49 splits of bf16's entry 33.6 us against the one-warp entry's 64 splits 43.6 (XQA 41.1).
 FP8_SMALL_STEP_KEYS = 1 << 18
-FP8_SMALL_STEP_CONTEXT = 4096
 
 
 def fp8_decode_small_step(rows: int, longest_cached: int) -> bool:
     """Whether an fp8 decode step of ``rows`` (request, KV head) rows, the longest with
     ``longest_cached`` cached keys, runs bf16's decode entry (FP8_DECODE_SMALL)."""
-    return longest_cached <= FP8_SMALL_STEP_CONTEXT and rows * longest_cached <= FP8_SMALL_STEP_KEYS
+    return rows * longest_cached <= FP8_SMALL_STEP_KEYS
 
 
 def kernel_key(cfg: KernelConfig, fused: bool) -> tuple:

@@ -748,8 +748,8 @@ def test_fp8_decode_takes_one_warp_programs_below_the_sms_and_past_their_unsplit
         return ad.build(make_decode_batch(contexts, 16, "cpu"))
 
     llama = AttnParams(32, 8, 128, 128, 128 ** -0.5)
-    # (steps of at most 2**18 rows x cached keys, contexts up to 4096, take bf16's entry: the next test)
-    one = plan_of(llama, [32768])  # 8 rows: 64-key splits, capped at 64
+    # (steps of at most 2**18 rows x cached keys take bf16's entry: the next test)
+    one = plan_of(llama, [65536])  # 8 rows: 64-key splits, capped at 64
     assert one.cfg is FP8_DECODE_ONE_WARP and one.max_splits == 64 and one.counters is None
     assert plan_of(llama, [8192] * 8).max_splits == 16  # 64 rows x 16 = the 1056 programs' cap
     many = plan_of(llama, [512] * 128)  # 1024 rows: unsplit
@@ -762,8 +762,8 @@ def test_fp8_decode_takes_one_warp_programs_below_the_sms_and_past_their_unsplit
 
 
 def test_fp8_decode_steps_of_few_keys_take_bf16s_entry_with_v_widened():
-    """At head 128 an fp8 decode step of at most 2**18 (request, KV head) rows x cached keys, with
-    contexts up to 4096, runs bf16's decode entry (its split rules included) with V widened."""
+    """At head 128 an fp8 decode step of at most 2**18 (request, KV head) rows x cached keys runs bf16's
+    decode entry (its split rules included) with V widened."""
     from attn_select.backends.run.batch import make_decode_batch
     from attn_select.backends.run.reference import AttnParams
     from attn_select.backends.run.triton_attn import (
@@ -772,8 +772,8 @@ def test_fp8_decode_steps_of_few_keys_take_bf16s_entry_with_v_widened():
     )
 
     assert [fp8_decode_small_step(r, c) for r, c in ((8, 512), (64, 4096), (256, 512), (256, 4096), (1024, 512),
-                                                     (8, 32768), (8, 4097))] == [
-        True, True, True, False, False, False, False]
+                                                     (8, 32768), (8, 32769), (16, 32768))] == [
+        True, True, True, False, False, True, False, False]
     assert FP8_DECODE_SMALL.widen_v and FP8_DECODE_SMALL.small_n == DECODE_CONFIG.small_n
     assert FP8_DECODE_SMALL.few_programs == DECODE_CONFIG.few_programs  # its split rules come along
 
@@ -788,7 +788,8 @@ def test_fp8_decode_steps_of_few_keys_take_bf16s_entry_with_v_widened():
     assert plan_of(llama, [512] * 32).cfg is FP8_DECODE_SMALL  # 256 rows x 512
     assert plan_of(llama, [4096] * 32).cfg is FP8_DECODE_WIDE_V  # 256 rows x 4096: the four-warp entry
     assert plan_of(llama, [512] * 128).cfg is FP8_DECODE_ONE_WARP  # 1024 rows x 512
-    assert plan_of(llama, [32768]).cfg is FP8_DECODE_ONE_WARP  # a long context of few rows
+    assert plan_of(llama, [32768]).cfg is FP8_DECODE_SMALL  # 8 rows x 32768 keys: 2**18
+    assert plan_of(llama, [32768] * 2).cfg is FP8_DECODE_ONE_WARP  # 16 rows x 32768: fewer rows than SMs
     assert plan_of(llama, [512], kv="auto").cfg is DECODE_CONFIG  # a bf16 cache: its own entry
 
 
@@ -808,12 +809,13 @@ def test_triton_kernel_small_fp8_decode_step_matches_reference(kv):
 @needs_interpreter
 @pytest.mark.parametrize("kv", ["fp8", "fp8_e5m2"])
 def test_triton_kernel_one_warp_fp8_decode_matches_reference(kv):
-    """The table's one-warp fp8 entry as the table picks it (head 128, 6 rows of a context past
-    the small steps'), split and merged by the merge kernel, against the float32 reference on the
-    scaled cache."""
+    """The table's one-warp fp8 entry (head 128, 6 rows), split and merged by the merge kernel, against
+    the float32 reference on the scaled cache. Given, not picked: the table takes it past 2**18 rows x
+    cached keys (the test above), ten times this step's work under the interpreter."""
     from attn_select.backends.run.triton_attn import FP8_DECODE_ONE_WARP
 
     p = AttnParams(8, 2, 128, 128, 128 ** -0.5, sliding_window=40, has_sink=True)
-    err, plan = _check_scaled(p, Shape("decode", decodes=3, decode_context=4200), 6, kv, (0.8, 1.7))
+    err, plan = _check_scaled(p, Shape("decode", decodes=3, decode_context=4200), 6, kv, (0.8, 1.7),
+                              cfg=FP8_DECODE_ONE_WARP)
     assert plan.cfg is FP8_DECODE_ONE_WARP and plan.max_splits > 1
     assert err < 2e-2
