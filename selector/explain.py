@@ -431,6 +431,10 @@ def explain_group(
             and not registry.BACKENDS[sel.selected].alibi_sqrt:
         # Attention.__init__ checks the chosen backend's supports_alibi_sqrt
         layer_error = f"ValueError: use_alibi_sqrt is not supported by backend {sel.selected}."
+    if sel.selected not in (None, "TRITON_ATTN") and attn is not None and attn.chunk_lookback:
+        # Attention.__init__ asserts it for a layer built with chunk_lookback > -1 (Rnj-1's chunked layers)
+        layer_error = ("AssertionError: Chunked attention with lookback requires the Triton backend, but got "
+                       f"{sel.selected}.")
     return GroupExplanation(
         group=group,
         cfg=cfg,

@@ -31,6 +31,9 @@ class LayerAttention(NamedTuple):
     # Step-1's square-root ALiBi: vLLM's Attention raises after selection unless the
     # chosen backend supports it (TRITON_ATTN only)
     use_alibi_sqrt: bool = False
+    # Rnj-1's chunked (block-local) layers: Attention asserts after selection that the
+    # chosen backend is TRITON_ATTN (chunk_lookback > -1)
+    chunk_lookback: bool = False
     use_mm_prefix: bool = False  # model_config.is_mm_prefix_lm (Gemma-3 PrefixLM)
     use_per_head_quant_scales: bool = False  # kv_cache_scheme strategy "attn_head"
     kv_cache_dtype: str | None = None  # per-layer override (kv_cache_dtype_skip_layers); None = run-wide

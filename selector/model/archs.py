@@ -27,6 +27,7 @@ from attn_select.selector.model.layers import (
     _gemma4,
     _glm5_next,
     _gpt_oss,
+    _rnj1,
     _granite,
     _hrm_text,
     _iquest_loopcoder,
@@ -113,6 +114,7 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "Cohere2MoeForCausalLM": (_cohere2, "generate"),
     "ExaoneMoeForCausalLM": (_exaone_moe, "generate"),  # exaone_moe.py (K-EXAONE)
     "GptOssForCausalLM": (_gpt_oss, "generate"),
+    "Rnj1ForCausalLM": (_rnj1, "generate"),  # rnj1.py: Gemma-3 layers, chunked ones on TRITON_ATTN only
     "DeepseekForCausalLM": (_deepseek, "generate"),
     "DeepseekV2ForCausalLM": (_deepseek, "generate"),
     "DeepseekV3ForCausalLM": (_deepseek, "generate"),

@@ -62,6 +62,8 @@ def _group_base(attn: LayerAttention, encoder_decoder: bool) -> str:
         return "cross"
     if attn.attn_type in ("encoder_only", "encoder"):
         return "encoder"
+    if attn.chunk_lookback:
+        return "chunked"
     if attn.sliding_window is not None:
         return "sliding"
     return "decoder" if encoder_decoder else "full"

@@ -479,6 +479,34 @@ def _exaone_moe(ctx: _Ctx) -> _Stack:
     return stack
 
 
+def _rnj1(ctx: _Ctx) -> _Stack:
+    """rnj1.py Rnj1Attention (a Gemma3TextConfig): config.head_dim, an
+    attention layer on every decoder layer. A chunked_attention layer passes
+    sliding_window and chunk_lookback 1, and Attention then asserts that the
+    selection is TRITON_ATTN (the explanation's layer error where it is not);
+    every other layer passes no window of its own (so the model-level one,
+    whatever layer_types says). A chunked layer's rotary embedding reads
+    rope_parameters["chunked_attention"]: without that key it gets the whole
+    per-type mapping and fails."""
+    t, n = ctx.text, _n_layers(ctx)
+    heads, kv = _per_rank(_heads(ctx), ctx.tp, "attention heads"), _kv_per_rank(t.get("num_key_value_heads"), ctx.tp)
+    head = _check_head_size(t.get("head_dim") or 0, "head_dim")
+    types = _layer_types(ctx, n) or ["full_attention"] * n
+    rope = t.get("rope_parameters")
+    stack = _Stack([])
+    for i in range(n):
+        if types[i] != "chunked_attention":
+            stack.add(i, _attention(ctx, heads, kv, head))
+            continue
+        if not isinstance(rope, dict) or "chunked_attention" not in rope:
+            raise UserError(f"layer {i} is chunked_attention but rope_parameters has no chunked_attention entry; "
+                            f"vLLM {VLLM_VERSION}'s Rnj1Attention then passes the whole per-layer-type mapping to "
+                            "get_rope, which fails (TypeError: unhashable type: 'dict'): add "
+                            "rope_parameters.chunked_attention")
+        stack.add(i, _attention(ctx, heads, kv, head, window=t.get("sliding_window"))._replace(chunk_lookback=True))
+    return stack
+
+
 def _gpt_oss(ctx: _Ctx) -> _Stack:
     """gpt_oss.py OAIAttention: sinks on every layer; the window on even
     layers (layer_idx % 2 == 0), whatever layer_types says; heads and KV

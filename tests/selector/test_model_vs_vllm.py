@@ -947,6 +947,12 @@ def _registry_moe_hybrid_cases() -> list[dict]:
             head_dim=128, sliding_window=128, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
             moe_intermediate_size=256,
             layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"])},
+        # Rnj-1: chunked layers take sliding_window (and must run on TRITON_ATTN), the others none of their own
+        {"name": "rnj1 like (chunked, sliding, full)", "config": _dense(
+            "Rnj1ForCausalLM", "gemma3_text", hidden_size=1024, num_attention_heads=8, num_key_value_heads=4,
+            head_dim=128, sliding_window=512,
+            layer_types=["chunked_attention", "chunked_attention", "sliding_attention", "full_attention"],
+            rope_parameters={"chunked_attention": {"rope_type": "default", "rope_theta": 10000.0}})},
         # K-EXAONE 2.0: a window per layer (sliding_windows; null and 0 as they are); without layer_types the
         # config class makes every fourth layer full; a kind other than full_attention is a sliding layer
         {"name": "exaone-moe like (sliding_windows)", "config": _dense(
@@ -1447,6 +1453,12 @@ def _rejected_cases() -> list[dict]:
             mamba_d_conv=4, mamba_expand=2, mamba_dt_rank=64,
             layers_block_type=["mamba", "mamba", "attention", "mamba"]),
          "rejects": "layers_block_type"},
+        # Rnj1Attention gives a chunked layer's rotary embedding rope_parameters["chunked_attention"], else the whole
+        # per-type mapping
+        {"name": "rnj1 chunked layers without their rope entry", "config": _dense(
+            "Rnj1ForCausalLM", "gemma3_text", hidden_size=1024, num_attention_heads=8, num_key_value_heads=4,
+            head_dim=128, sliding_window=512, layer_types=["chunked_attention"] * 3 + ["full_attention"]),
+         "rejects": "unhashable type: 'dict'"},
         # ExaoneMoeAttention reads sliding_windows[layer] for every layer that is not full_attention
         {"name": "exaone-moe with a short sliding_windows", "config": _dense(
             "ExaoneMoeForCausalLM", "exaone_moe", hidden_size=1024, num_attention_heads=16, num_key_value_heads=4,
