@@ -58,8 +58,11 @@ def test_shell_completion_completes_commands_options_and_profiles():
 
 
 def test_show_completion_prints_a_bash_script():
-    out = subprocess.run([_console_script(), "--show-completion", "bash"], capture_output=True, text=True,
-                         timeout=60)
+    # typer names the shell from the calling process (shellingham): run from bash, as a user types it,
+    # whatever launched pytest (a background job's parent may be no shell at all); a second command
+    # keeps bash from replacing itself with the first
+    out = subprocess.run(["bash", "-c", f"'{_console_script()}' --show-completion; exit $?"],
+                         capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "_ATTN_SELECT_COMPLETE=complete_bash" in out.stdout and "complete " in out.stdout
 
