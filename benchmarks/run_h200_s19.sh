@@ -11,7 +11,10 @@ set -u
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $gpu"
 keep=${KEEP:-/root/keep}; mkdir -p $keep
-variants() { [ -f $keep/.s19v ] && return; WARM_S=${WARM_S:-100} PART_S=${PART_S:-35} TAG=s19v bash benchmarks/run_h200_eight_warps.sh; touch $keep/.s19v; }
+variants() {
+  [ -f $keep/.s19v ] && return
+  WARM_S=${WARM_S:-100} PART_S=${PART_S:-35} TAG=s19v bash benchmarks/run_h200_eight_warps.sh; touch $keep/.s19v
+}
 case "${1:-first}/$gpu" in
   first/*H200*)
     CALL_S=570 WARM_S=115 FP8_WARM_S=70 SWEEP_S=250 FP8_S=70 VARIANTS=none bash benchmarks/run_h200_decode_grid.sh s19a ;;
