@@ -201,8 +201,9 @@ def _mla(ctx: _Ctx, heads_total: int, sparse: bool) -> LayerAttention:
                             "give the model's size")
     rank, rope = t.get("kv_lora_rank"), t.get("qk_rope_head_dim") or 0
     head = _check_head_size(rank + rope, "kv_lora_rank + qk_rope_head_dim")
+    heads = 0 if heads_total == 0 else _per_rank(heads_total, ctx.tp, "attention heads")  # 0: _deepseek's case
     return LayerAttention(
-        head_size=head, head_size_v=head, num_heads=_per_rank(heads_total, ctx.tp, "attention heads"),
+        head_size=head, head_size_v=head, num_heads=heads,
         num_kv_heads=1, use_mla=True, use_sparse=sparse,
         qk_nope_head_dim=t.get("qk_nope_head_dim") or 0, qk_rope_head_dim=rope,
         v_head_dim=t.get("v_head_dim") or 0, kv_lora_rank=rank,
@@ -675,10 +676,17 @@ def _deepseek(ctx: _Ctx) -> _Stack:
     zero (or DeepSeek-V1), MLA when model_config.use_mla, else MHA over
     qk_nope + qk_rope with one KV head per query head."""
     t, n, tp = ctx.text, _n_layers(ctx), ctx.tp
-    total = _heads(ctx)
     nope, rope = t.get("qk_nope_head_dim") or 0, t.get("qk_rope_head_dim") or 0
+    mha = ctx.hf.model_type == "deepseek" or (nope == 0 and rope == 0)
+    given = t.get("num_attention_heads")
+    if ctx.use_mla and not mha and given == 0 and not isinstance(given, bool):
+        # the MLA path sizes nothing by dividing by the head count: vLLM builds every layer with 0
+        # query heads and asks get_attn_backend with num_heads 0 (checked against its build)
+        layer = _mla(ctx, 0, sparse=t.has("index_topk"))
+        return _Stack([(i, layer) for i in range(n)])
+    total = _heads(ctx)
     stack = _Stack([])
-    if ctx.hf.model_type == "deepseek" or (nope == 0 and rope == 0):
+    if mha:
         kv = _kv_per_rank(t.get("num_key_value_heads"), tp)
         head = _check_head_size(_hidden_over(t, total), "hidden_size // num_attention_heads")
         layer = _attention(ctx, _per_rank(total, tp, "attention heads"), kv, head)

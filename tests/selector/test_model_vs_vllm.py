@@ -947,6 +947,12 @@ def _registry_moe_hybrid_cases() -> list[dict]:
             head_dim=128, sliding_window=128, num_experts=4, num_experts_per_tok=2, num_shared_experts=1,
             moe_intermediate_size=256,
             layer_types=["sliding_attention", "sliding_attention", "sliding_attention", "full_attention"])},
+        # DeepSeek-V3's MLA layers divide nothing by the head count: 0 query heads build, and ask with num_heads 0
+        {"name": "deepseek-v3 like with 0 query heads (MLA)", "config": _dense(
+            "DeepseekV3ForCausalLM", "deepseek_v3", hidden_size=1024, num_attention_heads=0, num_key_value_heads=0,
+            kv_lora_rank=512, q_lora_rank=768, qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128,
+            moe_intermediate_size=256, n_routed_experts=4, n_shared_experts=1, num_experts_per_tok=2,
+            first_k_dense_replace=1, n_group=1, topk_group=1)},
         # Rnj-1: chunked layers take sliding_window (and must run on TRITON_ATTN), the others none of their own
         {"name": "rnj1 like (chunked, sliding, full)", "config": _dense(
             "Rnj1ForCausalLM", "gemma3_text", hidden_size=1024, num_attention_heads=8, num_key_value_heads=4,
