@@ -122,15 +122,17 @@ def _variants(fp8: bool, head: int):
         # fp8: the register cap on and off, whichever the table has
         *([(f"in-kernel, {'no' if T.max_registers else '168'} register cap",
             replace(always, max_registers=0 if T.max_registers else 168))] if fp8 else []),
+        # programs of eight warps on the entry's tiles: the warps share a tile's keys (each takes 8 of a
+        # 64-key tile's score columns and 16 of the value columns), so a thread holds half the accumulator
+        # (sm_90 compile under Triton 3.9, 32 / 8 heads: head 128 142 -> 80 registers, head 256 168 -> 124)
+        # and an SM keeps 24 warps in flight where four-warp programs keep 12 (XQA: 23.4 at fp8 32 x 512).
+        # Measured (2026-12-07, H100, BENCHMARKS.md "Eight-warp programs"): slower than the table on all 42
+        # points asked, bf16 by 1-17 %, fp8 by 5-95 % (the row maxima and sums cross warps through shared memory)
+        ("eight-warp programs", replace(T, num_warps=8, max_registers=0)),
         # programs of one warp (two at head 256, where one spills): a tile's keys and its softmax in one
         # warp, so no barrier between warps in the key loop (9 -> 2 a tile in the sm_90 compile) and 25-30 %
         # fewer instructions a key over the program, each program slower: for the batches that leave SMs idle,
         # cut into up to 8 programs an SM (215 registers, 21 KB at 32-key tiles and 3 stages)
-        # programs of eight warps on the entry's tiles: the warps share a tile's keys (each takes 8 of a
-        # 64-key tile's score columns and 16 of the value columns), so a thread holds half the accumulator
-        # (sm_90 compile under Triton 3.9, 32 / 8 heads: head 128 142 -> 80 registers, head 256 168 -> 124)
-        # and an SM keeps 24 warps in flight where four-warp programs keep 12 (XQA: 23.4 at fp8 32 x 512)
-        ("eight-warp programs", replace(T, num_warps=8, max_registers=0)),
         ("one-warp programs", _one_warp(T, head, 64)),
         ("one-warp programs, 128-key splits", _one_warp(T, head, 128)),
         *([("one-warp programs, widened V", replace(_one_warp(T, head, 64), widen_v=True))] if fp8 else []),
@@ -150,7 +152,8 @@ def _variants(fp8: bool, head: int):
            # (the sm_90 compile under Triton 3.6: 163 registers; 255 and no spill with the merge split by split,
            # 2.4 KB spilled merging 8 a step; 168 capped, 39 KB of shared memory: 5 programs an SM)
            # bf16's entry (the table's on steps of few keys) cut finer, merged in-kernel: shorter programs
-           # for the short fp8 steps still below XQA (8 x 512: 2 splits, 128 programs)
+           # for the short fp8 steps still below XQA (8 x 512: 2 splits, 128 programs). Measured (2026-12-07,
+           # H100): slower everywhere they ran (8 x 512 in 4 splits 12.57 against 11.64 us)
            ("bf16's entry, widened V, 128-key splits", replace(DECODE_CONFIG, widen_v=True, max_registers=168,
                                                               min_split_tokens=128, short_split_tokens=0,
                                                               few_programs=0, fused_merge_max=1 << 30)),

@@ -28,7 +28,6 @@ PARTS=(
   "h128|--heads 128 --gqa 32/8 --pages 16 --batches 1,8,32,128 --contexts 512,4096|$V8"
   "fp8|--heads 128 --gqa 32/8 --pages 16 --kv-cache-dtypes fp8|$VF"
 )
-i=0
 for p in "${PARTS[@]}"; do IFS='|' read -r name args v <<< "$p"
   for j in 0 1 2; do timeout ${WARM_S:-90} python3 $S --phase warm --part $j/3 $args --variants "$v" \
     > $R/warm-$name-$j.log 2>&1 & done
