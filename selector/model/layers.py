@@ -92,6 +92,13 @@ def _hidden_over(t: HFView, heads: int) -> int:
     return hidden // heads
 
 
+def _head_dim_or_hidden(t: HFView, heads: int) -> int:
+    """getattr(config, "head_dim", None), else hidden_size // heads: only a missing
+    (or null) head_dim falls back, so 0 reaches the size check as in vLLM."""
+    head = t.get("head_dim")
+    return head if head is not None else _hidden_over(t, heads)
+
+
 def soft_cap_value(value: object) -> object:
     """attn_logit_softcapping as vLLM uses it (no class but Gemma-2's and
     Gemma-3's declares it): a truthiness (FA version selection, FlashInfer's
@@ -334,7 +341,7 @@ def _plain(ctx: _Ctx, *, head_rule: str, reads_is_causal: bool) -> _Stack:
     if head_rule == "hidden":  # qwen2.py: hidden_size // num_heads, head_dim ignored
         head = _hidden_over(t, total)
     elif head_rule == "none_only":  # mixtral.py: only a missing head_dim falls back
-        head = t.get("head_dim") if t.get("head_dim") is not None else _hidden_over(t, total)
+        head = _head_dim_or_hidden(t, total)
     else:  # qwen3 / qwen3_moe: head_dim or hidden // heads
         head = t.get("head_dim") or _hidden_over(t, total)
     _check_head_size(head, "head_dim")
@@ -456,7 +463,7 @@ def _exaone_moe(ctx: _Ctx) -> _Stack:
     t, n = ctx.text, _n_layers(ctx)
     total = _heads(ctx)
     heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(_kv_heads_or(t, total), ctx.tp)
-    head = t.get("head_dim") if t.get("head_dim") is not None else _hidden_over(t, total)
+    head = _head_dim_or_hidden(t, total)
     _check_head_size(head, "head_dim")
     types = _layer_types(ctx, n) or ["full_attention"] * n
     windows = t.get("sliding_windows")
@@ -633,7 +640,7 @@ def _granite(ctx: _Ctx, head_rule: str) -> _Stack:
     total = _heads(ctx)
     heads, kv = _per_rank(total, ctx.tp, "attention heads"), _kv_per_rank(_kv_heads_or(t, total), ctx.tp)
     if head_rule == "head_dim":
-        head = t.get("head_dim") if t.get("head_dim") is not None else _hidden_over(t, total)
+        head = _head_dim_or_hidden(t, total)
     else:
         head = _hidden_over(t, total)
     _check_head_size(head, "head_dim")
