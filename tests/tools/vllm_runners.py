@@ -5,7 +5,7 @@ is_pooling_model, else "generate" for one with is_text_generation_model,
 else the architecture-name suffix rule. Only the first two are listed; the
 suffix rule is attn-select's own (archs._runner_by_suffix). Run with the
 python of a venv holding ``vllm==0.33.0`` (it imports every model module,
-a few minutes on a CPU):
+in one process, a few minutes on a CPU):
 
     /tmp/vllm-venv/bin/python tests/tools/vllm_runners.py > selector/model/vllm_runners.py
 
@@ -26,12 +26,15 @@ def runners() -> dict[str, str]:
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     logging.disable(logging.WARNING)
     with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
-        from vllm.model_executor.models.registry import ModelRegistry
+        from vllm.model_executor.models.registry import ModelRegistry, _ModelInfo
 
         found: dict[str, str] = {}
         for arch in sorted(ModelRegistry.get_supported_archs()):
+            # The class is imported here rather than through the registry's
+            # inspect_model_cls: that starts one python per class on a cold
+            # cache (about 20 s each, over an hour for the registry).
             try:
-                info = ModelRegistry._try_inspect_model_cls(arch)
+                info = _ModelInfo.from_model_cls(ModelRegistry.models[arch].load_model_cls())
             except Exception:  # a module that needs a package vLLM does not require (Terratorch)
                 continue
             if info is not None and (info.is_pooling_model or info.is_text_generation_model):
