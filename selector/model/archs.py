@@ -18,9 +18,11 @@ from attn_select.selector.model.layers import (
     _decilm,
     _deepseek,
     _deepseek_v4,
+    _deepseek_v32,
+    _deepseek_v41,
+    _dots3_note,
     _encoder_only,
     _exaone_moe,
-    _deepseek_v32,
     _falcon,
     _flint,
     _gemma,
@@ -77,6 +79,8 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "LagunaForCausalLM": (_laguna, "generate"),  # laguna.py
     "IQuestLoopCoderForCausalLM": (_iquest_loopcoder, "generate"),  # iquest_loopcoder.py
     "InklingForCausalLM": (_inkling, "generate"),  # vllm/models/inkling: bypasses the selector
+    # the same text backbone with vision and audio towers beside it (no cross-modal fusion)
+    "InklingForConditionalGeneration": (_inkling, "generate"),
     "MiniMaxM3SparseForCausalLM": (_minimax_m3, "generate"),  # vllm/models/minimax_m3
     "Qwen4ExpForCausalLM": (_qwen4_exp, "generate"),  # vllm/models/qwen4_exp
     "MistralForCausalLM": (_llama, "generate"),
@@ -131,6 +135,8 @@ _ARCHS: dict[str, tuple[Callable[[_Ctx], Any], str]] = {
     "DeepseekV4ForCausalLM": (_deepseek_v4, "generate"),  # vllm/models/deepseek_v4: bypasses the selector
     # deepseek_v4/common/vl_model.py wraps the same text model (vision_n_layers > 0)
     "DeepseekV4ForConditionalGeneration": (_deepseek_v4, "generate"),
+    "DeepseekV41ForCausalLM": (_deepseek_v41, "generate"),  # vllm/models/deepseek_v41: bypasses the selector
+    "Dots3NoteForCausalLM": (_dots3_note, "generate"),  # vllm/models/dots3_note: fixed backends
     "FalconForCausalLM": (_falcon, "generate"),  # falcon.py
     "GraniteForCausalLM": (lambda c: _granite(c, "head_dim"), "generate"),  # granite.py
     "GraniteSWAForCausalLM": (lambda c: _granite(c, "head_dim"), "generate"),  # granite.py
@@ -270,6 +276,7 @@ _LANGUAGE_MODEL: dict[str, str | None] = {
     "Qwen2_5OmniModel": "Qwen2ForCausalLM",
     "Qwen2_5OmniForConditionalGeneration": "Qwen2ForCausalLM",
     "KimiK25ForConditionalGeneration": "DeepseekV2ForCausalLM",  # kimi_k25.py
+    "BailingMoeV3VLForConditionalGeneration": "BailingMoeV3ForCausalLM",  # bailing_moe_v3_vl.py, over text_config
     # vllm/models/minimax_m3: its text_config built as MiniMaxM3SparseForCausalLM
     "MiniMaxM3SparseForConditionalGeneration": "MiniMaxM3SparseForCausalLM",
     "IsaacForConditionalGeneration": "Qwen3ForCausalLM",  # isaac.py

@@ -746,6 +746,46 @@ _HF_CLASSES["bailing_hybrid"] = _HFClass("BailingHybridConfig", {
     "layer_group_size": 6}, _post_bailing_hybrid)
 
 
+def _post_bailing_moe_v3_vl(a: dict[str, Any]) -> None:
+    """vLLM's BailingMoeV3VLConfig and the BailingMoeV3TextConfig it builds
+    text_config with (transformers_utils/configs/bailing_moe_v3_vl.py): the
+    top-level M-RoPE split (default [12, 10, 10]) must match one the text
+    config names, and layer_types / layers_block_type must be the schedule
+    layer_group_size gives (the class rebuilds it; the model file reads
+    layer_group_size alone)."""
+    section = list(a.get("mrope_section") or [12, 10, 10])
+    text = a.get("text_config")
+    if not isinstance(text, dict):
+        return
+    rope = text.get("rope_parameters") or text.get("rope_scaling") or {}
+    for named in (text.get("mrope_section"), rope.get("mrope_section") if isinstance(rope, dict) else None):
+        if isinstance(named, list) and named != section:
+            raise UserError(f"Bailing V3 VL has conflicting M-RoPE sections: text={named}, top-level={section} "
+                            f"(vLLM {VLLM_VERSION}'s BailingMoeV3VLConfig); give one split")
+    n, group = text.get("num_hidden_layers", 20), text.get("layer_group_size", 5)
+    if not (isinstance(n, int) and isinstance(group, int)) or isinstance(group, bool):
+        return  # the text class's own checks speak for these
+    if group <= 0:
+        raise UserError(f"Bailing V3 VL layer_group_size must be positive, got {group}")
+    grouped = n // group * group
+    expected = ["linear_attention" if (i + 1) % group and i < grouped else "full_attention" for i in range(n)]
+    types, blocks = text.get("layer_types"), text.get("layers_block_type")
+    if isinstance(blocks, list):
+        legacy = {"attention": "full_attention", "mamba": "linear_attention", "conv": "linear_attention"}
+        blocks = [legacy.get(b, b) if isinstance(b, str) else b for b in blocks]
+        if types is not None and types != blocks:
+            raise UserError("Bailing V3 VL has conflicting layer_types and layers_block_type; give one of them")
+        types = blocks
+    if types is not None and types != expected:
+        raise UserError(f"Bailing V3 VL layer_types must match the layer_group_size schedule (vLLM {VLLM_VERSION} "
+                        f"rebuilds them from layer_group_size {group}: full attention on each group's last layer "
+                        "and on every layer past the last full group); drop layer_types or make them match")
+
+
+# vLLM's own class; text_config's model_type (bailing_hybrid) picks the text class
+_HF_CLASSES["bailing_moe_v3_vl"] = _HFClass("BailingMoeV3VLConfig", {}, _post_bailing_moe_v3_vl)
+
+
 def _post_mimo_v2_flash(a: dict[str, Any]) -> None:
     # MiMoV2FlashConfig.__post_init__: full attention on layer 0 and every
     # 6th layer; a given sliding_window_size sets sliding_window to size + 1

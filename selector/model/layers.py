@@ -1012,13 +1012,13 @@ def _bailing_moe_v3(ctx: _Ctx) -> _Stack:
     backend). The model reads config.layer_group_size directly, so 0 would
     divide by zero there."""
     n = _n_layers(ctx)
-    group = ctx.hf.get("layer_group_size")
+    group = ctx.text.get("layer_group_size")  # text_config under BailingMoeV3VL
     if not isinstance(group, int) or group <= 0:
         raise UserError(f"{ctx.arch} needs a positive layer_group_size; the config gives {group!r}")
     layer = _mla(ctx, _heads(ctx), sparse=False)
     grouped = n // group * group  # layers from here on are all MLA
     kda = [(i + 1) % group != 0 and i < grouped for i in range(n)]
-    if any(kda) and not ctx.hf.get("no_kda_lora"):
+    if any(kda) and not ctx.text.get("no_kda_lora"):
         # BailingMoeV3KimiDeltaAttention.__init__ raises on a falsy no_kda_lora
         raise UserError(f"vLLM {VLLM_VERSION}'s {ctx.arch} KDA layers require no_kda_lora true; the config does not set it")
     return _Stack([(i, "kimi_delta_attention" if kda[i] else layer) for i in range(n)])
@@ -1034,6 +1034,33 @@ def _deepseek_v4(ctx: _Ctx) -> _Stack:
                         "(_select_dsv4_attn_cls): DeepseekV4FlashMLAAttention (FLASHMLA_SPARSE_DSV4 backend) "
                         "unless the device is SM 12.x or --attention-backend is FLASHINFER_MLA_SPARSE_DSV4, "
                         "which give the FlashInfer sparse-MLA classes")
+
+
+def _deepseek_v41(ctx: _Ctx) -> _Stack:
+    """vllm/models/deepseek_v41/nvidia/model.py: the V4 decoder layer again,
+    with V4.1's own _select_dsv4_attn_cls (FlashMLA sparse by default,
+    FlashInfer sparse MLA for FLASHINFER_MLA_SPARSE_DSV4/_DSV41, FlashMLA mega
+    attention for FLASHMLA_MEGA_ATTN_DSV41); each class fixes its backend and
+    no layer calls get_attn_backend. The vision tower (vl_model.py) runs its
+    own encoder attention. Read from the source: the CPU oracle cannot build
+    it."""
+    raise _no_selection(ctx, "DeepSeek-V4.1", "its decoder layers pick their own sparse-MLA attention class "
+                        "(deepseek_v41's _select_dsv4_attn_cls): DeepseekV4FlashMLAAttention by default, the "
+                        "FlashInfer sparse-MLA classes for --attention-backend FLASHINFER_MLA_SPARSE_DSV41, the "
+                        "FlashMLA mega-attention class for FLASHMLA_MEGA_ATTN_DSV41")
+
+
+def _dots3_note(ctx: _Ctx) -> _Stack:
+    """vllm/models/dots3_note/nvidia/model.py: sliding layers build an
+    MLAAttention with attn_backend=Dots3NoteTritonMLABackend; full layers
+    build DeepSeek's sparse MLA layer (whose get_attn_backend answer is then
+    dropped) and replace its attention with Dots3NotePaddedMLAAttention,
+    fixed to Dots3NotePaddedSparseBackend. No layer runs what the selector
+    picks. Read from the source: the CPU oracle cannot inspect the model."""
+    raise NoVllmSelection(f"{ctx.arch}: vLLM {VLLM_VERSION} runs fixed backends on every Dots3Note layer "
+                          "(Dots3NoteTritonMLABackend on sliding layers, Dots3NotePaddedSparseBackend on full ones, "
+                          "whose inner DeepSeek sparse-MLA selection is discarded); attn-select has no selection to "
+                          "explain for it")
 
 
 def _step5(ctx: _Ctx) -> _Stack:

@@ -1034,6 +1034,16 @@ def _bailing_v3(**fields) -> dict:
                               "short_conv_kernel_size": 4, **fields})
 
 
+def _bailing_v3_vl(**text_fields) -> dict:
+    """BailingMoeV3VLForConditionalGeneration: vLLM's BailingMoeV3VLConfig
+    over _bailing_v3's text fields, a small vision tower beside them."""
+    text = {k: v for k, v in _bailing_v3(**text_fields).items() if k != "architectures"}
+    return {"architectures": ["BailingMoeV3VLForConditionalGeneration"], "model_type": "bailing_moe_v3_vl",
+            "torch_dtype": "bfloat16", "text_config": text,
+            "vision_config": {"depth": 2, "hidden_size": 256, "num_heads": 4, "intermediate_size": 512,
+                              "out_hidden_size": 1024}}
+
+
 def _registry_newer_cases() -> list[dict]:
     """Newer registry architectures, attention fields as the named
     checkpoints publish them. Not here: DeciLMForCausalLM (nemotron-nas),
@@ -1092,6 +1102,8 @@ def _registry_newer_cases() -> list[dict]:
         # layers past the last full group are MLA, the rest Kimi Delta Attention
         {"name": "bailing_hybrid v3, trailing layers MLA", "config": _bailing_v3(layer_group_size=4, num_hidden_layers=10)},
         {"name": "bailing_hybrid v3 class-default layer_group_size", "config": _bailing_v3(num_hidden_layers=8)},
+        # bailing_moe_v3_vl.py builds BailingMoeV3ForCausalLM over text_config
+        {"name": "bailing v3 vl", "config": _bailing_v3_vl(num_hidden_layers=7, layer_group_size=3)},
         {"name": "olmo-hybrid like", "capability": [10, 0], "config": _dense(
             "OlmoHybridForCausalLM", "olmo_hybrid", hidden_size=1024, num_attention_heads=16,
             num_key_value_heads=16, linear_num_key_heads=8, linear_num_value_heads=8, linear_key_head_dim=128,
@@ -1449,6 +1461,15 @@ def _rejected_cases() -> list[dict]:
          "rejects": "Sliding window for some but all layers is not supported"},
         {"name": "bailing_hybrid v3 without no_kda_lora", "config": _bailing_v3(no_kda_lora=False, num_hidden_layers=6),
          "rejects": "BailingMoeV3 KDA currently expects no_kda_lora=True"},
+        {"name": "bailing v3 vl without no_kda_lora", "config": _bailing_v3_vl(no_kda_lora=False, num_hidden_layers=6),
+         "rejects": "BailingMoeV3 KDA currently expects no_kda_lora=True"},
+        # BailingMoeV3VLConfig checks the text config against its own schedule and M-RoPE split
+        {"name": "bailing v3 vl layer_types off the schedule", "config": _bailing_v3_vl(
+            num_hidden_layers=6, layer_group_size=3, layer_types=["full_attention"] * 6),
+         "rejects": "Bailing V3 VL layer_types must match the layer_group_size schedule"},
+        {"name": "bailing v3 vl conflicting M-RoPE sections", "config": _bailing_v3_vl(
+            num_hidden_layers=6, mrope_section=[16, 24, 24]),
+         "rejects": "Bailing V3 VL has conflicting M-RoPE sections"},
         # ModelConfig sets hf_text_config.sliding_window = None; Gemma4TextConfig declares it an int
         {"name": "gemma4 --disable-sliding-window", "config": {**_gemma4_text(), "architectures": ["Gemma4ForCausalLM"]},
          "disable_sliding_window": True, "rejects": "Validation error for field 'sliding_window'"},
