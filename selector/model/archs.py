@@ -277,6 +277,10 @@ _LANGUAGE_MODEL: dict[str, str | None] = {
     "Qwen2_5OmniForConditionalGeneration": "Qwen2ForCausalLM",
     "KimiK25ForConditionalGeneration": "DeepseekV2ForCausalLM",  # kimi_k25.py
     "BailingMoeV3VLForConditionalGeneration": "BailingMoeV3ForCausalLM",  # bailing_moe_v3_vl.py, over text_config
+    # mimo_v2_omni.py: MiMoV2FlashForCausalLM over the same (flat) config, towers beside it
+    "MiMoV2OmniForCausalLM": "MiMoV2FlashForCausalLM",
+    # diffusion_gemma.py: Gemma4Model over text_config (attention_k_eq_v forced on: weights only)
+    "DiffusionGemmaForBlockDiffusion": "Gemma4ForCausalLM",
     # vllm/models/minimax_m3: its text_config built as MiniMaxM3SparseForCausalLM
     "MiniMaxM3SparseForConditionalGeneration": "MiniMaxM3SparseForCausalLM",
     "IsaacForConditionalGeneration": "Qwen3ForCausalLM",  # isaac.py

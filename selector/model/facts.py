@@ -106,6 +106,35 @@ _READS_HEAD_DIM = frozenset({"Glm4MoeForCausalLM", "Glm4vMoeForConditionalGenera
 # chatglm.py's ChatGLMBaseModel reads config.tie_word_embeddings unguarded, and vLLM's own ChatGLMConfig
 # (model_type chatglm) does not set it: a config.json without the field fails the build (AttributeError)
 _READS_TIE_WORD_EMBEDDINGS = frozenset({"ChatGLMModel", "ChatGLMForConditionalGeneration", "GLM4VForCausalLM"})
+# Sub-config fields a model file reads at build with no default behind them:
+# architecture -> (sub-config, field, the class that lacks it, what to do)
+_VOXTRAL_AUDIO = ("audio_config", "downsample_factor", "VoxtralEncoderConfig",
+                  "vLLM serves Voxtral from its Mistral-format params.json (--config-format mistral), which gives it")
+_READS_SUBCONFIG_FIELD = {
+    # voxtral.py VoxtralForConditionalGeneration.__init__ (and the realtime subclass)
+    "VoxtralForConditionalGeneration": _VOXTRAL_AUDIO,
+    "VoxtralRealtimeGeneration": _VOXTRAL_AUDIO,
+    # mimo_v2_omni.py MiMoVisionTransformer: every block reads vision_cfg.use_sink
+    "MiMoV2OmniForCausalLM": ("vision_config", "use_sink", "Mimo_VLVisionConfig",
+                              "add it to vision_config as the checkpoint's vision tower has it"),
+}
+
+
+def _check_subconfig_field(hf: HFView, model_arch: str, where: str) -> None:
+    """The sub-config field ``model_arch``'s model file reads without a
+    default (_READS_SUBCONFIG_FIELD): absent, vLLM fails building it."""
+    key, field, cls, fix = _READS_SUBCONFIG_FIELD[model_arch]
+    sub = hf.get(key)
+    if isinstance(sub, dict) and field in sub:
+        return
+    if isinstance(sub, dict) or (sub is None and key == "audio_config"):  # VoxtralConfig defaults audio_config
+        raise UserError(f"{where}: {model_arch}'s model file reads config.{key}.{field}, which config.json does not "
+                        f"give and {cls} does not default, so vLLM {VLLM_VERSION} fails building it "
+                        f"(AttributeError: '{cls}' object has no attribute '{field}'); {fix}")
+    if sub is None:
+        raise UserError(f"{where}: {model_arch}'s model file reads config.{key}, which config.json does not give, "
+                        f"so vLLM {VLLM_VERSION} fails building it (AttributeError: no attribute '{key}'); add the "
+                        f"checkpoint's {key}")
 
 
 def _check_weight_storage(text: HFView, groups, dtype: str, where: str) -> None:
@@ -519,6 +548,8 @@ def _model_facts(
             raise UserError(f"{where}: {model_arch}'s model file reads config.tie_word_embeddings, which config.json "
                             f"does not give and vLLM's ChatGLMConfig does not set, so vLLM {VLLM_VERSION} fails "
                             "building it (AttributeError); add tie_word_embeddings (false for ChatGLM and GLM-4)")
+        if model_arch in _READS_SUBCONFIG_FIELD:
+            _check_subconfig_field(hf, model_arch, where)
     try:
         built = builder(ctx)
     except NoVllmSelection as refusal:

@@ -131,6 +131,21 @@ def _post_gemma4_text(a: dict[str, Any]) -> None:
     _full_layer_table(a, override)
 
 
+def _post_diffusion_gemma_text(a: dict[str, Any]) -> None:
+    """DiffusionGemmaTextConfig.__post_init__ is Gemma4TextConfig's, with
+    num_global_key_value_heads on the full layers whatever config.json says
+    of attention_k_eq_v (the class declares no such field, and
+    diffusion_gemma.py forces it on before building; checked against a vLLM
+    build with attention_k_eq_v false)."""
+    given = a.get("attention_k_eq_v", "absent")
+    a["attention_k_eq_v"] = True
+    _post_gemma4_text(a)
+    if given == "absent":
+        del a["attention_k_eq_v"]
+    else:
+        a["attention_k_eq_v"] = given
+
+
 def _last_full_layer_types(a: dict[str, Any], every: int) -> None:
     """Gemma-4-style layer_types: every ``every``-th layer full unless given,
     the last layer forced full either way."""
@@ -563,6 +578,15 @@ _HF_CLASSES: dict[str, _HFClass] = {
                                                                  "use_bidirectional_attention": "vision"},
                                     _post_gemma4_text),
     "gemma4_unified": _HFClass("Gemma4UnifiedConfig", {}, None, text_config_type="gemma4_unified_text"),
+    # DiffusionGemmaTextConfig: Gemma4TextConfig's __post_init__ and sizes; num_global_key_value_heads
+    # always reaches the full layers (_post_diffusion_gemma_text)
+    "diffusion_gemma_text": _HFClass("DiffusionGemmaTextConfig", {"num_hidden_layers": 30, "num_attention_heads": 8,
+                                                                   "hidden_size": 2304, "num_key_value_heads": 4,
+                                                                   "head_dim": 256, "sliding_window": 512,
+                                                                   "use_bidirectional_attention": None},
+                                     _post_diffusion_gemma_text),
+    "diffusion_gemma": _HFClass("DiffusionGemmaConfig", {"canvas_length": 256}, None,
+                                text_config_type="diffusion_gemma_text", text_from_defaults=True),
     "cohere2": _HFClass("Cohere2Config", {"num_hidden_layers": 40, "num_attention_heads": 64, "hidden_size": 8192,
                                           "num_key_value_heads": None, "sliding_window": 4096}, _post_cohere2),
     "gpt_oss": _HFClass("GptOssConfig", {"num_hidden_layers": 36, "num_attention_heads": 64, "hidden_size": 2880,

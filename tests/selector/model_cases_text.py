@@ -5,6 +5,11 @@ own model build. See that module for what is compared."""
 from __future__ import annotations
 
 
+# a small Mimo_VLVisionConfig; use_sink has no class default and the tower reads it
+_MIMO_VISION = {"depth": 2, "hidden_size": 256, "num_heads": 4, "intermediate_size": 512, "out_hidden_size": 4096,
+                "num_key_value_heads": 4, "use_sink": False}
+
+
 def _mimo_v2_flash(**fields) -> dict:
     """XiaomiMiMo/MiMo-V2-Flash's config.json, cut to 6 layers (full attention
     on layers 0 and 5, sliding elsewhere, as its hybrid_layer_pattern starts)
@@ -36,6 +41,13 @@ def _mimo_cases() -> list[dict]:
         {"name": "mimo-v2-flash cut to 6 layers, v head = head", "config": _mimo_v2_flash(**same_v)},
         {"name": "mimo-v2-flash v head = head, no swa sinks, sm100", "capability": [10, 0],
          "config": _mimo_v2_flash(**same_v, add_swa_attention_sink_bias=False)},
+        # MiMoV2OmniForCausalLM builds MiMoV2FlashForCausalLM over the same config, a vision tower beside it
+        {"name": "mimo-v2-omni (flash text model), v head = head", "config": _mimo_v2_flash(
+            architectures=["MiMoV2OmniForCausalLM"], **same_v,
+            vision_config=_MIMO_VISION)},
+        {"name": "mimo-v2-omni (flash text model)", "bypass": True, "config": _mimo_v2_flash(
+            architectures=["MiMoV2OmniForCausalLM"],
+            vision_config=_MIMO_VISION)},
         # MiMo-V2.5-Pro-like sizes (128 heads, 8 KV heads on both kinds) under MiMoV2ForCausalLM
         {"name": "mimo-v2.5-pro like (MiMoV2ForCausalLM), v head = head", "config": _mimo_v2_flash(
             architectures=["MiMoV2ForCausalLM"], hidden_size=6144, num_attention_heads=128, num_key_value_heads=8,

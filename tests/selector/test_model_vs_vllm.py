@@ -159,6 +159,25 @@ def _gemma4_cases() -> list[dict]:
             "torch_dtype": "bfloat16",
             "text_config": {**defaults, **k_eq_v, "model_type": "gemma4_unified_text", "num_hidden_layers": 6},
             "vision_config": {**vision, "model_type": "gemma4_unified_vision"}}},
+        # diffusion_gemma.py: Gemma4Model over DiffusionGemmaTextConfig (no attention_k_eq_v field: the
+        # full layers take num_global_key_value_heads); sm100, as the CPU oracle can import its Mamba ops there
+        {"name": "diffusion-gemma class defaults", "capability": [10, 0], "config": {
+            "architectures": ["DiffusionGemmaForBlockDiffusion"], "model_type": "diffusion_gemma"}},
+        {"name": "diffusion-gemma 26b-a4b-like, all-bidirectional", "capability": [10, 0], "config": {
+            "architectures": ["DiffusionGemmaForBlockDiffusion"], "model_type": "diffusion_gemma",
+            "torch_dtype": "bfloat16", "text_config": {
+                **{k: v for k, v in _gemma4_text().items() if k not in ("layer_types", "vocab_size_per_layer_input",
+                                                                       "hidden_size_per_layer_input")},
+                "model_type": "diffusion_gemma_text", "num_hidden_layers": 6, "num_attention_heads": 16,
+                "num_key_value_heads": 8, "num_global_key_value_heads": 2, "use_bidirectional_attention": "all",
+                "num_experts": 4, "top_k_experts": 2, "moe_intermediate_size": 256}}},
+        {"name": "diffusion-gemma attention_k_eq_v false, vision-bidirectional", "capability": [10, 0], "config": {
+            "architectures": ["DiffusionGemmaForBlockDiffusion"], "model_type": "diffusion_gemma",
+            "torch_dtype": "bfloat16", "vision_config": vision, "text_config": {
+                **{k: v for k, v in _gemma4_text().items() if k not in ("vocab_size_per_layer_input",
+                                                                       "hidden_size_per_layer_input")},
+                "model_type": "diffusion_gemma_text", "attention_k_eq_v": False, "num_global_key_value_heads": 2,
+                "use_bidirectional_attention": "vision"}}},
         {"name": "gemma4 last layer forced full, no k_eq_v, soft cap", "config": {
             **_gemma4_text(num_global_key_value_heads=2, attn_logit_softcapping=50.0,
                            layer_types=["sliding_attention", "full_attention"] * 3 + ["sliding_attention"] * 2),
@@ -1461,6 +1480,19 @@ def _rejected_cases() -> list[dict]:
          "rejects": "Sliding window for some but all layers is not supported"},
         {"name": "bailing_hybrid v3 without no_kda_lora", "config": _bailing_v3(no_kda_lora=False, num_hidden_layers=6),
          "rejects": "BailingMoeV3 KDA currently expects no_kda_lora=True"},
+        # model files that read a sub-config field no config class defaults
+        {"name": "mimo-v2-omni vision_config without use_sink", "config": model_cases_text._mimo_v2_flash(
+            architectures=["MiMoV2OmniForCausalLM"], v_head_dim=192, swa_v_head_dim=192,
+            vision_config={k: v for k, v in model_cases_text._MIMO_VISION.items() if k != "use_sink"}),
+         "rejects": "'Mimo_VLVisionConfig' object has no attribute 'use_sink'"},
+        {"name": "voxtral hf-format audio_config", "config": {
+            "architectures": ["VoxtralForConditionalGeneration"], "model_type": "voxtral", "torch_dtype": "bfloat16",
+            "audio_config": {"model_type": "voxtral_encoder", "hidden_size": 256, "num_hidden_layers": 2,
+                             "num_attention_heads": 4, "intermediate_size": 512, "num_mel_bins": 128},
+            "text_config": {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
+                            "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 128,
+                            "intermediate_size": 2048, "vocab_size": 1000}},
+         "rejects": "'VoxtralEncoderConfig' object has no attribute 'downsample_factor'"},
         {"name": "bailing v3 vl without no_kda_lora", "config": _bailing_v3_vl(no_kda_lora=False, num_hidden_layers=6),
          "rejects": "BailingMoeV3 KDA currently expects no_kda_lora=True"},
         # BailingMoeV3VLConfig checks the text config against its own schedule and M-RoPE split
