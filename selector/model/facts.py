@@ -106,35 +106,39 @@ _READS_HEAD_DIM = frozenset({"Glm4MoeForCausalLM", "Glm4vMoeForConditionalGenera
 # chatglm.py's ChatGLMBaseModel reads config.tie_word_embeddings unguarded, and vLLM's own ChatGLMConfig
 # (model_type chatglm) does not set it: a config.json without the field fails the build (AttributeError)
 _READS_TIE_WORD_EMBEDDINGS = frozenset({"ChatGLMModel", "ChatGLMForConditionalGeneration", "GLM4VForCausalLM"})
-# Sub-config fields a model file reads at build with no default behind them:
-# architecture -> (sub-config, field, the class that lacks it, what to do)
-_VOXTRAL_AUDIO = ("audio_config", "downsample_factor", "VoxtralEncoderConfig",
-                  "vLLM serves Voxtral from its Mistral-format params.json (--config-format mistral), which gives it")
+# Sub-config fields a model file reads at build with no default behind them,
+# in the order it reads them: architecture -> (sub-config, fields, the class
+# that lacks them, what to do)
+_VOXTRAL_AUDIO = ("audio_config", ("downsample_factor", "window_size", "sampling_rate"), "VoxtralEncoderConfig",
+                  "vLLM serves Voxtral from its Mistral-format params.json (--config-format mistral), which gives "
+                  "them")
 _READS_SUBCONFIG_FIELD = {
-    # voxtral.py VoxtralForConditionalGeneration.__init__ (and the realtime subclass)
+    # voxtral.py: VoxtralForConditionalGeneration.__init__ (and the realtime subclass) reads
+    # downsample_factor, its audio tower's mel filters window_size and sampling_rate
     "VoxtralForConditionalGeneration": _VOXTRAL_AUDIO,
     "VoxtralRealtimeGeneration": _VOXTRAL_AUDIO,
     # mimo_v2_omni.py MiMoVisionTransformer: every block reads vision_cfg.use_sink
-    "MiMoV2OmniForCausalLM": ("vision_config", "use_sink", "Mimo_VLVisionConfig",
+    "MiMoV2OmniForCausalLM": ("vision_config", ("use_sink",), "Mimo_VLVisionConfig",
                               "add it to vision_config as the checkpoint's vision tower has it"),
 }
 
 
 def _check_subconfig_field(hf: HFView, model_arch: str, where: str) -> None:
-    """The sub-config field ``model_arch``'s model file reads without a
-    default (_READS_SUBCONFIG_FIELD): absent, vLLM fails building it."""
-    key, field, cls, fix = _READS_SUBCONFIG_FIELD[model_arch]
+    """The sub-config fields ``model_arch``'s model file reads without a
+    default (_READS_SUBCONFIG_FIELD): the first one absent fails vLLM's build."""
+    key, fields, cls, fix = _READS_SUBCONFIG_FIELD[model_arch]
     sub = hf.get(key)
-    if isinstance(sub, dict) and field in sub:
-        return
-    if isinstance(sub, dict) or (sub is None and key == "audio_config"):  # VoxtralConfig defaults audio_config
-        raise UserError(f"{where}: {model_arch}'s model file reads config.{key}.{field}, which config.json does not "
-                        f"give and {cls} does not default, so vLLM {VLLM_VERSION} fails building it "
-                        f"(AttributeError: '{cls}' object has no attribute '{field}'); {fix}")
-    if sub is None:
+    if sub is None and key != "audio_config":  # VoxtralConfig builds a default audio_config; MiMo has none
         raise UserError(f"{where}: {model_arch}'s model file reads config.{key}, which config.json does not give, "
                         f"so vLLM {VLLM_VERSION} fails building it (AttributeError: no attribute '{key}'); add the "
                         f"checkpoint's {key}")
+    if sub is not None and not isinstance(sub, dict):
+        return
+    missing = next((f for f in fields if f not in (sub or {})), None)
+    if missing is not None:
+        raise UserError(f"{where}: {model_arch}'s model file reads config.{key}.{missing}, which config.json does "
+                        f"not give and {cls} does not default, so vLLM {VLLM_VERSION} fails building it "
+                        f"(AttributeError: '{cls}' object has no attribute '{missing}'); {fix}")
 
 
 def _check_weight_storage(text: HFView, groups, dtype: str, where: str) -> None:

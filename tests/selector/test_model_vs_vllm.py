@@ -1123,6 +1123,15 @@ def _registry_newer_cases() -> list[dict]:
         {"name": "bailing_hybrid v3 class-default layer_group_size", "config": _bailing_v3(num_hidden_layers=8)},
         # bailing_moe_v3_vl.py builds BailingMoeV3ForCausalLM over text_config
         {"name": "bailing v3 vl", "config": _bailing_v3_vl(num_hidden_layers=7, layer_group_size=3)},
+        # an HF-format Voxtral config with the three audio fields voxtral.py reads (Mistral format gives them)
+        {"name": "voxtral hf-format with downsample_factor, window_size, sampling_rate", "config": {
+            "architectures": ["VoxtralForConditionalGeneration"], "model_type": "voxtral", "torch_dtype": "bfloat16",
+            "audio_config": {"model_type": "voxtral_encoder", "hidden_size": 256, "num_hidden_layers": 2,
+                             "num_attention_heads": 4, "intermediate_size": 512, "num_mel_bins": 128,
+                             "downsample_factor": 4, "window_size": 400, "sampling_rate": 16000},
+            "text_config": {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
+                            "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 128,
+                            "intermediate_size": 2048, "vocab_size": 1000}}},
         {"name": "olmo-hybrid like", "capability": [10, 0], "config": _dense(
             "OlmoHybridForCausalLM", "olmo_hybrid", hidden_size=1024, num_attention_heads=16,
             num_key_value_heads=16, linear_num_key_heads=8, linear_num_value_heads=8, linear_key_head_dim=128,
