@@ -777,7 +777,10 @@ def _post_bailing_moe_v3_vl(a: dict[str, Any]) -> None:
     config names, and layer_types / layers_block_type must be the schedule
     layer_group_size gives (the class rebuilds it; the model file reads
     layer_group_size alone)."""
-    section = list(a.get("mrope_section") or [12, 10, 10])
+    section = a.get("mrope_section") or [12, 10, 10]
+    if not isinstance(section, list):
+        raise UserError(f"Bailing V3 VL's mrope_section must be a list (the M-RoPE split, default [12, 10, 10]); "
+                        f"the config gives {shown(section)}")
     text = a.get("text_config")
     if not isinstance(text, dict):
         return
@@ -787,8 +790,8 @@ def _post_bailing_moe_v3_vl(a: dict[str, Any]) -> None:
             raise UserError(f"Bailing V3 VL has conflicting M-RoPE sections: text={named}, top-level={section} "
                             f"(vLLM {VLLM_VERSION}'s BailingMoeV3VLConfig); give one split")
     n, group = text.get("num_hidden_layers", 20), text.get("layer_group_size", 5)
-    if not (isinstance(n, int) and isinstance(group, int)) or isinstance(group, bool):
-        return  # the text class's own checks speak for these
+    if not (isinstance(n, int) and isinstance(group, int)) or isinstance(group, bool) or not 0 <= n <= MAX_LAYERS:
+        return  # the text class's own checks speak for these (a layer count past MAX_LAYERS among them)
     if group <= 0:
         raise UserError(f"Bailing V3 VL layer_group_size must be positive, got {group}")
     grouped = n // group * group

@@ -70,6 +70,7 @@ def test_bailing_v3_vl_layer_types_on_the_schedule_pass():
     ({"rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [8, 12, 12]}},
      "conflicting M-RoPE sections"),
     ({"no_kda_lora": False}, "no_kda_lora"),
+    ({"num_hidden_layers": 10**9}, "at most 10,000 layers"),  # refused before any schedule is built
 ])
 def test_bailing_v3_vl_refuses_what_its_config_class_refuses(fields, says):
     with pytest.raises(UserError, match=says):
@@ -80,3 +81,8 @@ def test_bailing_v3_vl_takes_a_top_level_mrope_split_the_text_config_repeats():
     config = _bailing_v3_vl(num_hidden_layers=6, layer_group_size=3, mrope_section=[16, 24, 24])
     config["mrope_section"] = [16, 24, 24]
     assert _mla_layers(_facts(config)) == [2, 5]
+
+
+def test_bailing_v3_vl_mrope_section_that_is_no_list_is_refused():
+    with pytest.raises(UserError, match="mrope_section must be a list"):
+        _facts({**_bailing_v3_vl(num_hidden_layers=6), "mrope_section": 5})
