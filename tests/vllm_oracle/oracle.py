@@ -220,6 +220,12 @@ class Oracle:
         self.DeviceCapability = self.selector.DeviceCapability
         self._model_dirs: dict[tuple, str] = {}
         self._tmp = tempfile.TemporaryDirectory(prefix="vllm-oracle-models-")
+        # CPU_ATTN's fp8 caches depend on the host CPU (AMX or AVX-512), which
+        # attn-select takes as an x86 server with AVX-512 (backends/cpu_attn.py):
+        # vLLM answers for that host, not for whichever machine runs the oracle
+        import torch
+
+        torch.cpu._is_avx512_supported = lambda: True
 
     def _clear_caches(self) -> None:
         self.selector.clear_caches()
