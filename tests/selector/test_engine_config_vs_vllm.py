@@ -47,6 +47,13 @@ _GLM_DSA = {"architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_ds
             "n_routed_experts": 4, "num_experts_per_tok": 2, "torch_dtype": "bfloat16",
             "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32}
 
+_DIFFUSION_GEMMA = {"architectures": ["DiffusionGemmaForBlockDiffusion"], "model_type": "diffusion_gemma",
+                    "torch_dtype": "bfloat16", "text_config": {
+                        "model_type": "diffusion_gemma_text", "hidden_size": 1024, "num_hidden_layers": 6,
+                        "num_attention_heads": 16, "num_key_value_heads": 8, "num_global_key_value_heads": 2,
+                        "head_dim": 256, "global_head_dim": 512, "sliding_window": 1024,
+                        "use_bidirectional_attention": "all", "vocab_size": 1000, "intermediate_size": 2048}}
+
 # name -> (config, capability, flags)
 CASES: dict[str, tuple[dict, tuple[int, int], dict]] = {
     "llama control": (_LLAMA, (9, 0), {}),
@@ -61,6 +68,9 @@ CASES: dict[str, tuple[dict, tuple[int, int], dict]] = {
     "glm dsa sm100": (_GLM_DSA, (10, 0), {}),
     "glm dsa sm90": (_GLM_DSA, (9, 0), {}),
     "glm dsa sm100 bf16": (_GLM_DSA, (10, 0), {"kv_cache_dtype": "bfloat16"}),
+    # DiffusionGemma: Gemma-4's head sizes (FA version) and the block-diffusion step (use_non_causal)
+    "diffusion-gemma sm100": (_DIFFUSION_GEMMA, (10, 0), {}),
+    "diffusion-gemma sm90": (_DIFFUSION_GEMMA, (9, 0), {}),
 }
 
 
