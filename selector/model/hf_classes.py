@@ -111,7 +111,7 @@ def _post_gemma3_text(a: dict[str, Any]) -> None:
         a["layer_types"] = _alternating(a["num_hidden_layers"], every, "sliding_attention", "full_attention")
 
 
-def _post_gemma4_text(a: dict[str, Any]) -> None:
+def _post_gemma4_text(a: dict[str, Any], kv_heads_gated: bool = True) -> None:
     """Gemma4TextConfig.__post_init__: "all"-bidirectional halves the window
     (is_causal False, which gemma4.py never reads); 5:1 layer_types with the
     last layer forced full; ``per_layer_config`` overrides for the full
@@ -126,7 +126,7 @@ def _post_gemma4_text(a: dict[str, Any]) -> None:
     global_head = a.pop("global_head_dim", None)
     global_kv = a.pop("num_global_key_value_heads", None)
     override: dict[str, Any] = {"head_dim": 512 if global_head is None else global_head}
-    if a.get("attention_k_eq_v") and global_kv is not None:
+    if (a.get("attention_k_eq_v") or not kv_heads_gated) and global_kv is not None:
         override["num_key_value_heads"] = global_kv
     _full_layer_table(a, override)
 
@@ -137,13 +137,7 @@ def _post_diffusion_gemma_text(a: dict[str, Any]) -> None:
     of attention_k_eq_v (the class declares no such field, and
     diffusion_gemma.py forces it on before building; checked against a vLLM
     build with attention_k_eq_v false)."""
-    given = a.get("attention_k_eq_v", "absent")
-    a["attention_k_eq_v"] = True
-    _post_gemma4_text(a)
-    if given == "absent":
-        del a["attention_k_eq_v"]
-    else:
-        a["attention_k_eq_v"] = given
+    _post_gemma4_text(a, kv_heads_gated=False)
 
 
 def _last_full_layer_types(a: dict[str, Any], every: int) -> None:
@@ -770,6 +764,15 @@ _HF_CLASSES["bailing_hybrid"] = _HFClass("BailingHybridConfig", {
     "layer_group_size": 6}, _post_bailing_hybrid)
 
 
+def bailing_v3_linear_layers(n: int, group: int) -> list[bool]:
+    """BailingMoeV3's layer schedule (bailing_moe_v3.py _is_kda_layer, and
+    the layer_types BailingMoeV3VLConfig rebuilds from it): linear attention
+    on every layer of a full group but its last; MLA on each group's last
+    layer and on every layer past the last full group. ``group`` > 0."""
+    grouped = n // group * group
+    return [(i + 1) % group != 0 and i < grouped for i in range(n)]
+
+
 def _post_bailing_moe_v3_vl(a: dict[str, Any]) -> None:
     """vLLM's BailingMoeV3VLConfig and the BailingMoeV3TextConfig it builds
     text_config with (transformers_utils/configs/bailing_moe_v3_vl.py): the
@@ -794,8 +797,7 @@ def _post_bailing_moe_v3_vl(a: dict[str, Any]) -> None:
         return  # the text class's own checks speak for these (a layer count past MAX_LAYERS among them)
     if group <= 0:
         raise UserError(f"Bailing V3 VL layer_group_size must be positive, got {group}")
-    grouped = n // group * group
-    expected = ["linear_attention" if (i + 1) % group and i < grouped else "full_attention" for i in range(n)]
+    expected = ["linear_attention" if linear else "full_attention" for linear in bailing_v3_linear_layers(n, group)]
     types, blocks = text.get("layer_types"), text.get("layers_block_type")
     if isinstance(blocks, list):
         legacy = {"attention": "full_attention", "mamba": "linear_attention", "conv": "linear_attention"}

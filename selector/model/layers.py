@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from attn_select.selector.engines import VLLM_VERSION
 from attn_select.selector.errors import UserError, shown
 from attn_select.selector.model.hf_classes import (
-    _BLOCK_TYPE_READERS, _HF_CLASSES, _PATTERN_READERS, HFView, _reads, check_layer_count)
+    _BLOCK_TYPE_READERS, _HF_CLASSES, _PATTERN_READERS, HFView, _reads, bailing_v3_linear_layers, check_layer_count)
 from attn_select.selector.model.hf_models import is_config_type
 from attn_select.selector.model.hf_size_defaults import HAS_TOP_K, PAD_TOKEN_DEFAULTS, TOP_K_NAMES
 from attn_select.selector.model.hf_types import declared
@@ -1016,8 +1016,7 @@ def _bailing_moe_v3(ctx: _Ctx) -> _Stack:
     if not isinstance(group, int) or group <= 0:
         raise UserError(f"{ctx.arch} needs a positive layer_group_size; the config gives {group!r}")
     layer = _mla(ctx, _heads(ctx), sparse=False)
-    grouped = n // group * group  # layers from here on are all MLA
-    kda = [(i + 1) % group != 0 and i < grouped for i in range(n)]
+    kda = bailing_v3_linear_layers(n, group)
     if any(kda) and not ctx.text.get("no_kda_lora"):
         # BailingMoeV3KimiDeltaAttention.__init__ raises on a falsy no_kda_lora
         raise UserError(f"vLLM {VLLM_VERSION}'s {ctx.arch} KDA layers require no_kda_lora true; the config does not set it")
