@@ -75,6 +75,7 @@ FIELDS: dict[str, str] = {
     "thinker_config": "config",  # Qwen2.5-Omni / Qwen3-Omni: holds the text_config
     "language_config": "config",  # DeepSeek-VL2 / -OCR: the text config
     "vision_config": "dict",
+    "audio_config": "dict",  # Voxtral, Qwen2-Audio, Gemma-3n, ...: a sub-config class, or null
     "encoder_config": "dict",
     "quantization_config": "dict",
     "compression_config": "dict",

@@ -102,3 +102,10 @@ def test_voxtral_with_a_hugging_face_audio_config_is_refused():
         _facts(config, Capability(9, 0))
     config["audio_config"]["sampling_rate"] = 16000
     assert _layers(_facts(config, Capability(9, 0))) == {"full": (0, 1)}
+
+
+def test_an_audio_config_that_is_no_mapping_is_refused():
+    # VoxtralConfig's strict audio_config field refuses it (vLLM: "Validation error for field 'audio_config'")
+    config = {"architectures": ["VoxtralForConditionalGeneration"], "model_type": "voxtral", "audio_config": [1]}
+    with pytest.raises(UserError, match="field 'audio_config': Input should be a valid dictionary"):
+        _facts(config, Capability(9, 0))
