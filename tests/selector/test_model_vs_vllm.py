@@ -132,6 +132,32 @@ def _gemma4_text(**fields) -> dict:
     return {**text, **fields}
 
 
+def _diffusion_gemma(*, without: tuple[str, ...] = (), vision: dict | None = None, **text) -> dict:
+    """DiffusionGemmaForBlockDiffusion over _gemma4_text's fields as a
+    DiffusionGemmaTextConfig (no per-layer-input fields; ``without`` drops
+    more), with ``text`` over them."""
+    dropped = ("vocab_size_per_layer_input", "hidden_size_per_layer_input", *without)
+    config = {"architectures": ["DiffusionGemmaForBlockDiffusion"], "model_type": "diffusion_gemma",
+              "torch_dtype": "bfloat16", "text_config": {
+                  **{k: v for k, v in _gemma4_text().items() if k not in dropped},
+                  "model_type": "diffusion_gemma_text", **text}}
+    if vision is not None:
+        config["vision_config"] = vision
+    return config
+
+
+def _voxtral_hf(**audio) -> dict:
+    """VoxtralForConditionalGeneration in Hugging Face format: transformers'
+    VoxtralEncoderConfig as audio_config (``audio`` over it), a small Llama
+    text_config."""
+    return {"architectures": ["VoxtralForConditionalGeneration"], "model_type": "voxtral", "torch_dtype": "bfloat16",
+            "audio_config": {"model_type": "voxtral_encoder", "hidden_size": 256, "num_hidden_layers": 2,
+                             "num_attention_heads": 4, "intermediate_size": 512, "num_mel_bins": 128, **audio},
+            "text_config": {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
+                            "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 128,
+                            "intermediate_size": 2048, "vocab_size": 1000}}
+
+
 def _gemma4_cases() -> list[dict]:
     causal = ["Gemma4ForCausalLM"]
     k_eq_v = {"attention_k_eq_v": True, "num_global_key_value_heads": 2}
@@ -163,21 +189,14 @@ def _gemma4_cases() -> list[dict]:
         # full layers take num_global_key_value_heads); sm100, as the CPU oracle can import its Mamba ops there
         {"name": "diffusion-gemma class defaults", "capability": [10, 0], "config": {
             "architectures": ["DiffusionGemmaForBlockDiffusion"], "model_type": "diffusion_gemma"}},
-        {"name": "diffusion-gemma 26b-a4b-like, all-bidirectional", "capability": [10, 0], "config": {
-            "architectures": ["DiffusionGemmaForBlockDiffusion"], "model_type": "diffusion_gemma",
-            "torch_dtype": "bfloat16", "text_config": {
-                **{k: v for k, v in _gemma4_text().items() if k not in ("layer_types", "vocab_size_per_layer_input",
-                                                                       "hidden_size_per_layer_input")},
-                "model_type": "diffusion_gemma_text", "num_hidden_layers": 6, "num_attention_heads": 16,
-                "num_key_value_heads": 8, "num_global_key_value_heads": 2, "use_bidirectional_attention": "all",
-                "num_experts": 4, "top_k_experts": 2, "moe_intermediate_size": 256}}},
-        {"name": "diffusion-gemma attention_k_eq_v false, vision-bidirectional", "capability": [10, 0], "config": {
-            "architectures": ["DiffusionGemmaForBlockDiffusion"], "model_type": "diffusion_gemma",
-            "torch_dtype": "bfloat16", "vision_config": vision, "text_config": {
-                **{k: v for k, v in _gemma4_text().items() if k not in ("vocab_size_per_layer_input",
-                                                                       "hidden_size_per_layer_input")},
-                "model_type": "diffusion_gemma_text", "attention_k_eq_v": False, "num_global_key_value_heads": 2,
-                "use_bidirectional_attention": "vision"}}},
+        {"name": "diffusion-gemma 26b-a4b-like, all-bidirectional", "capability": [10, 0],
+         "config": _diffusion_gemma(without=("layer_types",), num_hidden_layers=6, num_attention_heads=16,
+                                    num_key_value_heads=8, num_global_key_value_heads=2,
+                                    use_bidirectional_attention="all", num_experts=4, top_k_experts=2,
+                                    moe_intermediate_size=256)},
+        {"name": "diffusion-gemma attention_k_eq_v false, vision-bidirectional", "capability": [10, 0],
+         "config": _diffusion_gemma(vision=vision, attention_k_eq_v=False, num_global_key_value_heads=2,
+                                    use_bidirectional_attention="vision")},
         {"name": "gemma4 last layer forced full, no k_eq_v, soft cap", "config": {
             **_gemma4_text(num_global_key_value_heads=2, attn_logit_softcapping=50.0,
                            layer_types=["sliding_attention", "full_attention"] * 3 + ["sliding_attention"] * 2),
@@ -1124,14 +1143,8 @@ def _registry_newer_cases() -> list[dict]:
         # bailing_moe_v3_vl.py builds BailingMoeV3ForCausalLM over text_config
         {"name": "bailing v3 vl", "config": _bailing_v3_vl(num_hidden_layers=7, layer_group_size=3)},
         # an HF-format Voxtral config with the three audio fields voxtral.py reads (Mistral format gives them)
-        {"name": "voxtral hf-format with downsample_factor, window_size, sampling_rate", "config": {
-            "architectures": ["VoxtralForConditionalGeneration"], "model_type": "voxtral", "torch_dtype": "bfloat16",
-            "audio_config": {"model_type": "voxtral_encoder", "hidden_size": 256, "num_hidden_layers": 2,
-                             "num_attention_heads": 4, "intermediate_size": 512, "num_mel_bins": 128,
-                             "downsample_factor": 4, "window_size": 400, "sampling_rate": 16000},
-            "text_config": {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
-                            "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 128,
-                            "intermediate_size": 2048, "vocab_size": 1000}}},
+        {"name": "voxtral hf-format with downsample_factor, window_size, sampling_rate",
+         "config": _voxtral_hf(downsample_factor=4, window_size=400, sampling_rate=16000)},
         {"name": "olmo-hybrid like", "capability": [10, 0], "config": _dense(
             "OlmoHybridForCausalLM", "olmo_hybrid", hidden_size=1024, num_attention_heads=16,
             num_key_value_heads=16, linear_num_key_heads=8, linear_num_value_heads=8, linear_key_head_dim=128,
@@ -1494,13 +1507,7 @@ def _rejected_cases() -> list[dict]:
             architectures=["MiMoV2OmniForCausalLM"], v_head_dim=192, swa_v_head_dim=192,
             vision_config={k: v for k, v in model_cases_text._MIMO_VISION.items() if k != "use_sink"}),
          "rejects": "'Mimo_VLVisionConfig' object has no attribute 'use_sink'"},
-        {"name": "voxtral hf-format audio_config", "config": {
-            "architectures": ["VoxtralForConditionalGeneration"], "model_type": "voxtral", "torch_dtype": "bfloat16",
-            "audio_config": {"model_type": "voxtral_encoder", "hidden_size": 256, "num_hidden_layers": 2,
-                             "num_attention_heads": 4, "intermediate_size": 512, "num_mel_bins": 128},
-            "text_config": {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
-                            "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 128,
-                            "intermediate_size": 2048, "vocab_size": 1000}},
+        {"name": "voxtral hf-format audio_config", "config": _voxtral_hf(),
          "rejects": "'VoxtralEncoderConfig' object has no attribute 'downsample_factor'"},
         {"name": "bailing v3 vl without no_kda_lora", "config": _bailing_v3_vl(no_kda_lora=False, num_hidden_layers=6),
          "rejects": "BailingMoeV3 KDA currently expects no_kda_lora=True"},

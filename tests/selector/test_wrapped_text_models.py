@@ -15,7 +15,7 @@ from attn_select.selector.errors import UserError
 from attn_select.selector.model.facts import model_facts
 
 from .model_cases_text import _MIMO_VISION, _mimo_v2_flash
-from .test_model_vs_vllm import _gemma4_text
+from .test_model_vs_vllm import _diffusion_gemma, _gemma4_text, _voxtral_hf
 
 _SAME_V = {"v_head_dim": 192, "swa_v_head_dim": 192}
 
@@ -51,13 +51,6 @@ def test_mimo_v2_omni_without_what_its_vision_tower_reads_is_refused(vision, say
         _facts(config)
 
 
-def _diffusion_gemma(**text) -> dict:
-    base = {k: v for k, v in _gemma4_text().items()
-            if k not in ("layer_types", "vocab_size_per_layer_input", "hidden_size_per_layer_input")}
-    return {"architectures": ["DiffusionGemmaForBlockDiffusion"], "model_type": "diffusion_gemma",
-            "torch_dtype": "bfloat16", "text_config": {**base, "model_type": "diffusion_gemma_text", **text}}
-
-
 def test_diffusion_gemma_class_defaults():
     facts = _facts({"architectures": ["DiffusionGemmaForBlockDiffusion"], "model_type": "diffusion_gemma"})
     assert _layers(facts)["full"] == (5, 11, 17, 23, 29) and len(_layers(facts)["sliding"]) == 25
@@ -67,15 +60,16 @@ def test_diffusion_gemma_class_defaults():
 
 
 def test_diffusion_gemma_all_bidirectional_halves_the_window_and_takes_the_global_kv_heads():
-    facts = _facts(_diffusion_gemma(num_hidden_layers=6, num_attention_heads=16, num_key_value_heads=8,
-                                    num_global_key_value_heads=2, use_bidirectional_attention="all"))
+    facts = _facts(_diffusion_gemma(without=("layer_types",), num_hidden_layers=6, num_attention_heads=16,
+                                    num_key_value_heads=8, num_global_key_value_heads=2,
+                                    use_bidirectional_attention="all"))
     assert _layers(facts) == {"sliding": (0, 1, 2, 3, 4), "full": (5,)}
     assert _attn(facts, "sliding").sliding_window == 513
     assert (_attn(facts, "full").head_size, _attn(facts, "full").num_kv_heads) == (512, 2)
 
 
 def test_diffusion_gemma_takes_the_global_kv_heads_even_with_attention_k_eq_v_false():
-    facts = _facts(_diffusion_gemma(attention_k_eq_v=False, num_global_key_value_heads=2))
+    facts = _facts(_diffusion_gemma(without=("layer_types",), attention_k_eq_v=False, num_global_key_value_heads=2))
     assert _attn(facts, "full").num_kv_heads == 2
     # Gemma-4's own class gates them on attention_k_eq_v
     gemma4 = _facts({**_gemma4_text(attention_k_eq_v=False, num_global_key_value_heads=2),
@@ -84,13 +78,7 @@ def test_diffusion_gemma_takes_the_global_kv_heads_even_with_attention_k_eq_v_fa
 
 
 def test_voxtral_with_a_hugging_face_audio_config_is_refused():
-    config = {"architectures": ["VoxtralForConditionalGeneration"], "model_type": "voxtral",
-              "torch_dtype": "bfloat16",
-              "audio_config": {"model_type": "voxtral_encoder", "hidden_size": 256, "num_hidden_layers": 2,
-                               "num_attention_heads": 4, "intermediate_size": 512, "num_mel_bins": 128},
-              "text_config": {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 2,
-                              "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 128,
-                              "intermediate_size": 2048, "vocab_size": 1000}}
+    config = _voxtral_hf()
     with pytest.raises(UserError, match="'VoxtralEncoderConfig' object has no attribute 'downsample_factor'"):
         _facts(config, Capability(9, 0))
     # then its audio tower's mel filters: what Mistral-format params.json gives besides
