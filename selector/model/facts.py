@@ -107,9 +107,10 @@ _READS_HEAD_DIM = frozenset({"Glm4MoeForCausalLM", "Glm4vMoeForConditionalGenera
 # (model_type chatglm) does not set it: a config.json without the field fails the build (AttributeError)
 _READS_TIE_WORD_EMBEDDINGS = frozenset({"ChatGLMModel", "ChatGLMForConditionalGeneration", "GLM4VForCausalLM"})
 # Sub-config fields a model file reads at build with no default behind them,
-# in the order it reads them: architecture -> (sub-config, fields, the class
-# that lacks them, what to do)
-_VOXTRAL_AUDIO = ("audio_config", ("downsample_factor", "window_size", "sampling_rate"), "VoxtralEncoderConfig",
+# in the order it reads them: architecture -> (sub-config, whether the config
+# class builds a default one when config.json has none, fields, the class that
+# lacks them, what to do)
+_VOXTRAL_AUDIO = ("audio_config", True, ("downsample_factor", "window_size", "sampling_rate"), "VoxtralEncoderConfig",
                   "vLLM serves Voxtral from its Mistral-format params.json (--config-format mistral), which gives "
                   "them")
 _READS_SUBCONFIG_FIELD = {
@@ -118,7 +119,7 @@ _READS_SUBCONFIG_FIELD = {
     "VoxtralForConditionalGeneration": _VOXTRAL_AUDIO,
     "VoxtralRealtimeGeneration": _VOXTRAL_AUDIO,
     # mimo_v2_omni.py MiMoVisionTransformer: every block reads vision_cfg.use_sink
-    "MiMoV2OmniForCausalLM": ("vision_config", ("use_sink",), "Mimo_VLVisionConfig",
+    "MiMoV2OmniForCausalLM": ("vision_config", False, ("use_sink",), "Mimo_VLVisionConfig",
                               "add it to vision_config as the checkpoint's vision tower has it"),
 }
 
@@ -126,9 +127,9 @@ _READS_SUBCONFIG_FIELD = {
 def _check_subconfig_field(hf: HFView, model_arch: str, where: str) -> None:
     """The sub-config fields ``model_arch``'s model file reads without a
     default (_READS_SUBCONFIG_FIELD): the first one absent fails vLLM's build."""
-    key, fields, cls, fix = _READS_SUBCONFIG_FIELD[model_arch]
+    key, built_by_default, fields, cls, fix = _READS_SUBCONFIG_FIELD[model_arch]
     sub = hf.get(key)
-    if sub is None and key != "audio_config":  # VoxtralConfig builds a default audio_config; MiMo has none
+    if sub is None and not built_by_default:
         raise UserError(f"{where}: {model_arch}'s model file reads config.{key}, which config.json does not give, "
                         f"so vLLM {VLLM_VERSION} fails building it (AttributeError: no attribute '{key}'); add the "
                         f"checkpoint's {key}")
